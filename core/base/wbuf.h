@@ -1,0 +1,66 @@
+/*
+ * wbuf / rbuf — little-endian encoding into a growable buffer and bounds-checked
+ * decoding from a borrowed one.
+ *
+ * Owns nothing beyond the wbuf's bytes.  Called by the frame codec, the protocol
+ * messages and the metadata store.  The reader never reads past its end: the first
+ * overrun sets `bad` and every later get returns zero, so a decoder reads all fields
+ * and checks `rbuf_ok()` once at the end instead of after every field.
+ */
+#ifndef JACKDAW_WBUF_H
+#define JACKDAW_WBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct wbuf {
+    uint8_t *data; /* owned; NULL while empty */
+    size_t len;
+    size_t cap;
+};
+
+void wbuf_init(struct wbuf *b);
+void wbuf_fini(struct wbuf *b);
+void wbuf_reset(struct wbuf *b);
+/* Makes room for n more bytes and returns where they go (len is not advanced). */
+uint8_t *wbuf_reserve(struct wbuf *b, size_t n);
+void wbuf_put(struct wbuf *b, const void *p, size_t n);
+void wbuf_put_u8(struct wbuf *b, uint8_t v);
+void wbuf_put_u16(struct wbuf *b, uint16_t v);
+void wbuf_put_u32(struct wbuf *b, uint32_t v);
+void wbuf_put_u64(struct wbuf *b, uint64_t v);
+void wbuf_put_i64(struct wbuf *b, int64_t v);
+void wbuf_put_f64(struct wbuf *b, double v);
+/* u32 length then bytes; NULL is written as the empty string. */
+void wbuf_put_str(struct wbuf *b, const char *s);
+void wbuf_put_strn(struct wbuf *b, const char *s, size_t n);
+/* Overwrites 4 bytes at `at` (for lengths known only after the body is written). */
+void wbuf_patch_u32(struct wbuf *b, size_t at, uint32_t v);
+
+struct rbuf {
+    const uint8_t *p; /* borrowed */
+    size_t left;
+    bool bad;
+};
+
+void rbuf_init(struct rbuf *r, const void *p, size_t n);
+static inline bool rbuf_ok(const struct rbuf *r)
+{
+    return !r->bad;
+}
+uint8_t rbuf_u8(struct rbuf *r);
+uint16_t rbuf_u16(struct rbuf *r);
+uint32_t rbuf_u32(struct rbuf *r);
+uint64_t rbuf_u64(struct rbuf *r);
+int64_t rbuf_i64(struct rbuf *r);
+double rbuf_f64(struct rbuf *r);
+/* Borrows n bytes; NULL (and bad) on overrun. */
+const uint8_t *rbuf_bytes(struct rbuf *r, size_t n);
+/* A wbuf_put_str string: borrowed pointer (not NUL-terminated) and its length.
+ * Strings longer than `max` mark the reader bad. */
+const char *rbuf_str(struct rbuf *r, uint32_t *len, uint32_t max);
+/* Same, copied into a fresh NUL-terminated string (NULL on error). */
+char *rbuf_strdup(struct rbuf *r, uint32_t max);
+
+#endif

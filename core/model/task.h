@@ -1,0 +1,83 @@
+/*
+ * task — what a task is, independent of where it runs: its kind, what it does, its
+ * status vocabulary, and the compact form (task_spec) in which a task travels between
+ * client and daemons and sits in a node's queues.
+ *
+ * Owns no state.  Used by the workload parser, the protocol, the metadata store, the
+ * scheduler and the client.
+ */
+#ifndef JACKDAW_TASK_H
+#define JACKDAW_TASK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum task_kind { TASK_NOOP = 0, TASK_SLEEP = 1, TASK_COMMAND = 2, TASK_KIND_COUNT };
+
+/* Metadata status (paper 002's TMD "status").  Values are on the wire: append only. */
+enum task_status {
+    TASK_WAITING = 0,   /* some parent has not finished */
+    TASK_READY = 1,     /* every parent done; in a ready queue or moving */
+    TASK_RUNNING = 2,
+    TASK_DONE = 3,
+    TASK_FAILED = 4,    /* the command exited non-zero or could not start */
+    TASK_CANCELLED = 5, /* an ancestor failed, or the job was removed */
+    TASK_STATUS_COUNT
+};
+
+enum task_flags { TASK_FLAG_STEALABLE = 1u << 0 };
+
+/*
+ * A task as the scheduler handles it.  `key` names it cluster-wide: the job number in
+ * the high 32 bits, the task's index in its workload in the low 32, so daemons never
+ * store the workload's id strings (the client maps indices back to ids).
+ */
+struct task_spec {
+    uint64_t key;
+    uint8_t kind;           /* enum task_kind */
+    uint8_t flags;          /* enum task_flags */
+    uint32_t num_parents;
+    double duration_s;      /* sleep length at speed 1.0 */
+    uint64_t output_bytes;  /* size of the object the task produces */
+    uint64_t input_bytes;   /* required input bytes: the ready queues' priority */
+    char *cmd;              /* owned; NULL unless TASK_COMMAND */
+};
+
+static inline uint64_t task_key(uint32_t job, uint32_t index)
+{
+    return ((uint64_t)job << 32) | index;
+}
+static inline uint32_t task_key_job(uint64_t key)
+{
+    return (uint32_t)(key >> 32);
+}
+static inline uint32_t task_key_index(uint64_t key)
+{
+    return (uint32_t)key;
+}
+
+const char *task_kind_name(enum task_kind kind);
+const char *task_status_name(enum task_status status);
+/* True for DONE, FAILED and CANCELLED. */
+bool task_status_final(enum task_status status);
+
+/*
+ * The metadata store's shard owner of a key: zero-hop, every node computes it from the
+ * membership size alone.  A 64-bit mix (splitmix64 finaliser) spreads consecutive
+ * indices evenly, so a job of n tasks puts n/N records on each of N shards.
+ */
+static inline uint64_t task_key_hash(uint64_t key)
+{
+    key ^= key >> 30;
+    key *= 0xbf58476d1ce4e5b9ULL;
+    key ^= key >> 27;
+    key *= 0x94d049bb133111ebULL;
+    key ^= key >> 31;
+    return key;
+}
+static inline uint32_t task_key_owner(uint64_t key, uint32_t nodes)
+{
+    return (uint32_t)(task_key_hash(key) % nodes);
+}
+
+#endif
