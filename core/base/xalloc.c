@@ -74,15 +74,12 @@ char *xstrndup(const char *s, size_t n)
 
 char *xasprintf(const char *fmt, ...)
 {
+    char *p = NULL;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vasprintf(&p, fmt, ap);
     va_end(ap);
     if (n < 0)
         fail(0);
-    char *p = xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
     return p;
 }

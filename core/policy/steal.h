@@ -47,6 +47,9 @@ struct steal_state {
     double interval_ms;     /* wait before the next attempt */
     uint32_t neighbours;    /* how many victims the next attempt asks */
     bool parked;            /* interval hit the bound: wait for a wake-up, not a timer */
+    uint32_t base_neighbours; /* the count before any widening, which steal_on_wake
+                               * restores; kept here because steal_on_wake is not told
+                               * the cluster size */
 };
 
 /* What the starvation test looks at: the node's own queues and slots. */
@@ -88,7 +91,8 @@ void steal_on_result(const struct steal_params *p, struct steal_state *s, bool s
 /*
  * A parked thief learns that the cluster still has unfinished work (a peer reported new
  * ready tasks): unpark and restart from the initial interval.  Unlike MATRIX, a node at
- * the bound therefore never stops for good.
+ * the bound therefore never stops for good.  A widened neighbour count goes back to
+ * its base as after a success.
  */
 void steal_on_wake(const struct steal_params *p, struct steal_state *s);
 

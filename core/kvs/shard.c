@@ -1,0 +1,135 @@
+/*
+ * shard — see shard.h.
+ */
+#include "core/kvs/shard.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/xalloc.h"
+#include "core/model/task.h"
+
+void shard_init(struct shard *s)
+{
+    u64map_init(&s->records);
+}
+
+void shard_fini(struct shard *s)
+{
+    uint64_t key;
+    void *v;
+    for (size_t i = 0; (i = u64map_next(&s->records, i, &key, &v)) != 0;) {
+        tmd_fini(v);
+        free(v);
+    }
+    u64map_fini(&s->records);
+}
+
+void kvs_effects_push(struct kvs_effects *fx, const struct kvs_effect *e)
+{
+    fx->v = xgrow(fx->v, &fx->cap, fx->len + 1, sizeof *fx->v);
+    fx->v[fx->len++] = *e;
+}
+
+int shard_insert(struct shard *s, struct tmd *t, int64_t now)
+{
+    if (u64map_get(&s->records, t->key))
+        return -EEXIST;
+    struct tmd *rec = xmalloc(sizeof *rec);
+    *rec = *t;
+    memset(t, 0, sizeof *t);
+    if (rec->num_wait_parent > rec->num_parents)
+        rec->num_wait_parent = rec->num_parents;
+    rec->status = rec->num_wait_parent ? TASK_WAITING : TASK_READY;
+    if (!rec->t_submit)
+        rec->t_submit = now;
+    if (!rec->num_wait_parent && !rec->t_ready)
+        rec->t_ready = now;
+    u64map_put(&s->records, rec->key, rec);
+    return 0;
+}
+
+struct tmd *shard_get(const struct shard *s, uint64_t key)
+{
+    return u64map_get(&s->records, key);
+}
+
+int shard_remove(struct shard *s, uint64_t key)
+{
+    struct tmd *rec = u64map_del(&s->records, key);
+    if (!rec)
+        return -ENOENT;
+    tmd_fini(rec);
+    free(rec);
+    return 0;
+}
+
+static void cancel(struct tmd *rec, int64_t now, struct kvs_effects *fx)
+{
+    rec->status = TASK_CANCELLED;
+    rec->t_end = now;
+    kvs_effects_push(fx, &(struct kvs_effect){.kind = KVS_EFFECT_CANCEL, .node = rec->holder,
+                                              .key = rec->key});
+    for (uint32_t i = 0; i < rec->num_children; i++)
+        kvs_effects_push(fx, &(struct kvs_effect){.kind = KVS_EFFECT_CANCEL_CHILD,
+                                                  .key = rec->children[i]});
+}
+
+int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
+                 int64_t now, struct kvs_effects *fx)
+{
+    struct tmd *rec = u64map_get(&s->records, key);
+    if (!rec)
+        return -ENOENT;
+    switch (field) {
+    case KVS_FIELD_PARENT:
+        if (rec->status != TASK_WAITING || rec->parents_done >= rec->num_parents)
+            return 0;
+        rec->parent_list = xrealloc(rec->parent_list,
+                                    (rec->parents_done + 1) * sizeof *rec->parent_list);
+        rec->parent_list[rec->parents_done++] = (struct tmd_parent){.node = node, .bytes = value};
+        rec->all_data_size += value;
+        if (rec->num_wait_parent)
+            rec->num_wait_parent--;
+        if (rec->num_wait_parent == 0) {
+            rec->status = TASK_READY;
+            rec->t_ready = now;
+            kvs_effects_push(fx, &(struct kvs_effect){.kind = KVS_EFFECT_READY,
+                                                      .node = rec->holder, .key = key,
+                                                      .value = rec->all_data_size, .when = now});
+        }
+        return 0;
+    case KVS_FIELD_PARENT_FAILED:
+        if (rec->status == TASK_WAITING)
+            cancel(rec, now, fx);
+        return 0;
+    case KVS_FIELD_HISTORY:
+        rec->history = xrealloc(rec->history, (rec->num_history + 1) * sizeof *rec->history);
+        rec->history[rec->num_history++] = node;
+        rec->holder = node;
+        return 0;
+    default:
+        return -EINVAL;
+    }
+}
+
+int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
+              const struct tmd_run *run)
+{
+    struct tmd *rec = u64map_get(&s->records, key);
+    if (!rec)
+        return -ENOENT;
+    if (field != KVS_FIELD_STATUS || desired >= TASK_STATUS_COUNT)
+        return -EINVAL;
+    if (rec->status != expected)
+        return 0;
+    rec->status = (uint8_t)desired;
+    if (run && task_status_final((enum task_status)desired)) {
+        rec->runner = run->node;
+        rec->t_start = run->t_start;
+        rec->t_end = run->t_end;
+        rec->data_size = run->data_size;
+    }
+    return 1;
+}

@@ -1,0 +1,83 @@
+/*
+ * shard — one daemon's part of the metadata store: the records whose keys hash to this
+ * node, and the store's semantics on them.  Pure: no I/O, no clock; the caller passes
+ * times in and carries out the effects returned.
+ *
+ * Semantics the scheduler relies on:
+ *   insert   a new record; status WAITING, or READY when it has no parents.
+ *   append   PARENT (node, bytes): one parent finished; records where its object is,
+ *            adds its size to all_data_size, decrements num_wait_parent, and at zero
+ *            marks the task READY and emits EFFECT_READY for the holder — the
+ *            notification that replaces polling.
+ *            PARENT_FAILED: an ancestor failed; a WAITING task becomes CANCELLED,
+ *            emitting EFFECT_CANCEL for its holder and EFFECT_CANCEL_CHILD for each
+ *            child, so the whole subtree is cancelled wherever it lives.
+ *            HISTORY (node): the task moved; appends to history, sets holder.
+ *   cas      STATUS: compare-and-swap of the status; a swap to a final status also
+ *            records the run (node, start, end, output size).
+ * Duplicate appends after a final status are ignored, so a late message cannot
+ * resurrect a finished task.
+ *
+ * Owns the records (struct tmd, heap-allocated, indexed by a u64map).  Called by
+ * core/kvs/kvs.c only.
+ */
+#ifndef JACKDAW_SHARD_H
+#define JACKDAW_SHARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/base/u64map.h"
+#include "core/kvs/tmd.h"
+
+enum kvs_field {
+    KVS_FIELD_STATUS = 0,
+    KVS_FIELD_PARENT = 1,
+    KVS_FIELD_PARENT_FAILED = 2,
+    KVS_FIELD_HISTORY = 3,
+    KVS_FIELD_COUNT
+};
+
+enum kvs_effect_kind {
+    KVS_EFFECT_READY = 0,        /* tell `node` (the holder) that `key` is ready */
+    KVS_EFFECT_CANCEL = 1,       /* tell `node` (the holder) that `key` is cancelled */
+    KVS_EFFECT_CANCEL_CHILD = 2, /* append PARENT_FAILED to `key` (a child) */
+};
+
+struct kvs_effect {
+    uint8_t kind;
+    uint32_t node;
+    uint64_t key;
+    uint64_t value;         /* READY: all_data_size */
+    int64_t when;           /* READY: t_ready */
+};
+
+struct kvs_effects {
+    struct kvs_effect *v;   /* owned */
+    size_t len, cap;
+};
+
+struct shard {
+    struct u64map records;  /* key -> struct tmd * (owned) */
+};
+
+void shard_init(struct shard *s);
+void shard_fini(struct shard *s);
+static inline size_t shard_len(const struct shard *s)
+{
+    return u64map_len(&s->records);
+}
+/* Takes over *t's arrays on success (and zeroes *t); -EEXIST leaves *t to the caller. */
+int shard_insert(struct shard *s, struct tmd *t, int64_t now);
+struct tmd *shard_get(const struct shard *s, uint64_t key);
+int shard_remove(struct shard *s, uint64_t key);
+/* 0, -ENOENT, or -EINVAL (field not appendable). */
+int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
+                 int64_t now, struct kvs_effects *fx);
+/* 1 swapped, 0 not (status differs), -ENOENT, -EINVAL. */
+int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
+              const struct tmd_run *run);
+
+void kvs_effects_push(struct kvs_effects *fx, const struct kvs_effect *e);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * tmd — record lifetime and wire codec (see tmd.h).  Array counts are checked against
+ * the bytes left before anything is allocated, so a hostile count cannot make a
+ * daemon allocate gigabytes.
+ */
+#include "core/kvs/tmd.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/xalloc.h"
+#include "core/model/task.h"
+
+void tmd_fini(struct tmd *t)
+{
+    free(t->children);
+    free(t->parent_list);
+    free(t->history);
+    t->children = NULL;
+    t->parent_list = NULL;
+    t->history = NULL;
+}
+
+void tmd_put(struct wbuf *b, const struct tmd *t)
+{
+    wbuf_put_u64(b, t->key);
+    wbuf_put_u8(b, t->status);
+    wbuf_put_u32(b, t->holder);
+    wbuf_put_u32(b, t->runner);
+    wbuf_put_u32(b, t->num_parents);
+    wbuf_put_u32(b, t->num_wait_parent);
+    wbuf_put_u64(b, t->data_size);
+    wbuf_put_u64(b, t->all_data_size);
+    wbuf_put_i64(b, t->t_submit);
+    wbuf_put_i64(b, t->t_ready);
+    wbuf_put_i64(b, t->t_start);
+    wbuf_put_i64(b, t->t_end);
+    wbuf_put_u32(b, t->num_children);
+    for (uint32_t i = 0; i < t->num_children; i++)
+        wbuf_put_u64(b, t->children[i]);
+    wbuf_put_u32(b, t->parents_done);
+    for (uint32_t i = 0; i < t->parents_done; i++) {
+        wbuf_put_u32(b, t->parent_list[i].node);
+        wbuf_put_u64(b, t->parent_list[i].bytes);
+    }
+    wbuf_put_u32(b, t->num_history);
+    for (uint32_t i = 0; i < t->num_history; i++)
+        wbuf_put_u32(b, t->history[i]);
+}
+
+int tmd_get(struct rbuf *r, struct tmd *t)
+{
+    memset(t, 0, sizeof *t);
+    t->key = rbuf_u64(r);
+    t->status = rbuf_u8(r);
+    t->holder = rbuf_u32(r);
+    t->runner = rbuf_u32(r);
+    t->num_parents = rbuf_u32(r);
+    t->num_wait_parent = rbuf_u32(r);
+    t->data_size = rbuf_u64(r);
+    t->all_data_size = rbuf_u64(r);
+    t->t_submit = rbuf_i64(r);
+    t->t_ready = rbuf_i64(r);
+    t->t_start = rbuf_i64(r);
+    t->t_end = rbuf_i64(r);
+    uint32_t n = rbuf_u32(r);
+    if (!rbuf_ok(r) || t->status >= TASK_STATUS_COUNT || t->num_wait_parent > t->num_parents ||
+        n > r->left / 8)
+        goto bad;
+    t->num_children = n;
+    if (n) {
+        t->children = xmalloc(n * sizeof *t->children);
+        for (uint32_t i = 0; i < n; i++)
+            t->children[i] = rbuf_u64(r);
+    }
+    n = rbuf_u32(r);
+    if (!rbuf_ok(r) || n > r->left / 12 || n > t->num_parents)
+        goto bad;
+    t->parents_done = n;
+    if (n) {
+        t->parent_list = xcalloc(n, sizeof *t->parent_list);
+        for (uint32_t i = 0; i < n; i++) {
+            t->parent_list[i].node = rbuf_u32(r);
+            t->parent_list[i].bytes = rbuf_u64(r);
+        }
+    }
+    n = rbuf_u32(r);
+    if (!rbuf_ok(r) || n > r->left / 4)
+        goto bad;
+    t->num_history = n;
+    if (n) {
+        t->history = xmalloc(n * sizeof *t->history);
+        for (uint32_t i = 0; i < n; i++)
+            t->history[i] = rbuf_u32(r);
+    }
+    if (!rbuf_ok(r))
+        goto bad;
+    return 0;
+bad:
+    tmd_fini(t);
+    return -EBADMSG;
+}

@@ -1,0 +1,135 @@
+/*
+ * cluster — cluster file read and write (see cluster.h), with jansson.  Errors name the
+ * file and the field, because a hand-edited cluster file for a real allocation is the
+ * likeliest place for a typo.
+ */
+#include "core/model/cluster.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/base/xalloc.h"
+
+void cluster_fini(struct cluster *c)
+{
+    free(c->key_path);
+    free(c->workdir);
+    free(c->log_path);
+    free(c->nodes);
+    memset(c, 0, sizeof *c);
+}
+
+int cluster_load(struct cluster *c, const char *path, char **cause)
+{
+    memset(c, 0, sizeof *c);
+    json_error_t err;
+    json_t *root = json_load_file(path, 0, &err);
+    if (!root) {
+        *cause = xasprintf("%s:%d: %s", path, err.line, err.text);
+        return -EINVAL;
+    }
+    const char *key = json_string_value(json_object_get(root, "key"));
+    const char *workdir = json_string_value(json_object_get(root, "workdir"));
+    const char *log = json_string_value(json_object_get(root, "log"));
+    json_t *nodes = json_object_get(root, "nodes");
+    if (!key || !workdir || !json_is_array(nodes) || json_array_size(nodes) == 0) {
+        *cause = xasprintf("%s: needs \"key\", \"workdir\" and a non-empty \"nodes\" array", path);
+        json_decref(root);
+        return -EINVAL;
+    }
+    c->key_path = xstrdup(key);
+    c->workdir = xstrdup(workdir);
+    c->log_path = log ? xstrdup(log) : NULL;
+    c->count = (uint32_t)json_array_size(nodes);
+    c->nodes = xcalloc(c->count, sizeof *c->nodes);
+    for (uint32_t i = 0; i < c->count; i++) {
+        json_t *n = json_array_get(nodes, i);
+        json_t *id = json_object_get(n, "id");
+        const char *host = json_string_value(json_object_get(n, "host"));
+        json_t *port = json_object_get(n, "port");
+        json_t *slots = json_object_get(n, "slots");
+        json_t *speed = json_object_get(n, "speed");
+        json_t *pid = json_object_get(n, "pid");
+        const char *bad = NULL;
+        if (!json_is_integer(id) || json_integer_value(id) != i)
+            bad = "\"id\" must equal the node's position";
+        else if (!host || strlen(host) >= sizeof c->nodes[i].host)
+            bad = "\"host\" missing or too long";
+        else if (!json_is_integer(port) || json_integer_value(port) <= 0 ||
+                 json_integer_value(port) > 65535)
+            bad = "\"port\" must be 1..65535";
+        else if (!json_is_integer(slots) || json_integer_value(slots) <= 0 ||
+                 json_integer_value(slots) > 100000)
+            bad = "\"slots\" must be 1..100000";
+        else if (!json_is_number(speed) || json_number_value(speed) <= 0 ||
+                 json_number_value(speed) > 1)
+            bad = "\"speed\" must be in (0, 1]";
+        if (bad) {
+            *cause = xasprintf("%s: node %u: %s", path, i, bad);
+            json_decref(root);
+            cluster_fini(c);
+            return -EINVAL;
+        }
+        c->nodes[i].id = i;
+        snprintf(c->nodes[i].host, sizeof c->nodes[i].host, "%s", host);
+        c->nodes[i].port = (int)json_integer_value(port);
+        c->nodes[i].slots = (uint32_t)json_integer_value(slots);
+        c->nodes[i].speed = json_number_value(speed);
+        c->nodes[i].pid = json_is_integer(pid) ? (int)json_integer_value(pid) : 0;
+    }
+    json_decref(root);
+    return 0;
+}
+
+int cluster_save(const struct cluster *c, const char *path, char **cause)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "version", json_integer(1));
+    json_object_set_new(root, "key", json_string(c->key_path));
+    json_object_set_new(root, "workdir", json_string(c->workdir));
+    if (c->log_path)
+        json_object_set_new(root, "log", json_string(c->log_path));
+    json_t *nodes = json_array();
+    for (uint32_t i = 0; i < c->count; i++) {
+        const struct cluster_node *n = &c->nodes[i];
+        json_array_append_new(nodes, json_pack("{s:i, s:s, s:i, s:i, s:f, s:i}", "id", (int)n->id,
+                                               "host", n->host, "port", n->port, "slots",
+                                               (int)n->slots, "speed", n->speed, "pid", n->pid));
+    }
+    json_object_set_new(root, "nodes", nodes);
+    char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int rc = 0;
+    if (fd < 0 || json_dumpfd(root, fd, JSON_INDENT(2)) < 0 || write(fd, "\n", 1) != 1) {
+        rc = -errno;
+        *cause = xasprintf("cannot write cluster file '%s': %s", tmp, strerror(errno));
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc == 0 && rename(tmp, path) < 0) {
+        rc = -errno;
+        *cause = xasprintf("cannot write cluster file '%s': %s", path, strerror(errno));
+    }
+    if (rc < 0)
+        unlink(tmp);
+    free(tmp);
+    json_decref(root);
+    return rc;
+}
+
+char *cluster_default_path(void)
+{
+    const char *env = getenv("JACKDAW_CLUSTER");
+    if (env && *env)
+        return xstrdup(env);
+    const char *rt = getenv("XDG_RUNTIME_DIR");
+    if (rt && *rt)
+        return xasprintf("%s/jackdaw/cluster.json", rt);
+    return xasprintf("/tmp/jackdaw-%d/cluster.json", (int)getuid());
+}

@@ -1,0 +1,43 @@
+/*
+ * cluster — the description of a cluster: its nodes (address, slots, speed, pid when
+ * started locally), the key file and the work directory.  Written by `jackdaw launch`
+ * (mode 0600, it names the key), read by daemons for the membership (zero-hop routing
+ * needs every node to know every other) and by clients to find them.
+ *
+ * JSON:  {"version": 1, "key": PATH, "workdir": DIR, "log": PATH,
+ *         "nodes": [{"id": 0, "host": "127.0.0.1", "port": 40000, "slots": 8,
+ *                    "speed": 1.0, "pid": 1234}, ...]}
+ *
+ * Owns the parsed description.  Return convention: 0 or negative errno with *cause.
+ */
+#ifndef JACKDAW_CLUSTER_H
+#define JACKDAW_CLUSTER_H
+
+#include <stdint.h>
+
+struct cluster_node {
+    uint32_t id;
+    char host[64];
+    int port;
+    uint32_t slots;
+    double speed;
+    int pid;                /* 0 when not started by launch */
+};
+
+struct cluster {
+    char *key_path;         /* owned */
+    char *workdir;          /* owned */
+    char *log_path;         /* owned, may be NULL */
+    uint32_t count;
+    struct cluster_node *nodes; /* owned, count entries, nodes[i].id == i */
+};
+
+int cluster_load(struct cluster *c, const char *path, char **cause);
+/* Writes atomically (temp file + rename), mode 0600. */
+int cluster_save(const struct cluster *c, const char *path, char **cause);
+void cluster_fini(struct cluster *c);
+/* Where `jackdaw launch` puts the cluster file unless told: $JACKDAW_CLUSTER, else
+ * $XDG_RUNTIME_DIR/jackdaw/cluster.json, else /tmp/jackdaw-UID/cluster.json. Owned. */
+char *cluster_default_path(void);
+
+#endif

@@ -1,0 +1,464 @@
+/*
+ * client — see client.h.
+ *
+ * Submission is two-phase because a task's metadata lives on its shard owner and the
+ * task itself on the node the mode picks: if a task could start before every record of
+ * its job existed, its completion could reach a child's shard ahead of the child's
+ * record.  A barrier (MSG_SYNC to every node, answered in order on each connection)
+ * after the records closes that window for the price of one round trip.
+ */
+#include "core/net/client.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "core/base/clock.h"
+#include "core/base/log.h"
+#include "core/base/xalloc.h"
+#include "core/kvs/kvs.h"
+#include "core/net/conn.h"
+
+/* Tasks per SUBMIT message: big enough to amortise headers, small enough that a node
+ * starts on the first tasks while the rest are still in flight. */
+#define SUBMIT_CHUNK 2048
+
+struct client {
+    const struct cluster *cl;
+    uv_loop_t loop;
+    struct conn_hub *hub;
+    struct conn **conns;    /* borrowed from the hub; NULL once lost */
+    uint32_t nodes;
+    uint32_t ready, lost;
+    struct kvs *kvs;
+    struct client_callbacks cb;
+    uint64_t sync_token;
+    uint32_t sync_replies;
+    uint32_t stats_req;
+    uint32_t stats_replies;
+    struct proto_stats *stats_out; /* borrowed during client_stats */
+    bool *stats_got;
+    bool destroying;        /* connections closing now are not news to the caller */
+};
+
+int submit_mode_parse(const char *name)
+{
+    if (strcasecmp(name, "hashed") == 0)
+        return SUBMIT_HASHED;
+    if (strcasecmp(name, "one") == 0)
+        return SUBMIT_ONE;
+    if (strcasecmp(name, "roundrobin") == 0)
+        return SUBMIT_ROUNDROBIN;
+    return -1;
+}
+
+const char *submit_mode_name(enum submit_mode mode)
+{
+    static const char *names[] = {"hashed", "one", "roundrobin"};
+    return (unsigned)mode <= SUBMIT_ROUNDROBIN ? names[mode] : "unknown";
+}
+
+uint32_t client_new_job(void)
+{
+    uint32_t job;
+    do
+        job = randombytes_random() & 0x7fffffffu;
+    while (job == 0);
+    return job;
+}
+
+static struct client *of(struct conn *conn)
+{
+    return conn_hub_data(conn_hub_of(conn));
+}
+
+static int node_of(struct client *c, struct conn *conn)
+{
+    for (uint32_t i = 0; i < c->nodes; i++)
+        if (c->conns[i] == conn)
+            return (int)i;
+    return -1;
+}
+
+static void on_ready(struct conn *conn)
+{
+    of(conn)->ready++;
+}
+
+static int on_message(struct conn *conn, uint16_t type, struct rbuf *r, const char **reason)
+{
+    struct client *c = of(conn);
+    switch (type) {
+    case MSG_TASK_END: {
+        struct proto_task_end e;
+        if (proto_get_task_end(r, &e) < 0) {
+            *reason = "malformed task-end report";
+            return -EBADMSG;
+        }
+        if (c->cb.on_task_end)
+            c->cb.on_task_end(c->cb.arg, &e);
+        free(e.detail);
+        return 0;
+    }
+    case MSG_SYNC_REPLY: {
+        uint64_t token = rbuf_u64(r);
+        if (!rbuf_ok(r))
+            break;
+        if (token == c->sync_token)
+            c->sync_replies++;
+        return 0;
+    }
+    case MSG_STATS_REPLY: {
+        uint32_t req = rbuf_u32(r);
+        struct proto_stats s;
+        if (!rbuf_ok(r) || proto_get_stats(r, &s) < 0)
+            break;
+        int i = node_of(c, conn);
+        if (req != c->stats_req || i < 0 || !c->stats_out || c->stats_got[i]) {
+            free(s.jobs);
+            return 0;
+        }
+        c->stats_out[i] = s;
+        c->stats_got[i] = true;
+        c->stats_replies++;
+        return 0;
+    }
+    case MSG_KVS_LOOKUP_REPLY:
+    case MSG_KVS_CAS_REPLY:
+        return kvs_handle(c->kvs, 0, type, r, reason);
+    default:
+        *reason = "message type not expected by a client";
+        return -EBADMSG;
+    }
+    *reason = "malformed message";
+    return -EBADMSG;
+}
+
+static void on_close(struct conn *conn, const char *reason)
+{
+    struct client *c = of(conn);
+    int i = node_of(c, conn);
+    if (i < 0)
+        return;
+    c->conns[i] = NULL;
+    c->lost++;
+    if (conn_is_ready(conn) && c->ready)
+        c->ready--;
+    if (c->cb.on_node_lost && !c->destroying)
+        c->cb.on_node_lost(c->cb.arg, (uint32_t)i, reason);
+}
+
+static struct wbuf *kvs_begin(void *ctx, uint32_t node, uint16_t type, size_t *at)
+{
+    struct client *c = ctx;
+    static struct wbuf sink;
+    if (!c->conns[node]) {
+        wbuf_reset(&sink);
+        *at = 0;
+        return &sink;
+    }
+    return conn_msg_begin(c->conns[node], type, at);
+}
+
+static void kvs_end(void *ctx, uint32_t node, size_t at)
+{
+    struct client *c = ctx;
+    if (c->conns[node])
+        conn_msg_end(c->conns[node], at);
+}
+
+static void kvs_notify(void *ctx, uint64_t key, uint8_t event, uint64_t bytes, int64_t t_ready)
+{
+    (void)ctx, (void)key, (void)event, (void)bytes, (void)t_ready;
+}
+
+struct client *client_create(const struct cluster *cl, const struct auth_key *key,
+                             const struct client_callbacks *cb)
+{
+    struct client *c = xcalloc(1, sizeof *c);
+    c->cl = cl;
+    c->nodes = cl->count;
+    if (cb)
+        c->cb = *cb;
+    uv_loop_init(&c->loop);
+    static const struct conn_callbacks callbacks = {
+        .on_ready = on_ready, .on_message = on_message, .on_close = on_close};
+    c->hub = conn_hub_create(&c->loop, key, CONN_ROLE_CLIENT, (uint32_t)getpid(), &callbacks, c);
+    c->conns = xcalloc(c->nodes, sizeof *c->conns);
+    struct kvs_transport t = {.ctx = c, .msg_begin = kvs_begin, .msg_end = kvs_end,
+                              .notify = kvs_notify};
+    c->kvs = kvs_create(KVS_NO_SHARD, c->nodes, &t);
+    return c;
+}
+
+void client_destroy(struct client *c)
+{
+    if (!c)
+        return;
+    c->destroying = true;
+    conn_hub_destroy(c->hub);
+    uv_run(&c->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&c->loop);
+    kvs_destroy(c->kvs);
+    free(c->conns);
+    free(c);
+}
+
+uv_loop_t *client_loop(struct client *c)
+{
+    return &c->loop;
+}
+
+uint32_t client_nodes(const struct client *c)
+{
+    return c->nodes;
+}
+
+static void timeout_cb(uv_timer_t *t)
+{
+    *(int *)t->data = 1;
+}
+
+/* Runs the loop until cond(c, arg) holds or the time is up. */
+static int run_until(struct client *c, int (*cond)(struct client *, const void *), const void *arg,
+                     int timeout_ms)
+{
+    int expired = 0;
+    uv_timer_t timer;
+    uv_timer_init(&c->loop, &timer);
+    timer.data = &expired;
+    if (timeout_ms >= 0)
+        uv_timer_start(&timer, timeout_cb, (uint64_t)timeout_ms, 0);
+    int rc = 0;
+    while (!cond(c, arg)) {
+        if (expired) {
+            rc = -ETIMEDOUT;
+            break;
+        }
+        if (c->lost == c->nodes) {
+            rc = -ECONNRESET;
+            break;
+        }
+        uv_run(&c->loop, UV_RUN_ONCE);
+    }
+    uv_close((uv_handle_t *)&timer, NULL);
+    uv_run(&c->loop, UV_RUN_NOWAIT);
+    return rc;
+}
+
+static int all_ready(struct client *c, const void *arg)
+{
+    (void)arg;
+    return c->ready + c->lost >= c->nodes;
+}
+
+int client_connect(struct client *c, int timeout_ms, char **cause)
+{
+    for (uint32_t i = 0; i < c->nodes; i++) {
+        const struct cluster_node *n = &c->cl->nodes[i];
+        c->conns[i] = conn_connect(c->hub, n->host, n->port, NULL, cause);
+        if (!c->conns[i])
+            return -EINVAL;
+    }
+    int rc = run_until(c, all_ready, NULL, timeout_ms);
+    if (rc == 0 && c->lost == 0)
+        return 0;
+    for (uint32_t i = 0; i < c->nodes; i++) {
+        if (!c->conns[i] || !conn_is_ready(c->conns[i])) {
+            const struct cluster_node *n = &c->cl->nodes[i];
+            *cause = xasprintf("cannot reach node %u at %s:%d (%s)", i, n->host, n->port,
+                               c->conns[i] ? "no answer" : "connection refused or key rejected");
+            return rc ? rc : -ECONNREFUSED;
+        }
+    }
+    return rc;
+}
+
+static int synced(struct client *c, const void *arg)
+{
+    (void)arg;
+    return c->sync_replies + c->lost >= c->nodes;
+}
+
+/* A barrier: every node has handled everything this client sent before it. */
+static int barrier(struct client *c, int timeout_ms, char **cause)
+{
+    c->sync_token++;
+    c->sync_replies = 0;
+    for (uint32_t i = 0; i < c->nodes; i++) {
+        if (!c->conns[i])
+            continue;
+        size_t at;
+        struct wbuf *b = conn_msg_begin(c->conns[i], MSG_SYNC, &at);
+        wbuf_put_u64(b, c->sync_token);
+        conn_msg_end(c->conns[i], at);
+    }
+    int rc = run_until(c, synced, NULL, timeout_ms);
+    if (rc == 0 && c->lost)
+        rc = -ECONNRESET;
+    if (rc < 0)
+        *cause = xasprintf("nodes did not acknowledge the submission (%s)",
+                           rc == -ETIMEDOUT ? "timed out" : "a node went away");
+    return rc;
+}
+
+static uint32_t target(const struct client *c, enum submit_mode mode, uint64_t key, uint32_t i)
+{
+    switch (mode) {
+    case SUBMIT_ONE: return 0;
+    case SUBMIT_ROUNDROBIN: return i % c->nodes;
+    default: return task_key_owner(key, c->nodes);
+    }
+}
+
+struct open_submit {
+    struct wbuf *buf;       /* the connection's batch (stable while the message is open) */
+    size_t at;              /* message offset for conn_msg_end */
+    size_t count_at;        /* where the task count goes */
+    uint32_t count;
+};
+
+static void close_submit(struct client *c, uint32_t node, struct open_submit *o)
+{
+    if (!o->buf)
+        return;
+    wbuf_patch_u32(o->buf, o->count_at, o->count);
+    conn_msg_end(c->conns[node], o->at);
+    o->buf = NULL;
+}
+
+int client_submit(struct client *c, const struct workload *wl, uint32_t job,
+                  enum submit_mode mode, int timeout_ms, int64_t *t_submit, char **cause)
+{
+    *t_submit = clock_wall_ns();
+    for (uint32_t i = 0; i < c->nodes; i++) {
+        if (!c->conns[i])
+            continue;
+        size_t at;
+        struct wbuf *b = conn_msg_begin(c->conns[i], MSG_JOB_BEGIN, &at);
+        wbuf_put_u32(b, job);
+        wbuf_put_u32(b, wl->count);
+        conn_msg_end(c->conns[i], at);
+    }
+    for (uint32_t i = 0; i < wl->count; i++) {
+        const struct workload_task *wt = &wl->tasks[i];
+        struct tmd t = {
+            .key = task_key(job, i), .num_parents = wt->num_parents,
+            .num_wait_parent = wt->num_parents, .num_children = wt->num_children,
+            .data_size = wt->output_bytes, .t_submit = *t_submit,
+        };
+        t.holder = target(c, mode, t.key, i);
+        if (wt->num_children) {
+            t.children = xmalloc(wt->num_children * sizeof *t.children);
+            for (uint32_t k = 0; k < wt->num_children; k++)
+                t.children[k] = task_key(job, wt->children[k]);
+        }
+        kvs_insert(c->kvs, &t);
+        tmd_fini(&t);
+    }
+    int rc = barrier(c, timeout_ms, cause);
+    if (rc < 0)
+        return rc;
+
+    struct open_submit *open = xcalloc(c->nodes, sizeof *open);
+    for (uint32_t i = 0; i < wl->count; i++) {
+        const struct workload_task *wt = &wl->tasks[i];
+        struct task_spec spec = {
+            .key = task_key(job, i), .kind = wt->kind,
+            .flags = wt->stealable ? TASK_FLAG_STEALABLE : 0, .num_parents = wt->num_parents,
+            .duration_s = wt->duration_s, .output_bytes = wt->output_bytes, .cmd = wt->cmd,
+        };
+        uint32_t node = target(c, mode, spec.key, i);
+        if (!c->conns[node])
+            continue;
+        struct open_submit *o = &open[node];
+        if (!o->buf) {
+            o->buf = conn_msg_begin(c->conns[node], MSG_SUBMIT, &o->at);
+            o->count_at = o->buf->len;
+            wbuf_put_u32(o->buf, 0);
+            o->count = 0;
+        }
+        proto_put_task(o->buf, &spec);
+        if (++o->count == SUBMIT_CHUNK)
+            close_submit(c, node, o);
+        /* Let the loop write out what is queued now and then, so that the nodes start
+         * working while a big workload is still being sent. */
+        if ((i + 1) % (SUBMIT_CHUNK * 8) == 0) {
+            for (uint32_t k = 0; k < c->nodes; k++)
+                close_submit(c, k, &open[k]);
+            uv_run(&c->loop, UV_RUN_NOWAIT);
+        }
+    }
+    for (uint32_t k = 0; k < c->nodes; k++)
+        close_submit(c, k, &open[k]);
+    free(open);
+    return barrier(c, timeout_ms, cause);
+}
+
+static int stats_done(struct client *c, const void *arg)
+{
+    (void)arg;
+    return c->stats_replies + c->lost >= c->nodes;
+}
+
+int client_stats(struct client *c, struct proto_stats *out, int timeout_ms, char **cause)
+{
+    memset(out, 0, c->nodes * sizeof *out);
+    c->stats_req++;
+    c->stats_replies = 0;
+    c->stats_out = out;
+    c->stats_got = xcalloc(c->nodes, sizeof *c->stats_got);
+    for (uint32_t i = 0; i < c->nodes; i++) {
+        if (!c->conns[i])
+            continue;
+        size_t at;
+        struct wbuf *b = conn_msg_begin(c->conns[i], MSG_STATS_QUERY, &at);
+        wbuf_put_u32(b, c->stats_req);
+        conn_msg_end(c->conns[i], at);
+    }
+    int rc = run_until(c, stats_done, NULL, timeout_ms);
+    if (rc == 0 && c->stats_replies < c->nodes)
+        rc = -ECONNRESET;
+    if (rc < 0) {
+        for (uint32_t i = 0; i < c->nodes; i++) {
+            if (!c->stats_got[i]) {
+                *cause = xasprintf("node %u did not answer a status query", i);
+                break;
+            }
+        }
+    }
+    free(c->stats_got);
+    c->stats_got = NULL;
+    c->stats_out = NULL;
+    return rc;
+}
+
+int client_shutdown(struct client *c, int timeout_ms)
+{
+    (void)timeout_ms;
+    for (uint32_t i = 0; i < c->nodes; i++) {
+        if (!c->conns[i])
+            continue;
+        size_t at;
+        conn_msg_begin(c->conns[i], MSG_SHUTDOWN, &at);
+        conn_msg_end(c->conns[i], at);
+        conn_flush(c->conns[i]);
+    }
+    uv_run(&c->loop, UV_RUN_NOWAIT);
+    return 0;
+}
+
+static int flag_set(struct client *c, const void *arg)
+{
+    (void)c;
+    return *(const int *)arg != 0;
+}
+
+int client_wait(struct client *c, const int *done, int timeout_ms)
+{
+    return run_until(c, flag_set, done, timeout_ms);
+}

@@ -1,0 +1,75 @@
+/*
+ * client — the client library: how tools (run, submit, status, stop, the console)
+ * talk to a cluster's daemons.  It connects to every node with the client role, sends a
+ * workload's metadata and tasks, and receives completion reports and statistics.
+ *
+ * Owns its loop, its connection hub, one connection per node, and a metadata-store
+ * client (core/kvs with no shard) through which it writes task metadata to each
+ * record's owner.  Single-threaded: callers drive it with the blocking helpers below
+ * or by running client_loop() themselves (the run command does, for its progress
+ * timer).  Return convention: 0 or a negative errno with *cause.
+ */
+#ifndef JACKDAW_CLIENT_H
+#define JACKDAW_CLIENT_H
+
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "core/model/cluster.h"
+#include "core/model/workload.h"
+#include "core/net/auth.h"
+#include "core/net/proto.h"
+
+enum submit_mode {
+    SUBMIT_HASHED = 0,      /* each task to its metadata owner: task and record together */
+    SUBMIT_ONE = 1,         /* every task to node 0: only stealing spreads them */
+    SUBMIT_ROUNDROBIN = 2,  /* task i to node i mod N */
+};
+int submit_mode_parse(const char *name);
+const char *submit_mode_name(enum submit_mode mode);
+
+struct client;
+
+struct client_callbacks {
+    void *arg;
+    /* A task of a job this client submitted ended.  May be NULL. */
+    void (*on_task_end)(void *arg, const struct proto_task_end *e);
+    /* A node's connection closed (it stopped or died). May be NULL. */
+    void (*on_node_lost)(void *arg, uint32_t node, const char *reason);
+};
+
+/* Borrowed cluster and key must outlive the client. */
+struct client *client_create(const struct cluster *cl, const struct auth_key *key,
+                             const struct client_callbacks *cb);
+void client_destroy(struct client *c);
+uv_loop_t *client_loop(struct client *c);
+uint32_t client_nodes(const struct client *c);
+
+/* Connects to every node and completes the handshakes, within timeout_ms. */
+int client_connect(struct client *c, int timeout_ms, char **cause);
+
+/*
+ * Submits a workload as job `job` (task keys job<<32 | index): JOB_BEGIN to every
+ * node, every task's metadata to its shard owner, a barrier so that all records exist,
+ * then the tasks to the nodes the mode picks.  Returns once every node has acknowledged
+ * the tasks (a second barrier) or the timeout passed.  *t_submit is the wall time the
+ * first message went out.
+ */
+int client_submit(struct client *c, const struct workload *wl, uint32_t job,
+                  enum submit_mode mode, int timeout_ms, int64_t *t_submit, char **cause);
+
+/* Statistics of every node into out[0..nodes) (caller frees each out[i].jobs). */
+int client_stats(struct client *c, struct proto_stats *out, int timeout_ms, char **cause);
+
+/* Asks every node to shut down (and flushes the request). */
+int client_shutdown(struct client *c, int timeout_ms);
+
+/* Runs the loop until *done becomes non-zero, every node is lost, or timeout_ms passes
+ * (-1: no limit).  Returns 0, -ETIMEDOUT or -ECONNRESET. */
+int client_wait(struct client *c, const int *done, int timeout_ms);
+
+/* A fresh random job number. */
+uint32_t client_new_job(void);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * proto — payload codecs (see proto.h).  Every decoder validates enum ranges and
+ * lengths so that a corrupt or hostile peer yields -EBADMSG, never an out-of-range
+ * table index further in.
+ */
+#include "core/net/proto.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/base/xalloc.h"
+
+const char *proto_type_name(uint16_t type)
+{
+    switch (type) {
+    case MSG_KVS_INSERT: return "kvs-insert";
+    case MSG_KVS_LOOKUP: return "kvs-lookup";
+    case MSG_KVS_LOOKUP_REPLY: return "kvs-lookup-reply";
+    case MSG_KVS_REMOVE: return "kvs-remove";
+    case MSG_KVS_APPEND: return "kvs-append";
+    case MSG_KVS_CAS: return "kvs-cas";
+    case MSG_KVS_CAS_REPLY: return "kvs-cas-reply";
+    case MSG_KVS_NOTIFY: return "kvs-notify";
+    case MSG_LOAD_QUERY: return "load-query";
+    case MSG_LOAD_REPLY: return "load-reply";
+    case MSG_STEAL_REQUEST: return "steal-request";
+    case MSG_STEAL_GRANT: return "steal-grant";
+    case MSG_IDLE: return "idle";
+    case MSG_WAKE: return "wake";
+    case MSG_JOB_BEGIN: return "job-begin";
+    case MSG_SUBMIT: return "submit";
+    case MSG_SYNC: return "sync";
+    case MSG_SYNC_REPLY: return "sync-reply";
+    case MSG_TASK_END: return "task-end";
+    case MSG_STATS_QUERY: return "stats-query";
+    case MSG_STATS_REPLY: return "stats-reply";
+    case MSG_SHUTDOWN: return "shutdown";
+    default: return "unknown";
+    }
+}
+
+void proto_put_task(struct wbuf *b, const struct task_spec *t)
+{
+    wbuf_put_u64(b, t->key);
+    wbuf_put_u8(b, t->kind);
+    wbuf_put_u8(b, t->flags);
+    wbuf_put_u32(b, t->num_parents);
+    wbuf_put_f64(b, t->duration_s);
+    wbuf_put_u64(b, t->output_bytes);
+    wbuf_put_u64(b, t->input_bytes);
+    if (t->kind == TASK_COMMAND)
+        wbuf_put_str(b, t->cmd);
+}
+
+int proto_get_task(struct rbuf *r, struct task_spec *t)
+{
+    t->key = rbuf_u64(r);
+    t->kind = rbuf_u8(r);
+    t->flags = rbuf_u8(r);
+    t->num_parents = rbuf_u32(r);
+    t->duration_s = rbuf_f64(r);
+    t->output_bytes = rbuf_u64(r);
+    t->input_bytes = rbuf_u64(r);
+    t->cmd = NULL;
+    if (!rbuf_ok(r) || t->kind >= TASK_KIND_COUNT || !isfinite(t->duration_s) ||
+        t->duration_s < 0)
+        return -EBADMSG;
+    if (t->kind == TASK_COMMAND) {
+        t->cmd = rbuf_strdup(r, PROTO_MAX_STRING);
+        if (!t->cmd)
+            return -EBADMSG;
+    }
+    return 0;
+}
+
+void proto_put_task_end(struct wbuf *b, const struct proto_task_end *e)
+{
+    wbuf_put_u64(b, e->key);
+    wbuf_put_u8(b, e->status);
+    wbuf_put_u32(b, e->node);
+    wbuf_put_u32(b, (uint32_t)e->exit_code);
+    wbuf_put_u32(b, (uint32_t)e->term_signal);
+    wbuf_put_i64(b, e->t_ready);
+    wbuf_put_i64(b, e->t_start);
+    wbuf_put_i64(b, e->t_end);
+    wbuf_put_str(b, e->detail);
+}
+
+int proto_get_task_end(struct rbuf *r, struct proto_task_end *e)
+{
+    e->key = rbuf_u64(r);
+    e->status = rbuf_u8(r);
+    e->node = rbuf_u32(r);
+    e->exit_code = (int32_t)rbuf_u32(r);
+    e->term_signal = (int32_t)rbuf_u32(r);
+    e->t_ready = rbuf_i64(r);
+    e->t_start = rbuf_i64(r);
+    e->t_end = rbuf_i64(r);
+    uint32_t n;
+    const char *s = rbuf_str(r, &n, PROTO_MAX_STRING);
+    e->detail = NULL;
+    if (!rbuf_ok(r) || !task_status_final(e->status))
+        return -EBADMSG;
+    if (n)
+        e->detail = xstrndup(s, n);
+    return 0;
+}
+
+void proto_put_stats(struct wbuf *b, const struct proto_stats *s)
+{
+    wbuf_put_u32(b, s->node);
+    wbuf_put_u32(b, s->slots);
+    wbuf_put_u32(b, s->busy);
+    wbuf_put_f64(b, s->speed);
+    wbuf_put_u32(b, s->waitq);
+    wbuf_put_u32(b, s->lready);
+    wbuf_put_u32(b, s->sready);
+    wbuf_put_u64(b, s->completeq);
+    wbuf_put_u64(b, s->tasks_run);
+    wbuf_put_u64(b, s->tasks_failed);
+    wbuf_put_u64(b, s->steals_attempted);
+    wbuf_put_u64(b, s->steals_succeeded);
+    wbuf_put_u64(b, s->tasks_stolen);
+    wbuf_put_u64(b, s->tasks_given);
+    wbuf_put_u64(b, s->kvs_records);
+    wbuf_put_u64(b, s->rss_bytes);
+    wbuf_put_u32(b, s->njobs);
+    for (uint32_t i = 0; i < s->njobs; i++) {
+        wbuf_put_u32(b, s->jobs[i].job);
+        wbuf_put_u32(b, s->jobs[i].done);
+        wbuf_put_u32(b, s->jobs[i].failed);
+        wbuf_put_u32(b, s->jobs[i].cancelled);
+    }
+}
+
+int proto_get_stats(struct rbuf *r, struct proto_stats *s)
+{
+    s->node = rbuf_u32(r);
+    s->slots = rbuf_u32(r);
+    s->busy = rbuf_u32(r);
+    s->speed = rbuf_f64(r);
+    s->waitq = rbuf_u32(r);
+    s->lready = rbuf_u32(r);
+    s->sready = rbuf_u32(r);
+    s->completeq = rbuf_u64(r);
+    s->tasks_run = rbuf_u64(r);
+    s->tasks_failed = rbuf_u64(r);
+    s->steals_attempted = rbuf_u64(r);
+    s->steals_succeeded = rbuf_u64(r);
+    s->tasks_stolen = rbuf_u64(r);
+    s->tasks_given = rbuf_u64(r);
+    s->kvs_records = rbuf_u64(r);
+    s->rss_bytes = rbuf_u64(r);
+    s->njobs = rbuf_u32(r);
+    s->jobs = NULL;
+    /* Each job entry is 16 bytes: refuse counts the payload cannot hold before
+     * allocating for them. */
+    if (!rbuf_ok(r) || s->njobs > r->left / 16)
+        return -EBADMSG;
+    s->jobs = xcalloc(s->njobs, sizeof *s->jobs);
+    for (uint32_t i = 0; i < s->njobs; i++) {
+        s->jobs[i].job = rbuf_u32(r);
+        s->jobs[i].done = rbuf_u32(r);
+        s->jobs[i].failed = rbuf_u32(r);
+        s->jobs[i].cancelled = rbuf_u32(r);
+    }
+    if (!rbuf_ok(r)) {
+        free(s->jobs);
+        s->jobs = NULL;
+        return -EBADMSG;
+    }
+    return 0;
+}

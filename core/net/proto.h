@@ -1,0 +1,91 @@
+/*
+ * proto — the jackdaw wire protocol: message types and the payload codecs shared by
+ * node daemons and clients.  Framing and the handshake are in frame.h and conn.h.
+ *
+ * Don't forget to bump FRAME_VERSION (frame.h) when a payload changes shape.
+ * Types are grouped by range: 0x00xx handshake (conn.c), 0x01xx metadata store,
+ * 0x02xx scheduler to scheduler, 0x03xx client to node.
+ *
+ * Owns nothing.  Decoders read from a bounds-checked rbuf and return 0 or -EBADMSG;
+ * strings are limited to PROTO_MAX_STRING bytes.
+ */
+#ifndef JACKDAW_PROTO_H
+#define JACKDAW_PROTO_H
+
+#include <stdint.h>
+
+#include "core/base/wbuf.h"
+#include "core/model/task.h"
+
+#define PROTO_MAX_STRING (1u << 20)
+#define PROTO_MAX_BATCH (1u << 20)
+
+enum proto_type {
+    /* Metadata store (payloads in core/kvs/kvs.c). */
+    MSG_KVS_INSERT = 0x0101,
+    MSG_KVS_LOOKUP = 0x0102,
+    MSG_KVS_LOOKUP_REPLY = 0x0103,
+    MSG_KVS_REMOVE = 0x0104,
+    MSG_KVS_APPEND = 0x0105,
+    MSG_KVS_CAS = 0x0106,
+    MSG_KVS_CAS_REPLY = 0x0107,
+    MSG_KVS_NOTIFY = 0x0108,
+
+    /* Scheduler to scheduler. */
+    MSG_LOAD_QUERY = 0x0201,    /* u32 req */
+    MSG_LOAD_REPLY = 0x0202,    /* u32 req, u32 sready, u32 lready, u32 busy, u32 slots */
+    MSG_STEAL_REQUEST = 0x0203, /* u32 req, u32 max tasks */
+    MSG_STEAL_GRANT = 0x0204,   /* u32 req, u32 count, count x task_spec */
+    MSG_IDLE = 0x0205,          /* (empty) the sender's stealing is parked */
+    MSG_WAKE = 0x0206,          /* (empty) the sender has stealable work */
+
+    /* Client to node and back. */
+    MSG_JOB_BEGIN = 0x0301,     /* u32 job, u32 tasks: TASK_END reports go to the sender */
+    MSG_SUBMIT = 0x0302,        /* u32 count, count x task_spec */
+    MSG_SYNC = 0x0303,          /* u64 token: answered after everything sent before it */
+    MSG_SYNC_REPLY = 0x0304,    /* u64 token */
+    MSG_TASK_END = 0x0305,      /* proto_task_end */
+    MSG_STATS_QUERY = 0x0306,   /* u32 req */
+    MSG_STATS_REPLY = 0x0307,   /* u32 req, proto_stats */
+    MSG_SHUTDOWN = 0x0308,      /* (empty) */
+};
+
+const char *proto_type_name(uint16_t type);
+
+void proto_put_task(struct wbuf *b, const struct task_spec *t);
+/* Fills *t (t->cmd owned, NULL unless a command); 0 or -EBADMSG (nothing to free). */
+int proto_get_task(struct rbuf *r, struct task_spec *t);
+
+struct proto_task_end {
+    uint64_t key;
+    uint8_t status;         /* enum task_status: DONE, FAILED or CANCELLED */
+    uint32_t node;          /* where it ran (or was held, when cancelled) */
+    int32_t exit_code;
+    int32_t term_signal;
+    int64_t t_ready, t_start, t_end;
+    char *detail;           /* owned; failure output or reason, may be NULL */
+};
+void proto_put_task_end(struct wbuf *b, const struct proto_task_end *e);
+int proto_get_task_end(struct rbuf *r, struct proto_task_end *e);
+
+struct proto_job_count {
+    uint32_t job;
+    uint32_t done, failed, cancelled;
+};
+
+struct proto_stats {
+    uint32_t node, slots, busy;
+    double speed;
+    uint32_t waitq, lready, sready;
+    uint64_t completeq;     /* tasks that ended here (CompleteQ length) */
+    uint64_t tasks_run, tasks_failed;
+    uint64_t steals_attempted, steals_succeeded, tasks_stolen, tasks_given;
+    uint64_t kvs_records;
+    uint64_t rss_bytes;
+    uint32_t njobs;
+    struct proto_job_count *jobs; /* owned */
+};
+void proto_put_stats(struct wbuf *b, const struct proto_stats *s);
+int proto_get_stats(struct rbuf *r, struct proto_stats *s);
+
+#endif

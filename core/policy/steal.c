@@ -1,0 +1,369 @@
+/*
+ * steal — the adaptive work-stealing policy of MATRIX (paper 000 §III.A, paper 002
+ * §2.2.1) as pure functions: the ready-only starvation test, ceil(sqrt(N)) random
+ * victims (or one, for the classic baseline), rob the most loaded, take half, and an
+ * exponential back-off poll interval that parks the thief at its bound and widens the
+ * victim set after runs of failures.
+ *
+ * Owns nothing: every call works on the caller's structs and random state.  Called by
+ * core/runtime's stealer on a node's loop thread, by the simulator for every simulated
+ * node, and by tests/unit/test_steal.c.  No I/O, no clock, no globals, no allocation:
+ * the loop thread may call steal_pick_victims on every idle turn, so it must be cheap
+ * and must not fail.
+ */
+#include "core/policy/steal.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <stddef.h>
+#include <string.h>
+
+/*
+ * The seen-set for rejection sampling lives on the stack (16 KiB) so that picking
+ * victims never allocates.  At load 1/2 it holds 2048 victims, which covers
+ * ceil(sqrt(N)) for N up to four million; larger draws use selection sampling.
+ */
+#define SEEN_SLOTS 4096
+#define SEEN_EMPTY UINT32_MAX
+
+static const char *const mode_names[] = {
+    [STEAL_ADAPTIVE] = "adaptive",
+    [STEAL_RANDOM1] = "random1",
+    [STEAL_NONE] = "none",
+};
+
+void steal_params_default(struct steal_params *p)
+{
+    if (!p)
+        return;
+    p->mode = STEAL_ADAPTIVE;
+    p->amount = STEAL_AMOUNT_HALF;
+    p->neighbours = 0;
+    p->poll_initial_ms = 1.0;
+    p->poll_max_ms = 50000.0;
+    p->widen_after = 3;
+    p->widen_by = 2;
+}
+
+int steal_mode_parse(const char *name)
+{
+    if (!name)
+        return -1;
+    for (size_t i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++) {
+        if (strcmp(name, mode_names[i]) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* Never NULL, so that callers can print a corrupted mode in a log line as it is. */
+const char *steal_mode_name(enum steal_mode mode)
+{
+    if ((unsigned)mode < sizeof mode_names / sizeof mode_names[0])
+        return mode_names[mode];
+    return "unknown";
+}
+
+/* Exact integer ceil(sqrt(n)): the victim count must not depend on libm rounding. */
+static uint32_t ceil_sqrt(uint32_t n)
+{
+    uint64_t lo = 0, hi = 65536; /* 65536^2 > UINT32_MAX, so the answer is below */
+
+    while (lo < hi) {
+        uint64_t mid = (lo + hi) / 2;
+        if (mid * mid >= n)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return (uint32_t)lo;
+}
+
+/*
+ * How many victims a thief asks before any widening.  A mode outside the enum (a
+ * corrupted or newer config) steals nothing rather than guessing at a policy.
+ */
+static uint32_t base_neighbours(const struct steal_params *p, uint32_t nodes)
+{
+    uint32_t others = nodes ? nodes - 1 : 0;
+    uint32_t k;
+
+    switch (p->mode) {
+    case STEAL_ADAPTIVE:
+        k = p->neighbours ? p->neighbours : ceil_sqrt(nodes);
+        break;
+    case STEAL_RANDOM1:
+        k = 1;
+        break;
+    case STEAL_NONE:
+    default:
+        return 0;
+    }
+    return k < others ? k : others;
+}
+
+/*
+ * A start that is not positive (or NaN) would never grow by doubling, so the thief
+ * would poll in a tight loop and never park; use the paper's 1 ms instead.
+ */
+static double initial_ms(const struct steal_params *p)
+{
+    return p->poll_initial_ms > 0 ? p->poll_initial_ms : 1.0;
+}
+
+/* A bound below the start means "park after the first failure". */
+static double max_ms(const struct steal_params *p)
+{
+    double start = initial_ms(p);
+    return p->poll_max_ms >= start ? p->poll_max_ms : start;
+}
+
+void steal_state_init(struct steal_state *s, const struct steal_params *p, uint32_t nodes)
+{
+    if (!s || !p)
+        return;
+    memset(s, 0, sizeof *s);
+    s->interval_ms = initial_ms(p);
+    s->base_neighbours = base_neighbours(p, nodes);
+    s->neighbours = s->base_neighbours;
+    s->parked = false;
+}
+
+bool steal_starving(const struct steal_params *p, const struct steal_self *self)
+{
+    if (!p || !self)
+        return false;
+    if (p->mode != STEAL_ADAPTIVE && p->mode != STEAL_RANDOM1)
+        return false;
+    return self->lready == 0 && self->sready == 0 && self->free_slots > 0;
+}
+
+uint64_t steal_rng_next(uint64_t *state)
+{
+    assert(state);
+    uint64_t x = *state;
+    /* Zero is xorshift's fixed point: every draw would be 0 and rejection sampling
+     * would never finish, so a zero state is reseeded rather than trusted. */
+    if (x == 0)
+        x = UINT64_C(0x9E3779B97F4A7C15);
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+/*
+ * Uniform in [0, bound), bound >= 1.  Plain modulo would favour small values by up
+ * to 2^-32; rejecting the lowest 2^64 mod bound draws removes the bias, and a
+ * rejection happens with probability below 2^-32.
+ */
+static uint32_t uniform_below(uint64_t *rng, uint32_t bound)
+{
+    uint64_t threshold = (UINT64_C(0) - bound) % bound;
+
+    for (;;) {
+        uint64_t r = steal_rng_next(rng);
+        if (r >= threshold)
+            return (uint32_t)(r % bound);
+    }
+}
+
+/*
+ * Draws k distinct values of [0, m) by rejection, in the order drawn (a uniform random
+ * k-permutation).  The caller keeps k <= m / 4, so a draw is rejected with probability
+ * at most 1/4 and the expected cost is under 4k/3 draws.  The budget only guards
+ * against a pathological generator: when it runs out the caller falls back to
+ * selection sampling, so the function always terminates.
+ */
+static bool pick_by_rejection(uint64_t *rng, uint32_t m, uint32_t k, uint32_t *out)
+{
+    uint32_t seen[SEEN_SLOTS];
+    uint32_t slots = 16;
+    unsigned bits = 4;
+    uint64_t budget = (uint64_t)k * 64 + 64;
+    uint32_t got = 0;
+
+    assert(k <= SEEN_SLOTS / 2);
+    while (slots < 2 * k) {
+        slots *= 2;
+        bits++;
+    }
+    memset(seen, 0xff, slots * sizeof seen[0]);
+    while (got < k) {
+        if (budget-- == 0)
+            return false;
+        uint32_t c = uniform_below(rng, m);
+        /* Fibonacci hashing: consecutive node ids spread over the table. */
+        uint32_t h = (c * UINT32_C(0x9E3779B1)) >> (32 - bits);
+        while (seen[h] != SEEN_EMPTY && seen[h] != c)
+            h = (h + 1) & (slots - 1);
+        if (seen[h] == c)
+            continue;
+        seen[h] = c;
+        out[got++] = c;
+    }
+    return true;
+}
+
+/*
+ * Draws k distinct values of [0, m), 1 <= k <= m, by selection sampling (Knuth's
+ * Algorithm S) and then shuffles them.  It costs O(m) draws and no memory, so it is
+ * used when k is a large fraction of m, where O(m) is O(k) anyway.
+ */
+static void pick_by_selection(uint64_t *rng, uint32_t m, uint32_t k, uint32_t *out)
+{
+    uint32_t got = 0;
+
+    for (uint32_t c = 0; c < m && got < k; c++) {
+        if (uniform_below(rng, m - c) < k - got)
+            out[got++] = c;
+    }
+    assert(got == k);
+    /* Algorithm S yields ascending ids; the victims must come in random order because
+     * steal_choose_victim breaks ties in favour of the first asked. */
+    for (uint32_t i = k - 1; i > 0; i--) {
+        uint32_t j = uniform_below(rng, i + 1);
+        uint32_t t = out[i];
+        out[i] = out[j];
+        out[j] = t;
+    }
+}
+
+/*
+ * An adaptive thief whose neighbour count is 0 (its state was set up while it was
+ * alone) still asks one victim once peers exist, so that a grown cluster is not left
+ * without stealing until a success that can never come.  When `self` is not below
+ * `nodes`, every node is a candidate.
+ */
+uint32_t steal_pick_victims(const struct steal_params *p, const struct steal_state *s,
+                            uint32_t self, uint32_t nodes, uint64_t *rng, uint32_t *out,
+                            uint32_t max)
+{
+    uint32_t k;
+
+    if (!p || !s || !rng || !out || max == 0)
+        return 0;
+    switch (p->mode) {
+    case STEAL_ADAPTIVE:
+        k = s->neighbours ? s->neighbours : 1;
+        break;
+    case STEAL_RANDOM1:
+        k = 1;
+        break;
+    case STEAL_NONE:
+    default:
+        return 0;
+    }
+
+    /* Sample over the m candidates numbered without self, then shift ids at or above
+     * self up by one: self can never be drawn, so nothing is rejected for it. */
+    bool skip_self = self < nodes;
+    uint32_t m = skip_self ? nodes - 1 : nodes;
+    if (k > m)
+        k = m;
+    if (k > max)
+        k = max;
+    if (k == 0)
+        return 0;
+
+    if (k <= SEEN_SLOTS / 2 && (uint64_t)k * 4 <= m) {
+        if (!pick_by_rejection(rng, m, k, out))
+            pick_by_selection(rng, m, k, out);
+    } else {
+        pick_by_selection(rng, m, k, out);
+    }
+
+    if (skip_self) {
+        for (uint32_t i = 0; i < k; i++) {
+            if (out[i] >= self)
+                out[i]++;
+        }
+    }
+    return k;
+}
+
+int steal_choose_victim(const uint32_t *loads, uint32_t n)
+{
+    int best = -1;
+    uint32_t best_load = 0;
+
+    if (!loads)
+        return -1;
+    if (n > (uint32_t)INT_MAX)
+        n = (uint32_t)INT_MAX;
+    /* Strictly greater: ties stay with the lowest index and all-zero loads leave -1. */
+    for (uint32_t i = 0; i < n; i++) {
+        if (loads[i] > best_load) {
+            best_load = loads[i];
+            best = (int)i;
+        }
+    }
+    return best;
+}
+
+uint32_t steal_amount(const struct steal_params *p, uint32_t available)
+{
+    (void)p; /* STEAL_AMOUNT_HALF is the only kind so far; others will switch on it */
+    /* ceil(n / 2) without the overflow of (n + 1) / 2 at UINT32_MAX. */
+    return available / 2 + available % 2;
+}
+
+void steal_on_result(const struct steal_params *p, struct steal_state *s, bool success,
+                     uint32_t nodes)
+{
+    uint32_t others = nodes ? nodes - 1 : 0;
+
+    if (!p || !s)
+        return;
+    if (success) {
+        /* Recomputed rather than copied from the stored base: the membership may have
+         * changed since steal_state_init. */
+        s->base_neighbours = base_neighbours(p, nodes);
+        s->neighbours = s->base_neighbours;
+        s->failures = 0;
+        s->interval_ms = initial_ms(p);
+        s->parked = false;
+        return;
+    }
+
+    if (s->failures < UINT32_MAX)
+        s->failures++;
+    /* The first failure waits the initial interval, so the waits run 1, 2, 4, ... ms
+     * as in the paper; reaching the bound parks the thief instead of polling at it
+     * forever, which is what cuts the useless steals at the end of a run. */
+    if (s->failures == 1)
+        s->interval_ms = initial_ms(p);
+    else
+        s->interval_ms *= 2;
+    if (!(s->interval_ms < max_ms(p))) {
+        s->interval_ms = max_ms(p);
+        s->parked = true;
+    }
+
+    /* Only the adaptive mode widens: random1 is the fixed one-victim baseline. */
+    if (p->mode == STEAL_ADAPTIVE && p->widen_after > 0 &&
+        s->failures % p->widen_after == 0) {
+        uint64_t wider = (uint64_t)s->neighbours + p->widen_by;
+        s->neighbours = wider < others ? (uint32_t)wider : others;
+    }
+    if (s->neighbours > others)
+        s->neighbours = others;
+}
+
+/*
+ * Widened neighbours go back to the base count.  Widening answered a run of failures
+ * in a cluster that has since changed (a peer now has ready tasks), so the thief
+ * restarts exactly as after a success; if the small set fails again, it widens again
+ * after widen_after failures.  The call resets a thief that is not parked too: news of
+ * fresh work is a reason to try soon whatever the back-off had reached.
+ */
+void steal_on_wake(const struct steal_params *p, struct steal_state *s)
+{
+    if (!p || !s)
+        return;
+    s->parked = false;
+    s->failures = 0;
+    s->interval_ms = initial_ms(p);
+    s->neighbours = s->base_neighbours;
+}

@@ -1,0 +1,632 @@
+/*
+ * node — the node daemon's loop: connections, messages, the task queues, executors and
+ * completions (DESIGN.md "Life of a task", steps 2–6).
+ *
+ * Everything here runs on the one loop thread.  Handlers only change state and mark
+ * the node dirty; the check step (once per loop pass, after I/O) starts tasks on free
+ * slots, lets the thief look for work and wakes parked peers.  That keeps a chain of
+ * synchronous completions (noop tasks whose metadata is local) iterative, not
+ * recursive, and lets each pass's messages leave in one batch per peer.
+ */
+#include "core/runtime/node_impl.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/base/clock.h"
+#include "core/base/log.h"
+#include "core/base/xalloc.h"
+#include "core/net/proto.h"
+#include "core/policy/placement.h"
+
+/* Tasks started per check pass before the loop gets a turn at I/O: bounds latency of
+ * messages while a node chews through a long queue of noop tasks. */
+#define DISPATCH_BATCH 4096
+
+struct early {
+    uint8_t event;
+    uint64_t bytes;
+    int64_t t_ready;
+};
+
+void ntask_free(struct ntask *t)
+{
+    if (!t)
+        return;
+    free(t->spec.cmd);
+    free(t);
+}
+
+static void idle_cb(uv_idle_t *h)
+{
+    (void)h; /* only there so that the loop polls without blocking */
+}
+
+void node_mark_dirty(struct node *n)
+{
+    if (!n->stopping && !uv_is_active((uv_handle_t *)&n->idle))
+        uv_idle_start(&n->idle, idle_cb);
+}
+
+/* ---- peers ---------------------------------------------------------------------- */
+
+static struct conn *peer_conn(struct node *n, uint32_t id)
+{
+    struct peer *p = &n->peers[id];
+    if (p->out)
+        return p->out;
+    if (p->in)
+        return p->in;
+    if (n->stopping)
+        return NULL;
+    const struct cluster_node *cn = &n->cfg.cluster->nodes[id];
+    char *cause = NULL;
+    p->out = conn_connect(n->hub, cn->host, cn->port, NULL, &cause);
+    if (!p->out) {
+        log_error("cannot connect to node %u at %s:%d: %s", id, cn->host, cn->port,
+                  cause ? cause : "?");
+        free(cause);
+    }
+    return p->out;
+}
+
+struct wbuf *node_msg_begin(struct node *n, uint32_t peer, uint16_t type, size_t *at)
+{
+    struct conn *c = peer < n->nodes && peer != n->self ? peer_conn(n, peer) : NULL;
+    if (!c) {
+        log_warn("message %s to unreachable node %u discarded", proto_type_name(type), peer);
+        wbuf_reset(&n->discard);
+        *at = 0;
+        return &n->discard;
+    }
+    return conn_msg_begin(c, type, at);
+}
+
+void node_msg_end(struct node *n, uint32_t peer, size_t at)
+{
+    struct conn *c = peer < n->nodes && peer != n->self
+                         ? (n->peers[peer].out ? n->peers[peer].out : n->peers[peer].in)
+                         : NULL;
+    if (c)
+        conn_msg_end(c, at);
+}
+
+/* ---- jobs and reports ------------------------------------------------------------- */
+
+static struct job *job_get(struct node *n, uint32_t id, struct conn *client)
+{
+    struct job *j = u64map_get(&n->jobs, id);
+    if (!j) {
+        j = xcalloc(1, sizeof *j);
+        j->id = id;
+        u64map_put(&n->jobs, id, j);
+    }
+    if (client)
+        j->client = client;
+    return j;
+}
+
+static void report_end(struct node *n, const struct proto_task_end *e)
+{
+    struct job *j = job_get(n, task_key_job(e->key), NULL);
+    switch (e->status) {
+    case TASK_DONE: j->done++; break;
+    case TASK_FAILED: j->failed++; break;
+    default: j->cancelled++; break;
+    }
+    if (!j->client)
+        return;
+    size_t at;
+    struct wbuf *b = conn_msg_begin(j->client, MSG_TASK_END, &at);
+    proto_put_task_end(b, e);
+    conn_msg_end(j->client, at);
+}
+
+/* ---- queues ------------------------------------------------------------------------ */
+
+void node_make_ready(struct node *n, struct ntask *t)
+{
+    struct placement_input in = {
+        .stealable = (t->spec.flags & TASK_FLAG_STEALABLE) != 0,
+        .all_data_size = t->spec.input_bytes,
+    };
+    struct placement_decision d = placement_decide(&in);
+    if (d.queue == PLACE_LREADY)
+        readyq_push(&n->lready, t, t->spec.input_bytes);
+    else
+        readyq_push(&n->sready, t, t->spec.input_bytes);
+    node_mark_dirty(n);
+}
+
+static void cancel_task(struct node *n, struct ntask *t)
+{
+    struct proto_task_end e = {
+        .key = t->spec.key, .status = TASK_CANCELLED, .node = n->self, .exit_code = -1,
+        .t_ready = 0, .t_start = 0, .t_end = clock_wall_ns(), .detail = "an ancestor failed",
+    };
+    n->completeq++;
+    report_end(n, &e);
+    ntask_free(t);
+}
+
+/* The metadata store says a task this node holds is ready, or cancelled. */
+static void on_notify(void *ctx, uint64_t key, uint8_t event, uint64_t bytes, int64_t t_ready)
+{
+    struct node *n = ctx;
+    struct ntask *t = u64map_del(&n->waitq, key);
+    if (!t) {
+        /* The notice beat the task's SUBMIT here (its parent ran elsewhere first). */
+        struct early *e = u64map_get(&n->early, key);
+        if (!e) {
+            e = xmalloc(sizeof *e);
+            u64map_put(&n->early, key, e);
+        }
+        e->event = event;
+        e->bytes = bytes;
+        e->t_ready = t_ready;
+        return;
+    }
+    if (event == KVS_EVENT_CANCEL) {
+        cancel_task(n, t);
+        return;
+    }
+    t->spec.input_bytes = bytes;
+    t->t_ready = t_ready;
+    node_make_ready(n, t);
+}
+
+/* ---- completion ---------------------------------------------------------------------- */
+
+/* The record now says DONE or FAILED: tell each child's shard (DESIGN step 5). */
+static void on_status_set(void *arg, int status, const struct tmd *rec)
+{
+    struct node *n = arg;
+    if (status != 1 || !rec) {
+        log_warn("task %llx: metadata status was %s at completion (cas %d)",
+                 (unsigned long long)(rec ? rec->key : 0),
+                 rec ? task_status_name(rec->status) : "missing", status);
+        return;
+    }
+    uint8_t field = rec->status == TASK_DONE ? KVS_FIELD_PARENT : KVS_FIELD_PARENT_FAILED;
+    for (uint32_t i = 0; i < rec->num_children; i++)
+        kvs_append(n->kvs, rec->children[i], field, n->self, rec->data_size);
+}
+
+static void finish(struct node *n, struct ntask *t, const struct exec_result *r)
+{
+    n->busy--;
+    n->tasks_run++;
+    n->completeq++;
+    if (r->status != TASK_DONE)
+        n->tasks_failed++;
+    struct proto_task_end e = {
+        .key = t->spec.key, .status = r->status, .node = n->self, .exit_code = r->exit_code,
+        .term_signal = r->term_signal, .t_ready = t->t_ready, .t_start = r->t_start,
+        .t_end = r->t_end, .detail = r->error ? r->error : r->output_tail,
+    };
+    report_end(n, &e);
+    struct tmd_run run = {.node = n->self, .t_start = r->t_start, .t_end = r->t_end,
+                          .data_size = t->spec.output_bytes};
+    uint64_t key = t->spec.key;
+    ntask_free(t);
+    kvs_cas(n->kvs, key, KVS_FIELD_STATUS, TASK_READY, r->status, &run, on_status_set, n);
+    node_mark_dirty(n);
+}
+
+static void on_exec_done(struct exec_result *r, void *data)
+{
+    finish(data, r->arg, r);
+}
+
+static void dispatch(struct node *n)
+{
+    for (int started = 0; started < DISPATCH_BATCH && n->busy < n->cfg.slots; started++) {
+        struct ntask *t = readyq_pop(&n->lready);
+        if (!t)
+            t = readyq_pop(&n->sready);
+        if (!t)
+            return;
+        n->busy++;
+        struct exec_result now;
+        memset(&now, 0, sizeof now);
+        int rc = exec_start(n->exec, &t->spec, t, &now);
+        if (rc == EXEC_DONE_NOW) {
+            finish(n, t, &now);
+        } else if (rc < 0) {
+            now.status = TASK_FAILED;
+            now.exit_code = -1;
+            now.t_start = now.t_end = clock_wall_ns();
+            now.error = xasprintf("cannot start task: %s", strerror(-rc));
+            finish(n, t, &now);
+            free(now.error);
+        }
+    }
+}
+
+static void node_stop(struct node *n);
+
+static void check_cb(uv_check_t *h)
+{
+    struct node *n = h->data;
+    if (n->stop_requested) {
+        node_stop(n);
+        return;
+    }
+    dispatch(n);
+    thief_poll(n);
+    thief_wake_idle_peers(n);
+    bool more = n->busy < n->cfg.slots && (readyq_len(&n->lready) || readyq_len(&n->sready));
+    if (!more)
+        uv_idle_stop(&n->idle);
+}
+
+/* ---- messages ------------------------------------------------------------------------- */
+
+static uint64_t rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static void send_stats(struct node *n, struct conn *c, uint32_t req)
+{
+    struct proto_stats s = {
+        .node = n->self, .slots = n->cfg.slots, .busy = n->busy, .speed = n->cfg.speed,
+        .waitq = (uint32_t)u64map_len(&n->waitq), .lready = (uint32_t)readyq_len(&n->lready),
+        .sready = (uint32_t)readyq_len(&n->sready), .completeq = n->completeq,
+        .tasks_run = n->tasks_run, .tasks_failed = n->tasks_failed,
+        .steals_attempted = n->steals_attempted, .steals_succeeded = n->steals_succeeded,
+        .tasks_stolen = n->tasks_stolen, .tasks_given = n->tasks_given,
+        .kvs_records = kvs_local_records(n->kvs), .rss_bytes = rss_bytes(),
+    };
+    s.njobs = (uint32_t)u64map_len(&n->jobs);
+    s.jobs = xcalloc(s.njobs ? s.njobs : 1, sizeof *s.jobs);
+    uint32_t i = 0;
+    uint64_t k;
+    void *v;
+    for (size_t pos = 0; (pos = u64map_next(&n->jobs, pos, &k, &v)) != 0;) {
+        struct job *j = v;
+        s.jobs[i++] = (struct proto_job_count){j->id, j->done, j->failed, j->cancelled};
+    }
+    size_t at;
+    struct wbuf *b = conn_msg_begin(c, MSG_STATS_REPLY, &at);
+    wbuf_put_u32(b, req);
+    proto_put_stats(b, &s);
+    conn_msg_end(c, at);
+    free(s.jobs);
+}
+
+static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char **reason)
+{
+    uint32_t count = rbuf_u32(r);
+    if (!rbuf_ok(r) || count > PROTO_MAX_BATCH) {
+        *reason = "malformed submit";
+        return -EBADMSG;
+    }
+    int64_t now = clock_wall_ns();
+    for (uint32_t i = 0; i < count; i++) {
+        struct ntask *t = xcalloc(1, sizeof *t);
+        if (proto_get_task(r, &t->spec) < 0) {
+            free(t);
+            *reason = "malformed task in submit";
+            return -EBADMSG;
+        }
+        job_get(n, task_key_job(t->spec.key), c);
+        if (u64map_get(&n->waitq, t->spec.key)) {
+            log_warn("duplicate submit of task %llx from %s ignored",
+                     (unsigned long long)t->spec.key, conn_peer_name(c));
+            ntask_free(t);
+            continue;
+        }
+        struct early *e = u64map_del(&n->early, t->spec.key);
+        if (e) {
+            uint8_t event = e->event;
+            t->spec.input_bytes = e->bytes;
+            t->t_ready = e->t_ready;
+            free(e);
+            if (event == KVS_EVENT_CANCEL)
+                cancel_task(n, t);
+            else
+                node_make_ready(n, t);
+        } else if (t->spec.num_parents == 0) {
+            t->t_ready = now;
+            node_make_ready(n, t);
+        } else {
+            u64map_put(&n->waitq, t->spec.key, t);
+        }
+    }
+    return 0;
+}
+
+static int on_client_message(struct node *n, struct conn *c, uint16_t type, struct rbuf *r,
+                             const char **reason)
+{
+    switch (type) {
+    case MSG_JOB_BEGIN: {
+        uint32_t id = rbuf_u32(r);
+        uint32_t tasks = rbuf_u32(r);
+        if (!rbuf_ok(r))
+            break;
+        struct job *j = job_get(n, id, c);
+        j->tasks = tasks;
+        thief_wake(n);
+        return 0;
+    }
+    case MSG_SUBMIT:
+        return on_submit(n, c, r, reason);
+    case MSG_SYNC: {
+        uint64_t token = rbuf_u64(r);
+        if (!rbuf_ok(r))
+            break;
+        size_t at;
+        struct wbuf *b = conn_msg_begin(c, MSG_SYNC_REPLY, &at);
+        wbuf_put_u64(b, token);
+        conn_msg_end(c, at);
+        return 0;
+    }
+    case MSG_STATS_QUERY: {
+        uint32_t req = rbuf_u32(r);
+        if (!rbuf_ok(r))
+            break;
+        send_stats(n, c, req);
+        return 0;
+    }
+    case MSG_SHUTDOWN:
+        log_info("shutdown requested by %s", conn_peer_name(c));
+        n->stop_requested = true;
+        node_mark_dirty(n);
+        return 0;
+    case MSG_KVS_INSERT:
+    case MSG_KVS_REMOVE:
+    case MSG_KVS_APPEND:
+        return kvs_handle(n->kvs, KVS_NO_SHARD, type, r, reason);
+    default:
+        *reason = "message type not allowed from a client";
+        return -EBADMSG;
+    }
+    *reason = "malformed client message";
+    return -EBADMSG;
+}
+
+static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct rbuf *r,
+                           const char **reason)
+{
+    int rc;
+    if (type >= 0x0100 && type < 0x0200)
+        return kvs_handle(n->kvs, from, type, r, reason);
+    switch (type) {
+    case MSG_LOAD_QUERY: rc = thief_on_load_query(n, from, r); break;
+    case MSG_LOAD_REPLY: rc = thief_on_load_reply(n, from, r); break;
+    case MSG_STEAL_REQUEST: rc = thief_on_steal_request(n, from, r); break;
+    case MSG_STEAL_GRANT: rc = thief_on_steal_grant(n, from, r); break;
+    case MSG_IDLE:
+        n->peers[from].idle = true;
+        return 0;
+    case MSG_WAKE:
+        thief_wake(n);
+        return 0;
+    default:
+        *reason = "message type not allowed from a node";
+        return -EBADMSG;
+    }
+    if (rc < 0)
+        *reason = "malformed scheduler message";
+    return rc;
+}
+
+static int on_message(struct conn *c, uint16_t type, struct rbuf *r, const char **reason)
+{
+    struct node *n = conn_hub_data(conn_hub_of(c));
+    if (n->stopping)
+        return 0;
+    if (conn_peer_role(c) == CONN_ROLE_CLIENT)
+        return on_client_message(n, c, type, r, reason);
+    return on_node_message(n, conn_peer_id(c), type, r, reason);
+}
+
+static void on_ready(struct conn *c)
+{
+    struct node *n = conn_hub_data(conn_hub_of(c));
+    if (conn_peer_role(c) != CONN_ROLE_NODE)
+        return;
+    uint32_t id = conn_peer_id(c);
+    if (id >= n->nodes || id == n->self) {
+        conn_drop(c, "peer claims a node id outside the membership");
+        return;
+    }
+    struct peer *p = &n->peers[id];
+    if (c != p->out && !p->in)
+        p->in = c;
+}
+
+static void on_close(struct conn *c, const char *reason)
+{
+    struct node *n = conn_hub_data(conn_hub_of(c));
+    for (uint32_t i = 0; i < n->nodes; i++) {
+        if (n->peers[i].out == c) {
+            n->peers[i].out = NULL;
+            if (!n->stopping)
+                log_info("connection to node %u closed: %s", i, reason ? reason : "");
+        }
+        if (n->peers[i].in == c)
+            n->peers[i].in = NULL;
+    }
+    uint64_t k;
+    void *v;
+    for (size_t pos = 0; (pos = u64map_next(&n->jobs, pos, &k, &v)) != 0;) {
+        struct job *j = v;
+        if (j->client == c)
+            j->client = NULL;
+    }
+}
+
+/* ---- life cycle ------------------------------------------------------------------------ */
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    struct node *n = h->data;
+    log_info("signal %d: stopping", signum);
+    n->stop_requested = true;
+    node_mark_dirty(n);
+}
+
+static void node_stop(struct node *n)
+{
+    if (n->stopping)
+        return;
+    n->stopping = true;
+    /* Flush what is queued (final reports) before the hub closes the connections. */
+    for (uint32_t i = 0; i < n->nodes; i++) {
+        if (n->peers[i].out)
+            conn_flush(n->peers[i].out);
+    }
+    uint64_t k;
+    void *v;
+    for (size_t pos = 0; (pos = u64map_next(&n->jobs, pos, &k, &v)) != 0;) {
+        struct job *j = v;
+        if (j->client)
+            conn_flush(j->client);
+    }
+    exec_destroy(n->exec);
+    n->exec = NULL;
+    conn_hub_destroy(n->hub);
+    n->hub = NULL;
+    thief_close(n);
+    uv_idle_stop(&n->idle);
+    uv_close((uv_handle_t *)&n->idle, NULL);
+    uv_close((uv_handle_t *)&n->check, NULL);
+    uv_close((uv_handle_t *)&n->sigterm, NULL);
+    uv_close((uv_handle_t *)&n->sigint, NULL);
+}
+
+static void free_map(struct u64map *m, void (*fn)(void *))
+{
+    uint64_t k;
+    void *v;
+    for (size_t pos = 0; (pos = u64map_next(m, pos, &k, &v)) != 0;)
+        fn(v);
+    u64map_fini(m);
+}
+
+static void free_ntask(void *p)
+{
+    ntask_free(p);
+}
+
+static void node_free(struct node *n)
+{
+    void *t;
+    while ((t = readyq_pop(&n->lready)) != NULL)
+        ntask_free(t);
+    while ((t = readyq_pop(&n->sready)) != NULL)
+        ntask_free(t);
+    readyq_fini(&n->lready);
+    readyq_fini(&n->sready);
+    free_map(&n->waitq, free_ntask);
+    free_map(&n->early, free);
+    free_map(&n->jobs, free);
+    kvs_destroy(n->kvs);
+    wbuf_fini(&n->discard);
+    free(n->peers);
+}
+
+static struct wbuf *kvs_begin(void *ctx, uint32_t node, uint16_t type, size_t *at)
+{
+    return node_msg_begin(ctx, node, type, at);
+}
+
+static void kvs_end(void *ctx, uint32_t node, size_t at)
+{
+    node_msg_end(ctx, node, at);
+}
+
+static int make_dirs(const char *path)
+{
+    char *p = xstrdup(path);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+            free(p);
+            return -errno;
+        }
+        *s = '/';
+    }
+    int rc = mkdir(p, 0755) < 0 && errno != EEXIST ? -errno : 0;
+    free(p);
+    return rc;
+}
+
+int node_run(const struct node_config *cfg, char **cause)
+{
+    struct node *n = xcalloc(1, sizeof *n);
+    n->cfg = *cfg;
+    n->self = cfg->id;
+    n->nodes = cfg->cluster->count;
+    int rc = make_dirs(cfg->workdir);
+    if (rc < 0) {
+        *cause = xasprintf("cannot create work directory '%s': %s", cfg->workdir, strerror(-rc));
+        free(n);
+        return rc;
+    }
+    uv_loop_init(&n->loop);
+    n->peers = xcalloc(n->nodes, sizeof *n->peers);
+    u64map_init(&n->waitq);
+    u64map_init(&n->early);
+    u64map_init(&n->jobs);
+    readyq_init(&n->lready);
+    readyq_init(&n->sready);
+    wbuf_init(&n->discard);
+    struct kvs_transport t = {.ctx = n, .msg_begin = kvs_begin, .msg_end = kvs_end,
+                              .notify = on_notify};
+    n->kvs = kvs_create(n->self, n->nodes, &t);
+
+    static const struct conn_callbacks callbacks = {
+        .on_ready = on_ready, .on_message = on_message, .on_close = on_close};
+    n->hub = conn_hub_create(&n->loop, &cfg->key, CONN_ROLE_NODE, n->self, &callbacks, n);
+    const struct cluster_node *me = &cfg->cluster->nodes[n->self];
+    rc = cfg->listen_fd >= 0 ? conn_hub_listen_fd(n->hub, cfg->listen_fd, cause)
+                             : conn_hub_listen(n->hub, me->host, me->port, cause);
+    if (rc == 0) {
+        n->exec = exec_create(&n->loop, cfg->workdir, cfg->speed, on_exec_done, n, cause);
+        if (!n->exec)
+            rc = -EINVAL;
+    }
+    uv_check_init(&n->loop, &n->check);
+    n->check.data = n;
+    uv_check_start(&n->check, check_cb);
+    uv_idle_init(&n->loop, &n->idle);
+    n->idle.data = n;
+    uv_signal_init(&n->loop, &n->sigterm);
+    n->sigterm.data = n;
+    uv_signal_init(&n->loop, &n->sigint);
+    n->sigint.data = n;
+    thief_init(n);
+    if (rc == 0) {
+        uv_signal_start(&n->sigterm, on_signal, SIGTERM);
+        uv_signal_start(&n->sigint, on_signal, SIGINT);
+        log_info("node %u listening on %s:%d with %u slots at speed %.3g", n->self, me->host,
+                 conn_hub_port(n->hub), cfg->slots, cfg->speed);
+    } else {
+        n->stop_requested = true;
+        node_mark_dirty(n);
+    }
+    uv_run(&n->loop, UV_RUN_DEFAULT);
+    if (uv_loop_close(&n->loop) != 0)
+        log_warn("loop closed with handles still open");
+    node_free(n);
+    free(n);
+    return rc;
+}

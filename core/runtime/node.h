@@ -1,0 +1,36 @@
+/*
+ * node — the node daemon: one libuv loop thread that owns the scheduler state (WaitQ,
+ * LReadyQ, SReadyQ, CompleteQ count, the metadata shard through core/kvs, the peer
+ * table), executor slots (core/runtime/exec) and the thief's stealing state.
+ *
+ * Called by `jackdaw node` (tools/cmd_node.c), which parses flags into a node_config and
+ * calls node_run; it returns when the node is told to shut down (MSG_SHUTDOWN, SIGTERM
+ * or SIGINT).
+ */
+#ifndef JACKDAW_NODE_H
+#define JACKDAW_NODE_H
+
+#include <stdint.h>
+
+#include "core/model/cluster.h"
+#include "core/net/auth.h"
+#include "core/policy/steal.h"
+
+struct node_config {
+    uint32_t id;
+    const struct cluster *cluster; /* borrowed: membership; nodes[id] is this node */
+    struct auth_key key;
+    uint32_t slots;
+    double speed;
+    const char *workdir;    /* this node's directory for task work dirs */
+    int listen_fd;          /* inherited listening socket, or -1 to bind host:port */
+    struct steal_params steal;
+    uint64_t seed;          /* victim selection; 0 picks one from the id and time */
+    uint32_t steal_timeout_ms; /* an attempt whose replies are missing fails after this */
+};
+
+/* Runs the daemon until shutdown.  0 on a clean stop, or a negative errno with *cause
+ * (cannot listen, cannot create the work directory). */
+int node_run(const struct node_config *cfg, char **cause);
+
+#endif

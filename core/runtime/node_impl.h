@@ -1,0 +1,110 @@
+/*
+ * node_impl — the node daemon's state, shared by the files that make up the daemon
+ * (node.c: messages, queues, executors; thief.c: the stealing state machine).  Private
+ * to core/runtime; nothing outside includes it.
+ */
+#ifndef JACKDAW_NODE_IMPL_H
+#define JACKDAW_NODE_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "core/base/u64map.h"
+#include "core/kvs/kvs.h"
+#include "core/model/task.h"
+#include "core/net/conn.h"
+#include "core/policy/steal.h"
+#include "core/runtime/exec.h"
+#include "core/runtime/node.h"
+#include "core/runtime/readyq.h"
+
+#define THIEF_MAX_VICTIMS 1024
+
+/* A task this node holds: waiting, ready or running. */
+struct ntask {
+    struct task_spec spec;
+    int64_t t_ready;
+};
+
+struct peer {
+    struct conn *out;       /* connection we opened; NULL when none */
+    struct conn *in;        /* authenticated connection the peer opened; NULL when none */
+    bool idle;              /* the peer told us its stealing is parked */
+};
+
+struct job {
+    uint32_t id;
+    struct conn *client;    /* borrowed; NULL once the client left */
+    uint32_t tasks;
+    uint32_t done, failed, cancelled;
+};
+
+enum thief_state {
+    THIEF_IDLE,             /* not stealing; may start an attempt when starving */
+    THIEF_QUERY,            /* load queries out */
+    THIEF_REQUEST,          /* steal request out */
+    THIEF_WAIT,             /* backing off until the timer */
+    THIEF_PARKED,           /* at the bound: waits for a wake-up */
+};
+
+struct thief {
+    struct steal_state st;
+    enum thief_state state;
+    uint64_t rng;
+    uint32_t attempt;       /* id of the current attempt, echoed in replies */
+    uint32_t nvictims, nreplies;
+    uint32_t victims[THIEF_MAX_VICTIMS];
+    uint32_t loads[THIEF_MAX_VICTIMS];
+    bool replied[THIEF_MAX_VICTIMS];
+    uv_timer_t timer;       /* back-off wait, or the attempt's timeout */
+};
+
+struct node {
+    struct node_config cfg;
+    uint32_t self, nodes;
+    uv_loop_t loop;
+    struct conn_hub *hub;   /* owned */
+    struct kvs *kvs;        /* owned */
+    struct exec *exec;      /* owned */
+    struct peer *peers;     /* owned, `nodes` entries */
+    struct u64map waitq;    /* key -> struct ntask * (owned) */
+    struct u64map early;    /* key -> struct early * (owned): notices that beat their task */
+    struct readyq lready, sready; /* items: struct ntask * (owned) */
+    struct u64map jobs;     /* job id -> struct job * (owned) */
+    uint32_t busy;
+    struct wbuf discard;    /* sink for messages to a peer that cannot be reached */
+
+    uint64_t completeq, tasks_run, tasks_failed;
+    uint64_t steals_attempted, steals_succeeded, tasks_stolen, tasks_given;
+
+    struct thief thief;
+    uv_check_t check;       /* the once-per-pass step: dispatch, steal, wake */
+    uv_idle_t idle;         /* running while the check step has work: no blocking poll */
+    uv_signal_t sigterm, sigint;
+    bool stop_requested, stopping;
+};
+
+/* node.c */
+void node_mark_dirty(struct node *n);
+struct wbuf *node_msg_begin(struct node *n, uint32_t peer, uint16_t type, size_t *at);
+void node_msg_end(struct node *n, uint32_t peer, size_t at);
+void node_make_ready(struct node *n, struct ntask *t);
+void ntask_free(struct ntask *t);
+
+/* thief.c */
+void thief_init(struct node *n);
+void thief_close(struct node *n);
+/* From the check step: starts an attempt if the node is starving. */
+void thief_poll(struct node *n);
+/* The cluster has (new) unfinished work: unpark and start over. */
+void thief_wake(struct node *n);
+int thief_on_load_query(struct node *n, uint32_t from, struct rbuf *r);
+int thief_on_load_reply(struct node *n, uint32_t from, struct rbuf *r);
+int thief_on_steal_request(struct node *n, uint32_t from, struct rbuf *r);
+int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r);
+/* Tells parked peers that this node has stealable work. */
+void thief_wake_idle_peers(struct node *n);
+
+#endif

@@ -1,0 +1,335 @@
+/*
+ * test_readyq — unit tests for core/runtime/readyq.c: ordering, stealing from the
+ * tail, removal, and a long random run checked against a plain-array model.  Run by
+ * `make unit`.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/runtime/readyq.h"
+
+#define RANDOM_OPS 100000
+
+/* Items are addresses in this array, so an item's index is its identity. */
+static char tokens[RANDOM_OPS + 64];
+
+static void *token(size_t i)
+{
+    return &tokens[i];
+}
+
+static size_t token_index(const void *item)
+{
+    return (size_t)((const char *)item - tokens);
+}
+
+/* Same order as the queue promises: higher priority first, then older first. */
+static bool entry_before(const struct readyq_entry *a, const struct readyq_entry *b)
+{
+    if (a->priority != b->priority)
+        return a->priority > b->priority;
+    return a->seq < b->seq;
+}
+
+static void assert_heap_valid(const struct readyq *q)
+{
+    assert_true(q->len <= q->cap);
+    for (size_t i = 1; i < q->len; i++)
+        assert_false(entry_before(&q->heap[i], &q->heap[(i - 1) / 2]));
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+
+static uint64_t rnd(void)
+{
+    uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545f4914f6cdd1du;
+}
+
+static void test_empty(void **state)
+{
+    (void)state;
+    struct readyq q;
+    void *out[4];
+    readyq_init(&q);
+    assert_int_equal(readyq_len(&q), 0);
+    assert_null(readyq_pop(&q));
+    assert_null(readyq_peek(&q));
+    assert_int_equal(readyq_take_tail(&q, 4, out), 0);
+    assert_int_equal(readyq_remove(&q, token(0)), 0);
+    readyq_fini(&q);
+    readyq_fini(&q); /* twice is harmless */
+    readyq_fini(NULL);
+}
+
+static void test_priority_order(void **state)
+{
+    (void)state;
+    static const uint64_t prio[] = {5, 1, 9, 3, 7, 0, 8, 2, 6, 4};
+    struct readyq q;
+    readyq_init(&q);
+    for (size_t i = 0; i < 10; i++)
+        readyq_push(&q, token(prio[i]), prio[i]);
+    assert_int_equal(readyq_len(&q), 10);
+    assert_ptr_equal(readyq_peek(&q), token(9));
+    for (size_t want = 10; want-- > 0;) {
+        assert_ptr_equal(readyq_peek(&q), token(want));
+        assert_ptr_equal(readyq_pop(&q), token(want));
+        assert_heap_valid(&q);
+    }
+    assert_null(readyq_pop(&q));
+    readyq_fini(&q);
+}
+
+static void test_fifo_among_equals(void **state)
+{
+    (void)state;
+    struct readyq q;
+    readyq_init(&q);
+    /* Interleave two priorities; each must come out in push order. */
+    for (size_t i = 0; i < 200; i++)
+        readyq_push(&q, token(i), i % 2 ? 100 : 50);
+    for (size_t i = 1; i < 200; i += 2)
+        assert_ptr_equal(readyq_pop(&q), token(i));
+    for (size_t i = 0; i < 200; i += 2)
+        assert_ptr_equal(readyq_pop(&q), token(i));
+    assert_int_equal(readyq_len(&q), 0);
+
+    /* All equal: a plain FIFO, also after the heap has been emptied and refilled. */
+    for (size_t i = 0; i < 1000; i++)
+        readyq_push(&q, token(i), 7);
+    for (size_t i = 0; i < 1000; i++)
+        assert_ptr_equal(readyq_pop(&q), token(i));
+    readyq_fini(&q);
+}
+
+static void test_take_tail(void **state)
+{
+    (void)state;
+    struct readyq q;
+    void *out[64];
+    bool taken[64] = {false};
+    readyq_init(&q);
+    for (size_t i = 0; i < 64; i++)
+        readyq_push(&q, token(i), (i * 37) % 11);
+
+    /* The taken items are the heap's last slots, in last-first order. */
+    void *expect[10];
+    for (size_t i = 0; i < 10; i++)
+        expect[i] = q.heap[q.len - 1 - i].item;
+    assert_int_equal(readyq_take_tail(&q, 10, out), 10);
+    assert_int_equal(readyq_len(&q), 54);
+    for (size_t i = 0; i < 10; i++) {
+        assert_ptr_equal(out[i], expect[i]);
+        assert_false(taken[token_index(out[i])]);
+        taken[token_index(out[i])] = true;
+    }
+    assert_heap_valid(&q);
+
+    /* What is left pops in sorted order and is exactly what was not taken. */
+    uint64_t last_prio = UINT64_MAX;
+    size_t last_index = 0;
+    size_t popped = 0;
+    void *item;
+    while ((item = readyq_pop(&q)) != NULL) {
+        size_t i = token_index(item);
+        uint64_t prio = (i * 37) % 11;
+        assert_false(taken[i]);
+        taken[i] = true;
+        assert_true(prio <= last_prio);
+        if (prio == last_prio)
+            assert_true(i > last_index);
+        last_prio = prio;
+        last_index = i;
+        popped++;
+    }
+    assert_int_equal(popped, 54);
+    for (size_t i = 0; i < 64; i++)
+        assert_true(taken[i]);
+
+    /* Asking for more than there is takes everything. */
+    for (size_t i = 0; i < 5; i++)
+        readyq_push(&q, token(i), i);
+    assert_int_equal(readyq_take_tail(&q, 100, out), 5);
+    assert_int_equal(readyq_len(&q), 0);
+    assert_int_equal(readyq_take_tail(&q, 0, out), 0);
+    readyq_fini(&q);
+}
+
+static void test_remove(void **state)
+{
+    (void)state;
+    struct readyq q;
+    readyq_init(&q);
+    for (size_t i = 0; i < 32; i++)
+        readyq_push(&q, token(i), i % 8);
+
+    assert_int_equal(readyq_remove(&q, token(31)), 1); /* a top-priority item */
+    assert_heap_valid(&q);
+    assert_int_equal(readyq_remove(&q, q.heap[q.len - 1].item), 1); /* the last slot */
+    assert_heap_valid(&q);
+    assert_int_equal(readyq_remove(&q, token(12)), 1); /* somewhere in the middle */
+    assert_heap_valid(&q);
+    assert_int_equal(readyq_remove(&q, token(12)), 0); /* already gone */
+    assert_int_equal(readyq_remove(&q, token(40)), 0); /* never there */
+    assert_int_equal(readyq_len(&q), 29);
+
+    size_t count = 0;
+    uint64_t last = UINT64_MAX;
+    void *item;
+    while ((item = readyq_pop(&q)) != NULL) {
+        size_t i = token_index(item);
+        assert_int_not_equal(i, 31);
+        assert_int_not_equal(i, 12);
+        assert_true(i % 8 <= last);
+        last = i % 8;
+        count++;
+    }
+    assert_int_equal(count, 29);
+    readyq_fini(&q);
+}
+
+/* A remove that moves the last entry up: the hole sits under a smaller parent. */
+static void test_remove_sifts_up(void **state)
+{
+    (void)state;
+    struct readyq q;
+    readyq_init(&q);
+    /* Heap shape: 100 / (50, 90) / (10, 20, 80, 85): removing 20 puts 85 under 50. */
+    static const uint64_t prio[] = {100, 50, 90, 10, 20, 80, 85};
+    for (size_t i = 0; i < 7; i++)
+        readyq_push(&q, token(i), prio[i]);
+    assert_int_equal(readyq_remove(&q, token(4)), 1);
+    assert_heap_valid(&q);
+    static const size_t order[] = {0, 2, 6, 5, 1, 3};
+    for (size_t i = 0; i < 6; i++)
+        assert_ptr_equal(readyq_pop(&q), token(order[i]));
+    readyq_fini(&q);
+}
+
+/* The reference: an unsorted array searched linearly. */
+struct model_entry {
+    uint64_t priority;
+    uint64_t seq;
+    size_t id;
+};
+
+static size_t model_best(const struct model_entry *m, size_t n)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (m[i].priority > m[best].priority ||
+            (m[i].priority == m[best].priority && m[i].seq < m[best].seq))
+            best = i;
+    }
+    return best;
+}
+
+static ptrdiff_t model_find(const struct model_entry *m, size_t n, size_t id)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (m[i].id == id)
+            return (ptrdiff_t)i;
+    }
+    return -1;
+}
+
+static void test_random_against_model(void **state)
+{
+    (void)state;
+    struct readyq q;
+    struct model_entry *model = calloc(RANDOM_OPS, sizeof *model);
+    void *out[8];
+    size_t n = 0, pushed = 0;
+    uint64_t seq = 0;
+
+    assert_non_null(model);
+    readyq_init(&q);
+    for (size_t op = 0; op < RANDOM_OPS; op++) {
+        /* Alternate growing and draining phases so the heap gets deep, then empty. */
+        bool growing = (op / 5000) % 2 == 0;
+        unsigned r = (unsigned)(rnd() % 100);
+        unsigned push_share = growing ? 60 : 25;
+
+        if (r < push_share) {
+            /* Few distinct priorities so that ties (FIFO) are common, plus rare big
+             * ones so that the full 64-bit range is compared. */
+            uint64_t prio = rnd() % 16 == 0 ? rnd() : rnd() % 8;
+            readyq_push(&q, token(pushed), prio);
+            model[n++] = (struct model_entry){prio, seq++, pushed};
+            pushed++;
+        } else if (r < push_share + 20) {
+            void *item = readyq_pop(&q);
+            if (n == 0) {
+                assert_null(item);
+            } else {
+                size_t b = model_best(model, n);
+                assert_ptr_equal(item, token(model[b].id));
+                model[b] = model[--n];
+            }
+        } else if (r < push_share + 27) {
+            size_t want = (size_t)(rnd() % 8);
+            size_t got = readyq_take_tail(&q, want, out);
+            assert_int_equal(got, want < n ? want : n);
+            for (size_t i = 0; i < got; i++) {
+                ptrdiff_t at = model_find(model, n, token_index(out[i]));
+                assert_true(at >= 0); /* present, and not handed out twice */
+                model[at] = model[--n];
+            }
+        } else if (r < push_share + 37) {
+            /* Mostly present items, sometimes ones already gone. */
+            size_t id;
+            if (n > 0 && rnd() % 3 != 0)
+                id = model[rnd() % n].id;
+            else
+                id = pushed ? (size_t)(rnd() % pushed) : 0;
+            ptrdiff_t at = model_find(model, n, id);
+            assert_int_equal(readyq_remove(&q, token(id)), at >= 0 ? 1 : 0);
+            if (at >= 0)
+                model[at] = model[--n];
+        } else {
+            void *top = readyq_peek(&q);
+            if (n == 0)
+                assert_null(top);
+            else
+                assert_ptr_equal(top, token(model[model_best(model, n)].id));
+        }
+        assert_int_equal(readyq_len(&q), n);
+        if (op % 97 == 0)
+            assert_heap_valid(&q);
+    }
+    assert_heap_valid(&q);
+    while (n > 0) {
+        size_t b = model_best(model, n);
+        assert_ptr_equal(readyq_pop(&q), token(model[b].id));
+        model[b] = model[--n];
+    }
+    assert_null(readyq_pop(&q));
+    readyq_fini(&q);
+    free(model);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_priority_order),
+        cmocka_unit_test(test_fifo_among_equals),
+        cmocka_unit_test(test_take_tail),
+        cmocka_unit_test(test_remove),
+        cmocka_unit_test(test_remove_sifts_up),
+        cmocka_unit_test(test_random_against_model),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

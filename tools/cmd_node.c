@@ -1,0 +1,114 @@
+/*
+ * jackdaw node — the node daemon's command line.  Normally started by `jackdaw launch`
+ * (or by the site's launcher, one per host, with a hand-written cluster file); parses
+ * flags into a node_config and runs core/runtime/node until told to stop.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base/log.h"
+#include "core/base/xalloc.h"
+#include "core/model/cluster.h"
+#include "core/runtime/node.h"
+#include "tools/cmd.h"
+
+static int node_main(int argc, char **argv)
+{
+    const char *cluster_path = NULL, *workdir = NULL, *steal = "adaptive", *level = "info";
+    unsigned long id = 0, slots = 0, neighbours = 0, seed = 0;
+    long listen_fd = -1;
+    double speed = 0, poll_initial = -1, poll_max = -1;
+    bool have_id = false;
+    struct opt opts[] = {
+        {"cluster", OPT_STRING, &cluster_path, "FILE  cluster file (membership, key)"},
+        {"id", OPT_UINT, &id, "I  this node's id in the cluster file"},
+        {"slots", OPT_UINT, &slots, "N  executor slots (default: from the cluster file)"},
+        {"speed", OPT_DOUBLE, &speed, "F  speed factor in (0,1] (default: from the cluster file)"},
+        {"listen-fd", OPT_INT, &listen_fd, "FD  inherited listening socket"},
+        {"workdir", OPT_STRING, &workdir, "DIR  task work directories (default: WORKDIR/node-I)"},
+        {"steal", OPT_STRING, &steal, "MODE  adaptive | random1 | none"},
+        {"neighbours", OPT_UINT, &neighbours, "K  victims asked per attempt (default ceil(sqrt N))"},
+        {"poll-initial-ms", OPT_DOUBLE, &poll_initial, "MS  first back-off wait (default 1)"},
+        {"poll-max-ms", OPT_DOUBLE, &poll_max, "MS  back-off bound (default 50000)"},
+        {"seed", OPT_UINT, &seed, "S  victim-selection seed"},
+        {"log-level", OPT_STRING, &level, "L  debug | info | warn | error"},
+        {NULL, 0, NULL, NULL},
+    };
+    const char *pos[1];
+    int npos;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--id") == 0 || strncmp(argv[i], "--id=", 5) == 0)
+            have_id = true;
+    int rc = cmd_parse(&cmd_node, argc, argv, opts, pos, 0, &npos);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (!cluster_path || !have_id) {
+        fprintf(stderr, "jackdaw node: --cluster and --id are required\n");
+        return EXIT_USAGE;
+    }
+    int lvl = log_level_parse(level);
+    int mode = steal_mode_parse(steal);
+    if (lvl < 0 || mode < 0) {
+        fprintf(stderr, "jackdaw node: unknown %s '%s'\n", lvl < 0 ? "log level" : "steal mode",
+                lvl < 0 ? level : steal);
+        return EXIT_USAGE;
+    }
+    log_set_level((enum log_level)lvl);
+    char tag[32];
+    snprintf(tag, sizeof tag, "node%lu", id);
+    log_set_tag(tag);
+
+    struct cluster cl;
+    char *cause = NULL;
+    if (cluster_load(&cl, cluster_path, &cause) < 0) {
+        fprintf(stderr, "jackdaw node: %s\n", cause);
+        free(cause);
+        return EXIT_BAD_INPUT;
+    }
+    if (id >= cl.count) {
+        fprintf(stderr, "jackdaw node: --id %lu but the cluster file '%s' has %u nodes\n", id,
+                cluster_path, cl.count);
+        cluster_fini(&cl);
+        return EXIT_USAGE;
+    }
+    struct node_config cfg = {
+        .id = (uint32_t)id, .cluster = &cl, .listen_fd = (int)listen_fd, .seed = seed,
+        .slots = slots ? (uint32_t)slots : cl.nodes[id].slots,
+        .speed = speed > 0 ? speed : cl.nodes[id].speed, .steal_timeout_ms = 1000,
+    };
+    if (cfg.speed <= 0 || cfg.speed > 1) {
+        fprintf(stderr, "jackdaw node: --speed %g is not in (0, 1]\n", cfg.speed);
+        cluster_fini(&cl);
+        return EXIT_USAGE;
+    }
+    steal_params_default(&cfg.steal);
+    cfg.steal.mode = (enum steal_mode)mode;
+    cfg.steal.neighbours = (uint32_t)neighbours;
+    if (poll_initial > 0)
+        cfg.steal.poll_initial_ms = poll_initial;
+    if (poll_max > 0)
+        cfg.steal.poll_max_ms = poll_max;
+    char *wd = workdir ? xstrdup(workdir) : xasprintf("%s/node-%lu", cl.workdir, id);
+    cfg.workdir = wd;
+    rc = auth_key_load(cl.key_path, &cfg.key, &cause);
+    if (rc == 0)
+        rc = node_run(&cfg, &cause);
+    int code = 0;
+    if (rc < 0) {
+        fprintf(stderr, "jackdaw node %lu: %s\n", id, cause ? cause : "failed");
+        code = EXIT_CLUSTER;
+    }
+    free(cause);
+    free(wd);
+    cluster_fini(&cl);
+    return code;
+}
+
+const struct cmd cmd_node = {
+    .name = "node",
+    .usage = "--cluster FILE --id I [options]",
+    .summary = "run one node daemon (normally started by launch or run)",
+    .main = node_main,
+};

@@ -1,0 +1,133 @@
+/*
+ * jackdaw run — launch a private local cluster, submit a workload, follow it with a
+ * progress line, print the summary and stop the cluster: the one command most users
+ * need.  The workload is checked before anything starts.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base/xalloc.h"
+#include "tools/cmd.h"
+#include "tools/job.h"
+#include "core/policy/steal.h"
+#include "tools/launcher.h"
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static int run_main(int argc, char **argv)
+{
+    unsigned long nodes = 0, slots = 0, neighbours = 0;
+    double poll_max = 0, timeout = 0;
+    const char *speeds = NULL, *mode = "hashed", *steal = "adaptive", *records = NULL,
+               *level = "warn", *keep_dir = NULL;
+    bool json = false, quiet = false;
+    struct opt opts[] = {
+        {"nodes", OPT_UINT, &nodes, "N  number of node daemons (required)"},
+        {"slots", OPT_UINT, &slots, "S  executor slots per node (default: cores)"},
+        {"speeds", OPT_STRING, &speeds, "LIST  speed factors in (0,1], cycled: 1,0.5"},
+        {"mode", OPT_STRING, &mode, "M  hashed | one | roundrobin (default hashed)"},
+        {"steal", OPT_STRING, &steal, "MODE  adaptive | random1 | none (default adaptive)"},
+        {"neighbours", OPT_UINT, &neighbours, "K  victims per steal attempt (default ceil(sqrt N))"},
+        {"poll-max-ms", OPT_DOUBLE, &poll_max, "MS  back-off bound (default 50000)"},
+        {"records", OPT_STRING, &records, "FILE  one JSON line per task end"},
+        {"json", OPT_FLAG, &json, "  summary as one JSON object on stdout"},
+        {"quiet", OPT_FLAG, &quiet, "  no progress line"},
+        {"timeout", OPT_DOUBLE, &timeout, "S  give up after S seconds"},
+        {"keep", OPT_STRING, &keep_dir, "DIR  keep the cluster's files (logs, task dirs) in DIR"},
+        {"log-level", OPT_STRING, &level, "L  daemons' log level (default warn)"},
+        {NULL, 0, NULL, NULL},
+    };
+    const char *pos[1];
+    int npos;
+    int rc = cmd_parse(&cmd_run, argc, argv, opts, pos, 1, &npos);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (npos != 1 || nodes == 0 || nodes > 4096) {
+        fprintf(stderr, "jackdaw run: a workload and --nodes N (1..4096) are required\n"
+                        "usage: jackdaw run %s\n", cmd_run.usage);
+        return EXIT_USAGE;
+    }
+    int m = submit_mode_parse(mode);
+    if (m < 0) {
+        fprintf(stderr, "jackdaw run: unknown --mode '%s' (hashed, one, roundrobin)\n", mode);
+        return EXIT_USAGE;
+    }
+    if (steal_mode_parse(steal) < 0) {
+        fprintf(stderr, "jackdaw run: unknown --steal '%s' (adaptive, random1, none)\n", steal);
+        return EXIT_USAGE;
+    }
+    char *cause = NULL;
+    double *check = xmalloc(nodes * sizeof *check);
+    rc = launcher_parse_speeds(speeds, check, (uint32_t)nodes, &cause);
+    free(check);
+    if (rc < 0) {
+        fprintf(stderr, "jackdaw run: %s\n", cause);
+        free(cause);
+        return EXIT_USAGE;
+    }
+    struct workload wl;
+    if (workload_load(&wl, pos[0], &cause) < 0) {
+        fprintf(stderr, "jackdaw run: %s\n", cause);
+        free(cause);
+        return EXIT_BAD_INPUT;
+    }
+    char *dir;
+    if (keep_dir) {
+        dir = xstrdup(keep_dir);
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        dir = xasprintf("%s/jackdaw-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir)) {
+            fprintf(stderr, "jackdaw run: cannot create a directory '%s': %s\n", dir,
+                    strerror(errno));
+            free(dir);
+            workload_fini(&wl);
+            return EXIT_INTERNAL;
+        }
+    }
+    char *cluster_path = xasprintf("%s/cluster.json", dir);
+    struct launch_options lo = {
+        .nodes = (uint32_t)nodes, .slots = (uint32_t)slots, .speeds = speeds,
+        .cluster_path = cluster_path, .steal = steal, .neighbours = (uint32_t)neighbours,
+        .poll_max_ms = poll_max, .log_level = level,
+    };
+    struct cluster cl;
+    rc = launcher_start(&lo, &cl, &cause);
+    int code;
+    if (rc < 0) {
+        fprintf(stderr, "jackdaw run: %s\n", cause ? cause : "cannot start the cluster");
+        code = EXIT_CLUSTER;
+    } else {
+        struct job_options o = {
+            .cluster = &cl, .workload_path = pos[0], .wl = &wl, .mode = (enum submit_mode)m,
+            .wait = true, .json = json, .quiet = quiet, .records = records, .timeout_s = timeout,
+        };
+        code = job_submit("run", &o);
+        char *ignore = NULL;
+        launcher_stop(&cl, cluster_path, 5000, &ignore);
+        free(ignore);
+        cluster_fini(&cl);
+    }
+    if (!keep_dir)
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(cause);
+    free(cluster_path);
+    free(dir);
+    workload_fini(&wl);
+    return code;
+}
+
+const struct cmd cmd_run = {
+    .name = "run",
+    .usage = "WORKLOAD --nodes N [--slots S] [--speeds LIST] [--mode M] [--steal MODE] [--json]",
+    .summary = "launch a local cluster, run a workload, print the summary, stop",
+    .main = run_main,
+};

@@ -1,0 +1,285 @@
+/*
+ * follow — see follow.h.
+ */
+#include "tools/follow.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base/clock.h"
+#include "core/base/xalloc.h"
+
+void follow_init(struct follow *f, const struct workload *wl, uint32_t job, uint32_t nodes,
+                 const double *speeds, int64_t t_submit, FILE *records)
+{
+    memset(f, 0, sizeof *f);
+    f->wl = wl;
+    f->job = job;
+    f->nodes = nodes;
+    f->t_submit = t_submit;
+    f->records = records;
+    f->status = xcalloc(wl->count, 1);
+    f->runs = xcalloc(wl->count, sizeof *f->runs);
+    f->node = xcalloc(wl->count, sizeof *f->node);
+    f->work = xcalloc(wl->count, sizeof *f->work);
+    f->node_tasks = xcalloc(nodes, sizeof *f->node_tasks);
+    f->node_speed = xcalloc(nodes, sizeof *f->node_speed);
+    for (uint32_t i = 0; i < nodes; i++)
+        f->node_speed[i] = speeds ? speeds[i] : 1.0;
+}
+
+void follow_fini(struct follow *f)
+{
+    free(f->status);
+    free(f->runs);
+    free(f->node);
+    free(f->work);
+    free(f->node_tasks);
+    free(f->node_speed);
+    for (uint32_t i = 0; i < f->nfailures; i++)
+        free(f->failures[i].detail);
+}
+
+static void write_record(struct follow *f, const struct proto_task_end *e, uint32_t index)
+{
+    json_t *o = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:i}", "id", f->wl->tasks[index].id,
+                          "index", (json_int_t)index, "status", task_status_name(e->status),
+                          "node", (json_int_t)e->node, "ready_ns", (json_int_t)e->t_ready,
+                          "start_ns", (json_int_t)e->t_start, "end_ns", (json_int_t)e->t_end,
+                          "exit", e->exit_code);
+    if (e->term_signal)
+        json_object_set_new(o, "signal", json_integer(e->term_signal));
+    char *line = json_dumps(o, JSON_COMPACT);
+    fprintf(f->records, "%s\n", line);
+    free(line);
+    json_decref(o);
+}
+
+void follow_on_task_end(void *arg, const struct proto_task_end *e)
+{
+    struct follow *f = arg;
+    uint32_t index = task_key_index(e->key);
+    if (task_key_job(e->key) != f->job || index >= f->wl->count) {
+        f->foreign++;
+        return;
+    }
+    if (f->records)
+        write_record(f, e, index);
+    if (f->runs[index]++) {
+        f->duplicates++;
+        return;
+    }
+    f->status[index] = (uint8_t)(e->status + 1);
+    f->node[index] = e->node;
+    f->ended++;
+    if (e->t_end > f->t_last_end)
+        f->t_last_end = e->t_end;
+    const struct workload_task *wt = &f->wl->tasks[index];
+    if (e->status != TASK_CANCELLED && e->node < f->nodes) {
+        f->node_tasks[e->node]++;
+        if (wt->kind == TASK_SLEEP)
+            f->work[index] = wt->duration_s;
+        else if (wt->kind == TASK_COMMAND)
+            f->work[index] = (double)(e->t_end - e->t_start) / 1e9 * f->node_speed[e->node];
+    }
+    switch (e->status) {
+    case TASK_DONE: f->done++; break;
+    case TASK_FAILED:
+        f->failed++;
+        if (f->nfailures < 10) {
+            struct follow_failure *x = &f->failures[f->nfailures++];
+            x->index = index;
+            x->node = e->node;
+            x->exit_code = e->exit_code;
+            x->term_signal = e->term_signal;
+            x->detail = e->detail ? xstrdup(e->detail) : NULL;
+        }
+        break;
+    default: f->cancelled++; break;
+    }
+    if (f->ended == f->wl->count)
+        f->finished = true;
+}
+
+static void print_progress(struct follow *f, bool final)
+{
+    int64_t now = clock_wall_ns();
+    double elapsed = (double)(now - f->t_submit) / 1e9;
+    double pct = f->wl->count ? 100.0 * f->ended / f->wl->count : 100.0;
+    double rate = elapsed > 0 ? f->ended / elapsed : 0;
+    char bar[31];
+    int fill = (int)(pct * 30 / 100);
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[30] = '\0';
+    if (f->tty)
+        fprintf(stderr, "\r[%s] %5.1f%%  %u/%u done  %u failed  %u cancelled  %.0f tasks/s  %.1fs%s",
+                bar, pct, f->ended, f->wl->count, f->failed, f->cancelled, rate, elapsed,
+                final ? "\n" : "");
+    else
+        fprintf(stderr, "progress: %u/%u ended (%.1f%%), %u failed, %u cancelled, %.1fs\n",
+                f->ended, f->wl->count, pct, f->failed, f->cancelled, elapsed);
+    f->last_print = now;
+    f->last_ended = f->ended;
+}
+
+static void tick(uv_timer_t *t)
+{
+    struct follow *f = t->data;
+    /* Off a terminal, a line every 5 s is enough to show life without flooding logs. */
+    if (!f->tty && clock_wall_ns() - f->last_print < 5000000000LL)
+        return;
+    print_progress(f, false);
+}
+
+void follow_progress_start(struct follow *f, uv_loop_t *loop)
+{
+    f->tty = isatty(2);
+    f->last_print = clock_wall_ns();
+    uv_timer_init(loop, &f->timer);
+    f->timer.data = f;
+    uv_timer_start(&f->timer, tick, 200, 200);
+    f->progress_on = true;
+}
+
+void follow_progress_stop(struct follow *f)
+{
+    if (!f->progress_on)
+        return;
+    f->progress_on = false;
+    uv_timer_stop(&f->timer);
+    uv_close((uv_handle_t *)&f->timer, NULL);
+    if (f->tty)
+        print_progress(f, true);
+}
+
+void follow_summary(const struct follow *f, const struct proto_stats *stats, uint32_t nodes,
+                    const char *mode, struct summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->tasks = f->wl->count;
+    s->done = f->done;
+    s->failed = f->failed;
+    s->cancelled = f->cancelled;
+    s->nodes = nodes;
+    s->mode = mode;
+    s->per_node = xcalloc(nodes, sizeof *s->per_node);
+    double capacity = 0;
+    for (uint32_t i = 0; i < nodes; i++) {
+        struct summary_node *n = &s->per_node[i];
+        n->id = i;
+        n->slots = stats ? stats[i].slots : 0;
+        n->speed = stats ? stats[i].speed : f->node_speed[i];
+        n->tasks_run = f->node_tasks[i];
+        if (stats) {
+            n->steals_attempted = stats[i].steals_attempted;
+            n->steals_succeeded = stats[i].steals_succeeded;
+            n->tasks_stolen = stats[i].tasks_stolen;
+        }
+        s->total_slots += n->slots;
+        capacity += n->slots * n->speed;
+    }
+    double work = 0;
+    for (uint32_t i = 0; i < f->wl->count; i++)
+        work += f->work[i];
+    int64_t end = f->t_last_end > f->t_submit ? f->t_last_end : f->t_submit;
+    s->makespan_s = (double)(end - f->t_submit) / 1e9;
+    s->throughput_tps = s->makespan_s > 0 ? s->tasks / s->makespan_s : 0;
+    s->ideal_s = capacity > 0 ? work / capacity : 0;
+    s->efficiency = s->makespan_s > 0 ? s->ideal_s / s->makespan_s : 0;
+    s->avg_time_per_task_per_cpu_s =
+        s->tasks ? s->makespan_s * s->total_slots / s->tasks : 0;
+}
+
+void summary_fini(struct summary *s)
+{
+    free(s->per_node);
+    s->per_node = NULL;
+}
+
+void summary_print_text(const struct summary *s, const struct follow *f, FILE *out)
+{
+    fprintf(out, "jackdaw: %u tasks on %u nodes, %u slots (%s submission)\n", s->tasks, s->nodes,
+            s->total_slots, s->mode);
+    fprintf(out, "  done %u   failed %u   cancelled %u\n", s->done, s->failed, s->cancelled);
+    fprintf(out, "  makespan         %.3f s\n", s->makespan_s);
+    fprintf(out, "  throughput       %.1f tasks/s\n", s->throughput_tps);
+    if (s->ideal_s > 0)
+        fprintf(out, "  efficiency       %.1f %%  (ideal %.3f s)\n", 100 * s->efficiency,
+                s->ideal_s);
+    else
+        fprintf(out, "  efficiency       n/a (no timed work: noop tasks)\n");
+    fprintf(out, "  time/task/CPU    %.3f ms\n", 1000 * s->avg_time_per_task_per_cpu_s);
+    fprintf(out, "  %-5s %5s %6s %9s %16s %12s\n", "node", "slots", "speed", "tasks", "steals ok/tried",
+            "tasks stolen");
+    for (uint32_t i = 0; i < s->nodes; i++) {
+        const struct summary_node *n = &s->per_node[i];
+        char steals[32];
+        snprintf(steals, sizeof steals, "%" PRIu64 "/%" PRIu64, n->steals_succeeded,
+                 n->steals_attempted);
+        fprintf(out, "  %-5u %5u %6.2f %9" PRIu64 " %16s %12" PRIu64 "\n", n->id, n->slots,
+                n->speed, n->tasks_run, steals, n->tasks_stolen);
+    }
+    if (f && f->failed) {
+        fprintf(out, "failed tasks (%u; first %u shown):\n", f->failed, f->nfailures);
+        for (uint32_t i = 0; i < f->nfailures; i++) {
+            const struct follow_failure *x = &f->failures[i];
+            fprintf(out, "  %s on node %u: ", f->wl->tasks[x->index].id, x->node);
+            if (x->term_signal)
+                fprintf(out, "killed by signal %d\n", x->term_signal);
+            else
+                fprintf(out, "exit status %d\n", x->exit_code);
+            if (x->detail && *x->detail) {
+                fprintf(out, "    | ");
+                for (const char *p = x->detail; *p; p++) {
+                    fputc(*p, out);
+                    if (*p == '\n' && p[1])
+                        fprintf(out, "    | ");
+                }
+                if (x->detail[strlen(x->detail) - 1] != '\n')
+                    fputc('\n', out);
+            }
+        }
+    }
+    if (f && f->cancelled) {
+        fprintf(out, "cancelled because an ancestor failed (%u):", f->cancelled);
+        uint32_t shown = 0;
+        for (uint32_t i = 0; i < f->wl->count && shown < 10; i++) {
+            if (f->status[i] == TASK_CANCELLED + 1) {
+                fprintf(out, " %s", f->wl->tasks[i].id);
+                shown++;
+            }
+        }
+        fprintf(out, "%s\n", f->cancelled > shown ? " …" : "");
+    }
+    if (f && f->duplicates)
+        fprintf(out, "warning: %u duplicate task reports\n", f->duplicates);
+}
+
+void summary_print_json(const struct summary *s, FILE *out)
+{
+    json_t *nodes = json_array();
+    for (uint32_t i = 0; i < s->nodes; i++) {
+        const struct summary_node *n = &s->per_node[i];
+        json_array_append_new(
+            nodes, json_pack("{s:i, s:i, s:f, s:I, s:I, s:I, s:I}", "id", (int)n->id, "slots",
+                             (int)n->slots, "speed", n->speed, "tasks_run", (json_int_t)n->tasks_run,
+                             "steals_attempted", (json_int_t)n->steals_attempted,
+                             "steals_succeeded", (json_int_t)n->steals_succeeded, "tasks_stolen",
+                             (json_int_t)n->tasks_stolen));
+    }
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:s, s:i, s:o}", "tasks",
+                          (json_int_t)s->tasks, "tasks_done", (json_int_t)s->done, "tasks_failed",
+                          (json_int_t)s->failed, "tasks_cancelled", (json_int_t)s->cancelled,
+                          "makespan_s", s->makespan_s, "throughput_tps", s->throughput_tps,
+                          "efficiency", s->efficiency, "ideal_s", s->ideal_s,
+                          "avg_time_per_task_per_cpu_s", s->avg_time_per_task_per_cpu_s, "mode",
+                          s->mode, "total_slots", (int)s->total_slots, "nodes", nodes);
+    char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+    fprintf(out, "%s\n", text);
+    free(text);
+    json_decref(o);
+}

@@ -1,0 +1,89 @@
+/*
+ * follow — following a submitted job to its end: one record per task end (kept in
+ * memory and optionally written as JSON Lines), a live progress line, and the summary
+ * with the papers' figures.  Used by `jackdaw run` and `jackdaw submit --wait`.
+ *
+ * Records file (--records FILE), one line per report:
+ *   {"id": "t3", "index": 3, "status": "done", "node": 2, "ready_ns": …, "start_ns": …,
+ *    "end_ns": …, "exit": 0}
+ * A task reported twice appears twice: the records are evidence, not a tally.
+ *
+ * Summary definitions (papers 000/002): makespan = last end - first submit;
+ * throughput = tasks / makespan; efficiency = ideal / makespan where ideal = total work
+ * / total capacity, work being duration_s for sleep tasks and measured run time times
+ * the node's speed for commands, capacity = sum of slots x speed; average time per task
+ * per CPU = makespan x total slots / tasks.
+ */
+#ifndef JACKDAW_FOLLOW_H
+#define JACKDAW_FOLLOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <uv.h>
+
+#include "core/model/workload.h"
+#include "core/net/proto.h"
+
+struct follow_failure {
+    uint32_t index;
+    uint32_t node;
+    int exit_code, term_signal;
+    char *detail;           /* owned */
+};
+
+struct follow {
+    const struct workload *wl; /* borrowed */
+    uint32_t job;
+    uint32_t nodes;
+    int64_t t_submit, t_last_end;
+    uint8_t *status;        /* owned, per task: 0 pending, else enum task_status + 1 */
+    uint32_t *runs;         /* owned, per task: reports received */
+    uint32_t *node;         /* owned, per task */
+    double *work;           /* owned, per task: speed-normalised busy seconds */
+    uint64_t *node_tasks;   /* owned, per node: tasks run (done or failed) */
+    double *node_speed;     /* owned, per node */
+    uint32_t ended, done, failed, cancelled, duplicates, foreign;
+    struct follow_failure failures[10];
+    uint32_t nfailures;
+    FILE *records;          /* borrowed, may be NULL */
+    bool finished;          /* every task ended */
+    /* progress */
+    uv_timer_t timer;
+    bool progress_on, tty;
+    int64_t last_print;
+    uint32_t last_ended;
+};
+
+void follow_init(struct follow *f, const struct workload *wl, uint32_t job, uint32_t nodes,
+                 const double *speeds, int64_t t_submit, FILE *records);
+void follow_fini(struct follow *f);
+/* The client callback for task-end reports (arg = struct follow *). */
+void follow_on_task_end(void *arg, const struct proto_task_end *e);
+/* Starts a progress line on stderr (rewritten in place on a terminal, plain lines
+ * every few seconds otherwise). */
+void follow_progress_start(struct follow *f, uv_loop_t *loop);
+void follow_progress_stop(struct follow *f);
+
+struct summary_node {
+    uint32_t id, slots;
+    double speed;
+    uint64_t tasks_run, steals_attempted, steals_succeeded, tasks_stolen;
+};
+
+struct summary {
+    uint32_t tasks, done, failed, cancelled, nodes, total_slots;
+    double makespan_s, throughput_tps, efficiency, ideal_s, avg_time_per_task_per_cpu_s;
+    const char *mode;
+    struct summary_node *per_node; /* owned */
+};
+
+/* Fills a summary from the records and the nodes' statistics (stats[0..nodes)). */
+void follow_summary(const struct follow *f, const struct proto_stats *stats, uint32_t nodes,
+                    const char *mode, struct summary *s);
+void summary_fini(struct summary *s);
+void summary_print_text(const struct summary *s, const struct follow *f, FILE *out);
+void summary_print_json(const struct summary *s, FILE *out);
+
+#endif

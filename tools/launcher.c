@@ -1,0 +1,321 @@
+/*
+ * launcher — see launcher.h.
+ */
+#include "tools/launcher.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/base/xalloc.h"
+#include "core/net/auth.h"
+#include "core/net/client.h"
+
+int launcher_parse_speeds(const char *list, double *out, uint32_t n, char **cause)
+{
+    if (!list || !*list) {
+        for (uint32_t i = 0; i < n; i++)
+            out[i] = 1.0;
+        return 0;
+    }
+    double vals[4096];
+    uint32_t count = 0;
+    const char *p = list;
+    while (*p) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || (*end && *end != ',') || !(v > 0 && v <= 1)) {
+            *cause = xasprintf("--speeds '%s': entry %u is not a number in (0, 1]", list,
+                               count + 1);
+            return -EINVAL;
+        }
+        if (count == 4096) {
+            *cause = xasprintf("--speeds: more than 4096 entries");
+            return -EINVAL;
+        }
+        vals[count++] = v;
+        p = *end ? end + 1 : end;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = vals[i % count];
+    return 0;
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return xstrdup(".");
+    return xstrndup(path, (size_t)(slash - path ? slash - path : 1));
+}
+
+static int make_dirs(const char *path, mode_t mode)
+{
+    char *p = xstrdup(path);
+    int rc = 0;
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s)
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(p, mode) < 0 && errno != EEXIST) {
+            rc = -errno;
+            break;
+        }
+        *s = c;
+        if (!c)
+            break;
+    }
+    free(p);
+    return rc;
+}
+
+static int listen_socket(uint16_t *port, char **cause)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        *cause = xasprintf("cannot create a socket: %s", strerror(errno));
+        return -errno;
+    }
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 1024) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+        int e = errno;
+        close(fd);
+        *cause = xasprintf("cannot listen on 127.0.0.1: %s", strerror(e));
+        return -e;
+    }
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+static int alive(int pid)
+{
+    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+static void reap(void)
+{
+    while (waitpid(-1, NULL, WNOHANG) > 0) {
+    }
+}
+
+static char *log_tail(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return xstrdup("(no log)");
+    char buf[2048];
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, size > (long)sizeof buf - 1 ? size - (long)sizeof buf + 1 : 0, SEEK_SET);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return xstrdup(buf);
+}
+
+int launcher_start(const struct launch_options *o, struct cluster *out, char **cause)
+{
+    memset(out, 0, sizeof *out);
+    char *dir = dir_of(o->cluster_path);
+    int rc = make_dirs(dir, 0700);
+    if (rc < 0) {
+        *cause = xasprintf("cannot create '%s': %s", dir, strerror(-rc));
+        free(dir);
+        return rc;
+    }
+    struct cluster old;
+    char *ignored = NULL;
+    if (cluster_load(&old, o->cluster_path, &ignored) == 0) {
+        int running = 0;
+        for (uint32_t i = 0; i < old.count; i++)
+            running |= alive(old.nodes[i].pid);
+        cluster_fini(&old);
+        if (running) {
+            *cause = xasprintf("a cluster is already running (cluster file '%s'); "
+                               "'jackdaw stop' it first or pass another --cluster",
+                               o->cluster_path);
+            free(dir);
+            return -EEXIST;
+        }
+    }
+    free(ignored);
+
+    out->count = o->nodes;
+    out->nodes = xcalloc(o->nodes, sizeof *out->nodes);
+    out->key_path = xasprintf("%s/cluster.key", dir);
+    out->workdir = o->workdir ? xstrdup(o->workdir) : xasprintf("%s/work", dir);
+    free(dir);
+    double *speeds = xmalloc(o->nodes * sizeof *speeds);
+    rc = launcher_parse_speeds(o->speeds, speeds, o->nodes, cause);
+    if (rc == 0)
+        rc = make_dirs(out->workdir, 0755);
+    if (rc < 0 && !*cause)
+        *cause = xasprintf("cannot create '%s': %s", out->workdir, strerror(-rc));
+    struct auth_key key;
+    if (rc == 0) {
+        unlink(out->key_path);
+        rc = auth_key_create(out->key_path, &key, cause);
+    }
+    int *fds = xmalloc(o->nodes * sizeof *fds);
+    for (uint32_t i = 0; i < o->nodes; i++)
+        fds[i] = -1;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    for (uint32_t i = 0; rc == 0 && i < o->nodes; i++) {
+        uint16_t port = 0;
+        fds[i] = listen_socket(&port, cause);
+        if (fds[i] < 0) {
+            rc = fds[i];
+            break;
+        }
+        struct cluster_node *n = &out->nodes[i];
+        n->id = i;
+        snprintf(n->host, sizeof n->host, "127.0.0.1");
+        n->port = port;
+        n->slots = o->slots ? o->slots : (uint32_t)(cores > 0 ? cores : 1);
+        n->speed = speeds[i];
+    }
+    free(speeds);
+    if (rc == 0)
+        rc = cluster_save(out, o->cluster_path, cause);
+
+    char exe[4096];
+    ssize_t len = rc == 0 ? readlink("/proc/self/exe", exe, sizeof exe - 1) : -1;
+    if (rc == 0 && len < 0) {
+        rc = -errno;
+        *cause = xasprintf("cannot find my own binary: %s", strerror(errno));
+    }
+    if (len >= 0)
+        exe[len] = '\0';
+    for (uint32_t i = 0; rc == 0 && i < o->nodes; i++) {
+        char id[16], neighbours[16], pollmax[32];
+        snprintf(id, sizeof id, "%u", i);
+        snprintf(neighbours, sizeof neighbours, "%u", o->neighbours);
+        snprintf(pollmax, sizeof pollmax, "%g", o->poll_max_ms > 0 ? o->poll_max_ms : 50000.0);
+        char *logpath = xasprintf("%s/node-%u.log", out->workdir, i);
+        pid_t pid = fork();
+        if (pid < 0) {
+            rc = -errno;
+            *cause = xasprintf("cannot start node %u: %s", i, strerror(errno));
+            free(logpath);
+            break;
+        }
+        if (pid == 0) {
+            setsid();
+            int devnull = open("/dev/null", O_RDONLY);
+            int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (devnull >= 0)
+                dup2(devnull, 0);
+            if (logfd >= 0) {
+                dup2(logfd, 1);
+                dup2(logfd, 2);
+            }
+            /* dup2 onto itself keeps close-on-exec set; clear it explicitly. */
+            if (fds[i] == 3)
+                fcntl(3, F_SETFD, 0);
+            else
+                dup2(fds[i], 3);
+            signal(SIGPIPE, SIG_DFL);
+            char *argv[] = {exe, "node", "--cluster", (char *)o->cluster_path, "--id", id,
+                            "--listen-fd", "3", "--steal", (char *)(o->steal ? o->steal : "adaptive"),
+                            "--neighbours", neighbours, "--poll-max-ms", pollmax,
+                            "--log-level", (char *)(o->log_level ? o->log_level : "info"), NULL};
+            execv(exe, argv);
+            _exit(127);
+        }
+        out->nodes[i].pid = pid;
+        free(logpath);
+    }
+    for (uint32_t i = 0; i < o->nodes; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(fds);
+    if (rc == 0)
+        rc = cluster_save(out, o->cluster_path, cause);
+    if (rc == 0) {
+        /* Ready means: every daemon answers an authenticated handshake. */
+        struct client *c = client_create(out, &key, NULL);
+        rc = client_connect(c, 15000, cause);
+        client_destroy(c);
+        if (rc < 0) {
+            for (uint32_t i = 0; i < o->nodes; i++) {
+                if (out->nodes[i].pid && !alive(out->nodes[i].pid)) {
+                    char *logpath = xasprintf("%s/node-%u.log", out->workdir, i);
+                    char *tail = log_tail(logpath);
+                    char *msg = xasprintf("%s; node %u exited, its log %s ends:\n%s",
+                                          *cause ? *cause : "cluster did not start", i, logpath,
+                                          tail);
+                    free(*cause);
+                    *cause = msg;
+                    free(tail);
+                    free(logpath);
+                    break;
+                }
+            }
+        }
+    }
+    if (rc < 0) {
+        char *ignore = NULL;
+        launcher_stop(out, o->cluster_path, 2000, &ignore);
+        free(ignore);
+        cluster_fini(out);
+    }
+    return rc;
+}
+
+int launcher_stop(const struct cluster *cl, const char *cluster_path, int timeout_ms,
+                  char **cause)
+{
+    struct auth_key key;
+    char *ignore = NULL;
+    if (auth_key_load(cl->key_path, &key, &ignore) == 0) {
+        struct client *c = client_create(cl, &key, NULL);
+        /* Nodes that do not answer are signalled below. */
+        client_connect(c, 2000, &ignore);
+        client_shutdown(c, 1000);
+        client_destroy(c);
+    }
+    free(ignore);
+    struct timespec step = {0, 10 * 1000 * 1000};
+    int waited = 0;
+    for (;;) {
+        reap();
+        int left = 0;
+        for (uint32_t i = 0; i < cl->count; i++)
+            left += alive(cl->nodes[i].pid);
+        if (!left)
+            break;
+        if (waited >= timeout_ms) {
+            for (uint32_t i = 0; i < cl->count; i++)
+                if (alive(cl->nodes[i].pid))
+                    kill(cl->nodes[i].pid, SIGKILL);
+            reap();
+            break;
+        }
+        if (waited == timeout_ms / 2)
+            for (uint32_t i = 0; i < cl->count; i++)
+                if (alive(cl->nodes[i].pid))
+                    kill(cl->nodes[i].pid, SIGTERM);
+        nanosleep(&step, NULL);
+        waited += 10;
+    }
+    if (cluster_path && unlink(cluster_path) < 0 && errno != ENOENT) {
+        *cause = xasprintf("cannot remove cluster file '%s': %s", cluster_path, strerror(errno));
+        return -errno;
+    }
+    unlink(cl->key_path);
+    return 0;
+}

@@ -1,0 +1,41 @@
+/*
+ * launcher — starts and stops a local cluster of node daemons on loopback, for
+ * `jackdaw launch`, `jackdaw run`, `jackdaw stop` and the console.
+ *
+ * Each daemon gets a listening socket the launcher already bound (so no port can be
+ * taken between choosing and binding), its own session (it outlives the terminal that
+ * launched it), and a log file WORKDIR/node-I.log.  The cluster file (mode 0600) names
+ * the key, the work directory and every node's address and pid.
+ * Return convention: 0 or negative errno with *cause.
+ */
+#ifndef JACKDAW_LAUNCHER_H
+#define JACKDAW_LAUNCHER_H
+
+#include <stdint.h>
+
+#include "core/model/cluster.h"
+
+struct launch_options {
+    uint32_t nodes;
+    uint32_t slots;         /* 0: the machine's cores */
+    const char *speeds;     /* "1,0.5,..." cycled over the nodes; NULL: all 1.0 */
+    const char *cluster_path; /* where the cluster file goes */
+    const char *workdir;    /* NULL: next to the cluster file */
+    const char *steal;      /* NULL: adaptive */
+    uint32_t neighbours;    /* 0: default */
+    double poll_max_ms;     /* 0: default */
+    const char *log_level;  /* NULL: info */
+};
+
+/* Parses a speed list into out[0..n); 0 or -EINVAL with *cause naming the bad entry. */
+int launcher_parse_speeds(const char *list, double *out, uint32_t n, char **cause);
+
+/* Starts the daemons and waits until every one accepts authenticated connections. */
+int launcher_start(const struct launch_options *o, struct cluster *out, char **cause);
+
+/* Asks every daemon to stop, waits for their pids (then SIGKILL after timeout_ms) and
+ * removes the cluster file.  Works when daemons are already gone. */
+int launcher_stop(const struct cluster *cl, const char *cluster_path, int timeout_ms,
+                  char **cause);
+
+#endif
