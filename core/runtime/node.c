@@ -66,7 +66,9 @@ static struct conn *peer_conn(struct node *n, uint32_t id)
         return NULL;
     const struct cluster_node *cn = &n->cfg.cluster->nodes[id];
     char *cause = NULL;
-    p->out = conn_connect(n->hub, cn->host, cn->port, NULL, &cause);
+    /* The accepting side learns who we are from the handshake; we remember whom we
+     * called in the connection's data (id + 1, so that NULL means inbound). */
+    p->out = conn_connect(n->hub, cn->host, cn->port, (void *)(uintptr_t)(id + 1), &cause);
     if (!p->out) {
         log_error("cannot connect to node %u at %s:%d: %s", id, cn->host, cn->port,
                   cause ? cause : "?");
@@ -430,6 +432,9 @@ static int on_message(struct conn *c, uint16_t type, struct rbuf *r, const char 
     struct node *n = conn_hub_data(conn_hub_of(c));
     if (n->stopping)
         return 0;
+    uintptr_t called = (uintptr_t)conn_data(c);
+    if (called)
+        return on_node_message(n, (uint32_t)(called - 1), type, r, reason);
     if (conn_peer_role(c) == CONN_ROLE_CLIENT)
         return on_client_message(n, c, type, r, reason);
     return on_node_message(n, conn_peer_id(c), type, r, reason);
@@ -438,7 +443,7 @@ static int on_message(struct conn *c, uint16_t type, struct rbuf *r, const char 
 static void on_ready(struct conn *c)
 {
     struct node *n = conn_hub_data(conn_hub_of(c));
-    if (conn_peer_role(c) != CONN_ROLE_NODE)
+    if (conn_data(c) || conn_peer_role(c) != CONN_ROLE_NODE)
         return;
     uint32_t id = conn_peer_id(c);
     if (id >= n->nodes || id == n->self) {

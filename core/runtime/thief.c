@@ -65,6 +65,8 @@ static void attempt_done(struct node *n, bool success)
 {
     struct thief *th = &n->thief;
     steal_on_result(&n->cfg.steal, &th->st, success, n->nodes);
+    log_debug("steal attempt %u %s; next wait %.0f ms, %u neighbours", th->attempt,
+              success ? "succeeded" : "failed", th->st.interval_ms, th->st.neighbours);
     if (success) {
         n->steals_succeeded++;
         th->state = THIEF_IDLE;
@@ -141,6 +143,7 @@ void thief_poll(struct node *n)
         return;
     th->attempt++;
     th->nvictims = k;
+    log_debug("steal attempt %u: asking %u victims", th->attempt + 0, k);
     th->nreplies = 0;
     memset(th->loads, 0, k * sizeof th->loads[0]);
     memset(th->replied, 0, k * sizeof th->replied[0]);
