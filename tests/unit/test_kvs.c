@@ -1,0 +1,368 @@
+/*
+ * The metadata store: shard semantics (ready at zero waiting parents, cancellation
+ * spreading through a subtree, compare-and-swap, history) and the zero-hop client over
+ * a fake transport that carries messages between three in-process stores, so routing,
+ * replies and notifications to holders are exercised end to end without sockets.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/xalloc.h"
+#include "core/kvs/kvs.h"
+#include "core/model/task.h"
+#include "core/net/frame.h"
+
+#define NODES 3
+
+struct notice {
+    uint32_t node;
+    uint64_t key;
+    uint8_t event;
+    uint64_t bytes;
+};
+
+/* One in-flight message: the fake network. */
+struct msg {
+    uint32_t from, to;
+    uint16_t type;
+    struct wbuf body;
+};
+
+static struct world {
+    struct kvs *kvs[NODES];
+    struct msg queue[100000];
+    size_t head, tail;
+    struct notice notices[10000];
+    size_t nnotices;
+    struct wbuf scratch[NODES][NODES];
+    uint16_t scratch_type[NODES][NODES];
+    int last_status;
+    struct tmd last;
+    int replies;
+} w;
+
+struct endpoint {
+    uint32_t self;
+};
+static struct endpoint eps[NODES];
+
+static struct wbuf *t_begin(void *ctx, uint32_t node, uint16_t type, size_t *at)
+{
+    struct endpoint *e = ctx;
+    assert_true(node < NODES);
+    assert_int_not_equal(node, e->self);
+    wbuf_reset(&w.scratch[e->self][node]);
+    w.scratch_type[e->self][node] = type;
+    *at = 0;
+    return &w.scratch[e->self][node];
+}
+
+static void t_end(void *ctx, uint32_t node, size_t at)
+{
+    struct endpoint *e = ctx;
+    (void)at;
+    struct msg *m = &w.queue[w.tail++];
+    assert_true(w.tail < 100000);
+    m->from = e->self;
+    m->to = node;
+    m->type = w.scratch_type[e->self][node];
+    wbuf_init(&m->body);
+    wbuf_put(&m->body, w.scratch[e->self][node].data, w.scratch[e->self][node].len);
+}
+
+static void t_notify(void *ctx, uint64_t key, uint8_t event, uint64_t bytes, int64_t when)
+{
+    struct endpoint *e = ctx;
+    (void)when;
+    w.notices[w.nnotices++] = (struct notice){e->self, key, event, bytes};
+}
+
+/* Delivers every queued message (and what they cause) in FIFO order. */
+static void run_network(void)
+{
+    while (w.head < w.tail) {
+        struct msg *m = &w.queue[w.head++];
+        struct rbuf r;
+        rbuf_init(&r, m->body.data, m->body.len);
+        const char *reason = NULL;
+        assert_int_equal(kvs_handle(w.kvs[m->to], m->from, m->type, &r, &reason), 0);
+        wbuf_fini(&m->body);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&w, 0, sizeof w);
+    for (uint32_t i = 0; i < NODES; i++) {
+        eps[i].self = i;
+        struct kvs_transport t = {.ctx = &eps[i], .msg_begin = t_begin, .msg_end = t_end,
+                                  .notify = t_notify};
+        w.kvs[i] = kvs_create(i, NODES, &t);
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (uint32_t i = 0; i < NODES; i++)
+        kvs_destroy(w.kvs[i]);
+    for (uint32_t i = 0; i < NODES; i++)
+        for (uint32_t j = 0; j < NODES; j++)
+            wbuf_fini(&w.scratch[i][j]);
+    tmd_fini(&w.last);
+    return 0;
+}
+
+static void on_reply(void *arg, int status, const struct tmd *t)
+{
+    (void)arg;
+    w.replies++;
+    w.last_status = status;
+    tmd_fini(&w.last);
+    memset(&w.last, 0, sizeof w.last);
+    if (t) {
+        w.last = *t;
+        w.last.children = NULL;
+        w.last.parent_list = NULL;
+        w.last.history = NULL;
+        if (t->num_children) {
+            w.last.children = xmalloc(t->num_children * sizeof *t->children);
+            memcpy(w.last.children, t->children, t->num_children * sizeof *t->children);
+        }
+    }
+}
+
+/* Inserts a record through `via` (any node; the store routes it to the owner). */
+static void insert(uint32_t via, uint64_t key, uint32_t parents, const uint64_t *children,
+                   uint32_t nchildren, uint32_t holder)
+{
+    struct tmd t = {.key = key, .num_parents = parents, .num_wait_parent = parents,
+                    .holder = holder, .num_children = nchildren};
+    if (nchildren) {
+        t.children = xmalloc(nchildren * sizeof *t.children);
+        memcpy(t.children, children, nchildren * sizeof *children);
+    }
+    assert_int_equal(kvs_insert(w.kvs[via], &t), 0);
+    tmd_fini(&t);
+    run_network();
+}
+
+static void lookup(uint32_t via, uint64_t key)
+{
+    int before = w.replies;
+    kvs_lookup(w.kvs[via], key, on_reply, NULL);
+    run_network();
+    assert_int_equal(w.replies, before + 1);
+}
+
+/* Finds a key owned by `owner` (the hash decides; tests need keys on chosen shards). */
+static uint64_t key_on(uint32_t owner, uint32_t from)
+{
+    for (uint32_t i = from;; i++)
+        if (task_key_owner(task_key(1, i), NODES) == owner)
+            return task_key(1, i);
+}
+
+static void test_ready_notification_at_zero(void **state)
+{
+    (void)state;
+    uint64_t child = key_on(2, 0);
+    uint64_t p1 = key_on(0, 0), p2 = key_on(1, 0);
+    insert(0, child, 2, NULL, 0, 1); /* held by node 1, stored on node 2 */
+    lookup(0, child);
+    assert_int_equal(w.last_status, 0);
+    assert_int_equal(w.last.status, TASK_WAITING);
+    assert_int_equal(w.last.num_wait_parent, 2);
+
+    kvs_append(w.kvs[0], child, KVS_FIELD_PARENT, 0, 100);
+    run_network();
+    assert_int_equal(w.nnotices, 0); /* one parent still missing: no notice */
+    kvs_append(w.kvs[1], child, KVS_FIELD_PARENT, 1, 50);
+    run_network();
+    assert_int_equal(w.nnotices, 1);
+    assert_int_equal(w.notices[0].node, 1); /* the holder, not the owner */
+    assert_int_equal(w.notices[0].key, child);
+    assert_int_equal(w.notices[0].event, KVS_EVENT_READY);
+    assert_int_equal(w.notices[0].bytes, 150);
+    lookup(1, child);
+    assert_int_equal(w.last.status, TASK_READY);
+    assert_int_equal(w.last.num_wait_parent, 0);
+    assert_int_equal(w.last.parents_done, 2);
+    assert_int_equal(w.last.all_data_size, 150);
+    (void)p1, (void)p2;
+}
+
+static void test_no_parents_is_ready_at_insert(void **state)
+{
+    (void)state;
+    uint64_t k = key_on(1, 0);
+    insert(2, k, 0, NULL, 0, 0);
+    lookup(0, k);
+    assert_int_equal(w.last.status, TASK_READY);
+    assert_true(w.last.t_ready > 0);
+}
+
+static void test_cas_and_missing(void **state)
+{
+    (void)state;
+    uint64_t k = key_on(2, 0);
+    insert(0, k, 0, NULL, 0, 0);
+    struct tmd_run run = {.node = 1, .t_start = 10, .t_end = 20, .data_size = 7};
+    kvs_cas(w.kvs[1], k, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_reply, NULL);
+    run_network();
+    assert_int_equal(w.last_status, 1);
+    assert_int_equal(w.last.status, TASK_DONE);
+    assert_int_equal(w.last.runner, 1);
+    assert_int_equal(w.last.data_size, 7);
+    /* A second completion loses: the status is no longer READY. */
+    kvs_cas(w.kvs[0], k, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_reply, NULL);
+    run_network();
+    assert_int_equal(w.last_status, 0);
+    lookup(0, key_on(1, 5000));
+    assert_int_equal(w.last_status, -ENOENT);
+    assert_int_equal(kvs_cas(w.kvs[2], k, KVS_FIELD_PARENT, 0, 1, NULL, NULL, NULL), -EINVAL);
+}
+
+static void test_failure_cancels_whole_subtree(void **state)
+{
+    (void)state;
+    /* A chain a -> b -> c -> ... of 2000 tasks spread over every shard, plus a sibling
+     * s of b with another parent that finished: s must wait, not cancel. */
+    enum { CHAIN = 2000 };
+    static uint64_t keys[CHAIN];
+    for (uint32_t i = 0; i < CHAIN; i++)
+        keys[i] = task_key(7, i);
+    for (uint32_t i = 1; i < CHAIN; i++)
+        insert(i % NODES, keys[i], 1, i + 1 < CHAIN ? &keys[i + 1] : NULL, i + 1 < CHAIN, i % NODES);
+    /* The first task failed: its runner appends PARENT_FAILED to its child. */
+    kvs_append(w.kvs[0], keys[1], KVS_FIELD_PARENT_FAILED, 0, 0);
+    run_network();
+    size_t cancels = 0;
+    for (size_t i = 0; i < w.nnotices; i++) {
+        assert_int_equal(w.notices[i].event, KVS_EVENT_CANCEL);
+        uint32_t idx = task_key_index(w.notices[i].key);
+        assert_int_equal(w.notices[i].node, idx % NODES); /* each to its holder */
+        cancels++;
+    }
+    assert_int_equal(cancels, CHAIN - 1);
+    lookup(1, keys[CHAIN - 1]);
+    assert_int_equal(w.last.status, TASK_CANCELLED);
+    /* Late messages do not resurrect a cancelled task. */
+    kvs_append(w.kvs[1], keys[5], KVS_FIELD_PARENT, 1, 1);
+    run_network();
+    lookup(1, keys[5]);
+    assert_int_equal(w.last.status, TASK_CANCELLED);
+    assert_int_equal(w.nnotices, CHAIN - 1);
+}
+
+static void test_history_moves_holder(void **state)
+{
+    (void)state;
+    uint64_t k = key_on(0, 0);
+    uint64_t child = key_on(1, 0);
+    insert(1, k, 1, NULL, 0, 2);
+    kvs_append(w.kvs[2], k, KVS_FIELD_HISTORY, 1, 0);
+    run_network();
+    lookup(2, k);
+    assert_int_equal(w.last.holder, 1);
+    assert_int_equal(w.last.num_history, 1);
+    /* The ready notice now goes to the new holder. */
+    kvs_append(w.kvs[2], k, KVS_FIELD_PARENT, 2, 0);
+    run_network();
+    assert_int_equal(w.nnotices, 1);
+    assert_int_equal(w.notices[0].node, 1);
+    (void)child;
+}
+
+static void test_remove_and_duplicate_insert(void **state)
+{
+    (void)state;
+    uint64_t k = key_on(0, 0);
+    insert(1, k, 0, NULL, 0, 0);
+    struct tmd dup = {.key = k};
+    assert_int_equal(kvs_insert(w.kvs[0], &dup), -EEXIST);
+    assert_int_equal(kvs_local_records(w.kvs[0]), 1);
+    kvs_remove(w.kvs[2], k);
+    run_network();
+    assert_int_equal(kvs_local_records(w.kvs[0]), 0);
+}
+
+static void test_tmd_codec(void **state)
+{
+    (void)state;
+    uint64_t children[3] = {1, 2, 3};
+    struct tmd_parent parents[2] = {{.node = 4, .bytes = 99}, {.node = 5, .bytes = 1}};
+    uint32_t history[2] = {0, 3};
+    struct tmd t = {.key = 42, .status = TASK_WAITING, .holder = 3, .num_parents = 4,
+                    .num_wait_parent = 2, .num_children = 3, .children = children,
+                    .parents_done = 2, .parent_list = parents, .num_history = 2,
+                    .history = history, .t_submit = 5, .all_data_size = 100};
+    struct wbuf b;
+    wbuf_init(&b);
+    tmd_put(&b, &t);
+    struct rbuf r;
+    rbuf_init(&r, b.data, b.len);
+    struct tmd u;
+    assert_int_equal(tmd_get(&r, &u), 0);
+    assert_int_equal(u.key, 42);
+    assert_int_equal(u.num_children, 3);
+    assert_int_equal(u.children[2], 3);
+    assert_int_equal(u.parent_list[0].bytes, 99);
+    assert_int_equal(u.history[1], 3);
+    tmd_fini(&u);
+    /* Every truncation is refused without leaks (ASan checks the latter). */
+    for (size_t n = 0; n < b.len; n++) {
+        rbuf_init(&r, b.data, n);
+        assert_int_equal(tmd_get(&r, &u), -EBADMSG);
+    }
+    /* A child count larger than the bytes that follow is refused before allocating. */
+    wbuf_patch_u32(&b, 8 + 1 + 4 + 4 + 4 + 4 + 8 + 8 + 32, 0x7fffffff);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(tmd_get(&r, &u), -EBADMSG);
+    wbuf_fini(&b);
+}
+
+static void test_malformed_messages_refused(void **state)
+{
+    (void)state;
+    const char *reason = NULL;
+    uint8_t junk[5] = {1, 2, 3, 4, 5};
+    struct rbuf r;
+    rbuf_init(&r, junk, sizeof junk);
+    assert_int_equal(kvs_handle(w.kvs[0], 1, 0x0105, &r, &reason), -EBADMSG);
+    assert_non_null(reason);
+    rbuf_init(&r, junk, sizeof junk);
+    assert_int_equal(kvs_handle(w.kvs[0], 1, 0x01ff, &r, &reason), -EBADMSG);
+    /* A reply to a request never made. */
+    struct wbuf b;
+    wbuf_init(&b);
+    wbuf_put_u32(&b, 777);
+    wbuf_put_u32(&b, (uint32_t)-ENOENT);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(kvs_handle(w.kvs[0], 1, 0x0103, &r, &reason), -EBADMSG);
+    wbuf_fini(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_ready_notification_at_zero, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_parents_is_ready_at_insert, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cas_and_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failure_cancels_whole_subtree, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_moves_holder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remove_and_duplicate_insert, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tmd_codec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_malformed_messages_refused, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("kvs", tests, NULL, NULL);
+}
