@@ -61,6 +61,7 @@ struct run {
     struct run *sleep_next;
     uv_timer_t timer;         /* sleeps only */
     pid_t pid;                /* commands only, once spawned */
+    uint64_t timer_ms;        /* sleeps only: the delay the timer was given */
     struct exec_result res;   /* output_tail and error owned */
 };
 
@@ -75,6 +76,13 @@ struct exec {
     unsigned handles;         /* libuv handles not yet closed; the last close frees `ex` */
     uv_async_t async;         /* ref'd only while tasks run, so an idle exec lets the loop end */
     struct run *sleeps;       /* running sleeps, for exec_destroy */
+    /* Sleep emulation: libuv timers have 1 ms resolution and fire late by the loop's
+     * wake-up latency (0.5-1 ms here, 5-10% of a 10 ms task).  `extra_ns` is a running
+     * mean of how much later than asked timers fire; it is taken off each delay, and
+     * `carry_ns` diffuses the sub-millisecond remainder over the next sleeps, so that
+     * sleeps last D on average, each within about a millisecond. */
+    int64_t extra_ns;
+    int64_t carry_ns;
     posix_spawnattr_t attr;   /* the same for every child */
     bool reaper_started;
     pthread_t reaper;
@@ -234,6 +242,9 @@ static void on_sleep_done(uv_timer_t *t)
     if (r->sleep_next)
         r->sleep_next->sleep_prev = r->sleep_prev;
     r->res.t_end = clock_wall_ns();
+    int64_t extra = r->res.t_end - r->res.t_start - (int64_t)r->timer_ms * 1000000;
+    if (extra > -2000000 && extra < 20000000)
+        ex->extra_ns += (extra - ex->extra_ns) / 16;
     deliver(ex, r);
     uv_close((uv_handle_t *)&r->timer, on_timer_close);
 }
@@ -719,7 +730,12 @@ int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct 
          * sleep must count from t_start. */
         uv_update_time(ex->loop);
         r->res.t_start = clock_wall_ns();
-        uv_timer_start(&r->timer, on_sleep_done, (uint64_t)llround(ms), 0);
+        int64_t want = (int64_t)(ms * 1e6) - ex->extra_ns + ex->carry_ns;
+        if (want < 0)
+            want = 0;
+        r->timer_ms = (uint64_t)(want / 1000000);
+        ex->carry_ns = want - (int64_t)r->timer_ms * 1000000;
+        uv_timer_start(&r->timer, on_sleep_done, r->timer_ms, 0);
         running_inc(ex);
         return 0;
     }

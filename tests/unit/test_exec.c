@@ -50,6 +50,7 @@ struct fixture {
     /* Refill: keep starting "true" commands until `to_start` reaches zero. */
     int to_start;
     uint32_t next_index;
+    bool destroy_in_callback;
 };
 
 static void on_watchdog(uv_timer_t *t)
@@ -81,6 +82,11 @@ static void on_done(struct exec_result *r, void *data)
     f->last_tail = r->output_tail ? xstrdup(r->output_tail) : NULL;
     f->last_error = r->error ? xstrdup(r->error) : NULL;
     f->last.output_tail = f->last.error = NULL;
+    if (f->destroy_in_callback) {
+        exec_destroy(f->ex);
+        f->ex = NULL;
+        return;
+    }
     if (f->to_start > 0)
         start_true(f);
 }
@@ -131,6 +137,15 @@ static void run_loop(struct fixture *f)
     uv_timer_stop(&f->watchdog);
     assert_false(f->timed_out);
     assert_int_equal(exec_running(f->ex), 0);
+}
+
+static void run_loop_to_end(struct fixture *f)
+{
+    uv_timer_start(&f->watchdog, on_watchdog, WATCHDOG_MS, 0);
+    uv_unref((uv_handle_t *)&f->watchdog);
+    uv_run(&f->loop, UV_RUN_DEFAULT);
+    uv_timer_stop(&f->watchdog);
+    assert_false(f->timed_out);
 }
 
 static void run_command(struct fixture *f, uint64_t key, const char *cmd)
@@ -354,6 +369,53 @@ static void test_direct_and_shell_paths(void **state)
     free(out);
 }
 
+/* A script without "#!" fails exec with ENOEXEC; a terminal's shell would run it. */
+static void test_script_without_interpreter_line(void **state)
+{
+    struct fixture *f = *state;
+    char script[128];
+    snprintf(script, sizeof script, "%s/plain-script", f->workdir);
+    FILE *fp = fopen(script, "w");
+    assert_non_null(fp);
+    fputs("echo from-script\nexit 4\n", fp);
+    fclose(fp);
+    chmod(script, 0755);
+    run_command(f, task_key(1, 16), script);
+    assert_int_equal(f->last.status, TASK_FAILED);
+    assert_int_equal(f->last.exit_code, 4);
+    assert_string_equal(f->last_tail, "from-script\n");
+}
+
+/* The first delivery destroys the exec: nothing may be delivered after that, through
+ * either path (timer callback or the async drain), and the loop must still end. */
+static void test_destroy_inside_done_callback_sleeps(void **state)
+{
+    struct fixture *f = *state;
+    f->destroy_in_callback = true;
+    for (uint32_t i = 0; i < 5; i++) {
+        struct task_spec spec = {.key = task_key(5, i), .kind = TASK_SLEEP, .duration_s = 0.01};
+        assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    }
+    run_loop_to_end(f);
+    assert_int_equal(f->delivered, 1);
+}
+
+static void test_destroy_inside_done_callback_commands(void **state)
+{
+    struct fixture *f = *state;
+    f->destroy_in_callback = true;
+    for (uint32_t i = 0; i < 5; i++) {
+        /* Spawn failures queue at once, so several sit in one drain. */
+        struct task_spec spec = {.key = task_key(5, i), .kind = TASK_COMMAND,
+                                 .cmd = "no-such-binary-xyz"};
+        assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    }
+    struct task_spec spec = {.key = task_key(5, 9), .kind = TASK_COMMAND, .cmd = "sleep 30"};
+    assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    run_loop_to_end(f);
+    assert_int_equal(f->delivered, 1);
+}
+
 static void test_many_commands_exactly_once(void **state)
 {
     struct fixture *f = *state;
@@ -431,6 +493,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_killed_by_signal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_children_get_default_signals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_direct_and_shell_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_script_without_interpreter_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_destroy_inside_done_callback_sleeps, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_destroy_inside_done_callback_commands, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_many_commands_exactly_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_destroy_with_work_in_flight, setup, teardown),
     };
