@@ -17,7 +17,7 @@
 static int node_main(int argc, char **argv)
 {
     const char *cluster_path = NULL, *workdir = NULL, *steal = "adaptive", *level = "info";
-    unsigned long id = 0, slots = 0, neighbours = 0, seed = 0;
+    unsigned long id = 0, slots = 0, neighbours = 0, seed = 0, widen_after = 0, widen_by = 0;
     long listen_fd = -1;
     double speed = 0, poll_initial = -1, poll_max = -1;
     bool have_id = false;
@@ -32,6 +32,8 @@ static int node_main(int argc, char **argv)
         {"neighbours", OPT_UINT, &neighbours, "K  victims asked per attempt (default ceil(sqrt N))"},
         {"poll-initial-ms", OPT_DOUBLE, &poll_initial, "MS  first back-off wait (default 1)"},
         {"poll-max-ms", OPT_DOUBLE, &poll_max, "MS  back-off bound (default 50000)"},
+        {"widen-after", OPT_UINT, &widen_after, "N  failures in a row before asking more victims (3)"},
+        {"widen-by", OPT_UINT, &widen_by, "N  victims added each time (2)"},
         {"seed", OPT_UINT, &seed, "S  victim-selection seed"},
         {"log-level", OPT_STRING, &level, "L  debug | info | warn | error"},
         {NULL, 0, NULL, NULL},
@@ -90,6 +92,10 @@ static int node_main(int argc, char **argv)
         cfg.steal.poll_initial_ms = poll_initial;
     if (poll_max > 0)
         cfg.steal.poll_max_ms = poll_max;
+    if (widen_after)
+        cfg.steal.widen_after = (uint32_t)widen_after;
+    if (widen_by)
+        cfg.steal.widen_by = (uint32_t)widen_by;
     char *wd = workdir ? xstrdup(workdir) : xasprintf("%s/node-%lu", cl.workdir, id);
     cfg.workdir = wd;
     rc = auth_key_load(cl.key_path, &cfg.key, &cause);

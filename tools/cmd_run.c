@@ -24,8 +24,8 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 
 static int run_main(int argc, char **argv)
 {
-    unsigned long nodes = 0, slots = 0, neighbours = 0;
-    double poll_max = 0, timeout = 0;
+    unsigned long nodes = 0, slots = 0, neighbours = 0, widen_after = 0, widen_by = 0;
+    double poll_initial = 0, poll_max = 0, timeout = 0;
     const char *speeds = NULL, *mode = "hashed", *steal = "adaptive", *records = NULL,
                *level = "warn", *keep_dir = NULL;
     bool json = false, quiet = false;
@@ -36,7 +36,10 @@ static int run_main(int argc, char **argv)
         {"mode", OPT_STRING, &mode, "M  hashed | one | roundrobin (default hashed)"},
         {"steal", OPT_STRING, &steal, "MODE  adaptive | random1 | none (default adaptive)"},
         {"neighbours", OPT_UINT, &neighbours, "K  victims per steal attempt (default ceil(sqrt N))"},
+        {"poll-initial-ms", OPT_DOUBLE, &poll_initial, "MS  first back-off wait (default 1)"},
         {"poll-max-ms", OPT_DOUBLE, &poll_max, "MS  back-off bound (default 50000)"},
+        {"widen-after", OPT_UINT, &widen_after, "N  failures in a row before asking more victims (3)"},
+        {"widen-by", OPT_UINT, &widen_by, "N  victims added each time (2)"},
         {"records", OPT_STRING, &records, "FILE  one JSON line per task end"},
         {"json", OPT_FLAG, &json, "  summary as one JSON object on stdout"},
         {"quiet", OPT_FLAG, &quiet, "  no progress line"},
@@ -97,7 +100,9 @@ static int run_main(int argc, char **argv)
     struct launch_options lo = {
         .nodes = (uint32_t)nodes, .slots = (uint32_t)slots, .speeds = speeds,
         .cluster_path = cluster_path, .steal = steal, .neighbours = (uint32_t)neighbours,
-        .poll_max_ms = poll_max, .log_level = level,
+        .poll_max_ms = poll_max,
+        .poll_initial_ms = poll_initial, .widen_after = (uint32_t)widen_after,
+        .widen_by = (uint32_t)widen_by, .log_level = level,
     };
     struct cluster cl;
     rc = launcher_start(&lo, &cl, &cause);

@@ -201,10 +201,13 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
     if (len >= 0)
         exe[len] = '\0';
     for (uint32_t i = 0; rc == 0 && i < o->nodes; i++) {
-        char id[16], neighbours[16], pollmax[32];
+        char id[16], neighbours[16], pollmax[32], pollinit[32], wafter[16], wby[16];
         snprintf(id, sizeof id, "%u", i);
         snprintf(neighbours, sizeof neighbours, "%u", o->neighbours);
         snprintf(pollmax, sizeof pollmax, "%g", o->poll_max_ms > 0 ? o->poll_max_ms : 50000.0);
+        snprintf(pollinit, sizeof pollinit, "%g", o->poll_initial_ms > 0 ? o->poll_initial_ms : 1.0);
+        snprintf(wafter, sizeof wafter, "%u", o->widen_after ? o->widen_after : 3);
+        snprintf(wby, sizeof wby, "%u", o->widen_by ? o->widen_by : 2);
         char *logpath = xasprintf("%s/node-%u.log", out->workdir, i);
         pid_t pid = fork();
         if (pid < 0) {
@@ -232,6 +235,8 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
             char *argv[] = {exe, "node", "--cluster", (char *)o->cluster_path, "--id", id,
                             "--listen-fd", "3", "--steal", (char *)(o->steal ? o->steal : "adaptive"),
                             "--neighbours", neighbours, "--poll-max-ms", pollmax,
+                            "--poll-initial-ms", pollinit, "--widen-after", wafter,
+                            "--widen-by", wby,
                             "--log-level", (char *)(o->log_level ? o->log_level : "info"), NULL};
             execv(exe, argv);
             _exit(127);

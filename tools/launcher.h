@@ -23,7 +23,10 @@ struct launch_options {
     const char *workdir;    /* NULL: next to the cluster file */
     const char *steal;      /* NULL: adaptive */
     uint32_t neighbours;    /* 0: default */
+    double poll_initial_ms; /* 0: default */
     double poll_max_ms;     /* 0: default */
+    uint32_t widen_after;   /* 0: default */
+    uint32_t widen_by;      /* 0: default */
     const char *log_level;  /* NULL: info */
 };
 
