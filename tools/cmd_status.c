@@ -12,6 +12,37 @@
 #include "tools/cmd.h"
 #include "tools/job.h"
 
+/* Jobs summed over the nodes: each node counts the tasks that ended there. */
+static void print_jobs(const struct proto_stats *st, uint32_t nodes)
+{
+    struct proto_job_count sum[64];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nodes; i++) {
+        for (uint32_t k = 0; k < st[i].njobs; k++) {
+            const struct proto_job_count *j = &st[i].jobs[k];
+            uint32_t s = 0;
+            while (s < n && sum[s].job != j->job)
+                s++;
+            if (s == n) {
+                if (n == 64)
+                    continue;
+                sum[n++] = (struct proto_job_count){.job = j->job};
+            }
+            if (j->tasks > sum[s].tasks)
+                sum[s].tasks = j->tasks;
+            sum[s].done += j->done;
+            sum[s].failed += j->failed;
+            sum[s].cancelled += j->cancelled;
+        }
+    }
+    for (uint32_t s = 0; s < n; s++) {
+        uint32_t ended = sum[s].done + sum[s].failed + sum[s].cancelled;
+        printf("job %u: %u/%u ended (%u done, %u failed, %u cancelled)%s\n", sum[s].job, ended,
+               sum[s].tasks, sum[s].done, sum[s].failed, sum[s].cancelled,
+               ended >= sum[s].tasks ? "" : "  running");
+    }
+}
+
 static int status_main(int argc, char **argv)
 {
     const char *cluster = NULL;
@@ -75,6 +106,7 @@ static int status_main(int argc, char **argv)
                    st[i].sready, st[i].completeq, st[i].tasks_run, steals, st[i].tasks_stolen,
                    (double)st[i].rss_bytes / (1 << 20));
         }
+        print_jobs(st, cl.count);
     }
     for (uint32_t i = 0; i < cl.count; i++)
         free(st[i].jobs);

@@ -128,6 +128,7 @@ void proto_put_stats(struct wbuf *b, const struct proto_stats *s)
     wbuf_put_u32(b, s->njobs);
     for (uint32_t i = 0; i < s->njobs; i++) {
         wbuf_put_u32(b, s->jobs[i].job);
+        wbuf_put_u32(b, s->jobs[i].tasks);
         wbuf_put_u32(b, s->jobs[i].done);
         wbuf_put_u32(b, s->jobs[i].failed);
         wbuf_put_u32(b, s->jobs[i].cancelled);
@@ -154,13 +155,14 @@ int proto_get_stats(struct rbuf *r, struct proto_stats *s)
     s->rss_bytes = rbuf_u64(r);
     s->njobs = rbuf_u32(r);
     s->jobs = NULL;
-    /* Each job entry is 16 bytes: refuse counts the payload cannot hold before
+    /* Each job entry is 20 bytes: refuse counts the payload cannot hold before
      * allocating for them. */
-    if (!rbuf_ok(r) || s->njobs > r->left / 16)
+    if (!rbuf_ok(r) || s->njobs > r->left / 20)
         return -EBADMSG;
     s->jobs = xcalloc(s->njobs, sizeof *s->jobs);
     for (uint32_t i = 0; i < s->njobs; i++) {
         s->jobs[i].job = rbuf_u32(r);
+        s->jobs[i].tasks = rbuf_u32(r);
         s->jobs[i].done = rbuf_u32(r);
         s->jobs[i].failed = rbuf_u32(r);
         s->jobs[i].cancelled = rbuf_u32(r);

@@ -70,7 +70,8 @@ int proto_get_task_end(struct rbuf *r, struct proto_task_end *e);
 
 struct proto_job_count {
     uint32_t job;
-    uint32_t done, failed, cancelled;
+    uint32_t tasks;         /* the job's size, as its JOB_BEGIN said */
+    uint32_t done, failed, cancelled; /* ended on this node */
 };
 
 struct proto_stats {

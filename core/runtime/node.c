@@ -299,7 +299,7 @@ static void send_stats(struct node *n, struct conn *c, uint32_t req)
     void *v;
     for (size_t pos = 0; (pos = u64map_next(&n->jobs, pos, &k, &v)) != 0;) {
         struct job *j = v;
-        s.jobs[i++] = (struct proto_job_count){j->id, j->done, j->failed, j->cancelled};
+        s.jobs[i++] = (struct proto_job_count){j->id, j->tasks, j->done, j->failed, j->cancelled};
     }
     size_t at;
     struct wbuf *b = conn_msg_begin(c, MSG_STATS_REPLY, &at);

@@ -85,7 +85,7 @@ static void test_task_end_roundtrip(void **state)
 static void test_stats_refuses_huge_job_count(void **state)
 {
     (void)state;
-    struct proto_job_count jobs[2] = {{1, 10, 0, 0}, {2, 5, 1, 4}};
+    struct proto_job_count jobs[2] = {{1, 10, 10, 0, 0}, {2, 10, 5, 1, 4}};
     struct proto_stats s = {.node = 1, .slots = 8, .speed = 0.5, .njobs = 2, .jobs = jobs};
     struct wbuf b;
     wbuf_init(&b);
@@ -99,7 +99,7 @@ static void test_stats_refuses_huge_job_count(void **state)
     assert_true(t.speed == 0.5);
     free(t.jobs);
     /* njobs sits right before the job entries. */
-    wbuf_patch_u32(&b, b.len - 2 * 16 - 4, 0xffffffffu);
+    wbuf_patch_u32(&b, b.len - 2 * 20 - 4, 0xffffffffu);
     rbuf_init(&r, b.data, b.len);
     assert_int_equal(proto_get_stats(&r, &t), -EBADMSG);
     wbuf_fini(&b);
