@@ -73,7 +73,7 @@ static void cancel(struct tmd *rec, int64_t now, struct kvs_effects *fx)
                                               .key = rec->key});
     for (uint32_t i = 0; i < rec->num_children; i++)
         kvs_effects_push(fx, &(struct kvs_effect){.kind = KVS_EFFECT_CANCEL_CHILD,
-                                                  .key = rec->children[i]});
+                                                  .key = tmd_child(rec, i)});
 }
 
 int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
@@ -84,14 +84,13 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
         return -ENOENT;
     switch (field) {
     case KVS_FIELD_PARENT:
-        if (rec->status != TASK_WAITING || rec->parents_done >= rec->num_parents)
+        if (rec->status != TASK_WAITING || rec->num_wait_parent == 0)
             return 0;
-        rec->parent_list = xrealloc(rec->parent_list,
-                                    (rec->parents_done + 1) * sizeof *rec->parent_list);
-        rec->parent_list[rec->parents_done++] = (struct tmd_parent){.node = node, .bytes = value};
+        uint32_t done = tmd_parents_done(rec);
+        rec->parent_list = xrealloc(rec->parent_list, (done + 1) * sizeof *rec->parent_list);
+        rec->parent_list[done] = (struct tmd_parent){.node = node, .bytes = value};
         rec->all_data_size += value;
-        if (rec->num_wait_parent)
-            rec->num_wait_parent--;
+        rec->num_wait_parent--;
         if (rec->num_wait_parent == 0) {
             rec->status = TASK_READY;
             rec->t_ready = now;
@@ -105,9 +104,11 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
             cancel(rec, now, fx);
         return 0;
     case KVS_FIELD_HISTORY:
+        rec->holder = node;
+        if (rec->num_history == TMD_MAX_HISTORY)
+            return 0;
         rec->history = xrealloc(rec->history, (rec->num_history + 1) * sizeof *rec->history);
         rec->history[rec->num_history++] = node;
-        rec->holder = node;
         return 0;
     default:
         return -EINVAL;

@@ -12,11 +12,26 @@
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
 
+void tmd_set_children(struct tmd *t, const uint64_t *keys, uint32_t n)
+{
+    t->num_children = n;
+    if (n == 1) {
+        t->child = keys[0];
+    } else if (n > 1) {
+        t->children = xmalloc(n * sizeof *t->children);
+        memcpy(t->children, keys, n * sizeof *keys);
+    } else {
+        t->children = NULL;
+    }
+}
+
 void tmd_fini(struct tmd *t)
 {
-    free(t->children);
+    if (t->num_children > 1)
+        free(t->children);
     free(t->parent_list);
     free(t->history);
+    t->num_children = 0;
     t->children = NULL;
     t->parent_list = NULL;
     t->history = NULL;
@@ -38,9 +53,9 @@ void tmd_put(struct wbuf *b, const struct tmd *t)
     wbuf_put_i64(b, t->t_end);
     wbuf_put_u32(b, t->num_children);
     for (uint32_t i = 0; i < t->num_children; i++)
-        wbuf_put_u64(b, t->children[i]);
-    wbuf_put_u32(b, t->parents_done);
-    for (uint32_t i = 0; i < t->parents_done; i++) {
+        wbuf_put_u64(b, tmd_child(t, i));
+    wbuf_put_u32(b, tmd_parents_done(t));
+    for (uint32_t i = 0; i < tmd_parents_done(t); i++) {
         wbuf_put_u32(b, t->parent_list[i].node);
         wbuf_put_u64(b, t->parent_list[i].bytes);
     }
@@ -69,15 +84,16 @@ int tmd_get(struct rbuf *r, struct tmd *t)
         n > r->left / 8)
         goto bad;
     t->num_children = n;
-    if (n) {
+    if (n == 1) {
+        t->child = rbuf_u64(r);
+    } else if (n > 1) {
         t->children = xmalloc(n * sizeof *t->children);
         for (uint32_t i = 0; i < n; i++)
             t->children[i] = rbuf_u64(r);
     }
     n = rbuf_u32(r);
-    if (!rbuf_ok(r) || n > r->left / 12 || n > t->num_parents)
+    if (!rbuf_ok(r) || n > r->left / 12 || n != tmd_parents_done(t))
         goto bad;
-    t->parents_done = n;
     if (n) {
         t->parent_list = xcalloc(n, sizeof *t->parent_list);
         for (uint32_t i = 0; i < n; i++) {
@@ -86,9 +102,9 @@ int tmd_get(struct rbuf *r, struct tmd *t)
         }
     }
     n = rbuf_u32(r);
-    if (!rbuf_ok(r) || n > r->left / 4)
+    if (!rbuf_ok(r) || n > r->left / 4 || n > TMD_MAX_HISTORY)
         goto bad;
-    t->num_history = n;
+    t->num_history = (uint16_t)n;
     if (n) {
         t->history = xmalloc(n * sizeof *t->history);
         for (uint32_t i = 0; i < n; i++)

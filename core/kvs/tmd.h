@@ -4,9 +4,12 @@
  * phase timestamps, history of holders), and its wire encoding.
  *
  * Owns the record's arrays.  Used by the shard (storage), the kvs client (messages) and
- * the client library (building records from a workload).  Laid out for memory: a
- * waiting task's record is ~120 bytes plus its children; parent_list and history are
- * allocated only when the first parent finishes / the task first moves.
+ * the client library (building records from a workload).  Laid out for memory, since a
+ * daemon holds one per waiting task (the target is 300 bytes a waiting task, all
+ * structures included): the record is 104 bytes; a single child is kept in place, more
+ * in an array; parent_list and history are allocated only when the first parent
+ * finishes / the task first moves; the count of finished parents is not stored, it is
+ * num_parents - num_wait_parent.
  */
 #ifndef JACKDAW_TMD_H
 #define JACKDAW_TMD_H
@@ -26,18 +29,35 @@ struct tmd {
     uint64_t data_size;     /* this task's output object; its name is the task key */
     uint64_t all_data_size; /* sum of the parents' objects: what the task must read */
     int64_t t_submit, t_ready, t_start, t_end; /* wall ns; 0 = not yet */
-    uint64_t *children;     /* owned, num_children keys */
-    struct tmd_parent *parent_list; /* owned, parents_done entries; NULL until one */
+    union {
+        uint64_t *children; /* owned array of keys when num_children > 1 */
+        uint64_t child;     /* the key itself when num_children == 1 */
+    };
+    struct tmd_parent *parent_list; /* owned, tmd_parents_done() entries; NULL until one */
     uint32_t *history;      /* owned, num_history node ids, oldest first; NULL if never moved */
     uint32_t num_children;
     uint32_t num_parents;
     uint32_t num_wait_parent;
-    uint32_t parents_done;
-    uint32_t num_history;
     uint32_t holder;        /* node that holds the task now (receives notifications) */
     uint32_t runner;        /* node that ran it, once it ran */
+    uint16_t num_history;   /* moves recorded (at most TMD_MAX_HISTORY) */
     uint8_t status;         /* enum task_status */
 };
+
+#define TMD_MAX_HISTORY 65535u
+
+static inline uint32_t tmd_parents_done(const struct tmd *t)
+{
+    return t->num_parents - t->num_wait_parent;
+}
+
+static inline uint64_t tmd_child(const struct tmd *t, uint32_t i)
+{
+    return t->num_children == 1 ? t->child : t->children[i];
+}
+
+/* Sets the children from an array (copied); keeps a single child in place. */
+void tmd_set_children(struct tmd *t, const uint64_t *keys, uint32_t n);
 
 /* What a finished run adds to the record (the CAS to DONE/FAILED carries it). */
 struct tmd_run {

@@ -334,6 +334,8 @@ static void close_submit(struct client *c, uint32_t node, struct open_submit *o)
 int client_submit(struct client *c, const struct workload *wl, uint32_t job,
                   enum submit_mode mode, int timeout_ms, int64_t *t_submit, char **cause)
 {
+    uint64_t *keys = NULL;
+    size_t keys_cap = 0;
     *t_submit = clock_wall_ns();
     for (uint32_t i = 0; i < c->nodes; i++) {
         if (!c->conns[i])
@@ -348,18 +350,21 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         const struct workload_task *wt = &wl->tasks[i];
         struct tmd t = {
             .key = task_key(job, i), .num_parents = wt->num_parents,
-            .num_wait_parent = wt->num_parents, .num_children = wt->num_children,
-            .data_size = wt->output_bytes, .t_submit = *t_submit,
+            .num_wait_parent = wt->num_parents, .data_size = wt->output_bytes,
+            .t_submit = *t_submit,
         };
         t.holder = target(c, mode, t.key, i);
-        if (wt->num_children) {
-            t.children = xmalloc(wt->num_children * sizeof *t.children);
-            for (uint32_t k = 0; k < wt->num_children; k++)
-                t.children[k] = task_key(job, wt->children[k]);
+        if (wt->num_children > keys_cap) {
+            keys_cap = wt->num_children;
+            keys = xrealloc(keys, keys_cap * sizeof *keys);
         }
+        for (uint32_t k = 0; k < wt->num_children; k++)
+            keys[k] = task_key(job, wt->children[k]);
+        tmd_set_children(&t, keys, wt->num_children);
         kvs_insert(c->kvs, &t);
         tmd_fini(&t);
     }
+    free(keys);
     int rc = barrier(c, timeout_ms, cause);
     if (rc < 0)
         return rc;

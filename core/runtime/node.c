@@ -196,7 +196,7 @@ static void on_status_set(void *arg, int status, const struct tmd *rec)
     }
     uint8_t field = rec->status == TASK_DONE ? KVS_FIELD_PARENT : KVS_FIELD_PARENT_FAILED;
     for (uint32_t i = 0; i < rec->num_children; i++)
-        kvs_append(n->kvs, rec->children[i], field, n->self, rec->data_size);
+        kvs_append(n->kvs, tmd_child(rec, i), field, n->self, rec->data_size);
 }
 
 static void finish(struct node *n, struct ntask *t, const struct exec_result *r)

@@ -131,13 +131,14 @@ static void on_reply(void *arg, int status, const struct tmd *t)
     memset(&w.last, 0, sizeof w.last);
     if (t) {
         w.last = *t;
-        w.last.children = NULL;
         w.last.parent_list = NULL;
         w.last.history = NULL;
-        if (t->num_children) {
-            w.last.children = xmalloc(t->num_children * sizeof *t->children);
-            memcpy(w.last.children, t->children, t->num_children * sizeof *t->children);
-        }
+        w.last.num_children = 0;
+        w.last.children = NULL;
+        if (t->num_children == 1)
+            tmd_set_children(&w.last, &t->child, 1);
+        else
+            tmd_set_children(&w.last, t->children, t->num_children);
     }
 }
 
@@ -146,11 +147,8 @@ static void insert(uint32_t via, uint64_t key, uint32_t parents, const uint64_t 
                    uint32_t nchildren, uint32_t holder)
 {
     struct tmd t = {.key = key, .num_parents = parents, .num_wait_parent = parents,
-                    .holder = holder, .num_children = nchildren};
-    if (nchildren) {
-        t.children = xmalloc(nchildren * sizeof *t.children);
-        memcpy(t.children, children, nchildren * sizeof *children);
-    }
+                    .holder = holder};
+    tmd_set_children(&t, children, nchildren);
     assert_int_equal(kvs_insert(w.kvs[via], &t), 0);
     tmd_fini(&t);
     run_network();
@@ -196,7 +194,7 @@ static void test_ready_notification_at_zero(void **state)
     lookup(1, child);
     assert_int_equal(w.last.status, TASK_READY);
     assert_int_equal(w.last.num_wait_parent, 0);
-    assert_int_equal(w.last.parents_done, 2);
+    assert_int_equal(tmd_parents_done(&w.last), 2);
     assert_int_equal(w.last.all_data_size, 150);
     (void)p1, (void)p2;
 }
@@ -304,7 +302,7 @@ static void test_tmd_codec(void **state)
     uint32_t history[2] = {0, 3};
     struct tmd t = {.key = 42, .status = TASK_WAITING, .holder = 3, .num_parents = 4,
                     .num_wait_parent = 2, .num_children = 3, .children = children,
-                    .parents_done = 2, .parent_list = parents, .num_history = 2,
+                    .parent_list = parents, .num_history = 2,
                     .history = history, .t_submit = 5, .all_data_size = 100};
     struct wbuf b;
     wbuf_init(&b);
@@ -315,7 +313,7 @@ static void test_tmd_codec(void **state)
     assert_int_equal(tmd_get(&r, &u), 0);
     assert_int_equal(u.key, 42);
     assert_int_equal(u.num_children, 3);
-    assert_int_equal(u.children[2], 3);
+    assert_int_equal(tmd_child(&u, 2), 3);
     assert_int_equal(u.parent_list[0].bytes, 99);
     assert_int_equal(u.history[1], 3);
     tmd_fini(&u);

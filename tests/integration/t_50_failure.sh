@@ -1,0 +1,61 @@
+#!/bin/bash
+# t_50_failure: a command task that fails (exit 3, 'boom' on stderr) ends the run with
+# exit code 1; the summary names the task, its exit status and its stderr; the records
+# show exactly that task failed, exactly its descendants cancelled (also one with a
+# second, healthy parent), every other task done; and the run ends on its own.
+. "$(dirname "$0")/lib.sh"
+
+wl="$T/failure.jsonl"
+cat >"$wl" <<'EOF_WL'
+{"id":"root","kind":"command","cmd":"true"}
+{"id":"ok1","kind":"command","cmd":"echo fine","parents":["root"]}
+{"id":"bad","kind":"command","cmd":"echo boom >&2; exit 3","parents":["root"]}
+{"id":"bad_c1","kind":"noop","parents":["bad"]}
+{"id":"bad_c2","kind":"command","cmd":"echo must-not-run >&2; true","parents":["bad"]}
+{"id":"bad_g1","kind":"noop","parents":["bad_c1"]}
+{"id":"bad_g2","kind":"sleep","duration_s":0.001,"parents":["bad_c1","bad_c2"]}
+{"id":"bad_g3","kind":"noop","parents":["bad_c2","ok1"]}
+{"id":"ok2","kind":"noop","parents":["ok1"]}
+{"id":"ok3","kind":"sleep","duration_s":0.002,"parents":["ok2","root"]}
+{"id":"ind1","kind":"command","cmd":"echo hi"}
+{"id":"ind2","kind":"sleep","duration_s":0.002}
+{"id":"ind3","kind":"noop","parents":["ind1","ind2"]}
+EOF_WL
+for i in $(seq 1 24); do
+    echo "{\"id\":\"free$i\",\"kind\":\"sleep\",\"duration_s\":0.001}"
+done >>"$wl"
+total=$(wc -l <"$wl")
+
+jd_run fail "$wl" --nodes 4 --slots 2 --records "$T/records"
+out="$T/fail.out"
+cat "$out"
+expect_code 1 "$RUN_RC" "jackdaw run with a failing task"
+
+grep -qE '^ *bad on node [0-9]+: exit status 3$' "$out" || fail "summary does not say 'bad on node N: exit status 3'"
+grep -q 'boom' "$out" || fail "summary does not show the failed task's stderr ('boom')"
+grep -q 'must-not-run' "$out" "$T/fail.err" && fail "a descendant of the failed task ran"
+grep -qE 'done 31 +failed 1 +cancelled 5' "$out" || fail "summary counts are not 'done 31 failed 1 cancelled 5'"
+cancelled_line=$(grep 'cancelled because an ancestor failed' "$out") || fail "summary lists no cancelled tasks"
+for t in bad_c1 bad_c2 bad_g1 bad_g2 bad_g3; do
+    grep -qw -- "$t" <<<"$cancelled_line" || fail "summary's cancelled list lacks $t: $cancelled_line"
+done
+grep -qwE 'ok1|ok2|ok3|root|ind1|ind3' <<<"$cancelled_line" && fail "summary's cancelled list names a healthy task: $cancelled_line"
+
+check_records "$wl" "$T/records" --expect-failed bad
+"$PY" - "$T/records" <<'EOF_PY' || fail "the failed task's record is wrong"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+bad = [r for r in recs if r["id"] == "bad"]
+assert len(bad) == 1 and bad[0]["status"] == "failed" and bad[0]["exit"] == 3, bad
+EOF_PY
+[ "$(wc -l <"$T/records")" -eq "$total" ] || fail "records hold $(wc -l <"$T/records") lines for $total tasks"
+
+# The same workload, --json: the counters agree.
+jd_run failjson "$wl" --nodes 4 --slots 2 --json
+expect_code 1 "$RUN_RC" "jackdaw run --json with a failing task"
+"$PY" - "$T/failjson.out" "$total" <<'EOF_PY' || fail "--json summary is wrong: $(cat "$T/failjson.out")"
+import json, sys
+s = json.loads(open(sys.argv[1]).read())
+assert (s["tasks"], s["tasks_done"], s["tasks_failed"], s["tasks_cancelled"]) == (int(sys.argv[2]), 31, 1, 5), s
+EOF_PY
+no_daemons_left "after the runs"
