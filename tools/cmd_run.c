@@ -100,11 +100,12 @@ static int run_main(int argc, char **argv)
     struct launch_options lo = {
         .nodes = (uint32_t)nodes, .slots = (uint32_t)slots, .speeds = speeds,
         .cluster_path = cluster_path, .steal = steal, .neighbours = (uint32_t)neighbours,
-        .poll_max_ms = poll_max,
+        .poll_max_ms = poll_max, .die_with_parent = true,
         .poll_initial_ms = poll_initial, .widen_after = (uint32_t)widen_after,
         .widen_by = (uint32_t)widen_by, .log_level = level,
     };
     struct cluster cl;
+    job_catch_signals();
     rc = launcher_start(&lo, &cl, &cause);
     int code;
     if (rc < 0) {
@@ -123,6 +124,10 @@ static int run_main(int argc, char **argv)
     }
     if (!keep_dir)
         nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (job_signal_pending() && code != EXIT_INTERRUPTED) {
+        fprintf(stderr, "jackdaw run: interrupted by signal %d\n", job_signal_pending());
+        code = EXIT_INTERRUPTED;
+    }
     free(cause);
     free(cluster_path);
     free(dir);

@@ -100,8 +100,10 @@ void follow_on_task_end(void *arg, const struct proto_task_end *e)
         break;
     default: f->cancelled++; break;
     }
-    if (f->ended == f->wl->count)
+    if (f->ended == f->wl->count) {
         f->finished = true;
+        f->stop = 1;
+    }
 }
 
 static void print_progress(struct follow *f, bool final)

@@ -49,6 +49,8 @@ struct follow {
     uint32_t nfailures;
     FILE *records;          /* borrowed, may be NULL */
     bool finished;          /* every task ended */
+    int stop;               /* finished, or interrupted: what the follower waits on */
+    int interrupted;        /* signal number that cut the follow short, or 0 */
     /* progress */
     uv_timer_t timer;
     bool progress_on, tty;

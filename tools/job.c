@@ -4,6 +4,7 @@
 #include "tools/job.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,37 @@ int job_open_cluster(const char *who, const char **path, struct cluster *cl, str
         return EXIT_BAD_INPUT;
     }
     return 0;
+}
+
+static volatile sig_atomic_t pending_signal;
+
+static void note_signal(int signum)
+{
+    pending_signal = signum;
+}
+
+void job_catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = note_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+int job_signal_pending(void)
+{
+    return pending_signal;
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    struct follow *f = h->data;
+    f->interrupted = signum;
+    f->stop = 1;
 }
 
 static void on_node_lost(void *arg, uint32_t node, const char *reason)
@@ -88,8 +120,34 @@ int job_submit(const char *who, const struct job_options *o)
     }
     if (!o->quiet)
         follow_progress_start(&f, client_loop(c));
-    rc = client_wait(c, (const int *)&f.finished, o->timeout_s > 0 ? (int)(o->timeout_s * 1000) : -1);
+    /* Ctrl-C, a batch system's SIGTERM or a closed terminal end the follow cleanly, so
+     * that `run` still stops the cluster it started. */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    uv_signal_t sig[3];
+    for (int i = 0; i < 3; i++) {
+        uv_signal_init(client_loop(c), &sig[i]);
+        sig[i].data = &f;
+        uv_signal_start(&sig[i], on_signal, sigs[i]);
+    }
+    if (pending_signal) {
+        f.interrupted = pending_signal;
+        f.stop = 1;
+    }
+    rc = client_wait(c, &f.stop, o->timeout_s > 0 ? (int)(o->timeout_s * 1000) : -1);
+    for (int i = 0; i < 3; i++)
+        uv_close((uv_handle_t *)&sig[i], NULL);
+    uv_run(client_loop(c), UV_RUN_NOWAIT);
+    /* libuv restored the default dispositions; keep catching until the caller is done. */
+    job_catch_signals();
+    if (f.interrupted)
+        pending_signal = f.interrupted;
     follow_progress_stop(&f);
+    if (f.interrupted) {
+        fprintf(stderr, "\njackdaw %s: interrupted by signal %d with %u of %u tasks ended\n",
+                who, f.interrupted, f.ended, o->wl->count);
+        code = EXIT_INTERRUPTED;
+        goto out;
+    }
     if (rc < 0 && !f.finished) {
         fprintf(stderr, "jackdaw %s: %s with %u of %u tasks ended\n", who,
                 rc == -ETIMEDOUT ? "timed out" : "lost the cluster", f.ended, o->wl->count);

@@ -26,6 +26,12 @@ struct job_options {
 /* Returns an exit code (tools/cmd.h) and prints its own errors, prefixed by `who`. */
 int job_submit(const char *who, const struct job_options *o);
 
+/* Turns SIGINT, SIGTERM and SIGHUP into a flag for the rest of the process's life, so
+ * that a command that started a cluster can stop it before exiting; job_submit checks
+ * the flag.  job_signal_pending returns the last signal caught, or 0. */
+void job_catch_signals(void);
+int job_signal_pending(void);
+
 /* Loads the cluster file (default path when NULL) and its key; prints errors. Returns
  * 0 or an exit code. */
 int job_open_cluster(const char *who, const char **path, struct cluster *cl, struct auth_key *key);

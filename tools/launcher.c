@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -101,9 +102,22 @@ static int listen_socket(uint16_t *port, char **cause)
     return fd;
 }
 
+/* A zombie is not alive: a daemon that exited but whose parent (init, after launch
+ * returned) has not reaped it yet is stopped for our purposes. */
 static int alive(int pid)
 {
-    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+    if (pid <= 0 || (kill(pid, 0) < 0 && errno != EPERM))
+        return 0;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');
+    return !(paren && paren[1] == ' ' && paren[2] == 'Z');
 }
 
 static void reap(void)
@@ -209,6 +223,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         snprintf(wafter, sizeof wafter, "%u", o->widen_after ? o->widen_after : 3);
         snprintf(wby, sizeof wby, "%u", o->widen_by ? o->widen_by : 2);
         char *logpath = xasprintf("%s/node-%u.log", out->workdir, i);
+        pid_t parent = getpid();
         pid_t pid = fork();
         if (pid < 0) {
             rc = -errno;
@@ -218,6 +233,12 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         }
         if (pid == 0) {
             setsid();
+            /* A private cluster must not outlive `jackdaw run`, even when run is killed
+             * with SIGKILL; the getppid check closes the race with a parent that died
+             * before prctl. */
+            if (o->die_with_parent &&
+                (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent))
+                _exit(1);
             int devnull = open("/dev/null", O_RDONLY);
             int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
             if (devnull >= 0)

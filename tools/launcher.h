@@ -11,6 +11,7 @@
 #ifndef JACKDAW_LAUNCHER_H
 #define JACKDAW_LAUNCHER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/model/cluster.h"
@@ -28,6 +29,7 @@ struct launch_options {
     uint32_t widen_after;   /* 0: default */
     uint32_t widen_by;      /* 0: default */
     const char *log_level;  /* NULL: info */
+    bool die_with_parent;   /* daemons get SIGTERM when the launching process dies (run) */
 };
 
 /* Parses a speed list into out[0..n); 0 or -EINVAL with *cause naming the bad entry. */

@@ -457,13 +457,17 @@ int client_shutdown(struct client *c, int timeout_ms)
     return 0;
 }
 
-static int flag_set(struct client *c, const void *arg)
+static int flag_set_or_lost(struct client *c, const void *arg)
 {
-    (void)c;
-    return *(const int *)arg != 0;
+    return *(const int *)arg != 0 || c->lost > 0;
 }
 
 int client_wait(struct client *c, const int *done, int timeout_ms)
 {
-    return run_until(c, flag_set, done, timeout_ms);
+    /* A job cannot finish once a node is gone: its tasks and its share of the metadata
+     * went with it.  Say so at once rather than wait for the timeout. */
+    int rc = run_until(c, flag_set_or_lost, done, timeout_ms);
+    if (rc == 0 && !*done && c->lost)
+        rc = -ECONNRESET;
+    return rc;
 }

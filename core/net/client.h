@@ -65,8 +65,8 @@ int client_stats(struct client *c, struct proto_stats *out, int timeout_ms, char
 /* Asks every node to shut down (and flushes the request). */
 int client_shutdown(struct client *c, int timeout_ms);
 
-/* Runs the loop until *done becomes non-zero, every node is lost, or timeout_ms passes
- * (-1: no limit).  Returns 0, -ETIMEDOUT or -ECONNRESET. */
+/* Runs the loop until *done becomes non-zero, a node is lost, or timeout_ms passes
+ * (-1: no limit).  Returns 0, -ETIMEDOUT or -ECONNRESET (a node went away). */
 int client_wait(struct client *c, const int *done, int timeout_ms);
 
 /* A fresh random job number. */
