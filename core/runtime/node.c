@@ -222,7 +222,10 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r)
 
 static void on_exec_done(struct exec_result *r, void *data)
 {
-    finish(data, r->arg, r);
+    struct node *n = data;
+    struct ntask *t = r->arg;
+    u64map_del(&n->running, t->spec.key);
+    finish(n, t, r);
 }
 
 static void dispatch(struct node *n)
@@ -237,7 +240,9 @@ static void dispatch(struct node *n)
         struct exec_result now;
         memset(&now, 0, sizeof now);
         int rc = exec_start(n->exec, &t->spec, t, &now);
-        if (rc == EXEC_DONE_NOW) {
+        if (rc == 0) {
+            u64map_put(&n->running, t->spec.key, t);
+        } else if (rc == EXEC_DONE_NOW) {
             finish(n, t, &now);
         } else if (rc < 0) {
             now.status = TASK_FAILED;
@@ -539,6 +544,7 @@ static void node_free(struct node *n)
     readyq_fini(&n->lready);
     readyq_fini(&n->sready);
     free_map(&n->waitq, free_ntask);
+    free_map(&n->running, free_ntask);
     free_map(&n->early, free);
     free_map(&n->jobs, free);
     kvs_destroy(n->kvs);
@@ -591,6 +597,7 @@ int node_run(const struct node_config *cfg, char **cause)
     u64map_init(&n->waitq);
     u64map_init(&n->early);
     u64map_init(&n->jobs);
+    u64map_init(&n->running);
     readyq_init(&n->lready);
     readyq_init(&n->sready);
     wbuf_init(&n->discard);

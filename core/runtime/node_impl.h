@@ -73,6 +73,7 @@ struct node {
     struct u64map early;    /* key -> struct early * (owned): notices that beat their task */
     struct readyq lready, sready; /* items: struct ntask * (owned) */
     struct u64map jobs;     /* job id -> struct job * (owned) */
+    struct u64map running;  /* key -> struct ntask * (owned) handed to exec, not yet back */
     uint32_t busy;
     struct wbuf discard;    /* sink for messages to a peer that cannot be reached */
 
