@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/fs.h"
 #include "core/base/xalloc.h"
 #include "core/net/auth.h"
 #include "core/net/client.h"
@@ -58,27 +59,6 @@ static char *dir_of(const char *path)
     if (!slash)
         return xstrdup(".");
     return xstrndup(path, (size_t)(slash - path ? slash - path : 1));
-}
-
-static int make_dirs(const char *path, mode_t mode)
-{
-    char *p = xstrdup(path);
-    int rc = 0;
-    for (char *s = p + 1;; s++) {
-        if (*s != '/' && *s)
-            continue;
-        char c = *s;
-        *s = '\0';
-        if (mkdir(p, mode) < 0 && errno != EEXIST) {
-            rc = -errno;
-            break;
-        }
-        *s = c;
-        if (!c)
-            break;
-    }
-    free(p);
-    return rc;
 }
 
 static int listen_socket(uint16_t *port, char **cause)
@@ -145,7 +125,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
 {
     memset(out, 0, sizeof *out);
     char *dir = dir_of(o->cluster_path);
-    int rc = make_dirs(dir, 0700);
+    int rc = fs_mkdirs(dir, 0700, NULL);
     if (rc < 0) {
         *cause = xasprintf("cannot create '%s': %s", dir, strerror(-rc));
         free(dir);
@@ -176,7 +156,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
     double *speeds = xmalloc(o->nodes * sizeof *speeds);
     rc = launcher_parse_speeds(o->speeds, speeds, o->nodes, cause);
     if (rc == 0)
-        rc = make_dirs(out->workdir, 0755);
+        rc = fs_mkdirs(out->workdir, 0755, NULL);
     if (rc < 0 && !*cause)
         *cause = xasprintf("cannot create '%s': %s", out->workdir, strerror(-rc));
     struct auth_key key;

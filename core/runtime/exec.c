@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/fs.h"
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 
@@ -572,24 +573,14 @@ static void start_command(struct exec *ex, struct run *r, const char *cmd)
 /* mkdir -p, then the absolute path. */
 static char *make_workdir(const char *path, char **cause)
 {
-    char *p = xstrdup(path);
-    for (char *s = p + 1;; s++) {
-        if (*s == '/' || *s == '\0') {
-            char c = *s;
-            *s = '\0';
-            if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-                if (cause)
-                    *cause = xasprintf("cannot create work directory '%s': %s", p,
-                                       strerror(errno));
-                free(p);
-                return NULL;
-            }
-            *s = c;
-            if (!c)
-                break;
-        }
+    char *failed = NULL;
+    int rc = fs_mkdirs(path, 0755, &failed);
+    if (rc < 0) {
+        if (cause)
+            *cause = xasprintf("cannot create work directory '%s': %s", failed, strerror(-rc));
+        free(failed);
+        return NULL;
     }
-    free(p);
     char *abs = realpath(path, NULL);
     if (!abs && cause)
         *cause = xasprintf("cannot open work directory '%s': %s", path, strerror(errno));

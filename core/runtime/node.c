@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/fs.h"
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/net/proto.h"
@@ -33,6 +34,16 @@ struct early {
     uint64_t bytes;
     int64_t t_ready;
 };
+
+struct ntask *ntask_decode(struct rbuf *r)
+{
+    struct ntask *t = xcalloc(1, sizeof *t);
+    if (proto_get_task(r, &t->spec) < 0) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
 
 void ntask_free(struct ntask *t)
 {
@@ -323,9 +334,8 @@ static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char 
     }
     int64_t now = clock_wall_ns();
     for (uint32_t i = 0; i < count; i++) {
-        struct ntask *t = xcalloc(1, sizeof *t);
-        if (proto_get_task(r, &t->spec) < 0) {
-            free(t);
+        struct ntask *t = ntask_decode(r);
+        if (!t) {
             *reason = "malformed task in submit";
             return -EBADMSG;
         }
@@ -562,31 +572,13 @@ static void kvs_end(void *ctx, uint32_t node, size_t at)
     node_msg_end(ctx, node, at);
 }
 
-static int make_dirs(const char *path)
-{
-    char *p = xstrdup(path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-            free(p);
-            return -errno;
-        }
-        *s = '/';
-    }
-    int rc = mkdir(p, 0755) < 0 && errno != EEXIST ? -errno : 0;
-    free(p);
-    return rc;
-}
-
 int node_run(const struct node_config *cfg, char **cause)
 {
     struct node *n = xcalloc(1, sizeof *n);
     n->cfg = *cfg;
     n->self = cfg->id;
     n->nodes = cfg->cluster->count;
-    int rc = make_dirs(cfg->workdir);
+    int rc = fs_mkdirs(cfg->workdir, 0755, NULL);
     if (rc < 0) {
         *cause = xasprintf("cannot create work directory '%s': %s", cfg->workdir, strerror(-rc));
         free(n);

@@ -92,6 +92,8 @@ void node_mark_dirty(struct node *n);
 struct wbuf *node_msg_begin(struct node *n, uint32_t peer, uint16_t type, size_t *at);
 void node_msg_end(struct node *n, uint32_t peer, size_t at);
 void node_make_ready(struct node *n, struct ntask *t);
+/* A task from a SUBMIT or STEAL_GRANT payload; NULL when malformed. */
+struct ntask *ntask_decode(struct rbuf *r);
 void ntask_free(struct ntask *t);
 
 /* thief.c */

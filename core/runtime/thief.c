@@ -268,11 +268,9 @@ int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
         return -EBADMSG;
     int64_t now = clock_wall_ns();
     for (uint32_t i = 0; i < count; i++) {
-        struct ntask *t = xcalloc(1, sizeof *t);
-        if (proto_get_task(r, &t->spec) < 0) {
-            free(t);
+        struct ntask *t = ntask_decode(r);
+        if (!t)
             return -EBADMSG;
-        }
         t->t_ready = now;
         /* Stolen tasks go to SReadyQ, so they may move on again if this node is slow. */
         readyq_push(&n->sready, t, t->spec.input_bytes);

@@ -54,6 +54,8 @@ CLUSTER_PIDS=()       # its daemons
 EXTRA_PIDS=()         # daemons of other clusters a test launched itself (track_cluster)
 BG_PIDS=()            # background helpers started by the test (bg)
 
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/procs.sh"
+
 note() { echo "-- $*"; }
 
 fail() {
@@ -64,15 +66,6 @@ fail() {
 # expect_code WANT GOT WHAT
 expect_code() {
     [ "$2" -eq "$1" ] || fail "$3: exit code $2, expected $1"
-}
-
-# True when PID is a live process (zombies count as gone).
-pid_alive() {
-    local pid=$1 state
-    [ -n "$pid" ] && [ "$pid" -gt 0 ] 2>/dev/null || return 1
-    kill -0 "$pid" 2>/dev/null || return 1
-    state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
-    [ "$state" != "Z" ]
 }
 
 # True when PID's command line mentions our private directory: the guard that makes
@@ -116,35 +109,6 @@ wait_until() {
         sleep 0.1
     done
     return 1
-}
-
-# Kills the given PIDs (only those still ours): TERM, a bounded wait, then KILL.
-kill_pids() {
-    local pid mine=() i
-    for pid in "$@"; do
-        pid_alive "$pid" && pid_is_ours "$pid" && mine+=("$pid")
-    done
-    [ ${#mine[@]} -eq 0 ] && return 0
-    kill -TERM "${mine[@]}" 2>/dev/null
-    for ((i = 0; i < 30; i++)); do
-        local left=0
-        for pid in "${mine[@]}"; do pid_alive "$pid" && left=1; done
-        [ $left -eq 0 ] && return 0
-        sleep 0.1
-    done
-    for pid in "${mine[@]}"; do
-        pid_alive "$pid" && kill -KILL "$pid" 2>/dev/null
-    done
-    return 0
-}
-
-# cluster_pids FILE : the daemon PIDs a cluster file records, one per line.
-cluster_pids() {
-    "$PY" -c '
-import json, sys
-for n in json.load(open(sys.argv[1]))["nodes"]:
-    if n.get("pid"):
-        print(n["pid"])' "$1"
 }
 
 # cluster_field FILE EXPR : a value from a cluster file, EXPR over `c` (python).

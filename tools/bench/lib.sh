@@ -65,6 +65,8 @@ BG_PIDS=()        # commands started by `bounded`, children of this shell
 # returning its status.  A script waiting in `wait` runs its TERM/INT trap at once,
 # while one running CMD in the foreground would run it only after CMD ended, that is
 # perhaps only after SECONDS, past the time limit of run-all.sh.
+. "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib/procs.sh"
+
 bounded() {
     local limit=$1 pid
     shift
@@ -120,15 +122,6 @@ except Exception:
 print(eval(sys.argv[2]))' "$1" "$2"
 }
 
-# True when PID is a live process (zombies count as gone).
-pid_alive() {
-    local pid=$1 state
-    [ -n "$pid" ] && [ "$pid" -gt 0 ] 2>/dev/null || return 1
-    kill -0 "$pid" 2>/dev/null || return 1
-    state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
-    [ "$state" != "Z" ]
-}
-
 # True when PID's command line names our private directory: the guard that makes sure
 # a recycled PID is never signalled.
 pid_is_ours() {
@@ -160,35 +153,6 @@ for entry in os.listdir("/proc"):
     if any(m in cmdline for m in marks) and state != "Z":
         print(entry)
 EOF_PY
-}
-
-# kill_pids PID... : TERM, a bounded wait, then KILL; only PIDs still ours.
-kill_pids() {
-    local pid mine=() i left
-    for pid in "$@"; do
-        pid_alive "$pid" && pid_is_ours "$pid" && mine+=("$pid")
-    done
-    [ ${#mine[@]} -eq 0 ] && return 0
-    kill -TERM "${mine[@]}" 2>/dev/null
-    for ((i = 0; i < 50; i++)); do
-        left=0
-        for pid in "${mine[@]}"; do pid_alive "$pid" && left=1; done
-        [ $left -eq 0 ] && return 0
-        sleep 0.1
-    done
-    for pid in "${mine[@]}"; do
-        pid_alive "$pid" && kill -KILL "$pid" 2>/dev/null
-    done
-    return 0
-}
-
-# cluster_pids FILE : the daemon PIDs a cluster file records, one per line.
-cluster_pids() {
-    "$PY" -c '
-import json, sys
-for n in json.load(open(sys.argv[1]))["nodes"]:
-    if n.get("pid"):
-        print(n["pid"])' "$1"
 }
 
 # launch_cluster N S FILE [launch options...] : starts N daemons with S slots; their PIDs

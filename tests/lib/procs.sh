@@ -1,0 +1,41 @@
+# procs.sh — process helpers shared by the integration tests (tests/integration/lib.sh)
+# and the benchmarks (tools/bench/lib.sh).  Sourced, never run.  The caller defines
+# pid_is_ours PID (the guard that keeps a recycled PID from being signalled) and $PY.
+
+# True when PID is a live process (zombies count as gone).
+pid_alive() {
+    local pid=$1 state
+    [ -n "$pid" ] && [ "$pid" -gt 0 ] 2>/dev/null || return 1
+    kill -0 "$pid" 2>/dev/null || return 1
+    state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
+    [ "$state" != "Z" ]
+}
+
+# Kills the given PIDs (only those still ours): TERM, a bounded wait, then KILL.
+kill_pids() {
+    local pid mine=() i
+    for pid in "$@"; do
+        pid_alive "$pid" && pid_is_ours "$pid" && mine+=("$pid")
+    done
+    [ ${#mine[@]} -eq 0 ] && return 0
+    kill -TERM "${mine[@]}" 2>/dev/null
+    for ((i = 0; i < 30; i++)); do
+        local left=0
+        for pid in "${mine[@]}"; do pid_alive "$pid" && left=1; done
+        [ $left -eq 0 ] && return 0
+        sleep 0.1
+    done
+    for pid in "${mine[@]}"; do
+        pid_alive "$pid" && kill -KILL "$pid" 2>/dev/null
+    done
+    return 0
+}
+
+# cluster_pids FILE : the daemon PIDs a cluster file records, one per line.
+cluster_pids() {
+    "$PY" -c '
+import json, sys
+for n in json.load(open(sys.argv[1]))["nodes"]:
+    if n.get("pid"):
+        print(n["pid"])' "$1"
+}
