@@ -46,7 +46,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard tools/bench/*.c))
 BENCH_BIN := $(BENCH_SRC:tools/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps run check test unit integration sanitize install clean bench
+.PHONY: all deps run check test unit integration sanitize install clean bench fuzz
 
 all: $(BUILD)/jackdaw $(BENCH_BIN)
 
@@ -102,6 +102,16 @@ check: deps
 
 bench: all
 	$(Q)./tools/bench/run-all.sh $(BUILD)
+
+# libFuzzer harnesses for the parsers of outside bytes (clang; not part of check).
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_LIB := $(filter-out core/runtime/% core/net/conn%.c core/net/client.c,$(filter core/%,$(LIB_SRC)))
+fuzz:
+	@mkdir -p build/fuzz
+	$(Q)for f in $(FUZZ_SRC); do n=$$(basename $$f .c); echo "  FUZZ  build/fuzz/$$n"; \
+	    clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 -I. \
+	        $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined $$f $(FUZZ_LIB) \
+	        -o build/fuzz/$$n $(PKG_LIBS) -lm -lpthread || exit 1; done
 
 install: $(BUILD)/jackdaw
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

@@ -1,0 +1,61 @@
+/*
+ * fuzz_workload — libFuzzer harness for the workload parser, the other parser of
+ * outside bytes (users' and generators' files).  Not part of the default build:
+ * `make fuzz` builds build/fuzz/fuzz_workload; run it with a scratch corpus and the seeds:
+ *   build/fuzz/fuzz_workload /tmp/corpus tests/fuzz/corpus/workload -max_total_time=60
+ *
+ * Besides memory safety it checks the parser's promises: an accepted workload has a
+ * topological order that respects every edge, and writing it back and parsing again
+ * gives the same tasks; a refused one comes with a cause naming the input.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model/workload.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(int ok)
+{
+    if (!ok)
+        abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct workload wl;
+    char *cause = NULL;
+    if (workload_parse(&wl, (const char *)data, size, "fuzz.jsonl", &cause) < 0) {
+        check(cause && strncmp(cause, "fuzz.jsonl", 10) == 0);
+        free(cause);
+        return 0;
+    }
+    uint32_t *pos = calloc(wl.count, sizeof *pos);
+    for (uint32_t i = 0; i < wl.count; i++)
+        pos[wl.topo[i]] = i;
+    for (uint32_t i = 0; i < wl.count; i++)
+        for (uint32_t k = 0; k < wl.tasks[i].num_parents; k++)
+            check(pos[wl.tasks[i].parents[k]] < pos[i]);
+    free(pos);
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    for (uint32_t i = 0; i < wl.count; i++)
+        check(workload_write_task(out, &wl.tasks[i], &wl) == 0);
+    fclose(out);
+    struct workload again;
+    check(workload_parse(&again, text, len, "again", &cause) == 0);
+    check(again.count == wl.count);
+    for (uint32_t i = 0; i < wl.count; i++) {
+        check(strcmp(again.tasks[i].id, wl.tasks[i].id) == 0);
+        check(again.tasks[i].kind == wl.tasks[i].kind);
+        check(again.tasks[i].num_parents == wl.tasks[i].num_parents);
+    }
+    workload_fini(&again);
+    free(text);
+    workload_fini(&wl);
+    return 0;
+}
