@@ -5,11 +5,12 @@
  *   INSERT        tmd
  *   LOOKUP        u32 req, u64 key                 -> LOOKUP_REPLY u32 req, i32 status, [tmd]
  *   REMOVE        u64 key
- *   APPEND        u64 key, u8 field, u32 node, u64 value
+ *   APPEND        u64 key, u8 field, u32 node, u64 value, u64 object
  *   CAS           u32 req, u64 key, u8 field, u64 expected, u64 desired,
  *                 u8 has_run, [u32 node, i64 start, i64 end, u64 size]
  *                                                  -> CAS_REPLY u32 req, i32 status, [tmd]
- *   NOTIFY        u64 key, u8 event, u64 all_data_size, i64 t_ready
+ *   NOTIFY        u64 key, u8 event, u64 all_data_size, i64 t_ready,
+ *                 u32 nparents, nparents x (u64 object, u64 bytes, u32 node)
  * req 0 means no reply is wanted.
  */
 #include "core/kvs/kvs.h"
@@ -96,8 +97,15 @@ static uint32_t add_pending(struct kvs *kvs, kvs_reply_fn fn, void *arg)
 static void notify_holder(struct kvs *kvs, uint32_t holder, uint64_t key, uint8_t event,
                           uint64_t bytes, int64_t when)
 {
+    /* The record is on this shard (effects come from it): its parent list says where
+     * the task's inputs are. */
+    const struct tmd *rec = event == KVS_EVENT_READY ? shard_get(&kvs->shard, key) : NULL;
+    struct kvs_notice notice = {
+        .key = key, .event = event, .all_data_size = bytes, .t_ready = when,
+        .nparents = rec ? tmd_parents_done(rec) : 0, .parents = rec ? rec->parent_list : NULL,
+    };
     if (holder == kvs->self) {
-        kvs->t.notify(kvs->t.ctx, key, event, bytes, when);
+        kvs->t.notify(kvs->t.ctx, &notice);
         return;
     }
     if (holder >= kvs->nodes) {
@@ -111,6 +119,12 @@ static void notify_holder(struct kvs *kvs, uint32_t holder, uint64_t key, uint8_
     wbuf_put_u8(b, event);
     wbuf_put_u64(b, bytes);
     wbuf_put_i64(b, when);
+    wbuf_put_u32(b, notice.nparents);
+    for (uint32_t i = 0; i < notice.nparents; i++) {
+        wbuf_put_u64(b, notice.parents[i].object);
+        wbuf_put_u64(b, notice.parents[i].bytes);
+        wbuf_put_u32(b, notice.parents[i].node);
+    }
     kvs->t.msg_end(kvs->t.ctx, holder, at);
 }
 
@@ -131,7 +145,7 @@ static void drain(struct kvs *kvs)
             notify_holder(kvs, e.node, e.key, KVS_EVENT_CANCEL, 0, 0);
             break;
         case KVS_EFFECT_CANCEL_CHILD:
-            kvs_append(kvs, e.key, KVS_FIELD_PARENT_FAILED, kvs->self, 0);
+            kvs_append(kvs, e.key, KVS_FIELD_PARENT_FAILED, kvs->self, 0, 0);
             break;
         }
     }
@@ -184,12 +198,14 @@ int kvs_remove(struct kvs *kvs, uint64_t key)
     return 0;
 }
 
-int kvs_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node, uint64_t value)
+int kvs_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
+               uint64_t object)
 {
     if (field >= KVS_FIELD_COUNT || field == KVS_FIELD_STATUS)
         return -EINVAL;
     if (is_local(kvs, key)) {
-        int rc = shard_append(&kvs->shard, key, field, node, value, clock_wall_ns(), &kvs->work);
+        int rc = shard_append(&kvs->shard, key, field, node, value, object, clock_wall_ns(),
+                              &kvs->work);
         if (rc == -ENOENT)
             log_warn("kvs: append to unknown record %llx", (unsigned long long)key);
         drain(kvs);
@@ -202,6 +218,7 @@ int kvs_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node, uint
     wbuf_put_u8(b, field);
     wbuf_put_u32(b, node);
     wbuf_put_u64(b, value);
+    wbuf_put_u64(b, object);
     kvs->t.msg_end(kvs->t.ctx, owner, at);
     return 0;
 }
@@ -326,6 +343,7 @@ int kvs_handle(struct kvs *kvs, uint32_t from, uint16_t type, struct rbuf *r, co
         uint8_t field = rbuf_u8(r);
         uint32_t node = rbuf_u32(r);
         uint64_t value = rbuf_u64(r);
+        uint64_t object = rbuf_u64(r);
         if (!rbuf_ok(r) || field >= KVS_FIELD_COUNT || field == KVS_FIELD_STATUS ||
             node >= kvs->nodes)
             break;
@@ -333,7 +351,7 @@ int kvs_handle(struct kvs *kvs, uint32_t from, uint16_t type, struct rbuf *r, co
             *reason = "append to a key this node does not own";
             return -EBADMSG;
         }
-        kvs_append(kvs, key, field, node, value);
+        kvs_append(kvs, key, field, node, value, object);
         return 0;
     }
     case MSG_KVS_CAS: {
@@ -364,13 +382,28 @@ int kvs_handle(struct kvs *kvs, uint32_t from, uint16_t type, struct rbuf *r, co
     case MSG_KVS_CAS_REPLY:
         return handle_reply(kvs, r, reason);
     case MSG_KVS_NOTIFY: {
-        uint64_t key = rbuf_u64(r);
-        uint8_t event = rbuf_u8(r);
-        uint64_t bytes = rbuf_u64(r);
-        int64_t when = rbuf_i64(r);
-        if (!rbuf_ok(r) || event > KVS_EVENT_CANCEL)
+        struct kvs_notice notice = {.key = rbuf_u64(r)};
+        notice.event = rbuf_u8(r);
+        notice.all_data_size = rbuf_u64(r);
+        notice.t_ready = rbuf_i64(r);
+        notice.nparents = rbuf_u32(r);
+        if (!rbuf_ok(r) || notice.event > KVS_EVENT_CANCEL || notice.nparents > r->left / 20)
             break;
-        kvs->t.notify(kvs->t.ctx, key, event, bytes, when);
+        struct tmd_parent *parents = NULL;
+        if (notice.nparents) {
+            parents = xcalloc(notice.nparents, sizeof *parents);
+            for (uint32_t i = 0; i < notice.nparents; i++) {
+                parents[i].object = rbuf_u64(r);
+                parents[i].bytes = rbuf_u64(r);
+                parents[i].node = rbuf_u32(r);
+            }
+        }
+        notice.parents = parents;
+        if (rbuf_ok(r))
+            kvs->t.notify(kvs->t.ctx, &notice);
+        free(parents);
+        if (!rbuf_ok(r))
+            break;
         return 0;
     }
     default:

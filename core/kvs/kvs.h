@@ -27,14 +27,24 @@
 
 enum kvs_event { KVS_EVENT_READY = 0, KVS_EVENT_CANCEL = 1 };
 
+/* What the store tells a task's holder.  `parents` lists where each parent's output
+ * object is (READY only); borrowed for the call. */
+struct kvs_notice {
+    uint64_t key;
+    uint8_t event;          /* enum kvs_event */
+    uint64_t all_data_size;
+    int64_t t_ready;
+    uint32_t nparents;
+    const struct tmd_parent *parents;
+};
+
 struct kvs_transport {
     void *ctx;
     /* Begins a message to `node` (never self); returns the payload buffer. */
     struct wbuf *(*msg_begin)(void *ctx, uint32_t node, uint16_t type, size_t *at);
     void (*msg_end)(void *ctx, uint32_t node, size_t at);
     /* The store tells this node, the holder, that a task is ready or cancelled. */
-    void (*notify)(void *ctx, uint64_t key, uint8_t event, uint64_t all_data_size,
-                   int64_t t_ready);
+    void (*notify)(void *ctx, const struct kvs_notice *notice);
 };
 
 /*
@@ -56,7 +66,9 @@ size_t kvs_local_records(const struct kvs *kvs);
 int kvs_insert(struct kvs *kvs, struct tmd *t);
 int kvs_lookup(struct kvs *kvs, uint64_t key, kvs_reply_fn fn, void *arg);
 int kvs_remove(struct kvs *kvs, uint64_t key);
-int kvs_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node, uint64_t value);
+/* PARENT: node ran the parent whose output `object` has `value` bytes. */
+int kvs_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
+               uint64_t object);
 /* fn may be NULL (no reply wanted). */
 int kvs_cas(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
             const struct tmd_run *run, kvs_reply_fn fn, void *arg);

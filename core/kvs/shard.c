@@ -77,7 +77,7 @@ static void cancel(struct tmd *rec, int64_t now, struct kvs_effects *fx)
 }
 
 int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
-                 int64_t now, struct kvs_effects *fx)
+                 uint64_t object, int64_t now, struct kvs_effects *fx)
 {
     struct tmd *rec = u64map_get(&s->records, key);
     if (!rec)
@@ -88,7 +88,8 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
             return 0;
         uint32_t done = tmd_parents_done(rec);
         rec->parent_list = xrealloc(rec->parent_list, (done + 1) * sizeof *rec->parent_list);
-        rec->parent_list[done] = (struct tmd_parent){.node = node, .bytes = value};
+        rec->parent_list[done] =
+            (struct tmd_parent){.object = object, .bytes = value, .node = node};
         rec->all_data_size += value;
         rec->num_wait_parent--;
         if (rec->num_wait_parent == 0) {

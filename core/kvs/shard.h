@@ -5,7 +5,7 @@
  *
  * Semantics the scheduler relies on:
  *   insert   a new record; status WAITING, or READY when it has no parents.
- *   append   PARENT (node, bytes): one parent finished; records where its object is,
+ *   append   PARENT (node, bytes, object): one parent finished; records where its object is,
  *            adds its size to all_data_size, decrements num_wait_parent, and at zero
  *            marks the task READY and emits EFFECT_READY for the holder — the
  *            notification that replaces polling.
@@ -73,7 +73,7 @@ struct tmd *shard_get(const struct shard *s, uint64_t key);
 int shard_remove(struct shard *s, uint64_t key);
 /* 0, -ENOENT, or -EINVAL (field not appendable). */
 int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
-                 int64_t now, struct kvs_effects *fx);
+                 uint64_t object, int64_t now, struct kvs_effects *fx);
 /* 1 swapped, 0 not (status differs), -ENOENT, -EINVAL. */
 int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
               const struct tmd_run *run);

@@ -56,8 +56,9 @@ void tmd_put(struct wbuf *b, const struct tmd *t)
         wbuf_put_u64(b, tmd_child(t, i));
     wbuf_put_u32(b, tmd_parents_done(t));
     for (uint32_t i = 0; i < tmd_parents_done(t); i++) {
-        wbuf_put_u32(b, t->parent_list[i].node);
+        wbuf_put_u64(b, t->parent_list[i].object);
         wbuf_put_u64(b, t->parent_list[i].bytes);
+        wbuf_put_u32(b, t->parent_list[i].node);
     }
     wbuf_put_u32(b, t->num_history);
     for (uint32_t i = 0; i < t->num_history; i++)
@@ -92,13 +93,14 @@ int tmd_get(struct rbuf *r, struct tmd *t)
             t->children[i] = rbuf_u64(r);
     }
     n = rbuf_u32(r);
-    if (!rbuf_ok(r) || n > r->left / 12 || n != tmd_parents_done(t))
+    if (!rbuf_ok(r) || n > r->left / 20 || n != tmd_parents_done(t))
         goto bad;
     if (n) {
         t->parent_list = xcalloc(n, sizeof *t->parent_list);
         for (uint32_t i = 0; i < n; i++) {
-            t->parent_list[i].node = rbuf_u32(r);
+            t->parent_list[i].object = rbuf_u64(r);
             t->parent_list[i].bytes = rbuf_u64(r);
+            t->parent_list[i].node = rbuf_u32(r);
         }
     }
     n = rbuf_u32(r);

@@ -19,9 +19,10 @@
 #include "core/base/wbuf.h"
 
 struct tmd_parent {
-    uint32_t node;          /* node that ran the parent (holds its object) */
+    uint64_t object;        /* the parent's output object (named by the parent's key) */
+    uint64_t bytes;         /* its size */
+    uint32_t node;          /* node that ran the parent and holds the object */
     uint32_t pad_;
-    uint64_t bytes;         /* size of the parent's output object */
 };
 
 struct tmd {

@@ -27,6 +27,14 @@ enum task_status {
 
 enum task_flags { TASK_FLAG_STEALABLE = 1u << 0 };
 
+/* One input object of a task: what it is, how big, and which node holds it. */
+struct task_input {
+    uint64_t object;        /* a task's output (the task's key) or a workload object */
+    uint64_t bytes;
+    uint32_t node;
+    uint32_t pad_;
+};
+
 /*
  * A task as the scheduler handles it.  `key` names it cluster-wide: the job number in
  * the high 32 bits, the task's index in its workload in the low 32, so daemons never
@@ -37,11 +45,22 @@ struct task_spec {
     uint8_t kind;           /* enum task_kind */
     uint8_t flags;          /* enum task_flags */
     uint32_t num_parents;
+    uint32_t num_inputs;
     double duration_s;      /* sleep length at speed 1.0 */
     uint64_t output_bytes;  /* size of the object the task produces */
     uint64_t input_bytes;   /* required input bytes: the ready queues' priority */
     char *cmd;              /* owned; NULL unless TASK_COMMAND */
+    /* owned; the workload's declared inputs while the task waits, then also its parents'
+     * outputs once it is ready (from the metadata store's notice) */
+    struct task_input *inputs;
 };
+
+/* Key of a workload's data object: the job's high bits, then the object's index with
+ * the top bit set, so that object and task keys never collide. */
+static inline uint64_t task_object_key(uint32_t job, uint32_t object_index)
+{
+    return ((uint64_t)job << 32) | 0x80000000u | object_index;
+}
 
 static inline uint64_t task_key(uint32_t job, uint32_t index)
 {

@@ -171,9 +171,9 @@ static void kvs_end(void *ctx, uint32_t node, size_t at)
         conn_msg_end(c->conns[node], at);
 }
 
-static void kvs_notify(void *ctx, uint64_t key, uint8_t event, uint64_t bytes, int64_t t_ready)
+static void kvs_notify(void *ctx, const struct kvs_notice *notice)
 {
-    (void)ctx, (void)key, (void)event, (void)bytes, (void)t_ready;
+    (void)ctx, (void)notice; /* a client holds no tasks */
 }
 
 struct client *client_create(const struct cluster *cl, const struct auth_key *key,

@@ -51,6 +51,12 @@ void proto_put_task(struct wbuf *b, const struct task_spec *t)
     wbuf_put_u64(b, t->input_bytes);
     if (t->kind == TASK_COMMAND)
         wbuf_put_str(b, t->cmd);
+    wbuf_put_u32(b, t->num_inputs);
+    for (uint32_t i = 0; i < t->num_inputs; i++) {
+        wbuf_put_u64(b, t->inputs[i].object);
+        wbuf_put_u64(b, t->inputs[i].bytes);
+        wbuf_put_u32(b, t->inputs[i].node);
+    }
 }
 
 int proto_get_task(struct rbuf *r, struct task_spec *t)
@@ -63,6 +69,8 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
     t->output_bytes = rbuf_u64(r);
     t->input_bytes = rbuf_u64(r);
     t->cmd = NULL;
+    t->inputs = NULL;
+    t->num_inputs = 0;
     if (!rbuf_ok(r) || t->kind >= TASK_KIND_COUNT || !isfinite(t->duration_s) ||
         t->duration_s < 0)
         return -EBADMSG;
@@ -71,7 +79,31 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
         if (!t->cmd)
             return -EBADMSG;
     }
+    uint32_t n = rbuf_u32(r);
+    if (!rbuf_ok(r) || n > r->left / 20) {
+        free(t->cmd);
+        t->cmd = NULL;
+        return -EBADMSG;
+    }
+    if (n) {
+        t->inputs = xcalloc(n, sizeof *t->inputs);
+        t->num_inputs = n;
+        for (uint32_t i = 0; i < n; i++) {
+            t->inputs[i].object = rbuf_u64(r);
+            t->inputs[i].bytes = rbuf_u64(r);
+            t->inputs[i].node = rbuf_u32(r);
+        }
+    }
     return 0;
+}
+
+void proto_task_fini(struct task_spec *t)
+{
+    free(t->cmd);
+    free(t->inputs);
+    t->cmd = NULL;
+    t->inputs = NULL;
+    t->num_inputs = 0;
 }
 
 void proto_put_task_end(struct wbuf *b, const struct proto_task_end *e)

@@ -53,8 +53,10 @@ enum proto_type {
 const char *proto_type_name(uint16_t type);
 
 void proto_put_task(struct wbuf *b, const struct task_spec *t);
-/* Fills *t (t->cmd owned, NULL unless a command); 0 or -EBADMSG (nothing to free). */
+/* Fills *t (t->cmd and t->inputs owned); 0 or -EBADMSG (nothing to free then). */
 int proto_get_task(struct rbuf *r, struct task_spec *t);
+/* Frees what proto_get_task allocated. */
+void proto_task_fini(struct task_spec *t);
 
 struct proto_task_end {
     uint64_t key;

@@ -29,11 +29,21 @@
  * messages while a node chews through a long queue of noop tasks. */
 #define DISPATCH_BATCH 4096
 
+/* A notice that arrived before its task's SUBMIT (the parent ran elsewhere first). */
 struct early {
     uint8_t event;
     uint64_t bytes;
     int64_t t_ready;
+    uint32_t nparents;
+    struct tmd_parent *parents; /* owned */
 };
+
+static void early_free(void *p)
+{
+    struct early *e = p;
+    free(e->parents);
+    free(e);
+}
 
 struct ntask *ntask_decode(struct rbuf *r)
 {
@@ -49,7 +59,7 @@ void ntask_free(struct ntask *t)
 {
     if (!t)
         return;
-    free(t->spec.cmd);
+    proto_task_fini(&t->spec);
     free(t);
 }
 
@@ -167,30 +177,58 @@ static void cancel_task(struct node *n, struct ntask *t)
     ntask_free(t);
 }
 
-/* The metadata store says a task this node holds is ready, or cancelled. */
-static void on_notify(void *ctx, uint64_t key, uint8_t event, uint64_t bytes, int64_t t_ready)
+/* A ready task's inputs: what the workload declared plus each parent's output, where the
+ * metadata store says it is.  input_bytes, the ready queues' priority, is their sum. */
+static void add_parent_inputs(struct ntask *t, uint32_t nparents, const struct tmd_parent *parents)
 {
-    struct node *n = ctx;
-    struct ntask *t = u64map_del(&n->waitq, key);
-    if (!t) {
-        /* The notice beat the task's SUBMIT here (its parent ran elsewhere first). */
-        struct early *e = u64map_get(&n->early, key);
-        if (!e) {
-            e = xmalloc(sizeof *e);
-            u64map_put(&n->early, key, e);
-        }
-        e->event = event;
-        e->bytes = bytes;
-        e->t_ready = t_ready;
-        return;
+    struct task_spec *s = &t->spec;
+    if (nparents) {
+        s->inputs = xrealloc(s->inputs, (s->num_inputs + nparents) * sizeof *s->inputs);
+        for (uint32_t i = 0; i < nparents; i++)
+            s->inputs[s->num_inputs++] = (struct task_input){
+                .object = parents[i].object, .bytes = parents[i].bytes, .node = parents[i].node};
     }
+    s->input_bytes = 0;
+    for (uint32_t i = 0; i < s->num_inputs; i++)
+        s->input_bytes += s->inputs[i].bytes;
+}
+
+static void ready_or_cancel(struct node *n, struct ntask *t, uint8_t event, int64_t t_ready,
+                            uint32_t nparents, const struct tmd_parent *parents)
+{
     if (event == KVS_EVENT_CANCEL) {
         cancel_task(n, t);
         return;
     }
-    t->spec.input_bytes = bytes;
+    add_parent_inputs(t, nparents, parents);
     t->t_ready = t_ready;
     node_make_ready(n, t);
+}
+
+/* The metadata store says a task this node holds is ready, or cancelled. */
+static void on_notify(void *ctx, const struct kvs_notice *notice)
+{
+    struct node *n = ctx;
+    struct ntask *t = u64map_del(&n->waitq, notice->key);
+    if (t) {
+        ready_or_cancel(n, t, notice->event, notice->t_ready, notice->nparents, notice->parents);
+        return;
+    }
+    struct early *e = u64map_get(&n->early, notice->key);
+    if (!e) {
+        e = xcalloc(1, sizeof *e);
+        u64map_put(&n->early, notice->key, e);
+    }
+    e->event = notice->event;
+    e->bytes = notice->all_data_size;
+    e->t_ready = notice->t_ready;
+    free(e->parents);
+    e->parents = NULL;
+    e->nparents = notice->nparents;
+    if (notice->nparents) {
+        e->parents = xmalloc(notice->nparents * sizeof *e->parents);
+        memcpy(e->parents, notice->parents, notice->nparents * sizeof *e->parents);
+    }
 }
 
 /* ---- completion ---------------------------------------------------------------------- */
@@ -207,7 +245,7 @@ static void on_status_set(void *arg, int status, const struct tmd *rec)
     }
     uint8_t field = rec->status == TASK_DONE ? KVS_FIELD_PARENT : KVS_FIELD_PARENT_FAILED;
     for (uint32_t i = 0; i < rec->num_children; i++)
-        kvs_append(n->kvs, tmd_child(rec, i), field, n->self, rec->data_size);
+        kvs_append(n->kvs, tmd_child(rec, i), field, n->self, rec->data_size, rec->key);
 }
 
 static void finish(struct node *n, struct ntask *t, const struct exec_result *r)
@@ -348,15 +386,10 @@ static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char 
         }
         struct early *e = u64map_del(&n->early, t->spec.key);
         if (e) {
-            uint8_t event = e->event;
-            t->spec.input_bytes = e->bytes;
-            t->t_ready = e->t_ready;
-            free(e);
-            if (event == KVS_EVENT_CANCEL)
-                cancel_task(n, t);
-            else
-                node_make_ready(n, t);
+            ready_or_cancel(n, t, e->event, e->t_ready, e->nparents, e->parents);
+            early_free(e);
         } else if (t->spec.num_parents == 0) {
+            add_parent_inputs(t, 0, NULL);
             t->t_ready = now;
             node_make_ready(n, t);
         } else {
@@ -555,7 +588,7 @@ static void node_free(struct node *n)
     readyq_fini(&n->sready);
     free_map(&n->waitq, free_ntask);
     free_map(&n->running, free_ntask);
-    free_map(&n->early, free);
+    free_map(&n->early, early_free);
     free_map(&n->jobs, free);
     kvs_destroy(n->kvs);
     wbuf_fini(&n->discard);

@@ -250,7 +250,7 @@ int thief_on_steal_request(struct node *n, uint32_t from, struct rbuf *r)
     node_msg_end(n, from, at);
     for (size_t i = 0; i < got; i++) {
         struct ntask *t = taken[i];
-        kvs_append(n->kvs, t->spec.key, KVS_FIELD_HISTORY, from, 0);
+        kvs_append(n->kvs, t->spec.key, KVS_FIELD_HISTORY, from, 0, 0);
         ntask_free(t);
     }
     n->tasks_given += got;

@@ -40,6 +40,8 @@ static struct world {
     struct msg queue[100000];
     size_t head, tail;
     struct notice notices[10000];
+    uint32_t notice_parents[10000];
+    uint64_t notice_last_object[10000];
     size_t nnotices;
     struct wbuf scratch[NODES][NODES];
     uint16_t scratch_type[NODES][NODES];
@@ -77,11 +79,15 @@ static void t_end(void *ctx, uint32_t node, size_t at)
     wbuf_put(&m->body, w.scratch[e->self][node].data, w.scratch[e->self][node].len);
 }
 
-static void t_notify(void *ctx, uint64_t key, uint8_t event, uint64_t bytes, int64_t when)
+static void t_notify(void *ctx, const struct kvs_notice *n)
 {
     struct endpoint *e = ctx;
-    (void)when;
-    w.notices[w.nnotices++] = (struct notice){e->self, key, event, bytes};
+    w.notices[w.nnotices] = (struct notice){e->self, n->key, n->event, n->all_data_size};
+    /* Where the inputs are travels with the notice. */
+    w.notice_parents[w.nnotices] = n->nparents;
+    if (n->nparents)
+        w.notice_last_object[w.nnotices] = n->parents[n->nparents - 1].object;
+    w.nnotices++;
 }
 
 /* Delivers every queued message (and what they cause) in FIFO order. */
@@ -181,22 +187,23 @@ static void test_ready_notification_at_zero(void **state)
     assert_int_equal(w.last.status, TASK_WAITING);
     assert_int_equal(w.last.num_wait_parent, 2);
 
-    kvs_append(w.kvs[0], child, KVS_FIELD_PARENT, 0, 100);
+    kvs_append(w.kvs[0], child, KVS_FIELD_PARENT, 0, 100, p1);
     run_network();
     assert_int_equal(w.nnotices, 0); /* one parent still missing: no notice */
-    kvs_append(w.kvs[1], child, KVS_FIELD_PARENT, 1, 50);
+    kvs_append(w.kvs[1], child, KVS_FIELD_PARENT, 1, 50, p2);
     run_network();
     assert_int_equal(w.nnotices, 1);
     assert_int_equal(w.notices[0].node, 1); /* the holder, not the owner */
     assert_int_equal(w.notices[0].key, child);
     assert_int_equal(w.notices[0].event, KVS_EVENT_READY);
     assert_int_equal(w.notices[0].bytes, 150);
+    assert_int_equal(w.notice_parents[0], 2);
+    assert_int_equal(w.notice_last_object[0], p2);
     lookup(1, child);
     assert_int_equal(w.last.status, TASK_READY);
     assert_int_equal(w.last.num_wait_parent, 0);
     assert_int_equal(tmd_parents_done(&w.last), 2);
     assert_int_equal(w.last.all_data_size, 150);
-    (void)p1, (void)p2;
 }
 
 static void test_no_parents_is_ready_at_insert(void **state)
@@ -242,7 +249,7 @@ static void test_failure_cancels_whole_subtree(void **state)
     for (uint32_t i = 1; i < CHAIN; i++)
         insert(i % NODES, keys[i], 1, i + 1 < CHAIN ? &keys[i + 1] : NULL, i + 1 < CHAIN, i % NODES);
     /* The first task failed: its runner appends PARENT_FAILED to its child. */
-    kvs_append(w.kvs[0], keys[1], KVS_FIELD_PARENT_FAILED, 0, 0);
+    kvs_append(w.kvs[0], keys[1], KVS_FIELD_PARENT_FAILED, 0, 0, 0);
     run_network();
     size_t cancels = 0;
     for (size_t i = 0; i < w.nnotices; i++) {
@@ -255,7 +262,7 @@ static void test_failure_cancels_whole_subtree(void **state)
     lookup(1, keys[CHAIN - 1]);
     assert_int_equal(w.last.status, TASK_CANCELLED);
     /* Late messages do not resurrect a cancelled task. */
-    kvs_append(w.kvs[1], keys[5], KVS_FIELD_PARENT, 1, 1);
+    kvs_append(w.kvs[1], keys[5], KVS_FIELD_PARENT, 1, 1, keys[4]);
     run_network();
     lookup(1, keys[5]);
     assert_int_equal(w.last.status, TASK_CANCELLED);
@@ -268,13 +275,13 @@ static void test_history_moves_holder(void **state)
     uint64_t k = key_on(0, 0);
     uint64_t child = key_on(1, 0);
     insert(1, k, 1, NULL, 0, 2);
-    kvs_append(w.kvs[2], k, KVS_FIELD_HISTORY, 1, 0);
+    kvs_append(w.kvs[2], k, KVS_FIELD_HISTORY, 1, 0, 0);
     run_network();
     lookup(2, k);
     assert_int_equal(w.last.holder, 1);
     assert_int_equal(w.last.num_history, 1);
     /* The ready notice now goes to the new holder. */
-    kvs_append(w.kvs[2], k, KVS_FIELD_PARENT, 2, 0);
+    kvs_append(w.kvs[2], k, KVS_FIELD_PARENT, 2, 0, 0);
     run_network();
     assert_int_equal(w.nnotices, 1);
     assert_int_equal(w.notices[0].node, 1);
@@ -298,7 +305,8 @@ static void test_tmd_codec(void **state)
 {
     (void)state;
     uint64_t children[3] = {1, 2, 3};
-    struct tmd_parent parents[2] = {{.node = 4, .bytes = 99}, {.node = 5, .bytes = 1}};
+    struct tmd_parent parents[2] = {{.object = 9, .node = 4, .bytes = 99},
+                                    {.object = 8, .node = 5, .bytes = 1}};
     uint32_t history[2] = {0, 3};
     struct tmd t = {.key = 42, .status = TASK_WAITING, .holder = 3, .num_parents = 4,
                     .num_wait_parent = 2, .num_children = 3, .children = children,
@@ -315,6 +323,7 @@ static void test_tmd_codec(void **state)
     assert_int_equal(u.num_children, 3);
     assert_int_equal(tmd_child(&u, 2), 3);
     assert_int_equal(u.parent_list[0].bytes, 99);
+    assert_int_equal(u.parent_list[1].object, 8);
     assert_int_equal(u.history[1], 3);
     tmd_fini(&u);
     /* Every truncation is refused without leaks (ASan checks the latter). */

@@ -36,7 +36,28 @@ static void test_task_roundtrip_and_truncation(void **state)
     assert_int_equal(u.kind, TASK_COMMAND);
     assert_int_equal(u.num_parents, 3);
     assert_string_equal(u.cmd, "echo hi");
-    free(u.cmd);
+    assert_int_equal(u.num_inputs, 0);
+    proto_task_fini(&u);
+    /* Inputs travel with the task (a thief must know where to fetch them). */
+    struct task_input in[2] = {{.object = 11, .bytes = 5, .node = 1}, {.object = 12, .bytes = 7, .node = 3}};
+    t.inputs = in;
+    t.num_inputs = 2;
+    struct wbuf c;
+    wbuf_init(&c);
+    proto_put_task(&c, &t);
+    rbuf_init(&r, c.data, c.len);
+    assert_int_equal(proto_get_task(&r, &u), 0);
+    assert_int_equal(u.num_inputs, 2);
+    assert_int_equal(u.inputs[1].object, 12);
+    assert_int_equal(u.inputs[1].node, 3);
+    proto_task_fini(&u);
+    for (size_t k = 0; k < c.len; k++) {
+        rbuf_init(&r, c.data, k);
+        assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    }
+    wbuf_fini(&c);
+    t.inputs = NULL;
+    t.num_inputs = 0;
     for (size_t n = 0; n < b.len; n++) {
         rbuf_init(&r, b.data, n);
         assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
