@@ -5,10 +5,13 @@
  * Owns the command line of the generator; called from tools/main.c through cmd_gen.
  * Every inconsistency on the command line (an option that does not apply to the
  * chosen shape or kind) is refused rather than ignored, so a typo never produces a
- * workload different from the one the user asked for.
+ * workload different from the one the user asked for.  The paper workloads (allpairs,
+ * imagestack, and the DAGs with --table3) start from the papers' values, which any
+ * option given overrides.
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +31,10 @@ static int gen_main(int argc, char **argv);
 
 const struct cmd cmd_gen = {
     .name = "gen",
-    .usage = "bot|fanin|fanout|pipeline --tasks N [--degree D] [--pipe-size P] "
-             "[--kind noop|sleep|command] [--cmd STRING] [--duration D|A-B] "
-             "[--output-bytes B|A-B] [--seed S] [-o FILE]",
+    .usage = "bot|fanin|fanout|pipeline|allpairs|imagestack [--tasks N] [-n N] [--locality L] "
+             "[--table3] [--degree D] [--pipe-size P] [--kind noop|sleep|command] [--cmd STRING] "
+             "[--duration-s D|A-B] [--output-bytes B|A-B] [--file-bytes B|A-B] "
+             "[--data-scale F] [--time-scale F] [--seed S] [-o FILE]",
     .summary = "write a synthetic workload (JSON Lines) for run or submit",
     .main = gen_main,
 };
@@ -47,12 +51,18 @@ static int usage_error(const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+/* The short options every generator-like tool has, and their long names. */
+static const char *const short_options[][2] = {
+    {"-o", "--output"},
+    {"-n", "--set-size"},
+};
+
 /*
- * The shared parser takes long options only; "-o FILE" is the one short option every
- * generator-like tool has, so it is rewritten to "--output" where it stands as an
- * option (not as the value of another option, nor after "--").
+ * The shared parser takes long options only, so the short ones are rewritten to their
+ * long names where they stand as an option (not as the value of another option, nor
+ * after "--").
  */
-static char **rewrite_short_output(int argc, char **argv, const struct opt *opts)
+static char **rewrite_short_options(int argc, char **argv, const struct opt *opts)
 {
     char **copy = xcalloc((size_t)argc + 1, sizeof *copy);
     bool options = true;
@@ -62,11 +72,15 @@ static char **rewrite_short_output(int argc, char **argv, const struct opt *opts
             continue;
         if (strcmp(argv[i], "--") == 0) {
             options = false;
-        } else if (strcmp(argv[i], "-o") == 0) {
-            copy[i] = (char *)"--output";
-        } else if (strncmp(argv[i], "--", 2) == 0 && !strchr(argv[i], '=')) {
+            continue;
+        }
+        for (size_t k = 0; k < sizeof short_options / sizeof *short_options; k++)
+            if (strcmp(argv[i], short_options[k][0]) == 0)
+                copy[i] = (char *)short_options[k][1];
+        const char *name = copy[i];
+        if (strncmp(name, "--", 2) == 0 && !strchr(name, '=')) {
             for (const struct opt *o = opts; o->name; o++)
-                if (strcmp(argv[i] + 2, o->name) == 0 && o->type != OPT_FLAG && i + 1 < argc) {
+                if (strcmp(name + 2, o->name) == 0 && o->type != OPT_FLAG && i + 1 < argc) {
                     copy[i + 1] = argv[i + 1];
                     i++;
                     break;
@@ -84,68 +98,149 @@ static int parse_kind(const char *name)
     return -1;
 }
 
-/* Fills `p` from the options; returns 0 or EXIT_USAGE after printing why. */
-static int build_params(struct gen_params *p, const char *shape, unsigned long tasks,
-                        unsigned long degree, unsigned long pipe_size, const char *kind,
-                        const char *cmd, const char *duration, const char *output_bytes,
-                        unsigned long seed)
+/* The command line as given; NULL / UNSET for what the user left out. */
+struct gen_options {
+    unsigned long tasks, degree, pipe_size, set_size, seed;
+    const char *kind, *cmd, *duration, *duration_s, *output_bytes, *file_bytes;
+    const char *locality, *data_scale, *time_scale, *output;
+    bool table3;
+};
+
+/* Parses a real option value: a finite number >= `min`. */
+static int parse_real(const char *option, const char *text, double min, double *out)
 {
-    gen_params_init(p);
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end || errno == ERANGE || !isfinite(v))
+        return usage_error("--%s: '%s' is not a number", option, text);
+    if (v < min)
+        return usage_error("--%s: '%s' must be at least %g", option, text, min);
+    *out = v;
+    return 0;
+}
+
+static int parse_range(const char *option, const char *text, bool integer,
+                       struct gen_range *out)
+{
+    char *cause = NULL;
+    if (gen_range_parse(text, integer, out, &cause) == 0)
+        return 0;
+    int rc = usage_error("--%s: %s", option, cause);
+    free(cause);
+    return rc;
+}
+
+/* Refuses an option the chosen shape does not take. */
+static int only_for(bool applies, bool given, const char *option, const char *shapes)
+{
+    return given && !applies ? usage_error("--%s applies to %s only", option, shapes) : 0;
+}
+
+/* Fills `p` from the options; returns 0 or EXIT_USAGE after printing why. */
+static int build_params(struct gen_params *p, const char *shape, const struct gen_options *o)
+{
     int s = gen_shape_parse(shape);
     if (s < 0)
-        return usage_error("unknown shape '%s' (bot, fanin, fanout or pipeline)", shape);
-    p->shape = (enum gen_shape)s;
+        return usage_error("unknown shape '%s' (bot, fanin, fanout, pipeline, allpairs or "
+                           "imagestack)",
+                           shape);
+    bool allpairs = s == GEN_ALLPAIRS, imagestack = s == GEN_IMAGESTACK;
+    bool dag = !allpairs && !imagestack;
+    bool paper = !dag || o->table3; /* starts from a paper's values, durations included */
+    int rc;
+    if ((rc = only_for(dag, o->table3, "table3", "bot, fanin, fanout and pipeline")) ||
+        (rc = only_for(s == GEN_FANIN || s == GEN_FANOUT, o->degree != UNSET, "degree",
+                       "fanin and fanout")) ||
+        (rc = only_for(s == GEN_PIPELINE, o->pipe_size != UNSET, "pipe-size", "pipeline")) ||
+        (rc = only_for(allpairs, o->set_size != UNSET, "set-size (-n)", "allpairs")) ||
+        (rc = only_for(imagestack, o->locality != NULL, "locality", "imagestack")) ||
+        (rc = only_for(!dag, o->file_bytes != NULL, "file-bytes", "allpairs and imagestack")))
+        return rc;
+    if (allpairs && o->tasks != UNSET)
+        return usage_error("allpairs takes -n N (files per set; N*N tasks), not --tasks");
+    if (o->duration && o->duration_s)
+        return usage_error("--duration and --duration-s are the same option; give one");
+    const char *duration = o->duration_s ? o->duration_s : o->duration;
 
-    if (tasks == UNSET)
-        return usage_error("--tasks N is required");
-    if (tasks < 1 || tasks > UINT32_MAX - 1)
-        return usage_error("--tasks must be between 1 and %u", (unsigned)(UINT32_MAX - 1));
-    p->tasks = (uint32_t)tasks;
+    if (allpairs) {
+        if (o->set_size == UNSET)
+            return usage_error("allpairs needs -n N (files per set)");
+        if (o->set_size < 1 || o->set_size > UINT32_MAX)
+            return usage_error("-n must be between 1 and %u", (unsigned)UINT32_MAX);
+        gen_params_allpairs(p, (uint32_t)o->set_size);
+    } else {
+        if (o->tasks == UNSET)
+            return usage_error("--tasks N is required");
+        if (o->tasks < 1 || o->tasks > UINT32_MAX - 1)
+            return usage_error("--tasks must be between 1 and %u", (unsigned)(UINT32_MAX - 1));
+        if (imagestack) {
+            if (!o->locality)
+                return usage_error("imagestack needs --locality L (tasks per file, >= 1)");
+            double locality;
+            if ((rc = parse_real("locality", o->locality, 1, &locality)))
+                return rc;
+            gen_params_imagestack(p, (uint32_t)o->tasks, locality);
+        } else if (o->table3) {
+            gen_params_table3(p, (enum gen_shape)s, (uint32_t)o->tasks);
+        } else {
+            gen_params_init(p);
+            p->shape = (enum gen_shape)s;
+            p->tasks = (uint32_t)o->tasks;
+        }
+    }
 
-    if (degree != UNSET) {
-        if (p->shape != GEN_FANIN && p->shape != GEN_FANOUT)
-            return usage_error("--degree applies to fanin and fanout only");
-        if (degree < 1 || degree > UINT32_MAX)
+    if (o->degree != UNSET) {
+        if (o->degree < 1 || o->degree > UINT32_MAX)
             return usage_error("--degree must be between 1 and %u", (unsigned)UINT32_MAX);
-        p->degree = (uint32_t)degree;
+        p->degree = (uint32_t)o->degree;
     }
-    if (pipe_size != UNSET) {
-        if (p->shape != GEN_PIPELINE)
-            return usage_error("--pipe-size applies to pipeline only");
-        if (pipe_size < 1 || pipe_size > UINT32_MAX)
+    if (o->pipe_size != UNSET) {
+        if (o->pipe_size < 1 || o->pipe_size > UINT32_MAX)
             return usage_error("--pipe-size must be between 1 and %u", (unsigned)UINT32_MAX);
-        p->pipe_size = (uint32_t)pipe_size;
+        p->pipe_size = (uint32_t)o->pipe_size;
     }
 
-    /* Without --kind, the option that only one kind takes says which kind is meant. */
-    int k = kind ? parse_kind(kind) : cmd ? TASK_COMMAND : duration ? TASK_SLEEP : TASK_NOOP;
+    /* Without --kind, the option that only one kind takes says which kind is meant, and
+     * else the starting point's kind stands (sleep for the paper workloads). */
+    int k = o->kind ? parse_kind(o->kind)
+            : o->cmd ? TASK_COMMAND
+            : duration ? TASK_SLEEP
+                       : p->kind;
     if (k < 0)
-        return usage_error("unknown kind '%s' (noop, sleep or command)", kind);
+        return usage_error("unknown kind '%s' (noop, sleep or command)", o->kind);
     p->kind = (uint8_t)k;
     if (duration && p->kind != TASK_SLEEP)
-        return usage_error("--duration applies to sleep tasks only");
-    if (!duration && p->kind == TASK_SLEEP)
-        return usage_error("sleep tasks need --duration D or A-B (seconds)");
-    if (cmd && p->kind != TASK_COMMAND)
+        return usage_error("--duration-s applies to sleep tasks only");
+    if (p->kind != TASK_SLEEP)
+        p->duration = (struct gen_range){0, 0}; /* the paper's durations go with sleep */
+    else if (!duration && !paper)
+        return usage_error("sleep tasks need --duration-s D or A-B (seconds)");
+    if (o->cmd && p->kind != TASK_COMMAND)
         return usage_error("--cmd applies to command tasks only");
-    if (!cmd && p->kind == TASK_COMMAND)
+    if (!o->cmd && p->kind == TASK_COMMAND)
         return usage_error("command tasks need --cmd STRING");
-    p->cmd = cmd;
+    p->cmd = o->cmd;
 
+    if (duration && (rc = parse_range("duration-s", duration, false, &p->duration)))
+        return rc;
+    if (o->output_bytes && (rc = parse_range("output-bytes", o->output_bytes, true,
+                                             &p->output_bytes)))
+        return rc;
+    if (o->file_bytes && (rc = parse_range("file-bytes", o->file_bytes, true, &p->file_bytes)))
+        return rc;
+    if (o->data_scale && (rc = parse_real("data-scale", o->data_scale, 0, &p->data_scale)))
+        return rc;
+    if (o->time_scale) {
+        if (p->kind != TASK_SLEEP)
+            return usage_error("--time-scale applies to sleep tasks only");
+        if ((rc = parse_real("time-scale", o->time_scale, 0, &p->time_scale)))
+            return rc;
+    }
+    p->seed = o->seed;
     char *cause = NULL;
-    if (duration && gen_range_parse(duration, false, &p->duration, &cause) < 0) {
-        int rc = usage_error("--duration: %s", cause);
-        free(cause);
-        return rc;
-    }
-    if (output_bytes && gen_range_parse(output_bytes, true, &p->output_bytes, &cause) < 0) {
-        int rc = usage_error("--output-bytes: %s", cause);
-        free(cause);
-        return rc;
-    }
-    p->seed = seed;
     if (gen_check(p, &cause) < 0) {
-        int rc = usage_error("%s", cause);
+        rc = usage_error("%s", cause);
         free(cause);
         return rc;
     }
@@ -154,24 +249,31 @@ static int build_params(struct gen_params *p, const char *shape, unsigned long t
 
 static int gen_main(int argc, char **argv)
 {
-    unsigned long tasks = UNSET, degree = UNSET, pipe_size = UNSET;
-    unsigned long seed = GEN_DEFAULT_SEED;
-    const char *kind = NULL, *cmd = NULL, *duration = NULL, *output_bytes = NULL;
-    const char *output = NULL;
+    struct gen_options o = {
+        .tasks = UNSET, .degree = UNSET, .pipe_size = UNSET, .set_size = UNSET,
+        .seed = GEN_DEFAULT_SEED,
+    };
     const struct opt opts[] = {
-        {"tasks", OPT_UINT, &tasks, "N  number of tasks (required)"},
-        {"degree", OPT_UINT, &degree, "D  fanin: parents per task; fanout: children (default 2)"},
-        {"pipe-size", OPT_UINT, &pipe_size, "P  pipeline: tasks per chain (default 4)"},
-        {"kind", OPT_STRING, &kind, "K  noop, sleep or command (default from --duration/--cmd)"},
-        {"cmd", OPT_STRING, &cmd, "S  shell command of command tasks"},
-        {"duration", OPT_STRING, &duration, "D|A-B  sleep seconds, fixed or uniform"},
-        {"output-bytes", OPT_STRING, &output_bytes, "B|A-B  output object size (default 0)"},
-        {"seed", OPT_UINT, &seed, "S  random seed (default 1)"},
-        {"output", OPT_STRING, &output, "FILE  write here instead of stdout (also -o)"},
+        {"tasks", OPT_UINT, &o.tasks, "N  number of tasks (imagestack: stacking tasks)"},
+        {"set-size", OPT_UINT, &o.set_size, "N  allpairs: files per set, N*N tasks (also -n)"},
+        {"locality", OPT_STRING, &o.locality, "L  imagestack: tasks per file, >= 1"},
+        {"table3", OPT_FLAG, &o.table3, "   paper 002 Table 3 durations, sizes and degrees"},
+        {"degree", OPT_UINT, &o.degree, "D  fanin: parents per task; fanout: children (default 2)"},
+        {"pipe-size", OPT_UINT, &o.pipe_size, "P  pipeline: tasks per chain (default 4)"},
+        {"kind", OPT_STRING, &o.kind, "K  noop, sleep or command (default from --duration-s/--cmd)"},
+        {"cmd", OPT_STRING, &o.cmd, "S  shell command of command tasks"},
+        {"duration-s", OPT_STRING, &o.duration_s, "D|A-B  sleep seconds, fixed or uniform"},
+        {"duration", OPT_STRING, &o.duration, "D|A-B  the same as --duration-s"},
+        {"output-bytes", OPT_STRING, &o.output_bytes, "B|A-B  output object size (default 0)"},
+        {"file-bytes", OPT_STRING, &o.file_bytes, "B|A-B  allpairs, imagestack: input file size"},
+        {"data-scale", OPT_STRING, &o.data_scale, "F  multiply every byte count (default 1)"},
+        {"time-scale", OPT_STRING, &o.time_scale, "F  multiply every duration (default 1)"},
+        {"seed", OPT_UINT, &o.seed, "S  random seed (default 1)"},
+        {"output", OPT_STRING, &o.output, "FILE  write here instead of stdout (also -o)"},
         {NULL, 0, NULL, NULL},
     };
 
-    char **args = rewrite_short_output(argc, argv, opts);
+    char **args = rewrite_short_options(argc, argv, opts);
     const char *pos[1];
     int npos = 0;
     int rc = cmd_parse(&cmd_gen, argc, args, opts, pos, 1, &npos);
@@ -181,14 +283,14 @@ static int gen_main(int argc, char **argv)
     if (rc)
         return rc;
     if (npos != 1)
-        return usage_error("which shape? bot, fanin, fanout or pipeline");
+        return usage_error("which shape? bot, fanin, fanout, pipeline, allpairs or imagestack");
 
     struct gen_params p;
-    rc = build_params(&p, pos[0], tasks, degree, pipe_size, kind, cmd, duration, output_bytes,
-                      seed);
+    rc = build_params(&p, pos[0], &o);
     if (rc)
         return rc;
 
+    const char *output = o.output;
     bool to_file = output && strcmp(output, "-") != 0;
     const char *label = to_file ? output : "standard output";
     FILE *out = stdout;

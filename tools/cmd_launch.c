@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "tools/cmd.h"
+#include "tools/dataopts.h"
 #include "tools/launcher.h"
 
 static int launch_main(int argc, char **argv)
@@ -14,7 +15,9 @@ static int launch_main(int argc, char **argv)
     double poll_initial = 0, poll_max = 0;
     const char *speeds = NULL, *cluster = NULL, *workdir = NULL, *steal = "adaptive",
                *level = "info";
+    struct dataopts data = {0};
     struct opt opts[] = {
+        DATAOPTS_OPTS(&data),
         {"nodes", OPT_UINT, &nodes, "N  number of node daemons (required)"},
         {"slots", OPT_UINT, &slots, "S  executor slots per node (default: cores)"},
         {"speeds", OPT_STRING, &speeds, "LIST  speed factors in (0,1], cycled: 1,0.5"},
@@ -34,6 +37,8 @@ static int launch_main(int argc, char **argv)
     int rc = cmd_parse(&cmd_launch, argc, argv, opts, pos, 0, &npos);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (dataopts_finish(&data, "launch"))
+        return EXIT_USAGE;
     if (nodes == 0 || nodes > 4096) {
         fprintf(stderr, "jackdaw launch: --nodes N (1..4096) is required\n");
         return EXIT_USAGE;
@@ -44,7 +49,8 @@ static int launch_main(int argc, char **argv)
         .cluster_path = cluster ? cluster : path, .workdir = workdir, .steal = steal,
         .neighbours = (uint32_t)neighbours, .poll_max_ms = poll_max,
         .poll_initial_ms = poll_initial, .widen_after = (uint32_t)widen_after,
-        .widen_by = (uint32_t)widen_by, .log_level = level,
+        .widen_by = (uint32_t)widen_by, .log_level = level, .node_args = data.words,
+        .node_nargs = data.nwords,
     };
     struct cluster cl;
     char *cause = NULL;

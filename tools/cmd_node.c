@@ -13,6 +13,7 @@
 #include "core/model/cluster.h"
 #include "core/runtime/node.h"
 #include "tools/cmd.h"
+#include "tools/dataopts.h"
 
 static int node_main(int argc, char **argv)
 {
@@ -21,7 +22,9 @@ static int node_main(int argc, char **argv)
     long listen_fd = -1;
     double speed = 0, poll_initial = -1, poll_max = -1;
     bool have_id = false;
+    struct dataopts data = {0};
     struct opt opts[] = {
+        DATAOPTS_OPTS(&data),
         {"cluster", OPT_STRING, &cluster_path, "FILE  cluster file (membership, key)"},
         {"id", OPT_UINT, &id, "I  this node's id in the cluster file"},
         {"slots", OPT_UINT, &slots, "N  executor slots (default: from the cluster file)"},
@@ -82,6 +85,12 @@ static int node_main(int argc, char **argv)
     };
     if (cfg.speed <= 0 || cfg.speed > 1) {
         fprintf(stderr, "jackdaw node: --speed %g is not in (0, 1]\n", cfg.speed);
+        cluster_fini(&cl);
+        return EXIT_USAGE;
+    }
+    if (dataopts_apply(&data, &cfg, &cause) < 0) {
+        fprintf(stderr, "jackdaw node: %s\n", cause);
+        free(cause);
         cluster_fini(&cl);
         return EXIT_USAGE;
     }

@@ -14,6 +14,7 @@
 #include "tools/cmd.h"
 #include "tools/job.h"
 #include "core/policy/steal.h"
+#include "tools/dataopts.h"
 #include "tools/launcher.h"
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -29,7 +30,9 @@ static int run_main(int argc, char **argv)
     const char *speeds = NULL, *mode = "hashed", *steal = "adaptive", *records = NULL,
                *level = "warn", *keep_dir = NULL;
     bool json = false, quiet = false;
+    struct dataopts data = {0};
     struct opt opts[] = {
+        DATAOPTS_OPTS(&data),
         {"nodes", OPT_UINT, &nodes, "N  number of node daemons (required)"},
         {"slots", OPT_UINT, &slots, "S  executor slots per node (default: cores)"},
         {"speeds", OPT_STRING, &speeds, "LIST  speed factors in (0,1], cycled: 1,0.5"},
@@ -58,6 +61,8 @@ static int run_main(int argc, char **argv)
                         "usage: jackdaw run %s\n", cmd_run.usage);
         return EXIT_USAGE;
     }
+    if (dataopts_finish(&data, "run"))
+        return EXIT_USAGE;
     int m = submit_mode_parse(mode);
     if (m < 0) {
         fprintf(stderr, "jackdaw run: unknown --mode '%s' (hashed, one, roundrobin)\n", mode);
@@ -80,6 +85,12 @@ static int run_main(int argc, char **argv)
     if (workload_load(&wl, pos[0], &cause) < 0) {
         fprintf(stderr, "jackdaw run: %s\n", cause);
         free(cause);
+        return EXIT_BAD_INPUT;
+    }
+    if (workload_check_nodes(&wl, (uint32_t)nodes, &cause) < 0) {
+        fprintf(stderr, "jackdaw run: %s\n", cause);
+        free(cause);
+        workload_fini(&wl);
         return EXIT_BAD_INPUT;
     }
     char *dir;
@@ -106,7 +117,8 @@ static int run_main(int argc, char **argv)
     struct launch_options lo = {
         .nodes = (uint32_t)nodes, .slots = (uint32_t)slots, .speeds = speeds,
         .cluster_path = cluster_path, .steal = steal, .neighbours = (uint32_t)neighbours,
-        .poll_max_ms = poll_max, .die_with_parent = true,
+        .poll_max_ms = poll_max, .die_with_parent = true, .node_args = data.words,
+        .node_nargs = data.nwords,
         .poll_initial_ms = poll_initial, .widen_after = (uint32_t)widen_after,
         .widen_by = (uint32_t)widen_by, .log_level = level,
     };
@@ -119,7 +131,7 @@ static int run_main(int argc, char **argv)
         code = EXIT_CLUSTER;
     } else {
         struct job_options o = {
-            .cluster = &cl, .workload_path = pos[0], .wl = &wl, .mode = (enum submit_mode)m,
+            .cluster = &cl, .cluster_path = cluster_path, .workload_path = pos[0], .wl = &wl, .mode = (enum submit_mode)m,
             .wait = true, .json = json, .quiet = quiet, .records = records, .timeout_s = timeout,
         };
         code = job_submit("run", &o);

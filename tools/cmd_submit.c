@@ -53,7 +53,7 @@ static int submit_main(int argc, char **argv)
         return rc;
     }
     struct job_options o = {
-        .cluster = &cl, .workload_path = pos[0], .wl = &wl, .mode = (enum submit_mode)m,
+        .cluster = &cl, .cluster_path = cluster, .workload_path = pos[0], .wl = &wl, .mode = (enum submit_mode)m,
         .wait = wait, .json = json, .quiet = quiet, .records = records, .timeout_s = timeout,
     };
     rc = job_submit("submit", &o);

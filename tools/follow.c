@@ -180,6 +180,16 @@ void follow_summary(const struct follow *f, const struct proto_stats *stats, uin
             n->steals_attempted = stats[i].steals_attempted;
             n->steals_succeeded = stats[i].steals_succeeded;
             n->tasks_stolen = stats[i].tasks_stolen;
+            n->tasks_pushed = stats[i].tasks_pushed;
+            n->bytes_in = stats[i].bytes_in;
+            n->bytes_out = stats[i].bytes_out;
+            s->tasks_with_inputs += stats[i].tasks_with_inputs;
+            s->locality_hits += stats[i].locality_hits;
+            s->bytes_moved += stats[i].bytes_in;
+            s->cache_hits += stats[i].cache_hits;
+            s->cache_misses += stats[i].cache_misses;
+            s->tasks_pushed += stats[i].tasks_pushed;
+            s->policy_switches += stats[i].policy_switches;
         }
         s->total_slots += n->slots;
         capacity += n->slots * n->speed;
@@ -194,6 +204,11 @@ void follow_summary(const struct follow *f, const struct proto_stats *stats, uin
     s->efficiency = s->makespan_s > 0 ? s->ideal_s / s->makespan_s : 0;
     s->avg_time_per_task_per_cpu_s =
         s->tasks ? s->makespan_s * s->total_slots / s->tasks : 0;
+    s->locality_hit_rate =
+        s->tasks_with_inputs ? (double)s->locality_hits / (double)s->tasks_with_inputs : -1;
+    s->cache_hit_rate = s->cache_hits + s->cache_misses
+                            ? (double)s->cache_hits / (double)(s->cache_hits + s->cache_misses)
+                            : -1;
 }
 
 void summary_fini(struct summary *s)
@@ -215,6 +230,17 @@ void summary_print_text(const struct summary *s, const struct follow *f, FILE *o
     else
         fprintf(out, "  efficiency       n/a (no timed work: noop tasks)\n");
     fprintf(out, "  time/task/CPU    %.3f ms\n", 1000 * s->avg_time_per_task_per_cpu_s);
+    if (s->tasks_with_inputs) {
+        fprintf(out, "  locality         %.1f %% of %" PRIu64 " tasks with inputs had them all here\n",
+                100 * s->locality_hit_rate, s->tasks_with_inputs);
+        fprintf(out, "  bytes moved      %.1f MB", (double)s->bytes_moved / 1e6);
+        if (s->cache_hit_rate >= 0)
+            fprintf(out, "   cache hit rate %.1f %%", 100 * s->cache_hit_rate);
+        fprintf(out, "\n");
+    }
+    if (s->tasks_pushed || s->policy_switches)
+        fprintf(out, "  tasks pushed     %" PRIu64 "   policy switches %" PRIu64 "\n",
+                s->tasks_pushed, s->policy_switches);
     fprintf(out, "  %-5s %5s %6s %9s %16s %12s\n", "node", "slots", "speed", "tasks", "steals ok/tried",
             "tasks stolen");
     for (uint32_t i = 0; i < s->nodes; i++) {
@@ -267,11 +293,14 @@ void summary_print_json(const struct summary *s, FILE *out)
     for (uint32_t i = 0; i < s->nodes; i++) {
         const struct summary_node *n = &s->per_node[i];
         json_array_append_new(
-            nodes, json_pack("{s:i, s:i, s:f, s:I, s:I, s:I, s:I}", "id", (int)n->id, "slots",
-                             (int)n->slots, "speed", n->speed, "tasks_run", (json_int_t)n->tasks_run,
-                             "steals_attempted", (json_int_t)n->steals_attempted,
-                             "steals_succeeded", (json_int_t)n->steals_succeeded, "tasks_stolen",
-                             (json_int_t)n->tasks_stolen));
+            nodes, json_pack("{s:i, s:i, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "id",
+                             (int)n->id, "slots", (int)n->slots, "speed", n->speed, "tasks_run",
+                             (json_int_t)n->tasks_run, "steals_attempted",
+                             (json_int_t)n->steals_attempted, "steals_succeeded",
+                             (json_int_t)n->steals_succeeded, "tasks_stolen",
+                             (json_int_t)n->tasks_stolen, "tasks_pushed",
+                             (json_int_t)n->tasks_pushed, "bytes_in", (json_int_t)n->bytes_in,
+                             "bytes_out", (json_int_t)n->bytes_out));
     }
     json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:s, s:i, s:o}", "tasks",
                           (json_int_t)s->tasks, "tasks_done", (json_int_t)s->done, "tasks_failed",
@@ -280,6 +309,14 @@ void summary_print_json(const struct summary *s, FILE *out)
                           "efficiency", s->efficiency, "ideal_s", s->ideal_s,
                           "avg_time_per_task_per_cpu_s", s->avg_time_per_task_per_cpu_s, "mode",
                           s->mode, "total_slots", (int)s->total_slots, "nodes", nodes);
+    json_object_set_new(o, "tasks_with_inputs", json_integer((json_int_t)s->tasks_with_inputs));
+    json_object_set_new(o, "locality_hit_rate",
+                        s->locality_hit_rate >= 0 ? json_real(s->locality_hit_rate) : json_null());
+    json_object_set_new(o, "bytes_moved", json_integer((json_int_t)s->bytes_moved));
+    json_object_set_new(o, "cache_hit_rate",
+                        s->cache_hit_rate >= 0 ? json_real(s->cache_hit_rate) : json_null());
+    json_object_set_new(o, "tasks_pushed", json_integer((json_int_t)s->tasks_pushed));
+    json_object_set_new(o, "policy_switches", json_integer((json_int_t)s->policy_switches));
     char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
     fprintf(out, "%s\n", text);
     free(text);

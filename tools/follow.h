@@ -72,11 +72,18 @@ struct summary_node {
     uint32_t id, slots;
     double speed;
     uint64_t tasks_run, steals_attempted, steals_succeeded, tasks_stolen;
+    uint64_t tasks_pushed, bytes_in, bytes_out;
 };
 
 struct summary {
     uint32_t tasks, done, failed, cancelled, nodes, total_slots;
     double makespan_s, throughput_tps, efficiency, ideal_s, avg_time_per_task_per_cpu_s;
+    /* data plane (paper 002's figures): tasks whose inputs were all local when they
+     * started, over tasks with inputs; bytes fetched between nodes; fetched copies
+     * reused over cache lookups */
+    uint64_t tasks_with_inputs, locality_hits, bytes_moved, cache_hits, cache_misses;
+    uint64_t tasks_pushed, policy_switches;
+    double locality_hit_rate, cache_hit_rate; /* -1 when there was nothing to measure */
     const char *mode;
     struct summary_node *per_node; /* owned */
 };

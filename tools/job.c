@@ -3,16 +3,88 @@
  */
 #include "tools/job.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/fs.h"
 #include "core/base/xalloc.h"
 #include "tools/cmd.h"
 #include "tools/follow.h"
+
+static char *jobs_dir(const char *cluster_path)
+{
+    const char *slash = strrchr(cluster_path, '/');
+    if (!slash)
+        return xstrdup("jobs");
+    return xasprintf("%.*s/jobs", (int)(slash - cluster_path), cluster_path);
+}
+
+int job_file_write(const char *cluster_path, uint32_t job, const char *workload_path,
+                   uint32_t tasks, int64_t submitted_ns)
+{
+    char *dir = jobs_dir(cluster_path);
+    char *abs = realpath(workload_path, NULL);
+    int rc = fs_mkdirs(dir, 0700, NULL);
+    if (rc == 0) {
+        char *path = xasprintf("%s/%u.json", dir, job);
+        json_t *o = json_pack("{s:i, s:s, s:i, s:I}", "job", (int)job, "workload",
+                              abs ? abs : workload_path, "tasks", (int)tasks, "submitted_ns",
+                              (json_int_t)submitted_ns);
+        rc = json_dump_file(o, path, JSON_COMPACT) < 0 ? -EIO : 0;
+        json_decref(o);
+        free(path);
+    }
+    free(abs);
+    free(dir);
+    return rc;
+}
+
+int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char **workload,
+                  char **cause)
+{
+    char *dir = jobs_dir(cluster_path);
+    DIR *d = opendir(dir);
+    if (!d) {
+        *cause = xasprintf("no jobs were submitted to this cluster ('%s': %s)", dir,
+                           strerror(errno));
+        free(dir);
+        return -ENOENT;
+    }
+    json_int_t best_time = -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!strstr(e->d_name, ".json"))
+            continue;
+        char *path = xasprintf("%s/%s", dir, e->d_name);
+        json_t *o = json_load_file(path, 0, NULL);
+        free(path);
+        json_int_t id = json_integer_value(json_object_get(o, "job"));
+        json_int_t t = json_integer_value(json_object_get(o, "submitted_ns"));
+        const char *w = json_string_value(json_object_get(o, "workload"));
+        if (o && w && ((job && id == job) || (!job && t > best_time))) {
+            best_time = t;
+            *found = (uint32_t)id;
+            free(*workload);
+            *workload = xstrdup(w);
+        }
+        json_decref(o);
+    }
+    closedir(d);
+    int rc = 0;
+    if (best_time < 0) {
+        *cause = job ? xasprintf("job %u is not in '%s'", job, dir)
+                     : xasprintf("no job files in '%s'", dir);
+        rc = -ENOENT;
+    }
+    free(dir);
+    return rc;
+}
 
 int job_open_cluster(const char *who, const char **path, struct cluster *cl, struct auth_key *key)
 {
@@ -87,6 +159,11 @@ int job_submit(const char *who, const struct job_options *o)
         free(cause);
         return EXIT_BAD_INPUT;
     }
+    if (workload_check_nodes(o->wl, o->cluster->count, &cause) < 0) {
+        fprintf(stderr, "jackdaw %s: %s\n", who, cause);
+        free(cause);
+        return EXIT_BAD_INPUT;
+    }
     FILE *records = NULL;
     if (o->records && !(records = fopen(o->records, "w"))) {
         fprintf(stderr, "jackdaw %s: cannot write records '%s': %s\n", who, o->records,
@@ -113,6 +190,8 @@ int job_submit(const char *who, const struct job_options *o)
         code = EXIT_CLUSTER;
         goto out;
     }
+    if (o->cluster_path)
+        job_file_write(o->cluster_path, job, o->workload_path, o->wl->count, f.t_submit);
     if (!o->wait) {
         printf("submitted job %u: %u tasks from '%s' (%s)\n", job, o->wl->count, o->workload_path,
                submit_mode_name(o->mode));

@@ -13,6 +13,7 @@
 
 struct job_options {
     const struct cluster *cluster;
+    const char *cluster_path; /* the job file goes beside it (for cancel), or NULL */
     const char *workload_path; /* for messages */
     const struct workload *wl;
     enum submit_mode mode;
@@ -22,6 +23,17 @@ struct job_options {
     const char *records;    /* records file, or NULL */
     double timeout_s;       /* give up following after this long; 0: never */
 };
+
+/*
+ * Job files: each submission leaves DIR/jobs/JOB.json beside the cluster file
+ * ({"job": J, "workload": ABSOLUTE PATH, "tasks": N, "submitted_ns": T}) so that a
+ * later `jackdaw cancel TASK` can name tasks by their workload ids.
+ */
+int job_file_write(const char *cluster_path, uint32_t job, const char *workload_path,
+                   uint32_t tasks, int64_t submitted_ns);
+/* Finds job `job` (0: the latest submitted) and its workload path (owned). */
+int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char **workload,
+                  char **cause);
 
 /* Returns an exit code (tools/cmd.h) and prints its own errors, prefixed by `who`. */
 int job_submit(const char *who, const struct job_options *o);

@@ -233,12 +233,19 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
             else
                 dup2(fds[i], 3);
             signal(SIGPIPE, SIG_DFL);
-            char *argv[] = {exe, "node", "--cluster", (char *)o->cluster_path, "--id", id,
-                            "--listen-fd", "3", "--steal", (char *)(o->steal ? o->steal : "adaptive"),
-                            "--neighbours", neighbours, "--poll-max-ms", pollmax,
-                            "--poll-initial-ms", pollinit, "--widen-after", wafter,
-                            "--widen-by", wby,
-                            "--log-level", (char *)(o->log_level ? o->log_level : "info"), NULL};
+            char *fixed[] = {exe, "node", "--cluster", (char *)o->cluster_path, "--id", id,
+                             "--listen-fd", "3", "--steal", (char *)(o->steal ? o->steal : "adaptive"),
+                             "--neighbours", neighbours, "--poll-max-ms", pollmax,
+                             "--poll-initial-ms", pollinit, "--widen-after", wafter,
+                             "--widen-by", wby,
+                             "--log-level", (char *)(o->log_level ? o->log_level : "info")};
+            size_t nfixed = sizeof fixed / sizeof fixed[0];
+            char **argv = calloc(nfixed + (size_t)o->node_nargs + 1, sizeof *argv);
+            if (!argv)
+                _exit(127);
+            memcpy(argv, fixed, sizeof fixed);
+            for (int k = 0; k < o->node_nargs; k++)
+                argv[nfixed + (size_t)k] = (char *)o->node_args[k];
             execv(exe, argv);
             _exit(127);
         }

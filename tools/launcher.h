@@ -30,6 +30,8 @@ struct launch_options {
     uint32_t widen_by;      /* 0: default */
     const char *log_level;  /* NULL: info */
     bool die_with_parent;   /* daemons get SIGTERM when the launching process dies (run) */
+    const char *const *node_args; /* more "--flag value" words for every daemon, or NULL */
+    int node_nargs;
 };
 
 /* Parses a speed list into out[0..n); 0 or -EINVAL with *cause naming the bad entry. */

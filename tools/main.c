@@ -11,7 +11,7 @@
 #include "tools/cmd.h"
 
 static const struct cmd *const commands[] = {
-    &cmd_run, &cmd_launch, &cmd_submit, &cmd_status, &cmd_stop, &cmd_node, &cmd_gen,
+    &cmd_run, &cmd_launch, &cmd_submit, &cmd_status, &cmd_cancel, &cmd_stop, &cmd_node, &cmd_gen,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

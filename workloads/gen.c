@@ -1,12 +1,15 @@
 /*
- * gen — the synthetic DAG generators (see gen.h).
+ * gen — the synthetic workload generators (see gen.h).
  *
  * Owns nothing between calls.  Called by `jackdaw gen`, benchmarks and tests.  Shapes
- * are computed from the task's index alone (heap arithmetic for the trees), so a
- * workload of 10^7 tasks is streamed out in constant memory; every line goes through
- * workload_write_task so the generators and the parser share one definition of the
- * format.  Randomness is a private splitmix64 stream: libc's rand() differs between
- * systems and a seed must reproduce the same workload anywhere.
+ * are computed from the task's index alone (heap arithmetic for the trees, division for
+ * the files), so a workload of 10^7 tasks is streamed out in constant memory; every
+ * line goes through workload_write_task_named / workload_write_object so the
+ * generators and the parser share one definition of the format, and ids are formatted
+ * on demand by the naming callbacks instead of being held.  Randomness is a private
+ * splitmix64 stream: libc's rand() differs between systems and a seed must reproduce
+ * the same workload anywhere.  Draws happen in file order (each object's size, then
+ * each task's duration and output size), so adding a scale changes no draw.
  */
 #include "workloads/gen.h"
 
@@ -23,10 +26,12 @@
 #define MAX_EXACT 9007199254740992.0 /* 2^53 */
 /* The workload reader's limit (uint32 indices with one value kept free). */
 #define MAX_TASKS (UINT32_MAX - 1)
-/* "t" + 10 digits + NUL. */
-#define ID_SIZE 12
+/* Room for the longest id, "t_" + 10 digits + "_" + 10 digits + NUL. */
+#define ID_SIZE 32
 
-static const char *const shape_names[GEN_SHAPE_COUNT] = {"bot", "fanin", "fanout", "pipeline"};
+static const char *const shape_names[GEN_SHAPE_COUNT] = {
+    "bot", "fanin", "fanout", "pipeline", "allpairs", "imagestack",
+};
 
 void gen_params_init(struct gen_params *p)
 {
@@ -36,8 +41,45 @@ void gen_params_init(struct gen_params *p)
         .degree = GEN_DEFAULT_DEGREE,
         .pipe_size = GEN_DEFAULT_PIPE_SIZE,
         .kind = TASK_NOOP,
+        .data_scale = 1,
+        .time_scale = 1,
         .seed = GEN_DEFAULT_SEED,
     };
+}
+
+void gen_params_table3(struct gen_params *p, enum gen_shape shape, uint32_t tasks)
+{
+    gen_params_init(p);
+    p->shape = shape;
+    p->tasks = tasks;
+    p->degree = GEN_TABLE3_DEGREE;
+    p->pipe_size = GEN_TABLE3_PIPE_SIZE;
+    p->kind = TASK_SLEEP;
+    p->duration = (struct gen_range){0, GEN_TABLE3_DURATION_HI};
+    p->output_bytes = (struct gen_range){0, GEN_TABLE3_OUTPUT_HI};
+}
+
+void gen_params_allpairs(struct gen_params *p, uint32_t set_size)
+{
+    gen_params_init(p);
+    p->shape = GEN_ALLPAIRS;
+    p->set_size = set_size;
+    p->kind = TASK_SLEEP;
+    p->duration = (struct gen_range){GEN_ALLPAIRS_DURATION, GEN_ALLPAIRS_DURATION};
+    p->file_bytes = (struct gen_range){GEN_ALLPAIRS_FILE_BYTES, GEN_ALLPAIRS_FILE_BYTES};
+}
+
+void gen_params_imagestack(struct gen_params *p, uint32_t tasks, double locality)
+{
+    gen_params_init(p);
+    p->shape = GEN_IMAGESTACK;
+    p->tasks = tasks;
+    p->locality = locality;
+    p->kind = TASK_SLEEP;
+    p->duration = (struct gen_range){GEN_IMAGESTACK_DURATION, GEN_IMAGESTACK_DURATION};
+    p->output_bytes =
+        (struct gen_range){GEN_IMAGESTACK_OUTPUT_BYTES, GEN_IMAGESTACK_OUTPUT_BYTES};
+    p->file_bytes = (struct gen_range){GEN_IMAGESTACK_FILE_BYTES, GEN_IMAGESTACK_FILE_BYTES};
 }
 
 const char *gen_shape_name(enum gen_shape shape)
@@ -102,11 +144,91 @@ static bool range_zero(struct gen_range r)
     return r.lo == 0 && r.hi == 0;
 }
 
+static bool bytes_ok(struct gen_range r, double scale)
+{
+    return range_ok(r) && floor(r.lo) == r.lo && floor(r.hi) == r.hi && r.hi < MAX_EXACT &&
+           r.hi * scale < MAX_EXACT;
+}
+
 static int check_error(char **cause, const char *reason)
 {
     if (cause)
         *cause = xstrdup(reason);
     return -EINVAL;
+}
+
+/* Files of an image stacking workload: the locality is tasks per file. */
+static uint32_t imagestack_files(const struct gen_params *p)
+{
+    double files = round((double)p->tasks / p->locality);
+    return files < 1 ? 1 : (uint32_t)files;
+}
+
+uint64_t gen_task_count(const struct gen_params *p)
+{
+    if (!p)
+        return 0;
+    switch (p->shape) {
+    case GEN_ALLPAIRS:
+        return (uint64_t)p->set_size * p->set_size;
+    case GEN_IMAGESTACK:
+        return (uint64_t)p->tasks + 1;
+    default:
+        return p->tasks;
+    }
+}
+
+uint64_t gen_object_count(const struct gen_params *p)
+{
+    if (!p)
+        return 0;
+    switch (p->shape) {
+    case GEN_ALLPAIRS:
+        return 2 * (uint64_t)p->set_size;
+    case GEN_IMAGESTACK:
+        return p->locality >= 1 && p->tasks >= 1 ? imagestack_files(p) : 0;
+    default:
+        return 0;
+    }
+}
+
+/* The checks that concern the shape's own parameters. */
+static int check_shape(const struct gen_params *p, char **cause)
+{
+    if (p->shape != GEN_ALLPAIRS && p->set_size)
+        return check_error(cause, "a set size is only for allpairs");
+    if (p->shape != GEN_IMAGESTACK && p->locality != 0)
+        return check_error(cause, "a locality is only for imagestack");
+    if (p->shape != GEN_ALLPAIRS && p->shape != GEN_IMAGESTACK && !range_zero(p->file_bytes))
+        return check_error(cause, "file sizes are only for allpairs and imagestack");
+    switch (p->shape) {
+    case GEN_ALLPAIRS:
+        if (p->set_size < 1)
+            return check_error(cause, "the set size must be at least 1");
+        /* Checked as a product of 64-bit values: set_size^2 overflows 32 bits. */
+        if (gen_task_count(p) > WORKLOAD_MAX_OBJECTS)
+            return check_error(cause, "too many tasks (a workload with objects holds at "
+                                      "most 2147483647)");
+        break;
+    case GEN_IMAGESTACK:
+        if (p->tasks < 1)
+            return check_error(cause, "the task count must be at least 1");
+        if (!(p->locality >= 1) || !isfinite(p->locality))
+            return check_error(cause, "the locality must be a number >= 1");
+        if (p->locality > p->tasks)
+            return check_error(cause, "the locality must not exceed the task count");
+        if (gen_task_count(p) > WORKLOAD_MAX_OBJECTS)
+            return check_error(cause, "too many tasks (a workload with objects holds at "
+                                      "most 2147483647)");
+        break;
+    default:
+        if (p->tasks < 1)
+            return check_error(cause, "the task count must be at least 1");
+        if (p->tasks > MAX_TASKS)
+            return check_error(cause, "too many tasks");
+        break;
+    }
+    return 0;
 }
 
 int gen_check(const struct gen_params *p, char **cause)
@@ -115,10 +237,9 @@ int gen_check(const struct gen_params *p, char **cause)
         return -EINVAL;
     if ((unsigned)p->shape >= GEN_SHAPE_COUNT)
         return check_error(cause, "unknown shape");
-    if (p->tasks < 1)
-        return check_error(cause, "the task count must be at least 1");
-    if (p->tasks > MAX_TASKS)
-        return check_error(cause, "too many tasks");
+    int rc = check_shape(p, cause);
+    if (rc < 0)
+        return rc;
     if ((p->shape == GEN_FANIN || p->shape == GEN_FANOUT) && p->degree < 1)
         return check_error(cause, "the degree must be at least 1");
     if (p->shape == GEN_PIPELINE && p->pipe_size < 1)
@@ -140,9 +261,18 @@ int gen_check(const struct gen_params *p, char **cause)
         return check_error(cause, "bad duration range");
     if (p->kind != TASK_SLEEP && !range_zero(p->duration))
         return check_error(cause, "a duration is only for sleep tasks");
-    if (!range_ok(p->output_bytes) || floor(p->output_bytes.lo) != p->output_bytes.lo ||
-        floor(p->output_bytes.hi) != p->output_bytes.hi || p->output_bytes.hi >= MAX_EXACT)
+    if (!(isfinite(p->data_scale) && p->data_scale >= 0))
+        return check_error(cause, "the data scale must be a number >= 0");
+    if (!(isfinite(p->time_scale) && p->time_scale >= 0))
+        return check_error(cause, "the time scale must be a number >= 0");
+    if (p->kind != TASK_SLEEP && p->time_scale != 1)
+        return check_error(cause, "a time scale is only for sleep tasks");
+    if (!bytes_ok(p->output_bytes, 1))
         return check_error(cause, "bad output size range");
+    if (!bytes_ok(p->file_bytes, 1))
+        return check_error(cause, "bad file size range");
+    if (!bytes_ok(p->output_bytes, p->data_scale) || !bytes_ok(p->file_bytes, p->data_scale))
+        return check_error(cause, "the data scale makes sizes too large (2^53 bytes or more)");
     return 0;
 }
 
@@ -167,6 +297,13 @@ static double draw_seconds(uint64_t *rng, struct gen_range r)
     return d < r.lo ? r.lo : d > r.hi ? r.hi : d;
 }
 
+static double draw_scaled_seconds(uint64_t *rng, struct gen_range r, double scale)
+{
+    double d = draw_seconds(rng, r);
+    /* Exactly the unscaled value at scale 1, whatever the rounding would do. */
+    return scale == 1 ? d : round(d * scale * 1e6) / 1e6;
+}
+
 static uint64_t draw_bytes(uint64_t *rng, struct gen_range r)
 {
     uint64_t lo = (uint64_t)r.lo, hi = (uint64_t)r.hi;
@@ -180,6 +317,12 @@ static uint64_t draw_bytes(uint64_t *rng, struct gen_range r)
         x = rng_next(rng);
     while (x < threshold);
     return lo + x % span;
+}
+
+static uint64_t draw_scaled_bytes(uint64_t *rng, struct gen_range r, double scale)
+{
+    uint64_t b = draw_bytes(rng, r);
+    return scale == 1 ? b : (uint64_t)round((double)b * scale);
 }
 
 /* Parents of task `i` (file order) as file indices, ascending; returns their count. */
@@ -212,10 +355,178 @@ static uint32_t parents_of(const struct gen_params *p, uint32_t i, uint32_t *out
         out[0] = i - 1;
         return 1;
     case GEN_BOT:
+    case GEN_ALLPAIRS:
+    case GEN_IMAGESTACK:
     case GEN_SHAPE_COUNT:
         break;
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Writers, one per family.  The naming callbacks format ids into the context's buffer,
+ * which workload_write_task_named copies out before asking for the next. */
+
+/* Fills the parts of a task every family draws the same way. */
+static void draw_task(const struct gen_params *p, uint64_t *rng, struct workload_task *t)
+{
+    t->duration_s = p->kind == TASK_SLEEP ? draw_scaled_seconds(rng, p->duration, p->time_scale)
+                                          : 0;
+    t->output_bytes = draw_scaled_bytes(rng, p->output_bytes, p->data_scale);
+}
+
+static struct workload_task task_template(const struct gen_params *p, char *id)
+{
+    return (struct workload_task){
+        .id = id,
+        .kind = p->kind,
+        .stealable = true,
+        .cmd = (char *)p->cmd,
+    };
+}
+
+static int write_object(FILE *out, const struct gen_params *p, uint64_t *rng, const char *id)
+{
+    struct workload_object o = {
+        .id = (char *)id,
+        .bytes = draw_scaled_bytes(rng, p->file_bytes, p->data_scale),
+        .node = WORKLOAD_NODE_SPREAD,
+    };
+    return workload_write_object(out, &o);
+}
+
+struct dag_names {
+    const uint32_t *parents;    /* borrowed; file indices */
+    char id[ID_SIZE];
+};
+
+static const char *dag_parent(void *ctx, uint32_t k)
+{
+    struct dag_names *n = ctx;
+    snprintf(n->id, sizeof n->id, "t%u", n->parents[k]);
+    return n->id;
+}
+
+static int write_dag(FILE *out, const struct gen_params *p)
+{
+    uint32_t max_parents = 1;
+    if (p->shape == GEN_FANIN)
+        max_parents = p->degree < p->tasks ? p->degree : p->tasks;
+    uint32_t *parents = xmalloc((size_t)max_parents * sizeof *parents);
+    struct dag_names names = {.parents = parents};
+    char id[ID_SIZE];
+    struct workload_task t = task_template(p, id);
+    uint64_t rng = p->seed;
+    int rc = 0;
+    for (uint32_t i = 0; i < p->tasks && rc == 0; i++) {
+        snprintf(id, sizeof id, "t%u", i);
+        t.num_parents = parents_of(p, i, parents);
+        draw_task(p, &rng, &t);
+        rc = workload_write_task_named(out, &t, dag_parent, NULL, &names);
+    }
+    free(parents);
+    return rc;
+}
+
+struct pair_names {
+    uint32_t a, b;              /* the task's file in set A and in set B */
+    char id[ID_SIZE];
+};
+
+static const char *pair_input(void *ctx, uint32_t k)
+{
+    struct pair_names *n = ctx;
+    snprintf(n->id, sizeof n->id, k == 0 ? "a%u" : "b%u", k == 0 ? n->a : n->b);
+    return n->id;
+}
+
+/*
+ * All-pairs (paper 000 Figure 6): set A's files, set B's, then one task per pair in row
+ * order.  Every file is spread (the paper distributes them uniformly over the nodes), so
+ * with workload_object_node's round robin file k of the 2N lands on node k mod nodes.
+ */
+static int write_allpairs(FILE *out, const struct gen_params *p)
+{
+    uint64_t rng = p->seed;
+    char id[ID_SIZE];
+    int rc = 0;
+    for (uint32_t set = 0; set < 2 && rc == 0; set++) {
+        for (uint32_t k = 0; k < p->set_size && rc == 0; k++) {
+            snprintf(id, sizeof id, "%c%u", set ? 'b' : 'a', k);
+            rc = write_object(out, p, &rng, id);
+        }
+    }
+    struct workload_task t = task_template(p, id);
+    t.num_inputs = 2;
+    struct pair_names names = {0};
+    for (uint32_t i = 0; i < p->set_size && rc == 0; i++) {
+        for (uint32_t j = 0; j < p->set_size && rc == 0; j++) {
+            snprintf(id, sizeof id, "t_%u_%u", i, j);
+            names.a = i;
+            names.b = j;
+            draw_task(p, &rng, &t);
+            rc = workload_write_task_named(out, &t, NULL, pair_input, &names);
+        }
+    }
+    return rc;
+}
+
+struct stack_names {
+    uint32_t file;
+    char id[ID_SIZE];
+};
+
+static const char *stack_input(void *ctx, uint32_t k)
+{
+    struct stack_names *n = ctx;
+    (void)k;
+    snprintf(n->id, sizeof n->id, "f%u", n->file);
+    return n->id;
+}
+
+/* The aggregation task's parents are every stacking task, t0 .. t(T-1). */
+static const char *stack_parent(void *ctx, uint32_t k)
+{
+    struct stack_names *n = ctx;
+    snprintf(n->id, sizeof n->id, "t%u", k);
+    return n->id;
+}
+
+/*
+ * Image stacking (paper 000 §IV.C.1, Figure 3): M = round(T / L) files, T tasks that
+ * each read one file, and "tend", which waits for every output.  Task i reads file
+ * floor(i * M / T): for a whole L dividing T that is i / L, every file read by exactly L
+ * tasks; for a real L (the paper's 1.38) each file is read by floor(T / M) or
+ * ceil(T / M) tasks, the closest the locality allows.  The paper gives the aggregation
+ * no cost of its own, so it is one more task drawn like the others.
+ */
+static int write_imagestack(FILE *out, const struct gen_params *p)
+{
+    uint32_t files = imagestack_files(p);
+    uint64_t rng = p->seed;
+    char id[ID_SIZE];
+    int rc = 0;
+    for (uint32_t k = 0; k < files && rc == 0; k++) {
+        snprintf(id, sizeof id, "f%u", k);
+        rc = write_object(out, p, &rng, id);
+    }
+    struct workload_task t = task_template(p, id);
+    t.num_inputs = 1;
+    struct stack_names names = {0};
+    for (uint32_t i = 0; i < p->tasks && rc == 0; i++) {
+        snprintf(id, sizeof id, "t%u", i);
+        names.file = (uint32_t)((uint64_t)i * files / p->tasks);
+        draw_task(p, &rng, &t);
+        rc = workload_write_task_named(out, &t, NULL, stack_input, &names);
+    }
+    if (rc == 0) {
+        snprintf(id, sizeof id, "tend");
+        t.num_inputs = 0;
+        t.num_parents = p->tasks;
+        draw_task(p, &rng, &t);
+        rc = workload_write_task_named(out, &t, stack_parent, NULL, &names);
+    }
+    return rc;
 }
 
 int gen_write(FILE *out, const struct gen_params *p, char **cause)
@@ -225,44 +536,18 @@ int gen_write(FILE *out, const struct gen_params *p, char **cause)
     int rc = gen_check(p, cause);
     if (rc < 0)
         return rc;
-
-    uint32_t max_parents = 1;
-    if (p->shape == GEN_FANIN)
-        max_parents = p->degree < p->tasks ? p->degree : p->tasks;
-    /* workload_write_task names parents through a workload; a scratch one holding just
-     * this task's parents is enough. */
-    struct workload_task *scratch = xcalloc(max_parents, sizeof *scratch);
-    char *ids = xmalloc((size_t)(max_parents + 1) * ID_SIZE);
-    uint32_t *parent_index = xmalloc((size_t)max_parents * sizeof *parent_index);
-    uint32_t *slot = xmalloc((size_t)max_parents * sizeof *slot);
-    for (uint32_t k = 0; k < max_parents; k++) {
-        scratch[k].id = ids + (size_t)(k + 1) * ID_SIZE;
-        slot[k] = k;
-    }
-    struct workload wl = {.tasks = scratch, .count = max_parents};
-
-    uint64_t rng = p->seed;
-    struct workload_task t = {
-        .id = ids,
-        .kind = p->kind,
-        .stealable = true,
-        .cmd = (char *)p->cmd,
-        .parents = slot,
-    };
-    for (uint32_t i = 0; i < p->tasks && rc == 0; i++) {
-        snprintf(t.id, ID_SIZE, "t%u", i);
-        t.num_parents = parents_of(p, i, parent_index);
-        for (uint32_t k = 0; k < t.num_parents; k++)
-            snprintf(scratch[k].id, ID_SIZE, "t%u", parent_index[k]);
-        t.duration_s = p->kind == TASK_SLEEP ? draw_seconds(&rng, p->duration) : 0;
-        t.output_bytes = draw_bytes(&rng, p->output_bytes);
-        rc = workload_write_task(out, &t, &wl);
+    switch (p->shape) {
+    case GEN_ALLPAIRS:
+        rc = write_allpairs(out, p);
+        break;
+    case GEN_IMAGESTACK:
+        rc = write_imagestack(out, p);
+        break;
+    default:
+        rc = write_dag(out, p);
+        break;
     }
     if (rc < 0 && cause)
         *cause = xasprintf("cannot write: %s", strerror(-rc));
-    free(slot);
-    free(parent_index);
-    free(ids);
-    free(scratch);
     return rc;
 }

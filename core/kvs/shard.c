@@ -104,6 +104,11 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
         if (rec->status == TASK_WAITING)
             cancel(rec, now, fx);
         return 0;
+    case KVS_FIELD_REMOVE:
+        if (task_status_final((enum task_status)rec->status))
+            return shard_remove(s, key);
+        cancel(rec, now, fx);
+        return 0;
     case KVS_FIELD_HISTORY:
         rec->holder = node;
         if (rec->num_history == TMD_MAX_HISTORY)

@@ -13,6 +13,10 @@
  *            emitting EFFECT_CANCEL for its holder and EFFECT_CANCEL_CHILD for each
  *            child, so the whole subtree is cancelled wherever it lives.
  *            HISTORY (node): the task moved; appends to history, sets holder.
+ *            REMOVE: job removal (paper 002 §2.2.2).  A task that had not finished is
+ *            cancelled with its whole subtree, as PARENT_FAILED does, whatever its
+ *            status (waiting, ready or running: the holder stops or drops it); a
+ *            finished task's record is simply removed.
  *   cas      STATUS: compare-and-swap of the status; a swap to a final status also
  *            records the run (node, start, end, output size).
  * Duplicate appends after a final status are ignored, so a late message cannot
@@ -35,6 +39,7 @@ enum kvs_field {
     KVS_FIELD_PARENT = 1,
     KVS_FIELD_PARENT_FAILED = 2,
     KVS_FIELD_HISTORY = 3,
+    KVS_FIELD_REMOVE = 4,
     KVS_FIELD_COUNT
 };
 

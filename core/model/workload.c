@@ -1,17 +1,18 @@
 /*
  * workload — the JSON Lines workload reader, checker and writer (see workload.h).
  *
- * Owns everything a parsed workload holds: tasks, id and cmd strings, parent and child
- * index lists and the topological order.  Called by the client commands (run, submit)
- * before anything is sent to a daemon, by the generators (workload_write_task) and by
- * their tests.
+ * Owns everything a parsed workload holds: tasks and objects, id and cmd strings,
+ * parent, child and input index lists and the topological order.  Called by the client
+ * commands (run, submit) before anything is sent to a daemon, by the generators
+ * (workload_write_task, workload_write_object) and by their tests.
  *
- * Reading is two passes so that a parent may appear after its child.  Pass one parses
- * each line with jansson, checks keys, types and values, and records parent names in
- * one arena; pass two resolves names to indices through an open-addressing id table,
- * builds child lists and runs Kahn's algorithm.  Nothing recurses: workloads reach
- * 10^6-10^7 tasks and pipelines as long as the workload, so a recursive walk would
- * overflow the stack.  Errors name the input, the line and the task, once.
+ * Reading is two passes so that a parent may appear after its child and an object after
+ * its readers.  Pass one parses each line with jansson, checks keys, types and values,
+ * and records parent and input names in two arenas; pass two resolves names to indices
+ * through open-addressing id tables (one for tasks, one for objects), builds child lists
+ * and runs Kahn's algorithm.  Nothing recurses: workloads reach 10^6-10^7 tasks and
+ * pipelines as long as the workload, so a recursive walk would overflow the stack.
+ * Errors name the input, the line and the task or object, once.
  */
 #include "core/model/workload.h"
 
@@ -19,6 +20,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +34,23 @@
 
 /* ------------------------------------------------------------------------------------ */
 /* Id table: open addressing, linear probing, the 32-bit hash kept in the slot so that
- * probing and growth touch the task array only on a likely match. */
+ * probing and growth touch the entry array only on a likely match.  One table serves
+ * tasks and objects alike: both structs start with their id, so an entry's id is found
+ * from the array's base and element size. */
+
+_Static_assert(offsetof(struct workload_task, id) == 0, "the id table reads ids at offset 0");
+_Static_assert(offsetof(struct workload_object, id) == 0, "the id table reads ids at offset 0");
+
+/* The entries a table indexes: `base` is an array of `stride`-byte elements. */
+struct idview {
+    const void *base;
+    size_t stride;
+};
+
+static const char *view_id(struct idview v, uint32_t index)
+{
+    return *(char *const *)(const void *)((const char *)v.base + (size_t)index * v.stride);
+}
 
 struct idslot {
     uint32_t hash;
@@ -88,29 +106,28 @@ static void idmap_grow(struct idmap *m)
 }
 
 /* Index of `name`, or -1. */
-static int64_t idmap_get(const struct idmap *m, const struct workload_task *tasks,
-                         const char *name, uint32_t hash)
+static int64_t idmap_get(const struct idmap *m, struct idview v, const char *name, uint32_t hash)
 {
     for (uint32_t at = hash & m->mask;; at = (at + 1) & m->mask) {
         const struct idslot *s = &m->slots[at];
         if (!s->index1)
             return -1;
-        if (s->hash == hash && strcmp(tasks[s->index1 - 1].id, name) == 0)
+        if (s->hash == hash && strcmp(view_id(v, s->index1 - 1), name) == 0)
             return s->index1 - 1;
     }
 }
 
 /* Inserts `index` under its id unless the id is present; returns the earlier index
  * then, -1 otherwise. */
-static int64_t idmap_put(struct idmap *m, const struct workload_task *tasks, uint32_t index,
-                         uint32_t hash)
+static int64_t idmap_put(struct idmap *m, struct idview v, uint32_t index, uint32_t hash)
 {
     if ((m->used + 1) * 2 > m->mask + 1)
         idmap_grow(m);
+    const char *id = view_id(v, index);
     uint32_t at = hash & m->mask;
     for (; m->slots[at].index1; at = (at + 1) & m->mask) {
         const struct idslot *s = &m->slots[at];
-        if (s->hash == hash && strcmp(tasks[s->index1 - 1].id, tasks[index].id) == 0)
+        if (s->hash == hash && strcmp(view_id(v, s->index1 - 1), id) == 0)
             return s->index1 - 1;
     }
     m->slots[at] = (struct idslot){.hash = hash, .index1 = index + 1};
@@ -121,16 +138,26 @@ static int64_t idmap_put(struct idmap *m, const struct workload_task *tasks, uin
 /* ------------------------------------------------------------------------------------ */
 /* Parser state across lines. */
 
+/* A growing arena of NUL-terminated names, back to back. */
+struct names {
+    char *text;                     /* owned */
+    size_t len, cap;
+};
+
 struct parser {
     const char *name;               /* borrowed; labels errors */
     struct workload_task *tasks;    /* owned until handed to the workload */
     size_t cap;
     uint32_t count;
-    struct idmap ids;
-    /* Parent names of every task in file order, NUL-terminated, back to back: pass two
-     * walks the arena in step with the tasks, so no per-task offsets are kept. */
-    char *names;                    /* owned */
-    size_t names_len, names_cap;
+    struct idmap ids;               /* task ids */
+    struct workload_object *objects; /* owned until handed to the workload */
+    size_t object_cap;
+    uint32_t object_count;
+    struct idmap object_ids;
+    /* Parent and input names of every task in file order: pass two walks each arena in
+     * step with the tasks, so no per-task offsets are kept. */
+    struct names parents;
+    struct names inputs;
     char *cause;                    /* owned; the first error */
 };
 
@@ -165,6 +192,7 @@ static void task_free(struct workload_task *t)
     free(t->cmd);
     free(t->parents);
     free(t->children);
+    free(t->inputs);
 }
 
 static void parser_fini(struct parser *ps)
@@ -172,8 +200,71 @@ static void parser_fini(struct parser *ps)
     for (uint32_t i = 0; i < ps->count; i++)
         task_free(&ps->tasks[i]);
     free(ps->tasks);
-    free(ps->names);
+    for (uint32_t i = 0; i < ps->object_count; i++)
+        free(ps->objects[i].id);
+    free(ps->objects);
+    free(ps->parents.text);
+    free(ps->inputs.text);
     idmap_fini(&ps->ids);
+    idmap_fini(&ps->object_ids);
+}
+
+static struct idview task_view(const struct parser *ps)
+{
+    return (struct idview){ps->tasks, sizeof *ps->tasks};
+}
+
+static struct idview object_view(const struct parser *ps)
+{
+    return (struct idview){ps->objects, sizeof *ps->objects};
+}
+
+/* Index of the task or object named `id`, or -1; *is_object says which. */
+static int64_t find_any(const struct parser *ps, const char *id, size_t len, bool *is_object)
+{
+    uint32_t hash = id_hash(id, len);
+    int64_t at = idmap_get(&ps->ids, task_view(ps), id, hash);
+    *is_object = at < 0;
+    if (at < 0)
+        at = idmap_get(&ps->object_ids, object_view(ps), id, hash);
+    return at;
+}
+
+static void names_add(struct names *n, const char *name, size_t len)
+{
+    n->text = xgrow(n->text, &n->cap, n->len + len + 1, 1);
+    memcpy(n->text + n->len, name, len);
+    n->text[n->len + len] = '\0';
+    n->len += len + 1;
+}
+
+/*
+ * Checks task `id`'s array under `key` (`what` names its elements) and appends the names to
+ * `arena`, their count to *count.  With `not_self`, the task's own id is refused (a
+ * parent list).  A refusal ends the parse, so an arena grown part way is never walked.
+ */
+static int add_names(struct parser *ps, struct names *arena, json_t *list, const char *key,
+                     const char *what, const char *id, bool not_self, uint32_t line,
+                     uint32_t *count)
+{
+    if (!json_is_array(list))
+        return fail(ps, line, "task '%s': %s must be an array of %s", id, key, what);
+    size_t n = json_array_size(list);
+    if (n > MAX_TASKS)
+        return fail(ps, line, "task '%s': too many %s", id, key);
+    for (size_t i = 0; i < n; i++) {
+        json_t *p = json_array_get(list, i);
+        if (!json_is_string(p))
+            return fail(ps, line, "task '%s': %s[%zu] must be a string", id, key, i);
+        if (not_self && strcmp(json_string_value(p), id) == 0)
+            return fail(ps, line, "task '%s' lists itself as a parent", id);
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *p = json_array_get(list, i);
+        names_add(arena, json_string_value(p), json_string_length(p));
+    }
+    *count = (uint32_t)n;
+    return 0;
 }
 
 static bool blank_or_comment(const char *s, size_t len)
@@ -187,9 +278,9 @@ static bool blank_or_comment(const char *s, size_t len)
     return true;
 }
 
-enum key { K_ID, K_KIND, K_DURATION, K_CMD, K_OUTPUT, K_PARENTS, K_STEALABLE, K_COUNT };
+enum key { K_ID, K_KIND, K_DURATION, K_CMD, K_OUTPUT, K_PARENTS, K_INPUTS, K_STEALABLE, K_COUNT };
 static const char *const key_names[K_COUNT] = {
-    "id", "kind", "duration_s", "cmd", "output_bytes", "parents", "stealable",
+    "id", "kind", "duration_s", "cmd", "output_bytes", "parents", "inputs", "stealable",
 };
 
 /* Checks one object's fields and appends the task; `obj` is borrowed. */
@@ -263,43 +354,95 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
             return fail(ps, line, "task '%s': stealable must be true or false", id);
         t.stealable = json_is_true(val[K_STEALABLE]);
     }
-    if (val[K_PARENTS]) {
-        json_t *parents = val[K_PARENTS];
-        if (!json_is_array(parents))
-            return fail(ps, line, "task '%s': parents must be an array of ids", id);
-        size_t n = json_array_size(parents);
-        if (n > MAX_TASKS)
-            return fail(ps, line, "task '%s': too many parents", id);
-        /* Validate every entry before touching the arena so a failure leaves it clean. */
-        for (size_t i = 0; i < n; i++) {
-            json_t *p = json_array_get(parents, i);
-            if (!json_is_string(p))
-                return fail(ps, line, "task '%s': parents[%zu] must be a string", id, i);
-            if (strcmp(json_string_value(p), id) == 0)
-                return fail(ps, line, "task '%s' lists itself as a parent", id);
-        }
-        for (size_t i = 0; i < n; i++) {
-            json_t *p = json_array_get(parents, i);
-            size_t len = json_string_length(p) + 1;
-            ps->names = xgrow(ps->names, &ps->names_cap, ps->names_len + len, 1);
-            memcpy(ps->names + ps->names_len, json_string_value(p), len);
-            ps->names_len += len;
-        }
-        t.num_parents = (uint32_t)n;
-    }
+    if (val[K_PARENTS] && add_names(ps, &ps->parents, val[K_PARENTS], "parents", "ids", id,
+                                    true, line, &t.num_parents) < 0)
+        return -EINVAL;
+    if (val[K_INPUTS] && add_names(ps, &ps->inputs, val[K_INPUTS], "inputs", "object ids", id,
+                                   false, line, &t.num_inputs) < 0)
+        return -EINVAL;
 
     if (ps->count == MAX_TASKS)
         return fail(ps, line, "too many tasks (at most %u)", (unsigned)MAX_TASKS);
+    bool is_object;
+    int64_t first = find_any(ps, id, id_len, &is_object);
+    if (first >= 0 && is_object)
+        return fail(ps, line, "duplicate id '%s' (first on line %u, an object)", id,
+                    ps->objects[first].line);
     t.id = xstrndup(id, id_len);
     if (t.kind == TASK_COMMAND)
         t.cmd = xstrdup(json_string_value(val[K_CMD]));
     ps->tasks = xgrow(ps->tasks, &ps->cap, (size_t)ps->count + 1, sizeof *ps->tasks);
     uint32_t index = ps->count++;
     ps->tasks[index] = t;
-    int64_t first = idmap_put(&ps->ids, ps->tasks, index, id_hash(id, id_len));
+    first = idmap_put(&ps->ids, task_view(ps), index, id_hash(id, id_len));
     if (first >= 0)
         return fail(ps, line, "duplicate id '%s' (first on line %u)", id,
                     ps->tasks[first].line);
+    return 0;
+}
+
+enum object_key { O_OBJECT, O_BYTES, O_NODE, O_COUNT };
+static const char *const object_key_names[O_COUNT] = {"object", "bytes", "node"};
+
+/* Checks an object line's fields and appends the object; `obj` is borrowed. */
+static int add_object(struct parser *ps, json_t *obj, uint32_t line)
+{
+    json_t *val[O_COUNT] = {0};
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) {
+        int k = 0;
+        while (k < O_COUNT && strcmp(key, object_key_names[k]) != 0)
+            k++;
+        if (k == O_COUNT) {
+            /* A task key here most likely means two lines were merged by mistake. */
+            return fail(ps, line, "unknown key '%s' on an object line (object, bytes, node)",
+                        key);
+        }
+        val[k] = v;
+    }
+    if (!json_is_string(val[O_OBJECT]))
+        return fail(ps, line, "object must be a string (the object's id)");
+    const char *id = json_string_value(val[O_OBJECT]);
+    size_t id_len = json_string_length(val[O_OBJECT]);
+    if (id_len == 0)
+        return fail(ps, line, "object id must not be empty");
+
+    struct workload_object o = {.node = WORKLOAD_NODE_SPREAD, .line = line};
+    if (!val[O_BYTES])
+        return fail(ps, line, "object '%s': missing bytes", id);
+    if (!json_is_integer(val[O_BYTES]))
+        return fail(ps, line, "object '%s': bytes must be an integer", id);
+    json_int_t bytes = json_integer_value(val[O_BYTES]);
+    if (bytes < 0)
+        return fail(ps, line, "object '%s': negative bytes %lld", id, (long long)bytes);
+    o.bytes = (uint64_t)bytes;
+    if (val[O_NODE]) {
+        json_t *node = val[O_NODE];
+        if (json_is_integer(node) && json_integer_value(node) > INT32_MAX)
+            return fail(ps, line, "object '%s': node %lld is too large", id,
+                        (long long)json_integer_value(node));
+        if (json_is_integer(node) && json_integer_value(node) >= 0)
+            o.node = (int32_t)json_integer_value(node);
+        else if (!json_is_string(node) || strcmp(json_string_value(node), "spread") != 0)
+            return fail(ps, line, "object '%s': node must be an integer >= 0 or \"spread\"", id);
+    }
+
+    if (ps->object_count == WORKLOAD_MAX_OBJECTS)
+        return fail(ps, line, "too many objects (at most %u)", WORKLOAD_MAX_OBJECTS);
+    bool is_object;
+    int64_t first = find_any(ps, id, id_len, &is_object);
+    if (first >= 0)
+        return is_object ? fail(ps, line, "duplicate object '%s' (first on line %u)", id,
+                                ps->objects[first].line)
+                         : fail(ps, line, "duplicate id '%s' (first on line %u, a task)", id,
+                                ps->tasks[first].line);
+    o.id = xstrndup(id, id_len);
+    ps->objects = xgrow(ps->objects, &ps->object_cap, (size_t)ps->object_count + 1,
+                        sizeof *ps->objects);
+    uint32_t index = ps->object_count++;
+    ps->objects[index] = o;
+    idmap_put(&ps->object_ids, object_view(ps), index, id_hash(id, id_len));
     return 0;
 }
 
@@ -311,35 +454,71 @@ static int add_line(struct parser *ps, const char *text, size_t len, uint32_t li
     json_t *obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
     if (!obj)
         return fail(ps, line, "malformed JSON: %s (column %d)", err.text, err.column);
-    int rc = json_is_object(obj) ? add_task(ps, obj, line)
-                                 : fail(ps, line, "expected a JSON object");
+    int rc;
+    if (!json_is_object(obj))
+        rc = fail(ps, line, "expected a JSON object");
+    else if (json_object_get(obj, "object") && json_object_get(obj, "id"))
+        rc = fail(ps, line, "both id and object: a line is a task (id) or a data object "
+                            "(object), not both");
+    else if (json_object_get(obj, "object"))
+        rc = add_object(ps, obj, line);
+    else
+        rc = add_task(ps, obj, line);
     json_decref(obj);
     return rc;
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* Pass two: parents by index, children, topological order. */
+/* Pass two: parents and inputs by index, children, topological order. */
 
-static int resolve_parents(struct parser *ps, uint32_t *mark)
+/*
+ * Resolves each task's parents, then its inputs, in file order, so the error reported
+ * is the first bad line.  A name of the wrong sort (an object among parents, a task
+ * among inputs) gets its own message: it is the likely mistake, and "unknown" would
+ * mislead.  mark[p] == i + 1 means task p was already seen among task i's parents;
+ * object_mark likewise for inputs.
+ */
+static int resolve_names(struct parser *ps, uint32_t *mark, uint32_t *object_mark)
 {
-    const char *name = ps->names;
+    const char *parent = ps->parents.text;
+    const char *input = ps->inputs.text;
+    bool is_object;
     for (uint32_t i = 0; i < ps->count; i++) {
         struct workload_task *t = &ps->tasks[i];
-        if (!t->num_parents)
-            continue;
-        t->parents = xmalloc((size_t)t->num_parents * sizeof *t->parents);
+        if (t->num_parents)
+            t->parents = xmalloc((size_t)t->num_parents * sizeof *t->parents);
         for (uint32_t k = 0; k < t->num_parents; k++) {
-            size_t len = strlen(name);
-            int64_t p = idmap_get(&ps->ids, ps->tasks, name, id_hash(name, len));
+            size_t len = strlen(parent);
+            int64_t p = find_any(ps, parent, len, &is_object);
+            if (p >= 0 && is_object)
+                return fail(ps, t->line,
+                            "task '%s': parent '%s' is an object, not a task (list it in inputs)",
+                            t->id, parent);
             if (p < 0)
-                return fail(ps, t->line, "task '%s': unknown parent '%s'", t->id, name);
-            /* mark[p] == i + 1 means p was already seen among task i's parents. */
+                return fail(ps, t->line, "task '%s': unknown parent '%s'", t->id, parent);
             if (mark[p] == i + 1)
-                return fail(ps, t->line, "task '%s' lists parent '%s' twice", t->id, name);
+                return fail(ps, t->line, "task '%s' lists parent '%s' twice", t->id, parent);
             mark[p] = i + 1;
             t->parents[k] = (uint32_t)p;
             ps->tasks[p].num_children++;
-            name += len + 1;
+            parent += len + 1;
+        }
+        if (t->num_inputs)
+            t->inputs = xmalloc((size_t)t->num_inputs * sizeof *t->inputs);
+        for (uint32_t k = 0; k < t->num_inputs; k++) {
+            size_t len = strlen(input);
+            int64_t o = find_any(ps, input, len, &is_object);
+            if (o >= 0 && !is_object)
+                return fail(ps, t->line,
+                            "task '%s': input '%s' is a task, not an object (list it in parents)",
+                            t->id, input);
+            if (o < 0)
+                return fail(ps, t->line, "task '%s': unknown input '%s'", t->id, input);
+            if (object_mark[o] == i + 1)
+                return fail(ps, t->line, "task '%s' lists input '%s' twice", t->id, input);
+            object_mark[o] = i + 1;
+            t->inputs[k] = (uint32_t)o;
+            input += len + 1;
         }
     }
     return 0;
@@ -452,9 +631,14 @@ static int finish(struct parser *ps, struct workload *wl)
 {
     if (ps->count == 0)
         return fail(ps, 0, "empty workload (no tasks)");
+    if (ps->object_count && ps->count > WORKLOAD_MAX_OBJECTS)
+        return fail(ps, 0, "too many tasks for a workload with objects (at most %u)",
+                    WORKLOAD_MAX_OBJECTS);
     uint32_t *mark = xcalloc(ps->count, sizeof *mark);
+    uint32_t *object_mark = xcalloc(ps->object_count ? ps->object_count : 1, sizeof *mark);
     uint32_t *topo = xmalloc((size_t)ps->count * sizeof *topo);
-    int rc = resolve_parents(ps, mark);
+    int rc = resolve_names(ps, mark, object_mark);
+    free(object_mark);
     if (rc == 0) {
         fill_children(ps);
         rc = sort_topo(ps, topo, mark);
@@ -470,6 +654,13 @@ static int finish(struct parser *ps, struct workload *wl)
     wl->name = xstrdup(ps->name);
     ps->tasks = NULL;
     ps->count = 0;
+    if (ps->object_count)
+        wl->objects = xrealloc(ps->objects, (size_t)ps->object_count * sizeof *ps->objects);
+    else
+        free(ps->objects);
+    wl->object_count = ps->object_count;
+    ps->objects = NULL;
+    ps->object_count = 0;
     return 0;
 }
 
@@ -477,6 +668,7 @@ static void parser_init(struct parser *ps, const char *name)
 {
     *ps = (struct parser){.name = name};
     idmap_init(&ps->ids);
+    idmap_init(&ps->object_ids);
 }
 
 /* Common ending of the three readers: hands the tasks over or reports the cause. */
@@ -578,6 +770,9 @@ void workload_fini(struct workload *wl)
     free(wl->tasks);
     free(wl->topo);
     free(wl->name);
+    for (uint32_t i = 0; i < wl->object_count; i++)
+        free(wl->objects[i].id);
+    free(wl->objects);
     *wl = (struct workload){0};
 }
 
@@ -593,6 +788,16 @@ int64_t workload_find(const struct workload *wl, const char *id)
     return -1;
 }
 
+int64_t workload_find_object(const struct workload *wl, const char *id)
+{
+    if (!wl || !id)
+        return -1;
+    for (uint32_t i = 0; i < wl->object_count; i++)
+        if (strcmp(wl->objects[i].id, id) == 0)
+            return i;
+    return -1;
+}
+
 double workload_total_work(const struct workload *wl)
 {
     double sum = 0;
@@ -600,6 +805,38 @@ double workload_total_work(const struct workload *wl)
         if (wl->tasks[i].kind == TASK_SLEEP)
             sum += wl->tasks[i].duration_s;
     return sum;
+}
+
+int workload_check_nodes(const struct workload *wl, uint32_t nodes, char **cause)
+{
+    if (!wl || nodes == 0 || (wl->object_count && !wl->objects))
+        return -EINVAL;
+    for (uint32_t i = 0; i < wl->object_count; i++) {
+        const struct workload_object *o = &wl->objects[i];
+        if (o->node == WORKLOAD_NODE_SPREAD || (o->node >= 0 && (uint32_t)o->node < nodes))
+            continue;
+        if (cause) {
+            const char *name = wl->name ? wl->name : "<string>";
+            *cause = nodes == 1 ? xasprintf("%s:%u: object '%s': node %d is outside the cluster "
+                                            "(1 node, 0)",
+                                            name, o->line, o->id, (int)o->node)
+                                : xasprintf("%s:%u: object '%s': node %d is outside the cluster "
+                                            "(%u nodes, 0-%u)",
+                                            name, o->line, o->id, (int)o->node, nodes, nodes - 1);
+        }
+        return -EINVAL;
+    }
+    return 0;
+}
+
+uint32_t workload_object_node(const struct workload *wl, uint32_t object_index, uint32_t nodes)
+{
+    if (!wl || nodes == 0 || object_index >= wl->object_count || !wl->objects)
+        return WORKLOAD_NO_NODE;
+    int32_t node = wl->objects[object_index].node;
+    if (node == WORKLOAD_NODE_SPREAD)
+        return object_index % nodes;
+    return node >= 0 && (uint32_t)node < nodes ? (uint32_t)node : WORKLOAD_NO_NODE;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -646,7 +883,8 @@ static void put_double(FILE *out, double v)
     fputs(buf, out);
 }
 
-int workload_write_task(FILE *out, const struct workload_task *task, const struct workload *wl)
+int workload_write_task_named(FILE *out, const struct workload_task *task,
+                              workload_name_fn parent_id, workload_name_fn input_id, void *ctx)
 {
     if (!out || !task || !task->id || task->kind >= TASK_KIND_COUNT)
         return -EINVAL;
@@ -656,9 +894,8 @@ int workload_write_task(FILE *out, const struct workload_task *task, const struc
         return -EINVAL;
     if (task->output_bytes > INT64_MAX)
         return -ERANGE; /* the reader takes JSON integers as int64 */
-    for (uint32_t k = 0; k < task->num_parents; k++)
-        if (!wl || !task->parents || task->parents[k] >= wl->count)
-            return -EINVAL;
+    if ((task->num_parents && !parent_id) || (task->num_inputs && !input_id))
+        return -EINVAL;
 
     errno = 0;
     fputs("{\"id\":", out);
@@ -680,13 +917,75 @@ int workload_write_task(FILE *out, const struct workload_task *task, const struc
         for (uint32_t k = 0; k < task->num_parents; k++) {
             if (k)
                 putc(',', out);
-            put_string(out, wl->tasks[task->parents[k]].id);
+            put_string(out, parent_id(ctx, k));
+        }
+        putc(']', out);
+    }
+    if (task->num_inputs) {
+        fputs(",\"inputs\":[", out);
+        for (uint32_t k = 0; k < task->num_inputs; k++) {
+            if (k)
+                putc(',', out);
+            put_string(out, input_id(ctx, k));
         }
         putc(']', out);
     }
     if (!task->stealable)
         fputs(",\"stealable\":false", out);
     fputs("}\n", out);
+    if (ferror(out))
+        return errno ? -errno : -EIO;
+    return 0;
+}
+
+/* What workload_write_task's callbacks read. */
+struct named_task {
+    const struct workload *wl;
+    const struct workload_task *task;
+};
+
+static const char *parent_of(void *ctx, uint32_t k)
+{
+    const struct named_task *n = ctx;
+    return n->wl->tasks[n->task->parents[k]].id;
+}
+
+static const char *input_of(void *ctx, uint32_t k)
+{
+    const struct named_task *n = ctx;
+    return n->wl->objects[n->task->inputs[k]].id;
+}
+
+int workload_write_task(FILE *out, const struct workload_task *task, const struct workload *wl)
+{
+    if (!task)
+        return -EINVAL;
+    for (uint32_t k = 0; k < task->num_parents; k++)
+        if (!wl || !task->parents || task->parents[k] >= wl->count)
+            return -EINVAL;
+    for (uint32_t k = 0; k < task->num_inputs; k++)
+        if (!wl || !task->inputs || !wl->objects || task->inputs[k] >= wl->object_count)
+            return -EINVAL;
+    struct named_task n = {.wl = wl, .task = task};
+    return workload_write_task_named(out, task, parent_of, input_of, &n);
+}
+
+int workload_write_object(FILE *out, const struct workload_object *object)
+{
+    if (!out || !object || !object->id || !object->id[0])
+        return -EINVAL;
+    if (object->node < 0 && object->node != WORKLOAD_NODE_SPREAD)
+        return -EINVAL;
+    if (object->bytes > INT64_MAX)
+        return -ERANGE; /* the reader takes JSON integers as int64 */
+    errno = 0;
+    fputs("{\"object\":", out);
+    put_string(out, object->id);
+    fprintf(out, ",\"bytes\":%llu", (unsigned long long)object->bytes);
+    if (object->node == WORKLOAD_NODE_SPREAD)
+        fputs(",\"node\":\"spread\"}\n", out);
+    else
+        fprintf(out, ",\"node\":%d}\n", (int)object->node);
     if (ferror(out))
         return errno ? -errno : -EIO;
     return 0;

@@ -1,16 +1,30 @@
 /*
- * workload — a DAG of tasks read from JSON Lines, checked before anything runs.
+ * workload — a DAG of tasks and the data objects they start from, read from JSON Lines
+ * and checked before anything runs.
  *
- * Owns the parsed tasks, their id strings, parent and child index lists.  Called by the
- * client commands (run, submit), the generators' tests and, later, the analysis tools.
+ * Owns the parsed tasks and objects, their id strings, parent, child and input index
+ * lists.  Called by the client commands (run, submit), the generators and their tests,
+ * and, later, the analysis tools.
  *
- * Format (one JSON object per line; blank lines and lines starting with '#' skipped):
+ * Format (one JSON object per line; blank lines and lines starting with '#' skipped).
+ * A task line:
  *   id (string, unique, required), kind ("noop" | "sleep" | "command", default noop),
  *   duration_s (number >= 0, sleep only; required for sleep), cmd (string, command
  *   only; required for command), output_bytes (integer >= 0, default 0),
- *   parents (array of ids, default []), stealable (boolean, default true).
- * Any other key is refused, naming it.  A parent may be listed before or after its
- * child.  Cycles are refused, naming one task on the cycle.
+ *   parents (array of task ids, default []), inputs (array of object ids, default []),
+ *   stealable (boolean, default true).
+ * An object line, an initial data object (an input file) and where it lives:
+ *   object (string, its id, required), bytes (integer >= 0, required),
+ *   node (integer >= 0, or "spread"; default "spread").
+ * Any other key is refused, naming it; a line holding both "id" and "object" is
+ * refused.  Task and object ids share one namespace (an id names one thing, so messages
+ * and traces are never ambiguous).  A parent may be listed before or after its child,
+ * an object before or after the tasks that read it.  Cycles are refused, naming one
+ * task on the cycle.
+ *
+ * A task's input data is its parents' outputs plus its `inputs` objects.  The parser
+ * does not know the cluster, so pinned object nodes are checked later, by
+ * workload_check_nodes, once the client knows how many nodes there are.
  *
  * Return convention (core/): 0, or a negative errno with *cause set to an owned string
  * "FILE:LINE: reason" that the command prints once.
@@ -24,6 +38,24 @@
 
 #include "core/model/task.h"
 
+/* An object line's "node":"spread": the object is placed by workload_object_node. */
+#define WORKLOAD_NODE_SPREAD (-1)
+/* What workload_object_node returns for a bad argument or a node outside the cluster. */
+#define WORKLOAD_NO_NODE UINT32_MAX
+/*
+ * A workload with objects holds at most this many objects and this many tasks: the
+ * runtime names tasks and objects in one 32-bit index space (objects in its top half),
+ * so each gets 31 bits.  A workload without objects keeps the full task range.
+ */
+#define WORKLOAD_MAX_OBJECTS 0x7fffffffu
+
+struct workload_object {
+    char *id;               /* owned; first member, as in workload_task (the id table) */
+    uint64_t bytes;
+    int32_t node;           /* >= 0, or WORKLOAD_NODE_SPREAD */
+    uint32_t line;          /* 1-based line in the source */
+};
+
 struct workload_task {
     char *id;               /* owned */
     uint8_t kind;           /* enum task_kind */
@@ -35,6 +67,8 @@ struct workload_task {
     uint32_t *parents;      /* owned; indices into workload.tasks */
     uint32_t num_children;
     uint32_t *children;     /* owned; indices into workload.tasks */
+    uint32_t num_inputs;
+    uint32_t *inputs;       /* owned; indices into workload.objects, as listed; NULL if none */
     uint32_t line;          /* 1-based line in the source */
 };
 
@@ -43,6 +77,9 @@ struct workload {
     uint32_t count;
     uint32_t *topo;         /* owned; indices in a topological order (parents first) */
     char *name;             /* owned; the file name, or "<string>" */
+    struct workload_object *objects; /* owned, `object_count` entries in file order;
+                                      * NULL when the workload declares none */
+    uint32_t object_count;
 };
 
 /* Reads and checks a workload file ("-" is stdin). */
@@ -54,11 +91,42 @@ int workload_parse(struct workload *wl, const char *text, size_t len, const char
                    char **cause);
 void workload_fini(struct workload *wl);
 
-/* Index of the task with this id, or -1. */
+/* Index of the task with this id, or -1 (a scan). */
 int64_t workload_find(const struct workload *wl, const char *id);
+/* Index of the object with this id, or -1 (a scan). */
+int64_t workload_find_object(const struct workload *wl, const char *id);
 /* Sum of duration_s over sleep tasks: the work at speed 1.0. */
 double workload_total_work(const struct workload *wl);
-/* Writes one task as a JSON line in the format above (used by generators). */
+/*
+ * Checks every pinned object against a cluster of `nodes` nodes (numbered from 0);
+ * -EINVAL with "FILE:LINE: object 'x': node 9 is outside the cluster (8 nodes, 0-7)"
+ * for the first one outside.  The client calls it before submitting.
+ */
+int workload_check_nodes(const struct workload *wl, uint32_t nodes, char **cause);
+/*
+ * The node holding object `object_index` in a cluster of `nodes` nodes: its own node
+ * when pinned, else round-robin over the object index (object_index % nodes), which
+ * spreads the objects uniformly as in the papers' experiments and gives every client
+ * and node the same answer without any exchange.  WORKLOAD_NO_NODE for a bad argument
+ * or a pinned node outside the cluster (which workload_check_nodes refuses).
+ */
+uint32_t workload_object_node(const struct workload *wl, uint32_t object_index, uint32_t nodes);
+
+/* Writes one task as a JSON line in the format above; `wl` names its parents and inputs
+ * and may be NULL when it has neither. */
 int workload_write_task(FILE *out, const struct workload_task *task, const struct workload *wl);
+/* Returns the id of the k-th parent or input of the task being written; the string need
+ * only live until the next call. */
+typedef const char *(*workload_name_fn)(void *ctx, uint32_t k);
+/*
+ * Same, for writers that never hold a whole workload (generators stream 10^7 tasks, and
+ * one task may have every other task as parent): parent k is named parent_id(ctx, k) and
+ * input k input_id(ctx, k); task->parents and task->inputs are not read.  A callback may
+ * be NULL when its count is 0.
+ */
+int workload_write_task_named(FILE *out, const struct workload_task *task,
+                              workload_name_fn parent_id, workload_name_fn input_id, void *ctx);
+/* Writes one object line; "node" is always written, "spread" included. */
+int workload_write_object(FILE *out, const struct workload_object *object);
 
 #endif

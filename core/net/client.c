@@ -365,10 +365,23 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         tmd_fini(&t);
     }
     free(keys);
+    /* The workload's initial data objects, made on the nodes that hold them. */
+    for (uint32_t k = 0; k < wl->object_count; k++) {
+        uint32_t node = workload_object_node(wl, k, c->nodes);
+        if (node >= c->nodes || !c->conns[node])
+            continue;
+        size_t at;
+        struct wbuf *b = conn_msg_begin(c->conns[node], MSG_OBJECT_CREATE, &at);
+        wbuf_put_u64(b, task_object_key(job, k));
+        wbuf_put_u64(b, wl->objects[k].bytes);
+        conn_msg_end(c->conns[node], at);
+    }
     int rc = barrier(c, timeout_ms, cause);
     if (rc < 0)
         return rc;
 
+    struct task_input *inputs = NULL;
+    size_t inputs_cap = 0;
     struct open_submit *open = xcalloc(c->nodes, sizeof *open);
     for (uint32_t i = 0; i < wl->count; i++) {
         const struct workload_task *wt = &wl->tasks[i];
@@ -377,6 +390,17 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
             .flags = wt->stealable ? TASK_FLAG_STEALABLE : 0, .num_parents = wt->num_parents,
             .duration_s = wt->duration_s, .output_bytes = wt->output_bytes, .cmd = wt->cmd,
         };
+        if (wt->num_inputs) {
+            inputs = xgrow(inputs, &inputs_cap, wt->num_inputs, sizeof *inputs);
+            for (uint32_t k = 0; k < wt->num_inputs; k++) {
+                uint32_t obj = wt->inputs[k];
+                inputs[k] = (struct task_input){
+                    .object = task_object_key(job, obj), .bytes = wl->objects[obj].bytes,
+                    .node = workload_object_node(wl, obj, c->nodes)};
+            }
+            spec.inputs = inputs;
+            spec.num_inputs = wt->num_inputs;
+        }
         uint32_t node = target(c, mode, spec.key, i);
         if (!c->conns[node])
             continue;
@@ -401,6 +425,15 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
     for (uint32_t k = 0; k < c->nodes; k++)
         close_submit(c, k, &open[k]);
     free(open);
+    free(inputs);
+    return barrier(c, timeout_ms, cause);
+}
+
+int client_remove(struct client *c, uint32_t job, const int64_t *index, uint32_t n,
+                  int timeout_ms, char **cause)
+{
+    for (uint32_t i = 0; i < n; i++)
+        kvs_append(c->kvs, task_key(job, (uint32_t)index[i]), KVS_FIELD_REMOVE, 0, 0, 0);
     return barrier(c, timeout_ms, cause);
 }
 

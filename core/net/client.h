@@ -59,6 +59,11 @@ int client_connect(struct client *c, int timeout_ms, char **cause);
 int client_submit(struct client *c, const struct workload *wl, uint32_t job,
                   enum submit_mode mode, int timeout_ms, int64_t *t_submit, char **cause);
 
+/* Job removal: removes tasks job:index[i] (and their unfinished subtrees), then waits
+ * for a barrier so that the removal has reached every shard owner. */
+int client_remove(struct client *c, uint32_t job, const int64_t *index, uint32_t n,
+                  int timeout_ms, char **cause);
+
 /* Statistics of every node into out[0..nodes) (caller frees each out[i].jobs). */
 int client_stats(struct client *c, struct proto_stats *out, int timeout_ms, char **cause);
 

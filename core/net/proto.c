@@ -36,6 +36,10 @@ const char *proto_type_name(uint16_t type)
     case MSG_STATS_QUERY: return "stats-query";
     case MSG_STATS_REPLY: return "stats-reply";
     case MSG_SHUTDOWN: return "shutdown";
+    case MSG_OBJECT_CREATE: return "object-create";
+    case MSG_PUSH: return "push";
+    case MSG_FETCH_REQ: return "fetch-request";
+    case MSG_FETCH_REP: return "fetch-reply";
     default: return "unknown";
     }
 }
@@ -157,6 +161,16 @@ void proto_put_stats(struct wbuf *b, const struct proto_stats *s)
     wbuf_put_u64(b, s->tasks_given);
     wbuf_put_u64(b, s->kvs_records);
     wbuf_put_u64(b, s->rss_bytes);
+    wbuf_put_u64(b, s->tasks_pushed);
+    wbuf_put_u64(b, s->tasks_with_inputs);
+    wbuf_put_u64(b, s->locality_hits);
+    wbuf_put_u64(b, s->fetches);
+    wbuf_put_u64(b, s->bytes_in);
+    wbuf_put_u64(b, s->bytes_out);
+    wbuf_put_u64(b, s->cache_hits);
+    wbuf_put_u64(b, s->cache_misses);
+    wbuf_put_u64(b, s->policy_switches);
+    wbuf_put_f64(b, s->est_task_length_s);
     wbuf_put_u32(b, s->njobs);
     for (uint32_t i = 0; i < s->njobs; i++) {
         wbuf_put_u32(b, s->jobs[i].job);
@@ -185,6 +199,16 @@ int proto_get_stats(struct rbuf *r, struct proto_stats *s)
     s->tasks_given = rbuf_u64(r);
     s->kvs_records = rbuf_u64(r);
     s->rss_bytes = rbuf_u64(r);
+    s->tasks_pushed = rbuf_u64(r);
+    s->tasks_with_inputs = rbuf_u64(r);
+    s->locality_hits = rbuf_u64(r);
+    s->fetches = rbuf_u64(r);
+    s->bytes_in = rbuf_u64(r);
+    s->bytes_out = rbuf_u64(r);
+    s->cache_hits = rbuf_u64(r);
+    s->cache_misses = rbuf_u64(r);
+    s->policy_switches = rbuf_u64(r);
+    s->est_task_length_s = rbuf_f64(r);
     s->njobs = rbuf_u32(r);
     s->jobs = NULL;
     /* Each job entry is 20 bytes: refuse counts the payload cannot hold before

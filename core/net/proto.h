@@ -38,6 +38,10 @@ enum proto_type {
     MSG_STEAL_GRANT = 0x0204,   /* u32 req, u32 count, count x task_spec */
     MSG_IDLE = 0x0205,          /* (empty) the sender's stealing is parked */
     MSG_WAKE = 0x0206,          /* (empty) the sender has stealable work */
+    MSG_PUSH = 0x0207,          /* u32 count, count x task_spec: run these here (LReadyQ) */
+    MSG_FETCH_REQ = 0x0208,     /* u32 req, u64 object, u64 offset, u32 len */
+    MSG_FETCH_REP = 0x0209,     /* u32 req, i32 status, u64 total, u64 offset, u32 len,
+                                   [32-byte hash when offset + len == total], len bytes */
 
     /* Client to node and back. */
     MSG_JOB_BEGIN = 0x0301,     /* u32 job, u32 tasks: TASK_END reports go to the sender */
@@ -48,6 +52,7 @@ enum proto_type {
     MSG_STATS_QUERY = 0x0306,   /* u32 req */
     MSG_STATS_REPLY = 0x0307,   /* u32 req, proto_stats */
     MSG_SHUTDOWN = 0x0308,      /* (empty) */
+    MSG_OBJECT_CREATE = 0x0309, /* u64 object, u64 bytes: a workload's initial data object */
 };
 
 const char *proto_type_name(uint16_t type);
@@ -85,6 +90,11 @@ struct proto_stats {
     uint64_t steals_attempted, steals_succeeded, tasks_stolen, tasks_given;
     uint64_t kvs_records;
     uint64_t rss_bytes;
+    /* data plane */
+    uint64_t tasks_pushed, tasks_with_inputs, locality_hits;
+    uint64_t fetches, bytes_in, bytes_out, cache_hits, cache_misses;
+    uint64_t policy_switches;
+    double est_task_length_s;
     uint32_t njobs;
     struct proto_job_count *jobs; /* owned */
 };

@@ -1,12 +1,25 @@
 /*
- * placement — which ready queue a task that just became ready goes to.  Pure.
+ * placement — data-aware placement of ready tasks (DAWS, papers 000 §III.B and 002
+ * §2.2.2, §4.4; 003 in brief): which ready queue a task that just became ready goes to
+ * (Algorithm 1), the FLDS monitor that spills an overlong LReadyQ into SReadyQ, and the
+ * `auto` controller that moves between MLB, FLDS and MDL as data movement demands.
  *
- * This is the seam where the data-aware policies (Algorithm 1 of paper 002: MLB, MDL,
- * RLDS, FLDS) plug in.  The default, `ws` (plain work stealing), keeps every stealable
- * task in the shared queue, where idle peers may take it, and a task marked
- * non-stealable in the dedicated queue, which only this node's executors drain.
+ * Owns nothing but the plain structs below; no I/O, no clock, no globals, no
+ * allocation.  Times are seconds passed in by the caller (any monotonic origin).  The
+ * node runtime (core/runtime/node.c) keeps one `flds_state` and one `placement_auto`
+ * per node on its loop thread, calls placement_decide whenever a task becomes ready,
+ * flds_monitor on its timer, flds_on_steal_failed and
+ * flds_poll_should_reset from its stealer, and placement_auto_observe once per
+ * observation interval; a simulator calls the same functions for every simulated node.
+ * Tests: tests/unit/test_placement.c.
  *
- * Called by core/runtime/node.c (and any simulator) with a description of the task.
+ * Queue discipline this module assumes (papers 000 §III.B.2, 002 §2.2.2, 003): executors
+ * take from LReadyQ first, then SReadyQ; thieves take only from SReadyQ; a task pushed
+ * to a node lands in that node's LReadyQ and is never pushed again (a runtime may put it
+ * there directly, or pass it here with `pushed` set).
+ *
+ * Return convention: functions that can fail return 0 or a negative errno; decisions are
+ * returned by value and cannot fail.
  */
 #ifndef JACKDAW_PLACEMENT_H
 #define JACKDAW_PLACEMENT_H
@@ -14,18 +27,226 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum placement_queue { PLACE_LREADY = 0, PLACE_SREADY = 1, PLACE_PUSH = 2 };
+enum placement_policy {
+    PLACEMENT_WS = 0,   /* plain work stealing: stealable → SReadyQ, else LReadyQ */
+    PLACEMENT_MLB = 1,  /* maximised load balancing: Algorithm 1 with t = +inf */
+    PLACEMENT_MDL = 2,  /* maximised data locality: Algorithm 1 with t = 0 */
+    PLACEMENT_RLDS = 3, /* rigid segregation: Algorithm 1 with the given t */
+    PLACEMENT_FLDS = 4, /* flexible: as RLDS, plus the LReadyQ monitor */
+    PLACEMENT_AUTO = 5, /* starts as FLDS, moves along MLB ↔ FLDS ↔ MDL at run time */
+};
+
+/*
+ * How the FLDS time threshold tt reacts to events.  The papers disagree (see
+ * placement.c, "Reading the papers"): 000 §IV.C/E halves tt when the monitor moves
+ * tasks and doubles it when a steal fails; 002 §4.1.2 and §4.4 double it on a move and
+ * halve it on a failed steal.
+ */
+enum flds_tt_rule {
+    FLDS_TT_HALVE_ON_MOVE = 0,  /* paper 000 (the default) */
+    FLDS_TT_DOUBLE_ON_MOVE = 1, /* paper 002 */
+};
+
+struct placement_params {
+    enum placement_policy policy;
+    double threshold;          /* t: tolerated ratio of data-transfer time to task
+                                * length (002 Table 3: 0.5); RLDS, FLDS and auto */
+    double bandwidth_Bps;      /* net_band, bytes per second (default 1 Gbit/s) */
+
+    /* FLDS monitor (002 §2.2.2 d, §4.4; 000 §III.B.3 d, §IV.E) */
+    double tt_initial_s;       /* 10 s (002 Table 3, 000 §IV.E) */
+    double tt_min_s;           /* clamps for the halving and doubling so that tt */
+    double tt_max_s;           /* neither reaches 0 nor overflows (not in the papers) */
+    double tt_resume_s;        /* "small enough to allow work stealing again": at or
+                                * below this a parked thief restarts its polling */
+    enum flds_tt_rule tt_rule;
+    double monitor_interval_s; /* how often the monitor looks (papers: "periodically") */
+
+    /* auto (002 §4.4) */
+    double auto_interval_s;    /* length of one observation interval */
+    double auto_high;          /* observed ratio above auto_high·t: too much data moves */
+    double auto_low;           /* observed ratio below auto_low·t: little data moves */
+    uint32_t auto_dwell;       /* consecutive intervals on one side before a switch */
+    uint32_t auto_dwell_max;   /* cap of the dwell's doubling after a reversed switch */
+};
+
+/* One input object of a ready task: the node holding it and its size. */
+struct placement_object {
+    uint32_t node;
+    uint64_t bytes;
+};
 
 struct placement_input {
-    bool stealable;
-    uint64_t all_data_size;   /* bytes of input the task needs */
+    bool stealable;            /* false pins the task to this node (LReadyQ) */
+    bool pushed;               /* arrived by push from a peer: LReadyQ, no new decision */
+    uint64_t all_data_size;    /* bytes of input the task needs (tm.all_data_size) */
+    uint32_t self;             /* this node's id */
+    double est_task_length_s;  /* running mean of tasks finished here; 0 when none */
+    const struct placement_object *inputs; /* borrowed, num_inputs entries; NULL when 0:
+                                            * one per parent output / declared input */
+    uint32_t num_inputs;
+};
+
+enum placement_queue { PLACE_LREADY = 0, PLACE_SREADY = 1, PLACE_PUSH = 2 };
+
+/* Which branch produced a decision, for traces and tests; lines are Algorithm 1's. */
+enum placement_why {
+    PLACE_WHY_WS = 0,          /* ws policy: the stealable flag alone */
+    PLACE_WHY_PINNED,          /* not stealable */
+    PLACE_WHY_PUSHED,          /* arrived by push */
+    PLACE_WHY_SMALL_ALL,       /* line 1: all input data is cheap to move */
+    PLACE_WHY_SMALL_LARGEST,   /* line 12: no single object is worth following */
+    PLACE_WHY_LARGEST_HERE,    /* line 14: the largest object is on this node */
+    PLACE_WHY_LARGEST_THERE,   /* line 17: the largest object is on another node */
 };
 
 struct placement_decision {
     enum placement_queue queue;
-    uint32_t node;            /* PLACE_PUSH only: where to push */
+    uint32_t node;             /* PLACE_PUSH only: where to push */
+    enum placement_why why;
+    enum placement_policy policy; /* the policy that decided (auto resolved) */
 };
 
-struct placement_decision placement_decide(const struct placement_input *in);
+/* The papers' experiment settings (002 Table 3) with policy ws. */
+void placement_params_default(struct placement_params *p);
+/* 0, or -EINVAL with *why (static string, may be NULL) naming the bad field. */
+int placement_params_check(const struct placement_params *p, const char **why);
+
+/* Parses "ws" | "mlb" | "mdl" | "rlds" | "flds" | "auto"; -1 when unknown. */
+int placement_policy_parse(const char *name);
+/* Never NULL, so a corrupted value can be logged as it is. */
+const char *placement_policy_name(enum placement_policy policy);
+const char *placement_why_name(enum placement_why why);
+
+/* The auto controller's state; the runtime keeps one per node. */
+struct placement_auto;
+
+/*
+ * Algorithm 1 (002 §2.2.2, with net_band; 000 §III.B without).  Decides where a ready
+ * task goes under p->policy; when that is PLACEMENT_AUTO, under the policy `a` has in
+ * force (FLDS when a is NULL, where auto starts).  p NULL means ws, today's default.
+ * In order:
+ *   - not stealable → LReadyQ (pinned: pushing would move it as surely as a steal);
+ *   - pushed → LReadyQ (the sender already decided; re-deciding on a stale view could
+ *     bounce the task between nodes);
+ *   - ws → SReadyQ;
+ *   - all_data_size / bandwidth / est_task_length ≤ t → SReadyQ (line 1);
+ *   - the largest input (ties: lowest node id) has ratio ≤ t → SReadyQ (line 12);
+ *   - it is on this node → LReadyQ (line 14), else PUSH to its node (line 17).
+ * A ratio is 0 for 0 bytes, above 0 for any data (so MDL keeps every task that has
+ * input data with its data), and +inf for data with a zero estimate or a zero
+ * bandwidth: before any task has finished here, a task with input data follows its data
+ * (MLB excepted: +inf ≤ +inf).  A caller with a better prior (say, the workload's
+ * declared durations) passes it as est_task_length_s.  A task whose inputs are not
+ * listed has a largest input of 0 bytes and goes to SReadyQ: no holder, no locality.
+ */
+struct placement_decision placement_decide(const struct placement_params *p,
+                                           const struct placement_auto *a,
+                                           const struct placement_input *in);
+
+/* --- FLDS monitor ------------------------------------------------------------------ */
+
+struct flds_state {
+    double tt_s;               /* current time threshold tt */
+    double next_check_s;       /* the monitor's next due time; 0: at once */
+    uint64_t moves;            /* monitor passes that moved tasks */
+    uint64_t tasks_moved;
+    uint64_t steal_failures;   /* failed steals reported by the stealer */
+};
+
+void flds_init(struct flds_state *s, const struct placement_params *p);
+
+/*
+ * How many tasks to move from the bottom of an LReadyQ of `lready_len` tasks so that
+ * the rest runs in at most tt_s at `throughput_tps` (tasks per second finished on this
+ * node so far): est_run_time = len / throughput; above tt, move len − ⌊tt·throughput⌋.
+ * 000's example: 5000 queued, 1000 tasks in 10 s, tt = 30 s → 2000.  0 without a
+ * throughput (nothing finished yet): the queue's run time cannot be estimated.
+ */
+uint64_t flds_move_count(uint64_t lready_len, double throughput_tps, double tt_s);
+
+/*
+ * One pass of the monitor at `now_s`: 0 when FLDS is not in force or the pass is not
+ * yet due (monitor_interval_s after the last one), else flds_move_count with the
+ * current tt.  A pass that moves tasks updates tt by p->tt_rule.  The caller moves that
+ * many tasks from the bottom of LReadyQ — the least input data, readyq_take_tail — to
+ * SReadyQ.
+ */
+uint64_t flds_monitor(const struct placement_params *p, const struct placement_auto *a,
+                      struct flds_state *s, uint64_t lready_len, double throughput_tps,
+                      double now_s);
+
+/* A steal attempt by this node failed: tt moves by p->tt_rule. */
+void flds_on_steal_failed(const struct placement_params *p, struct flds_state *s);
+
+/*
+ * The thief's polling interval has reached its upper bound (steal_state.parked): true
+ * when tt has become small enough to allow work stealing again (tt ≤ tt_resume_s), and
+ * the stealer should restart from the initial interval (steal_on_wake) instead of
+ * parking (000 §IV.E, 002 §4.4).  Always false when FLDS is not in force.
+ */
+bool flds_poll_should_reset(const struct placement_params *p, const struct placement_auto *a,
+                            const struct flds_state *s);
+
+/* --- auto -------------------------------------------------------------------------- */
+
+enum placement_switch_reason {
+    PLACEMENT_SWITCH_MUCH_DATA = 0,   /* too many bytes moved: towards MDL */
+    PLACEMENT_SWITCH_LITTLE_DATA = 1, /* few bytes moved: towards MLB */
+};
+
+/* One switch, for the runtime's log and trace (event "policy change"). */
+struct placement_switch {
+    double at_s;
+    enum placement_policy from;
+    enum placement_policy to;
+    enum placement_switch_reason reason;
+    double ratio;              /* the observed ratio that decided it */
+};
+
+/* What a node saw during one observation interval. */
+struct placement_auto_sample {
+    uint64_t bytes_moved;      /* input bytes fetched from other nodes */
+    double busy_s;             /* sum of the run times of tasks that finished */
+};
+
+struct placement_auto {
+    enum placement_policy in_force; /* MLB, FLDS or MDL */
+    int streak_dir;            /* +1 towards MDL, -1 towards MLB, 0 none */
+    uint32_t streak;           /* consecutive intervals in streak_dir */
+    uint32_t dwell;            /* intervals needed now (doubles after a reversal) */
+    uint32_t switches;
+    struct placement_switch last; /* valid when switches > 0 */
+};
+
+void placement_auto_init(struct placement_auto *a, const struct placement_params *p);
+
+/*
+ * The transfer-time ratio the auto controller compares with t: time to move the
+ * interval's remote bytes at the bandwidth, over the time spent running tasks.  It is
+ * Algorithm 1's per-task ratio averaged over the interval.  Negative when busy_s is 0
+ * (no information).
+ */
+double placement_auto_ratio(const struct placement_params *p,
+                            const struct placement_auto_sample *sample);
+
+/*
+ * Feeds one interval's sample (p->policy must be PLACEMENT_AUTO, else false).  When
+ * the ratio has stayed above auto_high·t (below auto_low·t) for `dwell` consecutive
+ * intervals, steps one rung towards MDL (MLB) on the ladder MLB ↔ FLDS ↔ MDL, records
+ * the switch in a->last and *out (may be NULL), and returns true.  A switch straight
+ * back to the policy just left doubles the dwell (up to auto_dwell_max), so that a
+ * policy whose own effect flips the measure does not flap; any other switch restores
+ * it.  An interval with no busy time changes nothing.
+ */
+bool placement_auto_observe(const struct placement_params *p, struct placement_auto *a,
+                            const struct placement_auto_sample *sample, double now_s,
+                            struct placement_switch *out);
+
+const char *placement_switch_reason_name(enum placement_switch_reason reason);
+
+/* The policy in force: p->policy, or a's rung under auto (FLDS when a is NULL). */
+enum placement_policy placement_in_force(const struct placement_params *p,
+                                         const struct placement_auto *a);
 
 #endif

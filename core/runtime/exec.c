@@ -643,6 +643,39 @@ struct exec *exec_create(uv_loop_t *loop, const char *workdir, double speed, exe
     return ex;
 }
 
+int exec_kill(struct exec *ex, void *arg)
+{
+    if (!ex || ex->destroyed)
+        return -ENOENT;
+    for (struct run *r = ex->sleeps; r; r = r->sleep_next) {
+        if (r->res.arg == arg) {
+            /* Ends now, through the normal path, so the caller sees one result. */
+            uv_timer_stop(&r->timer);
+            r->res.status = TASK_FAILED;
+            r->res.exit_code = -1;
+            r->res.term_signal = SIGKILL;
+            on_sleep_done(&r->timer);
+            return 0;
+        }
+    }
+    int rc = -ENOENT;
+    if (ex->reaper_started) {
+        pthread_mutex_lock(&ex->mu);
+        for (size_t i = 0; i < ex->table_cap && rc; i++) {
+            for (struct run *r = ex->table[i]; r; r = r->next) {
+                if (r->res.arg == arg) {
+                    kill(-r->pid, SIGKILL);
+                    kill(r->pid, SIGKILL);
+                    rc = 0;
+                    break;
+                }
+            }
+        }
+        pthread_mutex_unlock(&ex->mu);
+    }
+    return rc;
+}
+
 void exec_destroy(struct exec *ex)
 {
     if (!ex || ex->destroyed)

@@ -60,6 +60,13 @@ void exec_destroy(struct exec *ex);
  * error here: it completes (later, via the callback) as TASK_FAILED with `error` set.
  */
 int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct exec_result *now);
+/*
+ * Stops the running task started with `arg` (job removal): a sleep ends at once, a
+ * command's process group gets SIGKILL.  Its result still arrives through the done
+ * callback (a sleep's before this returns), as failed.  -ENOENT when no such task runs.
+ */
+int exec_kill(struct exec *ex, void *arg);
+
 /* Tasks started and not yet delivered. */
 uint32_t exec_running(const struct exec *ex);
 

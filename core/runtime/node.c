@@ -152,17 +152,49 @@ static void report_end(struct node *n, const struct proto_task_end *e)
 
 /* ---- queues ------------------------------------------------------------------------ */
 
+static void push_task(struct node *n, struct ntask *t, uint32_t to)
+{
+    size_t at;
+    struct wbuf *b = node_msg_begin(n, to, MSG_PUSH, &at);
+    wbuf_put_u32(b, 1);
+    proto_put_task(b, &t->spec);
+    node_msg_end(n, to, at);
+    kvs_append(n->kvs, t->spec.key, KVS_FIELD_HISTORY, to, 0, 0);
+    n->tasks_pushed++;
+    ntask_free(t);
+}
+
+/* Algorithm 1 (core/policy/placement): LReadyQ, SReadyQ, or push to the data. */
 void node_make_ready(struct node *n, struct ntask *t)
 {
+    struct placement_object small[16];
+    struct placement_object *objs = small;
+    uint32_t k = t->spec.num_inputs;
+    if (k > 16)
+        objs = xmalloc(k * sizeof *objs);
+    for (uint32_t i = 0; i < k; i++)
+        objs[i] = (struct placement_object){.node = t->spec.inputs[i].node,
+                                            .bytes = t->spec.inputs[i].bytes};
+    /* Before any task has finished here, a sleep task's own length is the best guess. */
+    double est = n->est_samples ? n->est_task_length_s
+                 : t->spec.kind == TASK_SLEEP ? t->spec.duration_s / n->cfg.speed
+                                              : 0;
     struct placement_input in = {
         .stealable = (t->spec.flags & TASK_FLAG_STEALABLE) != 0,
-        .all_data_size = t->spec.input_bytes,
+        .all_data_size = t->spec.input_bytes, .self = n->self, .est_task_length_s = est,
+        .inputs = objs, .num_inputs = k,
     };
-    struct placement_decision d = placement_decide(&in);
-    if (d.queue == PLACE_LREADY)
-        readyq_push(&n->lready, t, t->spec.input_bytes);
-    else
+    struct placement_decision d = placement_decide(&n->cfg.placement, &n->autop, &in);
+    if (objs != small)
+        free(objs);
+    if (d.queue == PLACE_PUSH && d.node < n->nodes && d.node != n->self) {
+        push_task(n, t, d.node);
+        return;
+    }
+    if (d.queue == PLACE_SREADY)
         readyq_push(&n->sready, t, t->spec.input_bytes);
+    else
+        readyq_push(&n->lready, t, t->spec.input_bytes);
     node_mark_dirty(n);
 }
 
@@ -170,7 +202,8 @@ static void cancel_task(struct node *n, struct ntask *t)
 {
     struct proto_task_end e = {
         .key = t->spec.key, .status = TASK_CANCELLED, .node = n->self, .exit_code = -1,
-        .t_ready = 0, .t_start = 0, .t_end = clock_wall_ns(), .detail = "an ancestor failed",
+        .t_ready = 0, .t_start = 0, .t_end = clock_wall_ns(),
+        .detail = "an ancestor failed or the task was removed",
     };
     n->completeq++;
     report_end(n, &e);
@@ -184,9 +217,12 @@ static void add_parent_inputs(struct ntask *t, uint32_t nparents, const struct t
     struct task_spec *s = &t->spec;
     if (nparents) {
         s->inputs = xrealloc(s->inputs, (s->num_inputs + nparents) * sizeof *s->inputs);
+        /* A parent that produced nothing leaves no object to read. */
         for (uint32_t i = 0; i < nparents; i++)
-            s->inputs[s->num_inputs++] = (struct task_input){
-                .object = parents[i].object, .bytes = parents[i].bytes, .node = parents[i].node};
+            if (parents[i].bytes)
+                s->inputs[s->num_inputs++] = (struct task_input){
+                    .object = parents[i].object, .bytes = parents[i].bytes,
+                    .node = parents[i].node};
     }
     s->input_bytes = 0;
     for (uint32_t i = 0; i < s->num_inputs; i++)
@@ -205,6 +241,22 @@ static void ready_or_cancel(struct node *n, struct ntask *t, uint8_t event, int6
     node_make_ready(n, t);
 }
 
+/* A ready task of this node, found by key (a linear scan: only job removal needs it). */
+static struct ntask *take_ready(struct node *n, uint64_t key)
+{
+    struct readyq *queues[2] = {&n->lready, &n->sready};
+    for (int q = 0; q < 2; q++) {
+        for (size_t i = 0; i < queues[q]->len; i++) {
+            struct ntask *t = queues[q]->heap[i].item;
+            if (t->spec.key == key) {
+                readyq_remove(queues[q], t);
+                return t;
+            }
+        }
+    }
+    return NULL;
+}
+
 /* The metadata store says a task this node holds is ready, or cancelled. */
 static void on_notify(void *ctx, const struct kvs_notice *notice)
 {
@@ -213,6 +265,20 @@ static void on_notify(void *ctx, const struct kvs_notice *notice)
     if (t) {
         ready_or_cancel(n, t, notice->event, notice->t_ready, notice->nparents, notice->parents);
         return;
+    }
+    if (notice->event == KVS_EVENT_CANCEL) {
+        /* Job removal reaches tasks past the wait queue too. */
+        if ((t = take_ready(n, notice->key)) != NULL) {
+            cancel_task(n, t);
+            return;
+        }
+        struct ntask *running = u64map_get(&n->running, notice->key);
+        if (running || u64map_get(&n->data.staging, notice->key)) {
+            u64map_put(&n->removed, notice->key, (void *)1);
+            if (running)
+                exec_kill(n->exec, running);
+            return;
+        }
     }
     struct early *e = u64map_get(&n->early, notice->key);
     if (!e) {
@@ -248,13 +314,59 @@ static void on_status_set(void *arg, int status, const struct tmd *rec)
         kvs_append(n->kvs, tmd_child(rec, i), field, n->self, rec->data_size, rec->key);
 }
 
+/* The task's output becomes an object here: synthetic bytes for synthetic tasks, the
+ * captured output file for commands.  Returns the object's size. */
+static uint64_t keep_output(struct node *n, struct ntask *t, const struct exec_result *r)
+{
+    struct data_plane *d = &n->data;
+    uint64_t key = t->spec.key;
+    char *cause = NULL;
+    int rc = 0;
+    uint64_t size = t->spec.output_bytes;
+    if (t->spec.kind == TASK_COMMAND) {
+        char *path = xasprintf("%s/task-%u-%u/output", n->cfg.workdir, task_key_job(key),
+                               task_key_index(key));
+        rc = objstore_put_file(d->store, key, path, &cause);
+        free(path);
+        int64_t got = rc == 0 ? objstore_size(d->store, key) : 0;
+        size = got > 0 ? (uint64_t)got : 0;
+    } else if (size) {
+        rc = objstore_put_synthetic(d->store, key, size, &cause);
+    }
+    if (rc < 0 && rc != -EEXIST) {
+        log_warn("task %llx: cannot keep its output object: %s", (unsigned long long)key,
+                 cause ? cause : strerror(-rc));
+        size = 0;
+    }
+    free(cause);
+    (void)r;
+    return size;
+}
+
 static void finish(struct node *n, struct ntask *t, const struct exec_result *r)
 {
     n->busy--;
-    n->tasks_run++;
+    data_release(n, t);
+    if (u64map_del(&n->removed, t->spec.key)) {
+        /* Removed while it staged or ran: its record and its subtree are cancelled
+         * already; whatever it produced is not kept. */
+        cancel_task(n, t);
+        node_mark_dirty(n);
+        return;
+    }
     n->completeq++;
-    if (r->status != TASK_DONE)
+    n->tasks_run++;
+    uint64_t size = 0;
+    if (r->status == TASK_DONE) {
+        size = keep_output(n, t, r);
+        /* est_task_length of Algorithm 1: the running mean of this node's tasks. */
+        double len = (double)(r->t_end - r->t_start) / 1e9;
+        n->busy_s += len;
+        n->est_samples++;
+        n->est_task_length_s += (len - n->est_task_length_s) / (double)n->est_samples;
+    } else {
         n->tasks_failed++;
+    }
     struct proto_task_end e = {
         .key = t->spec.key, .status = r->status, .node = n->self, .exit_code = r->exit_code,
         .term_signal = r->term_signal, .t_ready = t->t_ready, .t_start = r->t_start,
@@ -262,7 +374,7 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r)
     };
     report_end(n, &e);
     struct tmd_run run = {.node = n->self, .t_start = r->t_start, .t_end = r->t_end,
-                          .data_size = t->spec.output_bytes};
+                          .data_size = size};
     uint64_t key = t->spec.key;
     ntask_free(t);
     kvs_cas(n->kvs, key, KVS_FIELD_STATUS, TASK_READY, r->status, &run, on_status_set, n);
@@ -277,6 +389,32 @@ static void on_exec_done(struct exec_result *r, void *data)
     finish(n, t, r);
 }
 
+void node_fail_task(struct node *n, struct ntask *t, const char *why)
+{
+    struct exec_result r = {.key = t->spec.key, .status = TASK_FAILED, .exit_code = -1,
+                            .error = (char *)why};
+    r.t_start = r.t_end = clock_wall_ns();
+    finish(n, t, &r);
+}
+
+void node_run_task(struct node *n, struct ntask *t)
+{
+    if (!n->first_start_ns)
+        n->first_start_ns = clock_mono_ns();
+    struct exec_result now;
+    memset(&now, 0, sizeof now);
+    int rc = exec_start(n->exec, &t->spec, t, &now);
+    if (rc == 0) {
+        u64map_put(&n->running, t->spec.key, t);
+    } else if (rc == EXEC_DONE_NOW) {
+        finish(n, t, &now);
+    } else if (rc < 0) {
+        char *why = xasprintf("cannot start task: %s", strerror(-rc));
+        node_fail_task(n, t, why);
+        free(why);
+    }
+}
+
 static void dispatch(struct node *n)
 {
     for (int started = 0; started < DISPATCH_BATCH && n->busy < n->cfg.slots; started++) {
@@ -285,22 +423,56 @@ static void dispatch(struct node *n)
             t = readyq_pop(&n->sready);
         if (!t)
             return;
+        /* The slot is taken while the inputs arrive: the executor fetches, then runs. */
         n->busy++;
-        struct exec_result now;
-        memset(&now, 0, sizeof now);
-        int rc = exec_start(n->exec, &t->spec, t, &now);
-        if (rc == 0) {
-            u64map_put(&n->running, t->spec.key, t);
-        } else if (rc == EXEC_DONE_NOW) {
-            finish(n, t, &now);
-        } else if (rc < 0) {
-            now.status = TASK_FAILED;
-            now.exit_code = -1;
-            now.t_start = now.t_end = clock_wall_ns();
-            now.error = xasprintf("cannot start task: %s", strerror(-rc));
-            finish(n, t, &now);
-            free(now.error);
+        if (data_stage(n, t) == 1)
+            node_run_task(n, t);
+    }
+}
+
+/* FLDS: an LReadyQ that would take longer than tt at this node's pace spills its
+ * least data-hungry tasks into SReadyQ, where thieves can take them.  Auto: once per
+ * interval, the bytes this node fetched against its busy time decide the policy. */
+static void monitor_cb(uv_timer_t *h)
+{
+    struct node *n = h->data;
+    const struct placement_params *p = &n->cfg.placement;
+    int64_t now_ns = clock_mono_ns();
+    double now_s = (double)now_ns / 1e9;
+    if (n->first_start_ns) {
+        double elapsed = (double)(now_ns - n->first_start_ns) / 1e9;
+        double tps = elapsed > 0 ? (double)n->tasks_run / elapsed : 0;
+        uint64_t move = flds_monitor(p, &n->autop, &n->flds, readyq_len(&n->lready), tps, now_s);
+        if (move) {
+            void **moved = xmalloc(move * sizeof *moved);
+            size_t got = readyq_take_tail(&n->lready, move, moved);
+            for (size_t i = 0; i < got; i++)
+                readyq_push(&n->sready, moved[i], ((struct ntask *)moved[i])->spec.input_bytes);
+            free(moved);
+            log_debug("flds: moved %zu tasks from LReadyQ to SReadyQ; tt now %.3f s", got,
+                      n->flds.tt_s);
+            node_mark_dirty(n);
         }
+    }
+    if (!n->auto_last_s)
+        n->auto_last_s = now_s;
+    if (p->policy == PLACEMENT_AUTO && now_s - n->auto_last_s >= p->auto_interval_s) {
+        n->auto_last_s = now_s;
+        struct placement_auto_sample sample = {
+            .bytes_moved = n->data.bytes_in - n->auto_bytes_mark,
+            .busy_s = n->busy_s - n->auto_busy_mark,
+        };
+        struct placement_switch sw;
+        if (placement_auto_observe(p, &n->autop, &sample, now_s, &sw)) {
+            n->policy_switches++;
+            if (sw.to == PLACEMENT_FLDS)
+                flds_init(&n->flds, p); /* tt starts afresh for the monitor */
+            log_info("placement switched from %s to %s (%s, ratio %.3g)",
+                     placement_policy_name(sw.from), placement_policy_name(sw.to),
+                     placement_switch_reason_name(sw.reason), sw.ratio);
+        }
+        n->auto_bytes_mark = n->data.bytes_in;
+        n->auto_busy_mark = n->busy_s;
     }
 }
 
@@ -345,7 +517,15 @@ static void send_stats(struct node *n, struct conn *c, uint32_t req)
         .steals_attempted = n->steals_attempted, .steals_succeeded = n->steals_succeeded,
         .tasks_stolen = n->tasks_stolen, .tasks_given = n->tasks_given,
         .kvs_records = kvs_local_records(n->kvs), .rss_bytes = rss_bytes(),
+        .tasks_pushed = n->tasks_pushed, .tasks_with_inputs = n->tasks_with_inputs,
+        .locality_hits = n->locality_hits, .fetches = n->data.fetches_started,
+        .bytes_in = n->data.bytes_in, .bytes_out = n->data.bytes_out,
+        .policy_switches = n->policy_switches, .est_task_length_s = n->est_task_length_s,
     };
+    struct objstore_stats os;
+    objstore_get_stats(n->data.store, &os);
+    s.cache_hits = os.cache_hits;
+    s.cache_misses = os.cache_misses;
     s.njobs = (uint32_t)u64map_len(&n->jobs);
     s.jobs = xcalloc(s.njobs ? s.njobs : 1, sizeof *s.jobs);
     uint32_t i = 0;
@@ -432,6 +612,20 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
         send_stats(n, c, req);
         return 0;
     }
+    case MSG_OBJECT_CREATE: {
+        uint64_t key = rbuf_u64(r);
+        uint64_t bytes = rbuf_u64(r);
+        if (!rbuf_ok(r))
+            break;
+        char *cause = NULL;
+        int rc = objstore_put_synthetic(n->data.store, key, bytes, &cause);
+        if (rc < 0 && rc != -EEXIST)
+            log_warn("cannot create data object %llx of %llu bytes for %s: %s",
+                     (unsigned long long)key, (unsigned long long)bytes, conn_peer_name(c),
+                     cause ? cause : strerror(-rc));
+        free(cause);
+        return 0;
+    }
     case MSG_SHUTDOWN:
         log_info("shutdown requested by %s", conn_peer_name(c));
         n->stop_requested = true;
@@ -449,6 +643,26 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
     return -EBADMSG;
 }
 
+/* Tasks another node's placement sent here because their data is here: they run here
+ * (LReadyQ), and nobody may steal them. */
+static int on_push(struct node *n, uint32_t from, struct rbuf *r)
+{
+    uint32_t count = rbuf_u32(r);
+    if (!rbuf_ok(r) || count > PROTO_MAX_BATCH)
+        return -EBADMSG;
+    for (uint32_t i = 0; i < count; i++) {
+        struct ntask *t = ntask_decode(r);
+        if (!t)
+            return -EBADMSG;
+        t->t_ready = clock_wall_ns();
+        readyq_push(&n->lready, t, t->spec.input_bytes);
+    }
+    (void)from;
+    if (count)
+        node_mark_dirty(n);
+    return 0;
+}
+
 static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct rbuf *r,
                            const char **reason)
 {
@@ -457,6 +671,9 @@ static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct 
         return kvs_handle(n->kvs, from, type, r, reason);
     switch (type) {
     case MSG_LOAD_QUERY: rc = thief_on_load_query(n, from, r); break;
+    case MSG_FETCH_REQ: rc = data_on_fetch_request(n, from, r); break;
+    case MSG_FETCH_REP: rc = data_on_fetch_reply(n, from, r); break;
+    case MSG_PUSH: rc = on_push(n, from, r); break;
     case MSG_LOAD_REPLY: rc = thief_on_load_reply(n, from, r); break;
     case MSG_STEAL_REQUEST: rc = thief_on_steal_request(n, from, r); break;
     case MSG_STEAL_GRANT: rc = thief_on_steal_grant(n, from, r); break;
@@ -553,9 +770,12 @@ static void node_stop(struct node *n)
     }
     exec_destroy(n->exec);
     n->exec = NULL;
+    data_close(n);
     conn_hub_destroy(n->hub);
     n->hub = NULL;
     thief_close(n);
+    uv_timer_stop(&n->monitor);
+    uv_close((uv_handle_t *)&n->monitor, NULL);
     uv_idle_stop(&n->idle);
     uv_close((uv_handle_t *)&n->idle, NULL);
     uv_close((uv_handle_t *)&n->check, NULL);
@@ -588,6 +808,7 @@ static void node_free(struct node *n)
     readyq_fini(&n->sready);
     free_map(&n->waitq, free_ntask);
     free_map(&n->running, free_ntask);
+    u64map_fini(&n->removed);
     free_map(&n->early, early_free);
     free_map(&n->jobs, free);
     kvs_destroy(n->kvs);
@@ -623,6 +844,7 @@ int node_run(const struct node_config *cfg, char **cause)
     u64map_init(&n->early);
     u64map_init(&n->jobs);
     u64map_init(&n->running);
+    u64map_init(&n->removed);
     readyq_init(&n->lready);
     readyq_init(&n->sready);
     wbuf_init(&n->discard);
@@ -641,6 +863,8 @@ int node_run(const struct node_config *cfg, char **cause)
         if (!n->exec)
             rc = -EINVAL;
     }
+    if (rc == 0)
+        rc = data_init(n, cause);
     uv_check_init(&n->loop, &n->check);
     n->check.data = n;
     uv_check_start(&n->check, check_cb);
@@ -651,6 +875,21 @@ int node_run(const struct node_config *cfg, char **cause)
     uv_signal_init(&n->loop, &n->sigint);
     n->sigint.data = n;
     thief_init(n);
+    flds_init(&n->flds, &cfg->placement);
+    placement_auto_init(&n->autop, &cfg->placement);
+    uv_timer_init(&n->loop, &n->monitor);
+    n->monitor.data = n;
+    if (rc == 0 && (cfg->placement.policy == PLACEMENT_FLDS ||
+                    cfg->placement.policy == PLACEMENT_AUTO)) {
+        double s = cfg->placement.policy == PLACEMENT_AUTO &&
+                           cfg->placement.auto_interval_s < cfg->placement.monitor_interval_s
+                       ? cfg->placement.auto_interval_s
+                       : cfg->placement.monitor_interval_s;
+        uint64_t ms = s > 0.001 ? (uint64_t)(s * 1000) : 1;
+        uv_timer_start(&n->monitor, monitor_cb, ms, ms);
+        /* The timer only serves running jobs: it must not keep a finished loop alive. */
+        uv_unref((uv_handle_t *)&n->monitor);
+    }
     if (rc == 0) {
         uv_signal_start(&n->sigterm, on_signal, SIGTERM);
         uv_signal_start(&n->sigint, on_signal, SIGINT);

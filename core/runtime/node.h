@@ -10,10 +10,12 @@
 #ifndef JACKDAW_NODE_H
 #define JACKDAW_NODE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/model/cluster.h"
 #include "core/net/auth.h"
+#include "core/policy/placement.h"
 #include "core/policy/steal.h"
 
 struct node_config {
@@ -25,8 +27,15 @@ struct node_config {
     const char *workdir;    /* this node's directory for task work dirs */
     int listen_fd;          /* inherited listening socket, or -1 to bind host:port */
     struct steal_params steal;
+    struct placement_params placement;
     uint64_t seed;          /* victim selection; 0 picks one from the id and time */
     uint32_t steal_timeout_ms; /* an attempt whose replies are missing fails after this */
+    /* data plane */
+    uint64_t store_mem_bytes;  /* object bytes kept in memory before spilling to files */
+    bool cache;                /* keep fetched copies (LRU) */
+    uint64_t cache_bytes;      /* capacity of the cache of fetched copies */
+    double bandwidth_Bps;      /* emulated per-node egress and ingress rate; 0: none */
+    int64_t latency_ns;        /* emulated one-way latency of data messages */
 };
 
 /* Runs the daemon until shutdown.  0 on a clean stop, or a negative errno with *cause

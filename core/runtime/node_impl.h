@@ -13,16 +13,20 @@
 
 #include "core/base/u64map.h"
 #include "core/kvs/kvs.h"
+#include "core/net/bucket.h"
 #include "core/model/task.h"
 #include "core/net/conn.h"
 #include "core/policy/steal.h"
 #include "core/runtime/exec.h"
 #include "core/runtime/node.h"
+#include "core/runtime/objstore.h"
 #include "core/runtime/readyq.h"
 
 #define THIEF_MAX_VICTIMS 1024
 
-/* A task this node holds: waiting, ready or running. */
+/* A task this node holds: waiting, ready, staging its inputs, or running.  Kept small:
+ * a daemon holds one per waiting task; what only staging and running tasks need lives
+ * in data_plane.staging. */
 struct ntask {
     struct task_spec spec;
     int64_t t_ready;
@@ -61,6 +65,25 @@ struct thief {
     uv_timer_t timer;       /* back-off wait, or the attempt's timeout */
 };
 
+/* The data plane (fetch.c): fetches in flight, and messages held back by the network
+ * emulation's token buckets and latency. */
+struct fetch;
+struct deferred;
+
+struct data_plane {
+    struct objstore *store;     /* owned */
+    struct bucket egress, ingress;
+    int64_t latency_ns;
+    struct u64map fetches;      /* object key -> struct fetch * (owned) */
+    struct u64map staging;      /* task key -> struct staging * (owned): pins, missing inputs */
+    struct u64map by_req;       /* request id -> struct fetch * (borrowed) */
+    uint32_t next_req;
+    struct deferred *heap;      /* owned; min-heap on due time */
+    size_t heap_len, heap_cap;
+    uv_timer_t pacer;           /* fires at the earliest deferred message */
+    uint64_t fetches_started, bytes_in, bytes_out;
+};
+
 struct node {
     struct node_config cfg;
     uint32_t self, nodes;
@@ -74,11 +97,24 @@ struct node {
     struct readyq lready, sready; /* items: struct ntask * (owned) */
     struct u64map jobs;     /* job id -> struct job * (owned) */
     struct u64map running;  /* key -> struct ntask * (owned) handed to exec, not yet back */
+    struct u64map removed;  /* key -> (void *)1: removed while staging or running */
     uint32_t busy;
     struct wbuf discard;    /* sink for messages to a peer that cannot be reached */
 
     uint64_t completeq, tasks_run, tasks_failed;
     uint64_t steals_attempted, steals_succeeded, tasks_stolen, tasks_given;
+    uint64_t tasks_pushed, tasks_with_inputs, locality_hits, policy_switches;
+    double est_task_length_s;   /* running mean of this node's task run times */
+    uint64_t est_samples;
+    double busy_s;              /* sum of run times of tasks that ended here */
+    int64_t first_start_ns;     /* monotonic; 0 before the first task */
+    struct flds_state flds;
+    struct placement_auto autop;
+    uint64_t auto_bytes_mark;   /* bytes_in at the start of the auto interval */
+    double auto_last_s;         /* when the auto interval started */
+    double auto_busy_mark;
+    uv_timer_t monitor;         /* FLDS monitor and auto controller */
+    struct data_plane data;
 
     struct thief thief;
     uv_check_t check;       /* the once-per-pass step: dispatch, steal, wake */
@@ -95,6 +131,22 @@ void node_make_ready(struct node *n, struct ntask *t);
 /* A task from a SUBMIT or STEAL_GRANT payload; NULL when malformed. */
 struct ntask *ntask_decode(struct rbuf *r);
 void ntask_free(struct ntask *t);
+
+/* Starts a task whose inputs are all here (node.c). */
+void node_run_task(struct node *n, struct ntask *t);
+/* Ends a task that never ran (an input could not be fetched). */
+void node_fail_task(struct node *n, struct ntask *t, const char *why);
+
+/* fetch.c */
+int data_init(struct node *n, char **cause);
+void data_close(struct node *n);
+/* Pins the task's inputs; fetches the missing ones.  Returns 1 when every input is
+ * here (run it now), 0 when fetches are under way (node_run_task follows). */
+int data_stage(struct node *n, struct ntask *t);
+/* Releases the task's pins. */
+void data_release(struct node *n, struct ntask *t);
+int data_on_fetch_request(struct node *n, uint32_t from, struct rbuf *r);
+int data_on_fetch_reply(struct node *n, uint32_t from, struct rbuf *r);
 
 /* thief.c */
 void thief_init(struct node *n);

@@ -74,6 +74,13 @@ static void attempt_done(struct node *n, bool success)
         node_mark_dirty(n);
         return;
     }
+    /* tt only means something while FLDS decides (auto may be at MLB or MDL now). */
+    if (placement_in_force(&n->cfg.placement, &n->autop) == PLACEMENT_FLDS)
+        flds_on_steal_failed(&n->cfg.placement, &n->flds);
+    if (th->st.parked && flds_poll_should_reset(&n->cfg.placement, &n->autop, &n->flds)) {
+        /* FLDS: the threshold fell low enough that stealing may pay again (002 §4.4). */
+        steal_on_wake(&n->cfg.steal, &th->st);
+    }
     if (th->st.parked) {
         th->state = THIEF_PARKED;
         uv_timer_stop(&th->timer);

@@ -5,9 +5,12 @@
  *   build/fuzz/fuzz_workload /tmp/corpus tests/fuzz/corpus/workload -max_total_time=60
  *
  * Besides memory safety it checks the parser's promises: an accepted workload has a
- * topological order that respects every edge, and writing it back and parsing again
- * gives the same tasks; a refused one comes with a cause naming the input.
+ * topological order that respects every edge, inputs that name its objects, spread and
+ * pinned placements inside any cluster that workload_check_nodes accepts, and writing
+ * it back (objects, then tasks) and parsing again gives the same tasks and objects; a
+ * refused one comes with a cause naming the input.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,10 +42,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (uint32_t k = 0; k < wl.tasks[i].num_parents; k++)
             check(pos[wl.tasks[i].parents[k]] < pos[i]);
     free(pos);
+    for (uint32_t i = 0; i < wl.count; i++)
+        for (uint32_t k = 0; k < wl.tasks[i].num_inputs; k++)
+            check(wl.tasks[i].inputs[k] < wl.object_count);
+    uint32_t nodes = 1 + size % 16;
+    bool fits = workload_check_nodes(&wl, nodes, &cause) == 0;
+    if (!fits) {
+        check(cause && strncmp(cause, "fuzz.jsonl:", 11) == 0);
+        free(cause);
+        cause = NULL;
+    }
+    for (uint32_t i = 0; i < wl.object_count; i++) {
+        uint32_t node = workload_object_node(&wl, i, nodes);
+        check(fits ? node < nodes : node < nodes || node == WORKLOAD_NO_NODE);
+    }
 
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
+    for (uint32_t i = 0; i < wl.object_count; i++)
+        check(workload_write_object(out, &wl.objects[i]) == 0);
     for (uint32_t i = 0; i < wl.count; i++)
         check(workload_write_task(out, &wl.tasks[i], &wl) == 0);
     fclose(out);
@@ -53,6 +72,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(strcmp(again.tasks[i].id, wl.tasks[i].id) == 0);
         check(again.tasks[i].kind == wl.tasks[i].kind);
         check(again.tasks[i].num_parents == wl.tasks[i].num_parents);
+        check(again.tasks[i].num_inputs == wl.tasks[i].num_inputs);
+        for (uint32_t k = 0; k < wl.tasks[i].num_inputs; k++)
+            check(again.tasks[i].inputs[k] == wl.tasks[i].inputs[k]);
+    }
+    check(again.object_count == wl.object_count);
+    for (uint32_t i = 0; i < wl.object_count; i++) {
+        check(strcmp(again.objects[i].id, wl.objects[i].id) == 0);
+        check(again.objects[i].bytes == wl.objects[i].bytes);
+        check(again.objects[i].node == wl.objects[i].node);
     }
     workload_fini(&again);
     free(text);

@@ -1,8 +1,9 @@
 /*
  * test_workload — the workload reader and writer (core/model/workload.c): defaults,
  * every refusal with its exact "FILE:LINE: reason", parents after children, the
- * topological order, very long chains and cycles (the code must not recurse), and the
- * writer's round trip.
+ * topological order, very long chains and cycles (the code must not recurse), data
+ * objects and task inputs (their refusals, the node check and spread placement), and
+ * the writer's round trip.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -499,6 +500,337 @@ static void test_load_and_read(void **state)
     workload_fini(&wl);
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* Data objects and task inputs. */
+
+static void test_objects(void **state)
+{
+    (void)state;
+    /* Objects before and after their readers, a pinned one, CR LF, comments. */
+    const char *text =
+        "{\"id\":\"t0\",\"kind\":\"sleep\",\"duration_s\":0.1,\"inputs\":[\"f1\",\"f0\"]}\n"
+        "# the files\n"
+        "{\"object\":\"f0\",\"bytes\":2000000,\"node\":\"spread\"}\r\n"
+        "{\"bytes\":0,\"object\":\"f1\",\"node\":3}\n"
+        "{\"id\":\"t1\",\"parents\":[\"t0\"],\"inputs\":[\"f2\"]}\n"
+        "{\"object\":\"f2\",\"bytes\":12345678901234}\n";
+    struct workload wl;
+    char *cause = NULL;
+    int rc = parse(&wl, text, &cause);
+    if (rc)
+        print_error("%s\n", cause);
+    assert_int_equal(rc, 0);
+    assert_int_equal(wl.count, 2);
+    assert_int_equal(wl.object_count, 3);
+    const struct workload_object *f0 = &wl.objects[0], *f1 = &wl.objects[1], *f2 = &wl.objects[2];
+    assert_string_equal(f0->id, "f0");
+    assert_int_equal(f0->bytes, 2000000);
+    assert_int_equal(f0->node, WORKLOAD_NODE_SPREAD);
+    assert_int_equal(f0->line, 3);
+    assert_string_equal(f1->id, "f1");
+    assert_int_equal(f1->bytes, 0);
+    assert_int_equal(f1->node, 3);
+    assert_int_equal(f1->line, 4);
+    assert_int_equal(f2->bytes, 12345678901234ULL);
+    assert_int_equal(f2->node, WORKLOAD_NODE_SPREAD); /* the default */
+    const struct workload_task *t0 = &wl.tasks[0], *t1 = &wl.tasks[1];
+    assert_int_equal(t0->num_inputs, 2);
+    assert_int_equal(t0->inputs[0], 1); /* as listed, not sorted */
+    assert_int_equal(t0->inputs[1], 0);
+    assert_int_equal(t1->num_inputs, 1);
+    assert_int_equal(t1->inputs[0], 2);
+    assert_int_equal(t1->num_parents, 1);
+    assert_int_equal(t1->line, 5);
+    assert_int_equal(workload_find_object(&wl, "f2"), 2);
+    assert_int_equal(workload_find_object(&wl, "t0"), -1);
+    assert_int_equal(workload_find(&wl, "f0"), -1);
+    workload_fini(&wl);
+    assert_null(wl.objects);
+    assert_int_equal(wl.object_count, 0);
+
+    /* A workload without objects has none, and tasks without inputs no list. */
+    assert_int_equal(parse(&wl, "{\"id\":\"a\",\"inputs\":[]}\n", NULL), 0);
+    assert_null(wl.objects);
+    assert_int_equal(wl.object_count, 0);
+    assert_int_equal(wl.tasks[0].num_inputs, 0);
+    assert_null(wl.tasks[0].inputs);
+    workload_fini(&wl);
+
+    /* The same object read by many tasks; objects nobody reads are fine. */
+    assert_int_equal(parse(&wl,
+                           "{\"object\":\"x\",\"bytes\":1}\n{\"object\":\"unused\",\"bytes\":1}\n"
+                           "{\"id\":\"a\",\"inputs\":[\"x\"]}\n{\"id\":\"b\",\"inputs\":[\"x\"]}\n",
+                           NULL),
+                     0);
+    assert_int_equal(wl.tasks[1].inputs[0], 0);
+    workload_fini(&wl);
+}
+
+static void test_error_objects(void **state)
+{
+    (void)state;
+    expect_error("{\"id\":\"a\"}\n{\"object\":\"f\",\"bytes\":1,\"parents\":[\"a\"]}\n",
+                 "w.jsonl:2: unknown key 'parents' on an object line (object, bytes, node)");
+    expect_error("{\"object\":\"f\",\"id\":\"f\",\"bytes\":1}\n{\"id\":\"a\"}\n",
+                 "w.jsonl:1: both id and object: a line is a task (id) or a data object "
+                 "(object), not both");
+    expect_error("{\"id\":\"a\"}\n{\"object\":7,\"bytes\":1}\n",
+                 "w.jsonl:2: object must be a string (the object's id)");
+    expect_error("{\"object\":null,\"bytes\":1}\n",
+                 "w.jsonl:1: object must be a string (the object's id)");
+    expect_error("{\"object\":\"\",\"bytes\":1}\n", "w.jsonl:1: object id must not be empty");
+    expect_error("\n{\"object\":\"f\"}\n", "w.jsonl:2: object 'f': missing bytes");
+    expect_error("{\"object\":\"f\",\"bytes\":-5}\n", "w.jsonl:1: object 'f': negative bytes -5");
+    expect_error("{\"object\":\"f\",\"bytes\":1.5}\n",
+                 "w.jsonl:1: object 'f': bytes must be an integer");
+    expect_error("{\"object\":\"f\",\"bytes\":\"1\"}\n",
+                 "w.jsonl:1: object 'f': bytes must be an integer");
+    static const char *const bad_nodes[] = {"-1", "\"x\"", "\"Spread\"", "1.5", "true", "null",
+                                            "[0]", "-2147483649"};
+    for (size_t i = 0; i < sizeof bad_nodes / sizeof *bad_nodes; i++) {
+        char *text = xasprintf("{\"id\":\"a\"}\n{\"object\":\"f\",\"bytes\":1,\"node\":%s}\n",
+                               bad_nodes[i]);
+        expect_error(text, "w.jsonl:2: object 'f': node must be an integer >= 0 or \"spread\"");
+        free(text);
+    }
+    expect_error("{\"object\":\"f\",\"bytes\":1,\"node\":2147483648}\n",
+                 "w.jsonl:1: object 'f': node 2147483648 is too large");
+    /* Node 2^31 - 1 is the largest the format holds. */
+    struct workload wl;
+    assert_int_equal(parse(&wl, "{\"id\":\"a\"}\n{\"object\":\"f\",\"bytes\":1,\"node\":2147483647}\n",
+                           NULL),
+                     0);
+    assert_int_equal(wl.objects[0].node, INT32_MAX);
+    workload_fini(&wl);
+}
+
+static void test_error_object_ids(void **state)
+{
+    (void)state;
+    expect_error("{\"object\":\"f\",\"bytes\":1}\n{\"id\":\"a\"}\n\n{\"object\":\"f\",\"bytes\":2}\n",
+                 "w.jsonl:4: duplicate object 'f' (first on line 1)");
+    /* Tasks and objects share one namespace, whichever comes first. */
+    expect_error("{\"id\":\"x\"}\n{\"id\":\"y\"}\n{\"object\":\"x\",\"bytes\":1}\n",
+                 "w.jsonl:3: duplicate id 'x' (first on line 1, a task)");
+    expect_error("{\"object\":\"x\",\"bytes\":1}\n{\"id\":\"y\"}\n{\"id\":\"x\"}\n",
+                 "w.jsonl:3: duplicate id 'x' (first on line 1, an object)");
+    expect_error("{\"object\":\"f\",\"bytes\":1}\n\n\n", "w.jsonl: empty workload (no tasks)");
+}
+
+static void test_error_inputs(void **state)
+{
+    (void)state;
+    expect_error("{\"object\":\"f\",\"bytes\":1}\n{\"id\":\"a\",\"inputs\":[\"f\"]}\n"
+                 "{\"id\":\"b\",\"inputs\":[\"f\",\"g\"]}\n",
+                 "w.jsonl:3: task 'b': unknown input 'g'");
+    expect_error("{\"id\":\"p\"}\n{\"id\":\"a\",\"inputs\":[\"p\"]}\n",
+                 "w.jsonl:2: task 'a': input 'p' is a task, not an object (list it in parents)");
+    expect_error("{\"object\":\"f\",\"bytes\":1}\n{\"id\":\"a\",\"parents\":[\"f\"]}\n",
+                 "w.jsonl:2: task 'a': parent 'f' is an object, not a task (list it in inputs)");
+    expect_error("{\"id\":\"a\",\"inputs\":[\"f\",\"g\",\"f\"]}\n{\"object\":\"f\",\"bytes\":1}\n"
+                 "{\"object\":\"g\",\"bytes\":1}\n",
+                 "w.jsonl:1: task 'a' lists input 'f' twice");
+    expect_error("{\"id\":\"a\",\"inputs\":\"f\"}\n",
+                 "w.jsonl:1: task 'a': inputs must be an array of object ids");
+    expect_error("{\"object\":\"f\",\"bytes\":1}\n{\"id\":\"a\",\"inputs\":[\"f\",1]}\n",
+                 "w.jsonl:2: task 'a': inputs[1] must be a string");
+    expect_error("{\"id\":\"a\",\"inputs\":[\"\"]}\n", "w.jsonl:1: task 'a': unknown input ''");
+    /* The first bad line is the one reported, parents and inputs alike. */
+    expect_error("{\"id\":\"a\",\"inputs\":[\"nope\"]}\n{\"id\":\"b\",\"parents\":[\"nope\"]}\n",
+                 "w.jsonl:1: task 'a': unknown input 'nope'");
+    expect_error("{\"id\":\"a\",\"parents\":[\"nope\"]}\n{\"id\":\"b\",\"inputs\":[\"nope\"]}\n",
+                 "w.jsonl:1: task 'a': unknown parent 'nope'");
+    /* The same input in two tasks is fine (the mark is per task). */
+    struct workload wl;
+    assert_int_equal(parse(&wl, "{\"object\":\"f\",\"bytes\":1}\n{\"id\":\"a\",\"inputs\":[\"f\"]}\n"
+                                "{\"id\":\"b\",\"inputs\":[\"f\"]}\n",
+                           NULL),
+                     0);
+    workload_fini(&wl);
+}
+
+static void test_check_nodes(void **state)
+{
+    (void)state;
+    const char *text = "{\"id\":\"a\",\"inputs\":[\"s\",\"p\",\"q\"]}\n"
+                       "{\"object\":\"s\",\"bytes\":1}\n"
+                       "{\"object\":\"p\",\"bytes\":1,\"node\":0}\n"
+                       "\n"
+                       "{\"object\":\"q\",\"bytes\":1,\"node\":8}\n";
+    struct workload wl;
+    char *cause = NULL;
+    assert_int_equal(parse(&wl, text, &cause), 0);
+    assert_int_equal(workload_check_nodes(&wl, 9, &cause), 0);
+    assert_int_equal(workload_check_nodes(&wl, 100000, NULL), 0);
+    assert_int_equal(workload_check_nodes(&wl, 8, &cause), -EINVAL);
+    assert_string_equal(cause, "w.jsonl:5: object 'q': node 8 is outside the cluster (8 nodes, 0-7)");
+    free(cause);
+    cause = NULL;
+    assert_int_equal(workload_check_nodes(&wl, 1, &cause), -EINVAL);
+    assert_string_equal(cause, "w.jsonl:5: object 'q': node 8 is outside the cluster (1 node, 0)");
+    free(cause);
+    assert_int_equal(workload_check_nodes(&wl, 0, NULL), -EINVAL);
+    assert_int_equal(workload_check_nodes(NULL, 4, NULL), -EINVAL);
+
+    /* Pinned objects stay put; spread ones go round robin over the object index. */
+    assert_int_equal(workload_object_node(&wl, 1, 9), 0);
+    assert_int_equal(workload_object_node(&wl, 2, 9), 8);
+    assert_int_equal(workload_object_node(&wl, 2, 8), WORKLOAD_NO_NODE);
+    assert_int_equal(workload_object_node(&wl, 0, 9), 0);
+    assert_int_equal(workload_object_node(&wl, 3, 9), WORKLOAD_NO_NODE); /* no object 3 */
+    assert_int_equal(workload_object_node(&wl, 0, 0), WORKLOAD_NO_NODE);
+    assert_int_equal(workload_object_node(NULL, 0, 1), WORKLOAD_NO_NODE);
+    workload_fini(&wl);
+
+    /* Spread placement is uniform: n objects on k nodes put n/k on each. */
+    char *big = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&big, &len);
+    fprintf(out, "{\"id\":\"t\"}\n");
+    for (int i = 0; i < 1000; i++)
+        fprintf(out, "{\"object\":\"o%d\",\"bytes\":%d,\"node\":\"spread\"}\n", i, i);
+    fclose(out);
+    assert_int_equal(workload_parse(&wl, big, len, "big", NULL), 0);
+    assert_int_equal(workload_check_nodes(&wl, 1, NULL), 0); /* nothing pinned */
+    uint32_t per_node[7] = {0};
+    for (uint32_t i = 0; i < wl.object_count; i++) {
+        uint32_t node = workload_object_node(&wl, i, 7);
+        assert_int_equal(node, i % 7);
+        per_node[node]++;
+    }
+    for (int n = 0; n < 7; n++)
+        assert_true(per_node[n] == 142 || per_node[n] == 143);
+    /* The same answer every time (the client and every node compute it alone). */
+    assert_int_equal(workload_object_node(&wl, 999, 7), 999 % 7);
+    workload_fini(&wl);
+    free(big);
+}
+
+/* Many objects and readers: the object id table grows like the task one. */
+static void test_many_objects(void **state)
+{
+    (void)state;
+    enum { N = 50000 };
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    for (uint32_t i = 0; i < N; i++)
+        fprintf(out, "{\"id\":\"t%u\",\"inputs\":[\"f%u\",\"f%u\"]}\n", i, i, (i * 7 + 1) % N);
+    for (uint32_t i = N; i-- > 0;)
+        fprintf(out, "{\"object\":\"f%u\",\"bytes\":%u}\n", i, i);
+    fclose(out);
+    struct workload wl;
+    char *cause = NULL;
+    int rc = workload_parse(&wl, text, len, "many", &cause);
+    if (rc)
+        print_error("%s\n", cause);
+    assert_int_equal(rc, 0);
+    assert_int_equal(wl.object_count, N);
+    for (uint32_t i = 0; i < N; i++) {
+        const struct workload_task *t = &wl.tasks[i];
+        assert_int_equal(t->num_inputs, 2);
+        /* Objects were written in reverse: f_k is object N-1-k. */
+        assert_int_equal(t->inputs[0], N - 1 - i);
+        assert_int_equal(wl.objects[t->inputs[1]].bytes, (i * 7 + 1) % N);
+    }
+    workload_fini(&wl);
+    free(text);
+}
+
+static void test_write_objects_round_trip(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"id\":\"s\",\"kind\":\"sleep\",\"duration_s\":0.158,\"output_bytes\":10000,"
+        "\"inputs\":[\"f\\\"1\",\"f0\"],\"stealable\":false}\n"
+        "{\"object\":\"f0\",\"bytes\":2000000,\"node\":\"spread\"}\n"
+        "{\"object\":\"f\\\"1\",\"bytes\":0,\"node\":5}\n"
+        "{\"id\":\"end\",\"parents\":[\"s\"],\"inputs\":[\"f0\"]}\n"
+        "{\"object\":\"f2\",\"bytes\":9223372036854775807}\n";
+    struct workload a, b;
+    char *cause = NULL;
+    assert_int_equal(parse(&a, text, &cause), 0);
+    char *out_text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&out_text, &len);
+    for (uint32_t i = 0; i < a.object_count; i++)
+        assert_int_equal(workload_write_object(out, &a.objects[i]), 0);
+    for (uint32_t i = 0; i < a.count; i++)
+        assert_int_equal(workload_write_task(out, &a.tasks[i], &a), 0);
+    fclose(out);
+    /* "node" always written; inputs after parents, before stealable. */
+    assert_non_null(strstr(out_text, "{\"object\":\"f0\",\"bytes\":2000000,\"node\":\"spread\"}\n"));
+    assert_non_null(strstr(out_text, "{\"object\":\"f\\\"1\",\"bytes\":0,\"node\":5}\n"));
+    assert_non_null(strstr(out_text, "{\"object\":\"f2\",\"bytes\":9223372036854775807,"
+                                     "\"node\":\"spread\"}\n"));
+    assert_non_null(strstr(out_text, "\"output_bytes\":10000,\"inputs\":[\"f\\\"1\",\"f0\"],"
+                                     "\"stealable\":false}\n"));
+    assert_non_null(strstr(out_text, "{\"id\":\"end\",\"parents\":[\"s\"],\"inputs\":[\"f0\"]}\n"));
+    int rc = workload_parse(&b, out_text, len, "again", &cause);
+    if (rc)
+        print_error("%s\n%s\n", cause, out_text);
+    assert_int_equal(rc, 0);
+    assert_int_equal(a.object_count, b.object_count);
+    for (uint32_t i = 0; i < a.object_count; i++) {
+        assert_string_equal(a.objects[i].id, b.objects[i].id);
+        assert_int_equal(a.objects[i].bytes, b.objects[i].bytes);
+        assert_int_equal(a.objects[i].node, b.objects[i].node);
+    }
+    assert_int_equal(a.count, b.count);
+    for (uint32_t i = 0; i < a.count; i++) {
+        assert_int_equal(a.tasks[i].num_inputs, b.tasks[i].num_inputs);
+        for (uint32_t k = 0; k < a.tasks[i].num_inputs; k++)
+            assert_int_equal(a.tasks[i].inputs[k], b.tasks[i].inputs[k]);
+    }
+    workload_fini(&a);
+    workload_fini(&b);
+    free(out_text);
+}
+
+static const char *name_k(void *ctx, uint32_t k)
+{
+    char *buf = ctx;
+    snprintf(buf, 16, "n%u", k);
+    return buf;
+}
+
+static void test_write_objects_refuses(void **state)
+{
+    (void)state;
+    struct workload_object o = {.id = (char *)"f", .bytes = 1, .node = -2};
+    assert_int_equal(workload_write_object(stdout, &o), -EINVAL);
+    o = (struct workload_object){.id = (char *)"", .bytes = 1, .node = WORKLOAD_NODE_SPREAD};
+    assert_int_equal(workload_write_object(stdout, &o), -EINVAL);
+    o = (struct workload_object){.id = (char *)"f", .bytes = (uint64_t)INT64_MAX + 1};
+    assert_int_equal(workload_write_object(stdout, &o), -ERANGE);
+    assert_int_equal(workload_write_object(NULL, &o), -EINVAL);
+    assert_int_equal(workload_write_object(stdout, NULL), -EINVAL);
+
+    /* Inputs need a workload holding the objects. */
+    uint32_t input = 0;
+    struct workload_task t = {.id = (char *)"a", .stealable = true, .num_inputs = 1,
+                              .inputs = &input};
+    assert_int_equal(workload_write_task(stdout, &t, NULL), -EINVAL);
+    struct workload_task other = {.id = (char *)"b"};
+    struct workload wl = {.tasks = &other, .count = 1};
+    assert_int_equal(workload_write_task(stdout, &t, &wl), -EINVAL);
+    assert_int_equal(workload_write_task_named(stdout, &t, name_k, NULL, NULL), -EINVAL);
+
+    /* The named writer: ids from the callbacks, in order. */
+    char buf[16];
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    t.num_inputs = 2;
+    t.num_parents = 3;
+    t.inputs = NULL;
+    assert_int_equal(workload_write_task_named(out, &t, name_k, name_k, buf), 0);
+    fclose(out);
+    assert_string_equal(text, "{\"id\":\"a\",\"parents\":[\"n0\",\"n1\",\"n2\"],"
+                              "\"inputs\":[\"n0\",\"n1\"]}\n");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -521,6 +853,14 @@ int main(void)
         cmocka_unit_test(test_write_round_trip),
         cmocka_unit_test(test_write_refuses),
         cmocka_unit_test(test_load_and_read),
+        cmocka_unit_test(test_objects),
+        cmocka_unit_test(test_error_objects),
+        cmocka_unit_test(test_error_object_ids),
+        cmocka_unit_test(test_error_inputs),
+        cmocka_unit_test(test_check_nodes),
+        cmocka_unit_test(test_many_objects),
+        cmocka_unit_test(test_write_objects_round_trip),
+        cmocka_unit_test(test_write_objects_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

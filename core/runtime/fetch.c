@@ -1,0 +1,481 @@
+/*
+ * fetch — the data plane of a node: staging a task's inputs before it runs, pulling
+ * missing objects from their holders, serving other nodes' pulls, and emulating a
+ * network (paper 002 §2.2.2 "data movement"; issue: pull, chunked, many in flight).
+ *
+ * A fetch is receiver-driven: the node that needs object X asks its holder for X in
+ * chunks of FETCH_CHUNK bytes, keeping FETCH_WINDOW chunks in flight, and writes what
+ * comes back into the object store's receiver; the last chunk carries the source's
+ * BLAKE2b hash, and the copy becomes visible only if it matches.  Tasks that need an
+ * object already being fetched wait on that fetch rather than start another.
+ *
+ * Emulation (off unless --bandwidth/--latency): the thief-side ingress bucket meters
+ * each chunk request, the holder's egress bucket meters each chunk reply, and both are
+ * held back by the one-way latency.  Held messages wait in a min-heap with one uv_timer,
+ * so hundreds of transfers cost one timer.  Chunks of one fetch leave in order (FIFO
+ * reservations on one bucket, one connection), which the receiver relies on.
+ *
+ * Owns the fetches, the staging records and the deferred messages; the object store
+ * itself is owned here too (data_init/data_close).  Runs on the node's loop thread.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+#include "core/base/log.h"
+#include "core/base/xalloc.h"
+#include "core/net/proto.h"
+#include "core/runtime/node_impl.h"
+
+#define FETCH_CHUNK (256u << 10)
+#define FETCH_WINDOW 4u
+
+/* What a staging or running task holds: its pins, and what it still waits for. */
+struct staging {
+    uint32_t missing;       /* inputs not here yet */
+    int32_t error;          /* first fetch failure, or 0 */
+    uint32_t npins;
+    uint64_t pins[];        /* objects pinned for the task */
+};
+
+struct fetch {
+    uint64_t key;
+    uint32_t holder;
+    uint32_t req;
+    uint64_t total;
+    uint64_t requested;     /* bytes asked for */
+    uint64_t received;
+    struct objstore_recv *rx;
+    struct ntask **waiters; /* borrowed */
+    uint32_t nwaiters;
+    size_t cap;
+};
+
+enum { DEFER_REQUEST = 1, DEFER_REPLY = 2 };
+
+struct deferred {
+    int64_t due;
+    uint64_t seq;
+    uint8_t kind;
+    uint32_t peer;
+    uint32_t req;
+    uint64_t key, offset;
+    uint32_t len;
+};
+
+/* ---- deferred messages ------------------------------------------------------------ */
+
+static uint64_t defer_seq;
+
+static int before(const struct deferred *a, const struct deferred *b)
+{
+    return a->due < b->due || (a->due == b->due && a->seq < b->seq);
+}
+
+static void heap_push(struct data_plane *d, struct deferred x)
+{
+    d->heap = xgrow(d->heap, &d->heap_cap, d->heap_len + 1, sizeof *d->heap);
+    size_t i = d->heap_len++;
+    while (i > 0 && before(&x, &d->heap[(i - 1) / 2])) {
+        d->heap[i] = d->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    d->heap[i] = x;
+}
+
+static struct deferred heap_pop(struct data_plane *d)
+{
+    struct deferred top = d->heap[0];
+    struct deferred last = d->heap[--d->heap_len];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= d->heap_len)
+            break;
+        if (c + 1 < d->heap_len && before(&d->heap[c + 1], &d->heap[c]))
+            c++;
+        if (!before(&d->heap[c], &last))
+            break;
+        d->heap[i] = d->heap[c];
+        i = c;
+    }
+    if (d->heap_len)
+        d->heap[i] = last;
+    return top;
+}
+
+static void send_request(struct node *n, const struct deferred *x)
+{
+    size_t at;
+    struct wbuf *b = node_msg_begin(n, x->peer, MSG_FETCH_REQ, &at);
+    wbuf_put_u32(b, x->req);
+    wbuf_put_u64(b, x->key);
+    wbuf_put_u64(b, x->offset);
+    wbuf_put_u32(b, x->len);
+    node_msg_end(n, x->peer, at);
+}
+
+static void send_reply(struct node *n, const struct deferred *x)
+{
+    struct data_plane *d = &n->data;
+    int64_t size = objstore_size(d->store, x->key);
+    int status = size < 0 ? (int)size : 0;
+    uint32_t len = 0;
+    uint8_t hash[OBJSTORE_HASH_BYTES];
+    if (status == 0 && x->offset > (uint64_t)size)
+        status = -EINVAL;
+    if (status == 0) {
+        uint64_t left = (uint64_t)size - x->offset;
+        len = left < x->len ? (uint32_t)left : x->len;
+        if (x->offset + len == (uint64_t)size)
+            status = objstore_hash(d->store, x->key, hash);
+    }
+    size_t at;
+    struct wbuf *b = node_msg_begin(n, x->peer, MSG_FETCH_REP, &at);
+    wbuf_put_u32(b, x->req);
+    size_t status_at = b->len;
+    wbuf_put_u32(b, (uint32_t)status);
+    wbuf_put_u64(b, status == 0 ? (uint64_t)size : 0);
+    wbuf_put_u64(b, x->offset);
+    size_t len_at = b->len;
+    wbuf_put_u32(b, status == 0 ? len : 0);
+    if (status == 0) {
+        if (x->offset + len == (uint64_t)size)
+            wbuf_put(b, hash, sizeof hash);
+        ssize_t got = len ? objstore_read(d->store, x->key, x->offset, wbuf_reserve(b, len), len)
+                          : 0;
+        if (got == (ssize_t)len) {
+            b->len += len;
+            d->bytes_out += len;
+        } else {
+            /* Say so rather than send short data: the fetcher fails the task cleanly. */
+            log_warn("fetch: cannot read object %llx for node %u: %s",
+                     (unsigned long long)x->key, x->peer, strerror(got < 0 ? (int)-got : EIO));
+            wbuf_patch_u32(b, status_at, (uint32_t)-EIO);
+            wbuf_patch_u32(b, len_at, 0);
+            if (x->offset + len == (uint64_t)size)
+                b->len -= sizeof hash;
+        }
+    }
+    node_msg_end(n, x->peer, at);
+}
+
+static void pacer_cb(uv_timer_t *h);
+
+static void arm_pacer(struct node *n)
+{
+    struct data_plane *d = &n->data;
+    if (!d->heap_len)
+        return;
+    int64_t wait = d->heap[0].due - clock_mono_ns();
+    uint64_t ms = wait <= 0 ? 0 : (uint64_t)((wait + 999999) / 1000000);
+    uv_timer_start(&d->pacer, pacer_cb, ms, 0);
+}
+
+static void pacer_cb(uv_timer_t *h)
+{
+    struct node *n = h->data;
+    struct data_plane *d = &n->data;
+    int64_t now = clock_mono_ns();
+    /* Within half a millisecond counts as due: the timer's resolution is 1 ms. */
+    while (d->heap_len && d->heap[0].due <= now + 500000) {
+        struct deferred x = heap_pop(d);
+        if (x.kind == DEFER_REQUEST)
+            send_request(n, &x);
+        else
+            send_reply(n, &x);
+    }
+    arm_pacer(n);
+}
+
+/* Sends now, or after the bucket's wait plus the latency. */
+static void send_or_defer(struct node *n, struct bucket *bucket, struct deferred x)
+{
+    struct data_plane *d = &n->data;
+    int64_t now = clock_mono_ns();
+    int64_t wait = bucket_reserve(bucket, now, x.len) + d->latency_ns;
+    if (wait <= 0 && !d->heap_len) {
+        if (x.kind == DEFER_REQUEST)
+            send_request(n, &x);
+        else
+            send_reply(n, &x);
+        return;
+    }
+    x.due = now + (wait > 0 ? wait : 0);
+    x.seq = defer_seq++;
+    heap_push(d, x);
+    arm_pacer(n);
+}
+
+/* ---- fetching ------------------------------------------------------------------------ */
+
+static void request_more(struct node *n, struct fetch *f)
+{
+    while (f->requested < f->total &&
+           f->requested - f->received < (uint64_t)FETCH_WINDOW * FETCH_CHUNK) {
+        uint64_t left = f->total - f->requested;
+        uint32_t len = left < FETCH_CHUNK ? (uint32_t)left : FETCH_CHUNK;
+        struct deferred x = {.kind = DEFER_REQUEST, .peer = f->holder, .req = f->req,
+                             .key = f->key, .offset = f->requested, .len = len};
+        f->requested += len;
+        send_or_defer(n, &n->data.ingress, x);
+    }
+}
+
+static struct staging *staging_of(struct node *n, const struct ntask *t)
+{
+    return u64map_get(&n->data.staging, t->spec.key);
+}
+
+/* One of t's inputs arrived (err 0) or cannot (err < 0). */
+static void input_done(struct node *n, struct ntask *t, uint64_t key, int err)
+{
+    struct staging *s = staging_of(n, t);
+    if (err == 0 && objstore_pin(n->data.store, key) == 0)
+        s->pins[s->npins++] = key;
+    else if (err == 0)
+        err = -ENOENT;
+    if (err && !s->error)
+        s->error = err;
+    if (--s->missing)
+        return;
+    if (s->error) {
+        char *why = xasprintf("cannot fetch input %llx: %s", (unsigned long long)key,
+                              strerror(-s->error));
+        node_fail_task(n, t, why);
+        free(why);
+    } else {
+        node_run_task(n, t);
+    }
+}
+
+static void fetch_end(struct node *n, struct fetch *f, int err)
+{
+    struct data_plane *d = &n->data;
+    u64map_del(&d->fetches, f->key);
+    u64map_del(&d->by_req, f->req);
+    if (f->rx)
+        objstore_recv_abort(f->rx);
+    for (uint32_t i = 0; i < f->nwaiters; i++)
+        input_done(n, f->waiters[i], f->key, err);
+    /* The commit's own pin was only there to hand the copy over. */
+    if (err == 0)
+        objstore_unpin(d->store, f->key);
+    free(f->waiters);
+    free(f);
+    node_mark_dirty(n);
+}
+
+static int fetch_start(struct node *n, struct ntask *t, const struct task_input *in)
+{
+    struct data_plane *d = &n->data;
+    struct fetch *f = u64map_get(&d->fetches, in->object);
+    if (!f) {
+        if (in->node == n->self || in->node >= n->nodes)
+            return -ENOENT; /* it should be here, or its holder is unknown */
+        f = xcalloc(1, sizeof *f);
+        f->key = in->object;
+        f->holder = in->node;
+        f->total = in->bytes;
+        char *cause = NULL;
+        int rc = objstore_recv_begin(d->store, in->object, in->bytes, &f->rx, &cause);
+        if (rc < 0) {
+            log_warn("fetch: cannot receive object %llx: %s", (unsigned long long)in->object,
+                     cause ? cause : strerror(-rc));
+            free(cause);
+            free(f);
+            return rc;
+        }
+        if (++d->next_req == 0)
+            d->next_req = 1;
+        f->req = d->next_req;
+        u64map_put(&d->fetches, f->key, f);
+        u64map_put(&d->by_req, f->req, f);
+        d->fetches_started++;
+        if (f->total == 0) {
+            /* Nothing to pull but the hash: ask for the empty tail. */
+            struct deferred x = {.kind = DEFER_REQUEST, .peer = f->holder, .req = f->req,
+                                 .key = f->key, .offset = 0, .len = 0};
+            send_or_defer(n, &d->ingress, x);
+        } else {
+            request_more(n, f);
+        }
+    }
+    f->waiters = xgrow(f->waiters, &f->cap, f->nwaiters + 1, sizeof *f->waiters);
+    f->waiters[f->nwaiters++] = t;
+    return 0;
+}
+
+int data_stage(struct node *n, struct ntask *t)
+{
+    struct data_plane *d = &n->data;
+    const struct task_spec *spec = &t->spec;
+    if (spec->num_inputs == 0)
+        return 1; /* the common case of compute-only tasks costs nothing here */
+    struct staging *s = xmalloc(sizeof *s + spec->num_inputs * sizeof s->pins[0]);
+    s->missing = 0;
+    s->error = 0;
+    s->npins = 0;
+    u64map_put(&d->staging, spec->key, s);
+    n->tasks_with_inputs++;
+    /* Count first, then start fetches: a fetch never completes inside this call, but
+     * `missing` must be right before any reply can arrive. */
+    uint32_t absent = 0;
+    for (uint32_t i = 0; i < spec->num_inputs; i++) {
+        int rc = objstore_acquire(d->store, spec->inputs[i].object);
+        if (rc == 0) {
+            s->pins[s->npins++] = spec->inputs[i].object;
+        } else {
+            absent++;
+            int err = fetch_start(n, t, &spec->inputs[i]);
+            if (err < 0) {
+                log_warn("task %llx: input %llx (%llu bytes, node %u) unavailable: %s",
+                         (unsigned long long)spec->key,
+                         (unsigned long long)spec->inputs[i].object,
+                         (unsigned long long)spec->inputs[i].bytes, spec->inputs[i].node,
+                         strerror(-err));
+                if (!s->error)
+                    s->error = err;
+                absent--;
+            }
+        }
+    }
+    s->missing = absent;
+    if (absent == 0 && !s->error)
+        n->locality_hits++;
+    if (absent == 0 && s->error) {
+        node_fail_task(n, t, "an input object is missing");
+        return 0;
+    }
+    return absent == 0;
+}
+
+void data_release(struct node *n, struct ntask *t)
+{
+    struct staging *s = u64map_del(&n->data.staging, t->spec.key);
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->npins; i++)
+        objstore_unpin(n->data.store, s->pins[i]);
+    free(s);
+}
+
+/* ---- messages ------------------------------------------------------------------------ */
+
+int data_on_fetch_request(struct node *n, uint32_t from, struct rbuf *r)
+{
+    struct deferred x = {.kind = DEFER_REPLY, .peer = from};
+    x.req = rbuf_u32(r);
+    x.key = rbuf_u64(r);
+    x.offset = rbuf_u64(r);
+    x.len = rbuf_u32(r);
+    if (!rbuf_ok(r) || x.len > FETCH_CHUNK)
+        return -EBADMSG;
+    send_or_defer(n, &n->data.egress, x);
+    return 0;
+}
+
+int data_on_fetch_reply(struct node *n, uint32_t from, struct rbuf *r)
+{
+    struct data_plane *d = &n->data;
+    uint32_t req = rbuf_u32(r);
+    int32_t status = (int32_t)rbuf_u32(r);
+    uint64_t total = rbuf_u64(r);
+    uint64_t offset = rbuf_u64(r);
+    uint32_t len = rbuf_u32(r);
+    if (!rbuf_ok(r) || len > FETCH_CHUNK)
+        return -EBADMSG;
+    struct fetch *f = u64map_get(&d->by_req, req);
+    if (!f || f->holder != from)
+        return 0; /* a fetch already ended (its task failed) */
+    if (status < 0) {
+        log_warn("fetch of %llx from node %u failed: %s", (unsigned long long)f->key, from,
+                 strerror(-status));
+        fetch_end(n, f, status);
+        return 0;
+    }
+    if (total != f->total || offset != f->received) {
+        log_warn("fetch of %llx from node %u: got %llu bytes at %llu, expected a total of "
+                 "%llu and offset %llu",
+                 (unsigned long long)f->key, from, (unsigned long long)total,
+                 (unsigned long long)offset, (unsigned long long)f->total,
+                 (unsigned long long)f->received);
+        fetch_end(n, f, -EPROTO);
+        return 0;
+    }
+    bool last = offset + len == total;
+    const uint8_t *hash = last ? rbuf_bytes(r, OBJSTORE_HASH_BYTES) : NULL;
+    const uint8_t *data = rbuf_bytes(r, len);
+    if (!rbuf_ok(r))
+        return -EBADMSG;
+    char *cause = NULL;
+    int rc = len ? objstore_recv_write(f->rx, offset, data, len, &cause) : 0;
+    f->received += len;
+    d->bytes_in += len;
+    if (rc == 0 && last) {
+        rc = objstore_recv_commit(f->rx, hash, &cause);
+        f->rx = NULL; /* commit consumes the receiver, even on failure */
+    }
+    if (rc < 0) {
+        log_warn("fetch of %llx from node %u: %s", (unsigned long long)f->key, from,
+                 cause ? cause : strerror(-rc));
+        free(cause);
+        fetch_end(n, f, rc);
+        return 0;
+    }
+    if (last)
+        fetch_end(n, f, 0);
+    else
+        request_more(n, f);
+    return 0;
+}
+
+/* ---- life cycle ---------------------------------------------------------------------- */
+
+int data_init(struct node *n, char **cause)
+{
+    struct data_plane *d = &n->data;
+    char *dir = xasprintf("%s/store", n->cfg.workdir);
+    d->store = objstore_create(dir, n->cfg.store_mem_bytes, n->cfg.cache ? n->cfg.cache_bytes : 0,
+                               cause);
+    free(dir);
+    if (!d->store)
+        return -EINVAL;
+    bucket_init(&d->egress, n->cfg.bandwidth_Bps, FETCH_CHUNK);
+    bucket_init(&d->ingress, n->cfg.bandwidth_Bps, FETCH_CHUNK);
+    d->latency_ns = n->cfg.latency_ns;
+    u64map_init(&d->fetches);
+    u64map_init(&d->by_req);
+    u64map_init(&d->staging);
+    uv_timer_init(&n->loop, &d->pacer);
+    d->pacer.data = n;
+    return 0;
+}
+
+void data_close(struct node *n)
+{
+    struct data_plane *d = &n->data;
+    if (!d->store)
+        return; /* never started */
+    uv_timer_stop(&d->pacer);
+    uv_close((uv_handle_t *)&d->pacer, NULL);
+    uint64_t k;
+    void *v;
+    for (size_t pos = 0; (pos = u64map_next(&d->fetches, pos, &k, &v)) != 0;) {
+        struct fetch *f = v;
+        objstore_recv_abort(f->rx);
+        free(f->waiters);
+        free(f);
+    }
+    for (size_t pos = 0; (pos = u64map_next(&d->staging, pos, &k, &v)) != 0;)
+        free(v);
+    u64map_fini(&d->fetches);
+    u64map_fini(&d->by_req);
+    u64map_fini(&d->staging);
+    free(d->heap);
+    d->heap = NULL;
+    d->heap_len = 0;
+    objstore_destroy(d->store);
+    d->store = NULL;
+}

@@ -1,0 +1,130 @@
+/*
+ * dataopts — see dataopts.h.
+ */
+#include "tools/dataopts.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/base/xalloc.h"
+#include "core/net/bucket.h"
+#include "core/runtime/node.h"
+
+/* "1GiB", "512MB", "4096": bytes. */
+static int parse_bytes(const char *text, uint64_t *out)
+{
+    static const struct { const char *unit; double mult; } units[] = {
+        {"", 1}, {"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+        {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+    };
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || !isfinite(v) || v < 0)
+        return -EINVAL;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcasecmp(end, units[i].unit) == 0) {
+            *out = (uint64_t)(v * units[i].mult);
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cause)
+{
+    placement_params_default(&cfg->placement);
+    cfg->cache = true;
+    cfg->cache_bytes = 1ull << 30;
+    cfg->store_mem_bytes = 1ull << 30;
+    cfg->bandwidth_Bps = 0;
+    cfg->latency_ns = 0;
+    if (d->placement) {
+        int p = placement_policy_parse(d->placement);
+        if (p < 0) {
+            *cause = xasprintf("--placement '%s': expected ws, mlb, mdl, rlds, flds or auto",
+                               d->placement);
+            return -EINVAL;
+        }
+        cfg->placement.policy = (enum placement_policy)p;
+    }
+    if (d->threshold) {
+        char *end;
+        double t = strtod(d->threshold, &end);
+        if (end == d->threshold || *end || !(t >= 0)) {
+            *cause = xasprintf("--threshold '%s': expected a number >= 0", d->threshold);
+            return -EINVAL;
+        }
+        cfg->placement.threshold = t;
+    }
+    if (d->bandwidth) {
+        char *why = NULL;
+        if (bucket_parse_rate(d->bandwidth, &cfg->bandwidth_Bps, &why) < 0) {
+            *cause = xasprintf("--bandwidth: %s", why ? why : d->bandwidth);
+            free(why);
+            return -EINVAL;
+        }
+        /* The emulated link is also what Algorithm 1 assumes the network does. */
+        if (cfg->bandwidth_Bps > 0)
+            cfg->placement.bandwidth_Bps = cfg->bandwidth_Bps;
+    }
+    if (d->latency) {
+        char *why = NULL;
+        if (bucket_parse_duration(d->latency, &cfg->latency_ns, &why) < 0) {
+            *cause = xasprintf("--latency: %s", why ? why : d->latency);
+            free(why);
+            return -EINVAL;
+        }
+    }
+    if (d->cache) {
+        if (strcmp(d->cache, "on") == 0) {
+            cfg->cache = true;
+        } else if (strcmp(d->cache, "off") == 0) {
+            cfg->cache = false;
+        } else {
+            *cause = xasprintf("--cache '%s': expected on or off", d->cache);
+            return -EINVAL;
+        }
+    }
+    if (d->cache_bytes && parse_bytes(d->cache_bytes, &cfg->cache_bytes) < 0) {
+        *cause = xasprintf("--cache-bytes '%s': expected a size like 512MiB", d->cache_bytes);
+        return -EINVAL;
+    }
+    if (d->store_mem && parse_bytes(d->store_mem, &cfg->store_mem_bytes) < 0) {
+        *cause = xasprintf("--store-mem '%s': expected a size like 1GiB", d->store_mem);
+        return -EINVAL;
+    }
+    const char *why = NULL;
+    if (placement_params_check(&cfg->placement, &why) < 0) {
+        *cause = xasprintf("placement parameters: %s", why ? why : "invalid");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int dataopts_finish(struct dataopts *d, const char *who)
+{
+    struct node_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    char *cause = NULL;
+    if (dataopts_apply(d, &cfg, &cause) < 0) {
+        fprintf(stderr, "jackdaw %s: %s\n", who, cause);
+        free(cause);
+        return EXIT_USAGE;
+    }
+    const char *names[] = {"--placement", "--threshold", "--bandwidth", "--latency", "--cache",
+                           "--cache-bytes", "--store-mem"};
+    const char *values[] = {d->placement, d->threshold, d->bandwidth, d->latency, d->cache,
+                            d->cache_bytes, d->store_mem};
+    d->nwords = 0;
+    for (int i = 0; i < 7; i++) {
+        if (!values[i])
+            continue;
+        d->words[d->nwords++] = names[i];
+        d->words[d->nwords++] = values[i];
+    }
+    return 0;
+}

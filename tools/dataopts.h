@@ -1,0 +1,38 @@
+/*
+ * dataopts — the data-plane and placement flags that `run` and `launch` accept and hand
+ * to every daemon they start (`jackdaw node` parses them for real, so a bad value is
+ * refused there and here alike: run and launch check them before starting anything).
+ */
+#ifndef JACKDAW_DATAOPTS_H
+#define JACKDAW_DATAOPTS_H
+
+#include "tools/cmd.h"
+
+struct dataopts {
+    const char *placement, *threshold, *bandwidth, *latency, *cache, *cache_bytes, *store_mem;
+    const char *words[16];  /* "--flag", "value" pairs for the daemons */
+    int nwords;
+};
+
+/* The option table entries, to splice into a command's table: DATAOPTS_OPTS(&d). */
+#define DATAOPTS_OPTS(d)                                                                        \
+    {"placement", OPT_STRING, &(d)->placement, "P  ws | mlb | mdl | rlds | flds | auto (ws)"}, \
+    {"threshold", OPT_STRING, &(d)->threshold, "T  Algorithm 1's ratio threshold t"},            \
+    {"bandwidth", OPT_STRING, &(d)->bandwidth,                                                   \
+     "RATE  emulated per-node link, e.g. 1Gbit (off); also Algorithm 1's net_band"},            \
+    {"latency", OPT_STRING, &(d)->latency, "T  emulated one-way latency, e.g. 100us (off)"},    \
+    {"cache", OPT_STRING, &(d)->cache, "on|off  keep fetched copies (on)"},                     \
+    {"cache-bytes", OPT_STRING, &(d)->cache_bytes, "B  cache capacity (1 GiB)"},               \
+    {"store-mem", OPT_STRING, &(d)->store_mem, "B  object bytes kept in memory (1 GiB)"}
+
+struct node_config;
+
+/* Applies the values to a daemon's configuration (placement, bandwidth, latency, cache,
+ * memory), over its defaults.  0, or -EINVAL with *cause naming the flag. */
+int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cause);
+
+/* Checks the values and fills d->words.  Prints "jackdaw WHO: …" and returns EXIT_USAGE
+ * on a bad value, else 0. */
+int dataopts_finish(struct dataopts *d, const char *who);
+
+#endif
