@@ -394,11 +394,11 @@ static int add_object(struct parser *ps, json_t *obj, uint32_t line)
         int k = 0;
         while (k < O_COUNT && strcmp(key, object_key_names[k]) != 0)
             k++;
-        if (k == O_COUNT) {
-            /* A task key here most likely means two lines were merged by mistake. */
+        /* The message lists the keys an object line takes: a task key on an object line
+         * (a merged or mistyped line) is the likely mistake. */
+        if (k == O_COUNT)
             return fail(ps, line, "unknown key '%s' on an object line (object, bytes, node)",
                         key);
-        }
         val[k] = v;
     }
     if (!json_is_string(val[O_OBJECT]))

@@ -243,10 +243,10 @@ static void input_done(struct node *n, struct ntask *t, uint64_t key, int err)
     if (s->error) {
         char *why = xasprintf("cannot fetch input %llx: %s", (unsigned long long)key,
                               strerror(-s->error));
-        node_fail_task(n, t, why);
+        node_staged(n, t, why);
         free(why);
     } else {
-        node_run_task(n, t);
+        node_staged(n, t, NULL);
     }
 }
 
@@ -344,10 +344,8 @@ int data_stage(struct node *n, struct ntask *t)
     s->missing = absent;
     if (absent == 0 && !s->error)
         n->locality_hits++;
-    if (absent == 0 && s->error) {
-        node_fail_task(n, t, "an input object is missing");
-        return 0;
-    }
+    if (absent == 0 && s->error)
+        return s->error;
     return absent == 0;
 }
 

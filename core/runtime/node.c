@@ -244,8 +244,8 @@ static void ready_or_cancel(struct node *n, struct ntask *t, uint8_t event, int6
 /* A ready task of this node, found by key (a linear scan: only job removal needs it). */
 static struct ntask *take_ready(struct node *n, uint64_t key)
 {
-    struct readyq *queues[2] = {&n->lready, &n->sready};
-    for (int q = 0; q < 2; q++) {
+    struct readyq *queues[3] = {&n->lready, &n->sready, &n->staged};
+    for (int q = 0; q < 3; q++) {
         for (size_t i = 0; i < queues[q]->len; i++) {
             struct ntask *t = queues[q]->heap[i].item;
             if (t->spec.key == key) {
@@ -343,9 +343,11 @@ static uint64_t keep_output(struct node *n, struct ntask *t, const struct exec_r
     return size;
 }
 
-static void finish(struct node *n, struct ntask *t, const struct exec_result *r)
+/* A task ended: it ran (held_slot), or failed or was removed before it could. */
+static void finish(struct node *n, struct ntask *t, const struct exec_result *r, bool held_slot)
 {
-    n->busy--;
+    if (held_slot)
+        n->busy--;
     data_release(n, t);
     if (u64map_del(&n->removed, t->spec.key)) {
         /* Removed while it staged or ran: its record and its subtree are cancelled
@@ -386,47 +388,91 @@ static void on_exec_done(struct exec_result *r, void *data)
     struct node *n = data;
     struct ntask *t = r->arg;
     u64map_del(&n->running, t->spec.key);
-    finish(n, t, r);
+    finish(n, t, r, true);
 }
 
-void node_fail_task(struct node *n, struct ntask *t, const char *why)
+static void fail_unstarted(struct node *n, struct ntask *t, const char *why)
 {
     struct exec_result r = {.key = t->spec.key, .status = TASK_FAILED, .exit_code = -1,
                             .error = (char *)why};
     r.t_start = r.t_end = clock_wall_ns();
-    finish(n, t, &r);
+    finish(n, t, &r, false);
 }
 
-void node_run_task(struct node *n, struct ntask *t)
+/* Takes a slot and starts a task whose inputs are all here. */
+static void run_task(struct node *n, struct ntask *t)
 {
     if (!n->first_start_ns)
         n->first_start_ns = clock_mono_ns();
+    n->busy++;
     struct exec_result now;
     memset(&now, 0, sizeof now);
     int rc = exec_start(n->exec, &t->spec, t, &now);
     if (rc == 0) {
         u64map_put(&n->running, t->spec.key, t);
     } else if (rc == EXEC_DONE_NOW) {
-        finish(n, t, &now);
-    } else if (rc < 0) {
-        char *why = xasprintf("cannot start task: %s", strerror(-rc));
-        node_fail_task(n, t, why);
-        free(why);
+        finish(n, t, &now, true);
+    } else {
+        now.status = TASK_FAILED;
+        now.exit_code = -1;
+        now.t_start = now.t_end = clock_wall_ns();
+        now.error = xasprintf("cannot start task: %s", strerror(-rc));
+        finish(n, t, &now, true);
+        free(now.error);
     }
 }
 
+static void run_or_queue(struct node *n, struct ntask *t)
+{
+    if (n->busy < n->cfg.slots)
+        run_task(n, t);
+    else
+        readyq_push(&n->staged, t, 0);
+    node_mark_dirty(n);
+}
+
+void node_staged(struct node *n, struct ntask *t, const char *why)
+{
+    n->staging--;
+    if (why || u64map_get(&n->removed, t->spec.key))
+        fail_unstarted(n, t, why ? why : "removed"); /* finish reports a removal as such */
+    else
+        run_or_queue(n, t);
+}
+
+/*
+ * Fills free slots, and overlaps data movement with execution: while every slot is
+ * busy, up to `slots` more tasks that need remote inputs are taken from the ready
+ * queues and their fetches started, so that each is ready to run when a slot frees
+ * (the papers' executors fetch, then run; without this a slot idles for every fetch).
+ * Tasks without inputs are left in the queues, where thieves can still take them.
+ */
 static void dispatch(struct node *n)
 {
-    for (int started = 0; started < DISPATCH_BATCH && n->busy < n->cfg.slots; started++) {
-        struct ntask *t = readyq_pop(&n->lready);
-        if (!t)
-            t = readyq_pop(&n->sready);
-        if (!t)
+    uint32_t slots = n->cfg.slots;
+    for (int step = 0; step < DISPATCH_BATCH; step++) {
+        if (n->busy < slots && readyq_len(&n->staged)) {
+            run_task(n, readyq_pop(&n->staged));
+            continue;
+        }
+        struct readyq *q = readyq_len(&n->lready) ? &n->lready : &n->sready;
+        struct ntask *next = readyq_peek(q);
+        if (!next)
             return;
-        /* The slot is taken while the inputs arrive: the executor fetches, then runs. */
-        n->busy++;
-        if (data_stage(n, t) == 1)
-            node_run_task(n, t);
+        uint32_t taken = n->busy + n->staging + (uint32_t)readyq_len(&n->staged);
+        if (taken >= slots && (next->spec.num_inputs == 0 || taken >= 2 * slots))
+            return;
+        struct ntask *t = readyq_pop(q);
+        int rc = data_stage(n, t);
+        if (rc == 1) {
+            run_or_queue(n, t);
+        } else if (rc == 0) {
+            n->staging++;
+        } else {
+            char *why = xasprintf("input unavailable: %s", strerror(-rc));
+            fail_unstarted(n, t, why);
+            free(why);
+        }
     }
 }
 
@@ -488,7 +534,8 @@ static void check_cb(uv_check_t *h)
     dispatch(n);
     thief_poll(n);
     thief_wake_idle_peers(n);
-    bool more = n->busy < n->cfg.slots && (readyq_len(&n->lready) || readyq_len(&n->sready));
+    bool more = n->busy < n->cfg.slots &&
+                (readyq_len(&n->lready) || readyq_len(&n->sready) || readyq_len(&n->staged));
     if (!more)
         uv_idle_stop(&n->idle);
 }
@@ -770,6 +817,16 @@ static void node_stop(struct node *n)
     }
     exec_destroy(n->exec);
     n->exec = NULL;
+    if (n->data.store) {
+        struct objstore_stats os;
+        objstore_get_stats(n->data.store, &os);
+        log_info("object store: %llu owned, %llu cached (%llu bytes); acquires: %llu local, "
+                 "%llu cache hits, %llu misses; %llu evictions",
+                 (unsigned long long)os.owned_objects, (unsigned long long)os.cached_objects,
+                 (unsigned long long)os.cached_bytes, (unsigned long long)os.local_hits,
+                 (unsigned long long)os.cache_hits, (unsigned long long)os.cache_misses,
+                 (unsigned long long)os.evictions);
+    }
     data_close(n);
     conn_hub_destroy(n->hub);
     n->hub = NULL;
@@ -804,6 +861,9 @@ static void node_free(struct node *n)
         ntask_free(t);
     while ((t = readyq_pop(&n->sready)) != NULL)
         ntask_free(t);
+    while ((t = readyq_pop(&n->staged)) != NULL)
+        ntask_free(t);
+    readyq_fini(&n->staged);
     readyq_fini(&n->lready);
     readyq_fini(&n->sready);
     free_map(&n->waitq, free_ntask);
@@ -847,6 +907,7 @@ int node_run(const struct node_config *cfg, char **cause)
     u64map_init(&n->removed);
     readyq_init(&n->lready);
     readyq_init(&n->sready);
+    readyq_init(&n->staged);
     wbuf_init(&n->discard);
     struct kvs_transport t = {.ctx = n, .msg_begin = kvs_begin, .msg_end = kvs_end,
                               .notify = on_notify};

@@ -95,6 +95,8 @@ struct node {
     struct u64map waitq;    /* key -> struct ntask * (owned) */
     struct u64map early;    /* key -> struct early * (owned): notices that beat their task */
     struct readyq lready, sready; /* items: struct ntask * (owned) */
+    struct readyq staged;   /* inputs all here, waiting for a slot (FIFO); owned */
+    uint32_t staging;       /* tasks whose inputs are being fetched */
     struct u64map jobs;     /* job id -> struct job * (owned) */
     struct u64map running;  /* key -> struct ntask * (owned) handed to exec, not yet back */
     struct u64map removed;  /* key -> (void *)1: removed while staging or running */
@@ -132,16 +134,15 @@ void node_make_ready(struct node *n, struct ntask *t);
 struct ntask *ntask_decode(struct rbuf *r);
 void ntask_free(struct ntask *t);
 
-/* Starts a task whose inputs are all here (node.c). */
-void node_run_task(struct node *n, struct ntask *t);
-/* Ends a task that never ran (an input could not be fetched). */
-void node_fail_task(struct node *n, struct ntask *t, const char *why);
+/* fetch.c: a staging task's inputs are all here (why NULL), or cannot be (why says). */
+void node_staged(struct node *n, struct ntask *t, const char *why);
 
 /* fetch.c */
 int data_init(struct node *n, char **cause);
 void data_close(struct node *n);
 /* Pins the task's inputs; fetches the missing ones.  Returns 1 when every input is
- * here (run it now), 0 when fetches are under way (node_run_task follows). */
+ * here (run it now), 0 when fetches are under way (node_staged follows), or a negative
+ * errno when an input is unavailable (the caller fails the task). */
 int data_stage(struct node *n, struct ntask *t);
 /* Releases the task's pins. */
 void data_release(struct node *n, struct ntask *t);

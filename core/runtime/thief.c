@@ -44,7 +44,10 @@ static struct steal_self self_view(const struct node *n)
     struct steal_self s = {
         .lready = (uint32_t)readyq_len(&n->lready),
         .sready = (uint32_t)readyq_len(&n->sready),
-        .free_slots = n->busy < n->cfg.slots ? n->cfg.slots - n->busy : 0,
+        /* Tasks staging or staged will fill slots soon: they are not free. */
+        .free_slots = n->busy + n->staging + readyq_len(&n->staged) < n->cfg.slots
+                          ? n->cfg.slots - n->busy - n->staging - (uint32_t)readyq_len(&n->staged)
+                          : 0,
     };
     return s;
 }

@@ -679,7 +679,8 @@ static void test_scale(void **state)
     generate_workload(&p, &time);
     for (uint32_t i = 0; i < base.count; i++) {
         const struct workload_task *b = &base.tasks[i];
-        assert_int_equal(data.tasks[i].output_bytes, (uint64_t)round((double)b->output_bytes * 0.1));
+        assert_int_equal(data.tasks[i].output_bytes,
+                         (uint64_t)round((double)b->output_bytes * 0.1));
         assert_true(data.tasks[i].duration_s == b->duration_s);
         assert_true(time.tasks[i].duration_s == round(b->duration_s * 2.5 * 1e6) / 1e6);
         assert_int_equal(time.tasks[i].output_bytes, b->output_bytes);

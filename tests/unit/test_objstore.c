@@ -707,6 +707,89 @@ static void test_across_file_systems(void **state)
     assert_int_equal(rmdir(other), 0);
 }
 
+/* Overwrites one byte of a store file behind the store's back, so a test can tell
+ * whether a later objstore_hash read the file or had the hash already. */
+static void corrupt_object_file(const struct fixture *f, const char *name, uint64_t key,
+                                uint64_t offset)
+{
+    char path[256];
+    object_file(path, sizeof path, f, name, key, "");
+    assert_int_equal(chmod(path, 0644), 0);
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    uint8_t byte;
+    assert_int_equal(pread(fd, &byte, 1, (off_t)offset), 1);
+    byte ^= 0xff;
+    assert_int_equal(pwrite(fd, &byte, 1, (off_t)offset), 1);
+    close(fd);
+}
+
+static void test_streaming_reads_compute_the_hash(void **state)
+{
+    struct fixture *f = *state;
+    struct objstore *os = store(f, "h", 0, 0);
+    const uint64_t size = 1000000;
+    const size_t chunk = 65536;
+    uint8_t *buf = malloc(chunk);
+    uint8_t want[OBJSTORE_HASH_BYTES], got[OBJSTORE_HASH_BYTES];
+
+    /* Control: without reads, the hash is computed from the (altered) file. */
+    assert_int_equal(objstore_put_synthetic(os, 1, size, NULL), 0);
+    corrupt_object_file(f, "h", 1, 10);
+    synthetic_hash(1, size, want);
+    assert_int_equal(objstore_hash(os, 1, got), 0);
+    assert_memory_not_equal(got, want, sizeof got);
+
+    /* Two transfers interleaved, the second a chunk behind: once the object has been
+     * read to its end, the hash is known and the file is not read again. */
+    assert_int_equal(objstore_put_synthetic(os, 2, size, NULL), 0);
+    for (uint64_t off = 0; off < size; off += chunk) {
+        assert_true(objstore_read(os, 2, off, buf, chunk) > 0);
+        if (off >= chunk)
+            assert_true(objstore_read(os, 2, off - chunk, buf, chunk) > 0);
+    }
+    corrupt_object_file(f, "h", 2, size / 2);
+    synthetic_hash(2, size, want);
+    assert_int_equal(objstore_hash(os, 2, got), 0);
+    assert_memory_equal(got, want, sizeof got);
+
+    /* Read half way: objstore_hash goes on from there (the altered byte in the first
+     * half is never read again; the one in the second half is). */
+    assert_int_equal(objstore_put_synthetic(os, 3, size, NULL), 0);
+    assert_int_equal(objstore_put_synthetic(os, 4, size, NULL), 0);
+    for (uint64_t off = 0; off < size / 2; off += chunk) {
+        assert_true(objstore_read(os, 3, off, buf, chunk) > 0);
+        assert_true(objstore_read(os, 4, off, buf, chunk) > 0);
+    }
+    corrupt_object_file(f, "h", 3, 100);
+    corrupt_object_file(f, "h", 4, size - 1);
+    synthetic_hash(3, size, want);
+    assert_int_equal(objstore_hash(os, 3, got), 0);
+    assert_memory_equal(got, want, sizeof got);
+    synthetic_hash(4, size, want);
+    assert_int_equal(objstore_hash(os, 4, got), 0);
+    assert_memory_not_equal(got, want, sizeof got);
+
+    /* In memory, and empty, the same answers. */
+    struct objstore *m = store(f, "hm", 1 << 30, 0);
+    assert_int_equal(objstore_put_synthetic(m, 5, size, NULL), 0);
+    assert_int_equal(objstore_read(m, 5, 0, buf, 1000), 1000);
+    synthetic_hash(5, size, want);
+    assert_int_equal(objstore_hash(m, 5, got), 0);
+    assert_memory_equal(got, want, sizeof got);
+    assert_int_equal(objstore_put_synthetic(m, 6, 0, NULL), 0);
+    synthetic_hash(6, 0, want);
+    assert_int_equal(objstore_hash(m, 6, got), 0);
+    assert_memory_equal(got, want, sizeof got);
+    /* A partly hashed object dropped before its end frees its hashing state. */
+    assert_int_equal(objstore_put_synthetic(m, 7, size, NULL), 0);
+    assert_int_equal(objstore_read(m, 7, 0, buf, chunk), (ssize_t)chunk);
+    assert_int_equal(objstore_remove(m, 7), 0);
+    objstore_destroy(m);
+    free(buf);
+    objstore_destroy(os);
+}
+
 static void test_stats_and_acquire(void **state)
 {
     struct fixture *f = *state;
@@ -794,6 +877,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_materialize, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_file_adopts_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_streaming_reads_compute_the_hash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_across_file_systems, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stats_and_acquire, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_errors, setup, teardown),

@@ -597,7 +597,8 @@ static void test_error_objects(void **state)
                  "w.jsonl:1: object 'f': node 2147483648 is too large");
     /* Node 2^31 - 1 is the largest the format holds. */
     struct workload wl;
-    assert_int_equal(parse(&wl, "{\"id\":\"a\"}\n{\"object\":\"f\",\"bytes\":1,\"node\":2147483647}\n",
+    assert_int_equal(parse(&wl,
+                           "{\"id\":\"a\"}\n{\"object\":\"f\",\"bytes\":1,\"node\":2147483647}\n",
                            NULL),
                      0);
     assert_int_equal(wl.objects[0].node, INT32_MAX);
@@ -607,7 +608,8 @@ static void test_error_objects(void **state)
 static void test_error_object_ids(void **state)
 {
     (void)state;
-    expect_error("{\"object\":\"f\",\"bytes\":1}\n{\"id\":\"a\"}\n\n{\"object\":\"f\",\"bytes\":2}\n",
+    expect_error("{\"object\":\"f\",\"bytes\":1}\n{\"id\":\"a\"}\n\n"
+                 "{\"object\":\"f\",\"bytes\":2}\n",
                  "w.jsonl:4: duplicate object 'f' (first on line 1)");
     /* Tasks and objects share one namespace, whichever comes first. */
     expect_error("{\"id\":\"x\"}\n{\"id\":\"y\"}\n{\"object\":\"x\",\"bytes\":1}\n",
@@ -642,8 +644,9 @@ static void test_error_inputs(void **state)
                  "w.jsonl:1: task 'a': unknown parent 'nope'");
     /* The same input in two tasks is fine (the mark is per task). */
     struct workload wl;
-    assert_int_equal(parse(&wl, "{\"object\":\"f\",\"bytes\":1}\n{\"id\":\"a\",\"inputs\":[\"f\"]}\n"
-                                "{\"id\":\"b\",\"inputs\":[\"f\"]}\n",
+    assert_int_equal(parse(&wl,
+                           "{\"object\":\"f\",\"bytes\":1}\n{\"id\":\"a\",\"inputs\":[\"f\"]}\n"
+                           "{\"id\":\"b\",\"inputs\":[\"f\"]}\n",
                            NULL),
                      0);
     workload_fini(&wl);
@@ -663,7 +666,8 @@ static void test_check_nodes(void **state)
     assert_int_equal(workload_check_nodes(&wl, 9, &cause), 0);
     assert_int_equal(workload_check_nodes(&wl, 100000, NULL), 0);
     assert_int_equal(workload_check_nodes(&wl, 8, &cause), -EINVAL);
-    assert_string_equal(cause, "w.jsonl:5: object 'q': node 8 is outside the cluster (8 nodes, 0-7)");
+    assert_string_equal(cause,
+                        "w.jsonl:5: object 'q': node 8 is outside the cluster (8 nodes, 0-7)");
     free(cause);
     cause = NULL;
     assert_int_equal(workload_check_nodes(&wl, 1, &cause), -EINVAL);
@@ -759,7 +763,8 @@ static void test_write_objects_round_trip(void **state)
         assert_int_equal(workload_write_task(out, &a.tasks[i], &a), 0);
     fclose(out);
     /* "node" always written; inputs after parents, before stealable. */
-    assert_non_null(strstr(out_text, "{\"object\":\"f0\",\"bytes\":2000000,\"node\":\"spread\"}\n"));
+    assert_non_null(
+        strstr(out_text, "{\"object\":\"f0\",\"bytes\":2000000,\"node\":\"spread\"}\n"));
     assert_non_null(strstr(out_text, "{\"object\":\"f\\\"1\",\"bytes\":0,\"node\":5}\n"));
     assert_non_null(strstr(out_text, "{\"object\":\"f2\",\"bytes\":9223372036854775807,"
                                      "\"node\":\"spread\"}\n"));
