@@ -210,11 +210,20 @@ static void cancel_task(struct node *n, struct ntask *t)
     ntask_free(t);
 }
 
+static int by_object(const void *a, const void *b)
+{
+    uint64_t x = ((const struct task_input *)a)->object, y = ((const struct task_input *)b)->object;
+    return x < y ? -1 : x > y;
+}
+
 /* A ready task's inputs: what the workload declared plus each parent's output, where the
- * metadata store says it is.  input_bytes, the ready queues' priority, is their sum. */
+ * metadata store says it is.  input_bytes, the ready queues' priority, is their sum.
+ * Parents are sorted by key (their order in the workload file), not by when they
+ * finished, so that a command's staged inputs are numbered the same on every run. */
 static void add_parent_inputs(struct ntask *t, uint32_t nparents, const struct tmd_parent *parents)
 {
     struct task_spec *s = &t->spec;
+    uint32_t first_parent = s->num_inputs;
     if (nparents) {
         s->inputs = xrealloc(s->inputs, (s->num_inputs + nparents) * sizeof *s->inputs);
         /* A parent that produced nothing leaves no object to read. */
@@ -224,9 +233,36 @@ static void add_parent_inputs(struct ntask *t, uint32_t nparents, const struct t
                     .object = parents[i].object, .bytes = parents[i].bytes,
                     .node = parents[i].node};
     }
+    if (s->num_inputs > first_parent + 1)
+        qsort(s->inputs + first_parent, s->num_inputs - first_parent, sizeof *s->inputs,
+              by_object);
     s->input_bytes = 0;
     for (uint32_t i = 0; i < s->num_inputs; i++)
         s->input_bytes += s->inputs[i].bytes;
+}
+
+/*
+ * A command reads its inputs as files: WORKDIR/task-J-I/inputs/0, 1, ... in the order of
+ * the task's declared inputs, then its parents' outputs in workload order.  Links into
+ * the object store where it can (read-only), copies otherwise.
+ */
+static int stage_files(struct node *n, struct ntask *t, char **cause)
+{
+    const struct task_spec *s = &t->spec;
+    char *dir = xasprintf("%s/task-%u-%u/inputs", n->cfg.workdir, task_key_job(s->key),
+                          task_key_index(s->key));
+    int rc = fs_mkdirs(dir, 0755, NULL);
+    if (rc < 0)
+        *cause = xasprintf("cannot create '%s': %s", dir, strerror(-rc));
+    for (uint32_t i = 0; rc == 0 && i < s->num_inputs; i++) {
+        char *path = xasprintf("%s/%u", dir, i);
+        rc = objstore_materialize(n->data.store, s->inputs[i].object, path, cause);
+        if (rc == -EEXIST)
+            rc = 0; /* staged by an earlier attempt */
+        free(path);
+    }
+    free(dir);
+    return rc;
 }
 
 static void ready_or_cancel(struct node *n, struct ntask *t, uint8_t event, int64_t t_ready,
@@ -324,12 +360,18 @@ static uint64_t keep_output(struct node *n, struct ntask *t, const struct exec_r
     int rc = 0;
     uint64_t size = t->spec.output_bytes;
     if (t->spec.kind == TASK_COMMAND) {
+        /* The captured output is the object; an empty one is no object at all.  The
+         * store takes the file over and links it back, so the user still finds it. */
         char *path = xasprintf("%s/task-%u-%u/output", n->cfg.workdir, task_key_job(key),
                                task_key_index(key));
-        rc = objstore_put_file(d->store, key, path, &cause);
+        struct stat st;
+        size = stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+        if (size) {
+            rc = objstore_put_file(d->store, key, path, &cause);
+            if (rc == 0)
+                objstore_materialize(d->store, key, path, NULL);
+        }
         free(path);
-        int64_t got = rc == 0 ? objstore_size(d->store, key) : 0;
-        size = got > 0 ? (uint64_t)got : 0;
     } else if (size) {
         rc = objstore_put_synthetic(d->store, key, size, &cause);
     }
@@ -407,6 +449,17 @@ static void run_task(struct node *n, struct ntask *t)
     n->busy++;
     struct exec_result now;
     memset(&now, 0, sizeof now);
+    char *cause = NULL;
+    if (t->spec.kind == TASK_COMMAND && t->spec.num_inputs && stage_files(n, t, &cause) < 0) {
+        now.status = TASK_FAILED;
+        now.exit_code = -1;
+        now.t_start = now.t_end = clock_wall_ns();
+        now.error = xasprintf("cannot stage inputs: %s", cause ? cause : "?");
+        free(cause);
+        finish(n, t, &now, true);
+        free(now.error);
+        return;
+    }
     int rc = exec_start(n->exec, &t->spec, t, &now);
     if (rc == 0) {
         u64map_put(&n->running, t->spec.key, t);
