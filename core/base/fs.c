@@ -5,7 +5,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/base/xalloc.h"
 
@@ -30,4 +32,20 @@ int fs_mkdirs(const char *path, mode_t mode, char **failed)
     }
     free(p);
     return rc;
+}
+
+int fs_write_all(int fd, const void *buf, size_t n)
+{
+    const uint8_t *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }

@@ -17,6 +17,7 @@
 
 #include <sodium.h>
 
+#include "core/base/fs.h"
 #include "core/base/xalloc.h"
 
 /* 64 hex digits plus a newline; anything much longer is not a key file. */
@@ -35,21 +36,6 @@ int auth_init(void)
 {
     /* sodium_init is itself idempotent and thread-safe; 1 means "already done". */
     return sodium_init() < 0 ? -EIO : 0;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
 }
 
 int auth_key_create(const char *path, struct auth_key *key, char **cause)
@@ -78,7 +64,7 @@ int auth_key_create(const char *path, struct auth_key *key, char **cause)
     randombytes_buf(fresh.bytes, sizeof fresh.bytes);
     sodium_bin2hex(hex, sizeof hex, fresh.bytes, sizeof fresh.bytes);
     hex[KEY_HEX_CHARS] = '\n';
-    int rc = write_all(fd, hex, KEY_HEX_CHARS + 1);
+    int rc = fs_write_all(fd, hex, KEY_HEX_CHARS + 1);
     if (rc == 0 && fsync(fd) < 0)
         rc = -errno;
     if (close(fd) < 0 && rc == 0)

@@ -143,22 +143,6 @@ void objstore_synthetic_fill(uint64_t key, uint64_t offset, void *buf, size_t le
 
 /* ---- file helpers --------------------------------------------------------------- */
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const uint8_t *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Reads exactly n bytes at off; a file shorter than its entry says is -EIO, since
  * something outside the store changed it. */
 static int pread_all(int fd, void *buf, size_t n, uint64_t off)
@@ -241,7 +225,7 @@ static int copy_file(const char *src, const char *dst, uint64_t *bytes, char **c
         }
         if (r == 0)
             break;
-        if ((rc = write_all(out, buf, (size_t)r)) < 0) {
+        if ((rc = fs_write_all(out, buf, (size_t)r)) < 0) {
             set_cause(cause, xasprintf("cannot write '%s': %s", dst, strerror(-rc)));
             break;
         }
@@ -505,7 +489,7 @@ int objstore_put_synthetic(struct objstore *os, uint64_t key, uint64_t bytes, ch
         for (uint64_t off = 0; rc == 0 && off < bytes;) {
             size_t n = bytes - off < IO_CHUNK ? (size_t)(bytes - off) : IO_CHUNK;
             objstore_synthetic_fill(key, off, buf, n);
-            if ((rc = write_all(fd, buf, n)) < 0)
+            if ((rc = fs_write_all(fd, buf, n)) < 0)
                 set_cause(cause, xasprintf("cannot write object file '%s': %s", path,
                                            strerror(-rc)));
             off += n;
@@ -668,7 +652,7 @@ int objstore_recv_write(struct objstore_recv *rx, uint64_t offset, const void *d
     if (len == 0)
         return 0;
     if (rx->fd >= 0) {
-        int rc = write_all(rx->fd, data, len);
+        int rc = fs_write_all(rx->fd, data, len);
         if (rc < 0) {
             char path[PATH_MAX];
             object_path(path, rx->os, e->key, ".part");
@@ -943,7 +927,7 @@ int objstore_materialize(struct objstore *os, uint64_t key, const char *path, ch
                                    strerror(err)));
         return -err;
     }
-    int rc = e->size ? write_all(fd, e->data, (size_t)e->size) : 0;
+    int rc = e->size ? fs_write_all(fd, e->data, (size_t)e->size) : 0;
     if (rc < 0)
         set_cause(cause, xasprintf("cannot write '%s': %s", path, strerror(-rc)));
     int crc = close_written(fd, path, rc == 0 ? cause : NULL);
