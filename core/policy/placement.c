@@ -26,7 +26,10 @@
  *     A caller that wants the per-node reading of the prose ("the scheduler that has
  *     the largest portion of the required data") can sum per node before calling.
  *     Lines 6-9 break ties by parent order (strict >), which depends on the order in
- *     which completions arrived; here ties go to the lowest node id, reproducibly.
+ *     which completions arrived; here ties go to this node when it holds one of the
+ *     tied objects, else to the first listed — the runtime lists declared inputs in
+ *     workload order, then parents by key, so the choice is reproducible, and objects
+ *     spread round-robin spread their tasks too (the lowest node id would not).
  *
  *   - tt's reaction: 000 (§IV.C all-pairs, §IV.E benchmarks) halves tt when ready tasks
  *     move from LReadyQ to SReadyQ and doubles it when work stealing fails; 002 (§4.1.2
@@ -252,7 +255,11 @@ struct placement_decision placement_decide(const struct placement_params *p,
     uint32_t holder = in->self;
     for (uint32_t i = 0; in->inputs && i < in->num_inputs; i++) {
         const struct placement_object *o = &in->inputs[i];
-        if (i == 0 || o->bytes > max_bytes || (o->bytes == max_bytes && o->node < holder)) {
+        /* Ties: this node if it holds one of the largest (nothing to move), else the
+         * first listed.  Not the lowest node id: with objects spread round-robin, as in
+         * all-pairs, "lowest id" sends most tasks to node 0. */
+        if (i == 0 || o->bytes > max_bytes ||
+            (o->bytes == max_bytes && o->node == in->self && holder != in->self)) {
             max_bytes = o->bytes;
             holder = o->node;
         }

@@ -131,7 +131,8 @@ struct placement_auto;
  *     bounce the task between nodes);
  *   - ws → SReadyQ;
  *   - all_data_size / bandwidth / est_task_length ≤ t → SReadyQ (line 1);
- *   - the largest input (ties: lowest node id) has ratio ≤ t → SReadyQ (line 12);
+ *   - the largest input (ties: this node's, else the first listed) has ratio ≤ t →
+ *     SReadyQ (line 12);
  *   - it is on this node → LReadyQ (line 14), else PUSH to its node (line 17).
  * A ratio is 0 for 0 bytes, above 0 for any data (so MDL keeps every task that has
  * input data with its data), and +inf for data with a zero estimate or a zero

@@ -211,17 +211,20 @@ static const struct row table[] = {
     {"rlds per object", RLDS, 0, true, false, 150 * MB, 1, 1,
      IN3(2, 30 * MB, 3, 60 * MB, 2, 60 * MB - 1), P, 3, PLACE_WHY_LARGEST_THERE},
 
-    /* ties on the largest object: the lowest node id, whatever the order */
-    {"mdl tie lowest", MDL, 0, true, false, 120 * MB, 1, 5,
-     IN3(3, 40 * MB, 2, 40 * MB, 4, 40 * MB), P, 2, PLACE_WHY_LARGEST_THERE},
-    {"rlds tie lowest", RLDS, 0, true, false, 140 * MB, 1, 1, IN2(4, 70 * MB, 2, 70 * MB), P, 2,
-     PLACE_WHY_LARGEST_THERE},
-    {"rlds tie self lowest", RLDS, 0, true, false, 140 * MB, 1, 1, IN2(3, 70 * MB, 1, 70 * MB), L,
-     0, PLACE_WHY_LARGEST_HERE},
-    {"rlds tie self higher", RLDS, 0, true, false, 140 * MB, 1, 2, IN2(3, 70 * MB, 1, 70 * MB), P,
-     1, PLACE_WHY_LARGEST_THERE},
-    {"rlds tie node 0", RLDS, 0, true, false, 140 * MB, 1, 1, IN2(1, 70 * MB, 0, 70 * MB), P, 0,
-     PLACE_WHY_LARGEST_THERE},
+    /* ties on the largest object: this node when it holds one, else the first listed */
+    {"mdl tie first listed", MDL, 0, true, false, 120 * MB, 1, 5,
+     IN3(3, 40 * MB, 2, 40 * MB, 4, 40 * MB), P, 3, PLACE_WHY_LARGEST_THERE},
+    {"rlds tie first listed", RLDS, 0, true, false, 140 * MB, 1, 1, IN2(4, 70 * MB, 2, 70 * MB), P,
+     4, PLACE_WHY_LARGEST_THERE},
+    {"rlds tie self listed last", RLDS, 0, true, false, 140 * MB, 1, 1,
+     IN2(3, 70 * MB, 1, 70 * MB), L, 0, PLACE_WHY_LARGEST_HERE},
+    {"rlds tie self absent", RLDS, 0, true, false, 140 * MB, 1, 2, IN2(3, 70 * MB, 1, 70 * MB), P,
+     3, PLACE_WHY_LARGEST_THERE},
+    {"rlds tie self listed first", RLDS, 0, true, false, 140 * MB, 1, 1,
+     IN2(1, 70 * MB, 0, 70 * MB), L, 0, PLACE_WHY_LARGEST_HERE},
+    /* a larger object elsewhere still beats a tie that includes this node */
+    {"rlds larger beats self", RLDS, 0, true, false, 210 * MB, 1, 1,
+     IN3(1, 70 * MB, 2, 71 * MB, 1, 69 * MB), P, 2, PLACE_WHY_LARGEST_THERE},
 
     /* not stealable: LReadyQ under every policy, however the data lies */
     {"mlb pinned", MLB, 0, false, false, 80 * MB, 1, 1, IN1(3, 80 * MB), L, 0, PLACE_WHY_PINNED},
