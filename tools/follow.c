@@ -228,7 +228,7 @@ void summary_print_text(const struct summary *s, const struct follow *f, FILE *o
         fprintf(out, "  efficiency       %.1f %%  (ideal %.3f s)\n", 100 * s->efficiency,
                 s->ideal_s);
     else
-        fprintf(out, "  efficiency       n/a (no timed work: noop tasks)\n");
+        fprintf(out, "  efficiency       n/a (no timed work completed)\n");
     fprintf(out, "  time/task/CPU    %.3f ms\n", 1000 * s->avg_time_per_task_per_cpu_s);
     if (s->tasks_with_inputs) {
         fprintf(out, "  locality         %.1f %% of %" PRIu64 " tasks with inputs had them all here\n",
@@ -273,7 +273,7 @@ void summary_print_text(const struct summary *s, const struct follow *f, FILE *o
         }
     }
     if (f && f->cancelled) {
-        fprintf(out, "cancelled because an ancestor failed (%u):", f->cancelled);
+        fprintf(out, "cancelled: an ancestor failed, or removed by cancel (%u):", f->cancelled);
         uint32_t shown = 0;
         for (uint32_t i = 0; i < f->wl->count && shown < 10; i++) {
             if (f->status[i] == TASK_CANCELLED + 1) {

@@ -206,7 +206,8 @@ int kvs_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node, uint
     if (is_local(kvs, key)) {
         int rc = shard_append(&kvs->shard, key, field, node, value, object, clock_wall_ns(),
                               &kvs->work);
-        if (rc == -ENOENT)
+        /* Removing what is gone already is not news: a repeated cancel. */
+        if (rc == -ENOENT && field != KVS_FIELD_REMOVE)
             log_warn("kvs: append to unknown record %llx", (unsigned long long)key);
         drain(kvs);
         return rc;

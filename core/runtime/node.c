@@ -198,12 +198,15 @@ void node_make_ready(struct node *n, struct ntask *t)
     node_mark_dirty(n);
 }
 
-static void cancel_task(struct node *n, struct ntask *t)
+/* Reports a task cancelled (an ancestor failed, or job removal) and frees it.  `ran`
+ * is what it did before a removal stopped it, or NULL when it never started. */
+static void cancel_task(struct node *n, struct ntask *t, const struct exec_result *ran)
 {
     struct proto_task_end e = {
         .key = t->spec.key, .status = TASK_CANCELLED, .node = n->self, .exit_code = -1,
-        .t_ready = 0, .t_start = 0, .t_end = clock_wall_ns(),
-        .detail = "an ancestor failed or the task was removed",
+        .t_ready = t->t_ready, .t_start = ran ? ran->t_start : 0,
+        .t_end = ran ? ran->t_end : clock_wall_ns(),
+        .detail = ran ? "removed while it ran" : "an ancestor failed, or it was removed",
     };
     n->completeq++;
     report_end(n, &e);
@@ -269,7 +272,7 @@ static void ready_or_cancel(struct node *n, struct ntask *t, uint8_t event, int6
                             uint32_t nparents, const struct tmd_parent *parents)
 {
     if (event == KVS_EVENT_CANCEL) {
-        cancel_task(n, t);
+        cancel_task(n, t, NULL);
         return;
     }
     add_parent_inputs(t, nparents, parents);
@@ -305,7 +308,7 @@ static void on_notify(void *ctx, const struct kvs_notice *notice)
     if (notice->event == KVS_EVENT_CANCEL) {
         /* Job removal reaches tasks past the wait queue too. */
         if ((t = take_ready(n, notice->key)) != NULL) {
-            cancel_task(n, t);
+            cancel_task(n, t, NULL);
             return;
         }
         struct ntask *running = u64map_get(&n->running, notice->key);
@@ -394,7 +397,7 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
     if (u64map_del(&n->removed, t->spec.key)) {
         /* Removed while it staged or ran: its record and its subtree are cancelled
          * already; whatever it produced is not kept. */
-        cancel_task(n, t);
+        cancel_task(n, t, held_slot ? r : NULL);
         node_mark_dirty(n);
         return;
     }

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """check_records.py WORKLOAD RECORDS [--expect-failed ID,...] [--expect-cancelled-closure]
+                  [--expect-removed ID,...]
 
 Checks the per-task completion records of a jackdaw run (`--records FILE`: one JSON
-line per task end) against the workload (JSON Lines, keys id and parents):
+line per task end) against the workload (JSON Lines, keys id and parents; its data
+object lines, {"object": ...} without an id, are not tasks and are skipped):
 
   - every record names a task of the workload, with that task's index (its 0-based
     position in the workload);
@@ -12,7 +14,11 @@ line per task end) against the workload (JSON Lines, keys id and parents):
     descendants are "cancelled", every other task is "done".  With
     --expect-cancelled-closure alone, whichever tasks failed (with a non-zero exit or
     a signal), the cancelled tasks are exactly their descendants and all others are
-    done;
+    done.  --expect-removed names tasks removed by `jackdaw cancel` before they
+    finished: each is "cancelled", and so is every descendant (combines with the
+    options above).  A removed task may have been running when it was removed, so its
+    record may carry a start time (then end_ns >= start_ns); its descendants never
+    started;
   - dependencies: a task that ran (done or failed) started no earlier than every
     parent ended (start_ns >= parent end_ns), and every parent of it is done; a child
     of a failed or cancelled task is cancelled, never started (a cancelled record has
@@ -24,7 +30,8 @@ Prints one summary line and exits 0, or prints every problem (the first 20) and 
 import json
 import sys
 
-USAGE = "usage: check_records.py WORKLOAD RECORDS [--expect-failed ID,...] [--expect-cancelled-closure]"
+USAGE = ("usage: check_records.py WORKLOAD RECORDS [--expect-failed ID,...] [--expect-cancelled-closure]"
+         " [--expect-removed ID,...]")
 MAX_SHOWN = 20
 
 
@@ -56,6 +63,7 @@ def main(argv):
     positional = []
     expect_failed = None
     closure = False
+    expect_removed = []
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -69,6 +77,20 @@ def main(argv):
             continue
         if a.startswith("--expect-failed="):
             expect_failed = [x for x in a.split("=", 1)[1].split(",") if x]
+            i += 1
+            continue
+        if a == "--expect-removed":
+            if i + 1 >= len(argv):
+                usage("--expect-removed needs a comma-separated list of ids")
+            expect_removed = [x for x in argv[i + 1].split(",") if x]
+            if not expect_removed:
+                usage("--expect-removed needs at least one id")
+            i += 2
+            continue
+        if a.startswith("--expect-removed="):
+            expect_removed = [x for x in a.split("=", 1)[1].split(",") if x]
+            if not expect_removed:
+                usage("--expect-removed needs at least one id")
             i += 1
             continue
         if a == "--expect-cancelled-closure":
@@ -88,6 +110,8 @@ def main(argv):
     index_of = {}
     parents = {}
     for lineno, t in read_jsonl(wl_path, "workload"):
+        if "object" in t and "id" not in t:
+            continue  # a data object line, not a task
         tid = t.get("id")
         if not isinstance(tid, str):
             usage("workload %s:%d: no string id" % (wl_path, lineno))
@@ -106,6 +130,13 @@ def main(argv):
         for f in expect_failed:
             if f not in index_of:
                 usage("--expect-failed: '%s' is not a task of %s" % (f, wl_path))
+    for f in expect_removed:
+        if f not in index_of:
+            usage("--expect-removed: '%s' is not a task of %s" % (f, wl_path))
+    removed_set = set(expect_removed)
+    if expect_failed is not None and removed_set & set(expect_failed):
+        usage("a task is both expected failed and removed: %s"
+              % ", ".join(sorted(removed_set & set(expect_failed))))
 
     problems = []
 
@@ -157,7 +188,7 @@ def main(argv):
     else:
         failed_set = set()
     descendants = set()
-    stack = list(failed_set)
+    stack = list(failed_set | removed_set)
     while stack:
         for c in children[stack.pop()]:
             if c not in descendants:
@@ -166,6 +197,9 @@ def main(argv):
     if descendants & failed_set:
         usage("an expected-failed task descends from another: %s"
               % ", ".join(sorted(descendants & failed_set)))
+    if descendants & removed_set:
+        usage("a removed task descends from a failed or removed task: %s"
+              % ", ".join(sorted(descendants & removed_set)))
 
     for tid in ids:
         st = status_of(tid)
@@ -175,6 +209,8 @@ def main(argv):
         where = r["_where"]
         if tid in failed_set:
             want = "failed"
+        elif tid in removed_set:
+            want = "cancelled"
         elif tid in descendants:
             want = "cancelled"
         else:
@@ -185,12 +221,22 @@ def main(argv):
                 extra = " (exit %r%s)" % (r.get("exit"),
                                           ", signal %r" % r["signal"] if "signal" in r else "")
             why = ""
-            if want == "cancelled":
+            if tid in removed_set:
+                why = ": it was removed by jackdaw cancel"
+            elif want == "cancelled" and removed_set:
+                why = ": it descends from failed or removed task(s) %s" \
+                      % ", ".join(sorted(failed_set | removed_set))
+            elif want == "cancelled":
                 why = ": it descends from failed task(s) %s" % ", ".join(sorted(failed_set))
             problem("%s: task '%s' is %s%s, expected %s%s" % (where, tid, st, extra, want, why))
         if st == "failed" and not (r.get("exit") or r.get("signal")):
             problem("%s: task '%s' failed with exit %r and no signal" % (where, tid, r.get("exit")))
-        if st == "cancelled" and isinstance(r.get("start_ns"), int) and r["start_ns"] != 0:
+        if st == "cancelled" and tid in removed_set:
+            if isinstance(r.get("start_ns"), int) and r["start_ns"] != 0 \
+                    and isinstance(r.get("end_ns"), int) and r["end_ns"] < r["start_ns"]:
+                problem("%s: removed task '%s' ends (%d) before it starts (%d)"
+                        % (where, tid, r["end_ns"], r["start_ns"]))
+        elif st == "cancelled" and isinstance(r.get("start_ns"), int) and r["start_ns"] != 0:
             problem("%s: task '%s' is cancelled but has a start time (%d): it ran"
                     % (where, tid, r["start_ns"]))
         if st == "done" and r.get("exit") not in (0, None):

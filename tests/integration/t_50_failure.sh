@@ -35,7 +35,7 @@ grep -qE '^ *bad on node [0-9]+: exit status 3$' "$out" || fail "summary does no
 grep -q 'boom' "$out" || fail "summary does not show the failed task's stderr ('boom')"
 grep -q 'must-not-run' "$out" "$T/fail.err" && fail "a descendant of the failed task ran"
 grep -qE 'done 31 +failed 1 +cancelled 5' "$out" || fail "summary counts are not 'done 31 failed 1 cancelled 5'"
-cancelled_line=$(grep 'cancelled because an ancestor failed' "$out") || fail "summary lists no cancelled tasks"
+cancelled_line=$(grep 'cancelled: an ancestor failed' "$out") || fail "summary lists no cancelled tasks"
 for t in bad_c1 bad_c2 bad_g1 bad_g2 bad_g3; do
     grep -qw -- "$t" <<<"$cancelled_line" || fail "summary's cancelled list lacks $t: $cancelled_line"
 done
