@@ -108,7 +108,7 @@ void placement_params_default(struct placement_params *p)
     p->tt_resume_s = p->tt_initial_s;
     p->tt_rule = FLDS_TT_HALVE_ON_MOVE;
     p->monitor_interval_s = 1.0;
-    p->auto_interval_s = 5.0;
+    p->auto_interval_s = 1.0;
     p->auto_high = 1.0;
     p->auto_low = 0.25;
     p->auto_dwell = 2;
