@@ -60,6 +60,20 @@ int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cau
         }
         cfg->placement.threshold = t;
     }
+    if (d->tt) {
+        char *end;
+        double tt = strtod(d->tt, &end);
+        if (end == d->tt || *end || !(tt > 0)) {
+            *cause = xasprintf("--tt '%s': expected seconds > 0", d->tt);
+            return -EINVAL;
+        }
+        /* The clamps and the resume point follow the initial value, as by default. */
+        double scale = tt / cfg->placement.tt_initial_s;
+        cfg->placement.tt_initial_s = tt;
+        cfg->placement.tt_min_s *= scale;
+        cfg->placement.tt_max_s *= scale;
+        cfg->placement.tt_resume_s *= scale;
+    }
     if (d->bandwidth) {
         char *why = NULL;
         if (bucket_parse_rate(d->bandwidth, &cfg->bandwidth_Bps, &why) < 0) {
@@ -115,12 +129,12 @@ int dataopts_finish(struct dataopts *d, const char *who)
         free(cause);
         return EXIT_USAGE;
     }
-    const char *names[] = {"--placement", "--threshold", "--bandwidth", "--latency", "--cache",
-                           "--cache-bytes", "--store-mem"};
-    const char *values[] = {d->placement, d->threshold, d->bandwidth, d->latency, d->cache,
-                            d->cache_bytes, d->store_mem};
+    const char *names[] = {"--placement", "--threshold", "--tt", "--bandwidth", "--latency",
+                           "--cache", "--cache-bytes", "--store-mem"};
+    const char *values[] = {d->placement, d->threshold, d->tt, d->bandwidth, d->latency,
+                            d->cache, d->cache_bytes, d->store_mem};
     d->nwords = 0;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         if (!values[i])
             continue;
         d->words[d->nwords++] = names[i];

@@ -9,7 +9,8 @@
 #include "tools/cmd.h"
 
 struct dataopts {
-    const char *placement, *threshold, *bandwidth, *latency, *cache, *cache_bytes, *store_mem;
+    const char *placement, *threshold, *tt, *bandwidth, *latency, *cache, *cache_bytes,
+        *store_mem;
     const char *words[16];  /* "--flag", "value" pairs for the daemons */
     int nwords;
 };
@@ -18,6 +19,7 @@ struct dataopts {
 #define DATAOPTS_OPTS(d)                                                                        \
     {"placement", OPT_STRING, &(d)->placement, "P  ws | mlb | mdl | rlds | flds | auto (ws)"}, \
     {"threshold", OPT_STRING, &(d)->threshold, "T  Algorithm 1's ratio threshold t"},            \
+    {"tt", OPT_STRING, &(d)->tt, "S  FLDS: initial LReadyQ run-time threshold tt (10)"},         \
     {"bandwidth", OPT_STRING, &(d)->bandwidth,                                                   \
      "RATE  emulated per-node link, e.g. 1Gbit (off); also Algorithm 1's net_band"},            \
     {"latency", OPT_STRING, &(d)->latency, "T  emulated one-way latency, e.g. 100us (off)"},    \

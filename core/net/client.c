@@ -336,6 +336,23 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
 {
     uint64_t *keys = NULL;
     size_t keys_cap = 0;
+    /* The workload's initial data objects exist before the job starts, as the papers'
+     * input files did: they are made first, and the clock starts after. */
+    for (uint32_t k = 0; k < wl->object_count; k++) {
+        uint32_t node = workload_object_node(wl, k, c->nodes);
+        if (node >= c->nodes || !c->conns[node])
+            continue;
+        size_t at;
+        struct wbuf *b = conn_msg_begin(c->conns[node], MSG_OBJECT_CREATE, &at);
+        wbuf_put_u64(b, task_object_key(job, k));
+        wbuf_put_u64(b, wl->objects[k].bytes);
+        conn_msg_end(c->conns[node], at);
+    }
+    if (wl->object_count) {
+        int rc = barrier(c, timeout_ms, cause);
+        if (rc < 0)
+            return rc;
+    }
     *t_submit = clock_wall_ns();
     for (uint32_t i = 0; i < c->nodes; i++) {
         if (!c->conns[i])
@@ -365,17 +382,6 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         tmd_fini(&t);
     }
     free(keys);
-    /* The workload's initial data objects, made on the nodes that hold them. */
-    for (uint32_t k = 0; k < wl->object_count; k++) {
-        uint32_t node = workload_object_node(wl, k, c->nodes);
-        if (node >= c->nodes || !c->conns[node])
-            continue;
-        size_t at;
-        struct wbuf *b = conn_msg_begin(c->conns[node], MSG_OBJECT_CREATE, &at);
-        wbuf_put_u64(b, task_object_key(job, k));
-        wbuf_put_u64(b, wl->objects[k].bytes);
-        conn_msg_end(c->conns[node], at);
-    }
     int rc = barrier(c, timeout_ms, cause);
     if (rc < 0)
         return rc;

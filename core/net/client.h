@@ -54,7 +54,8 @@ int client_connect(struct client *c, int timeout_ms, char **cause);
  * node, every task's metadata to its shard owner, a barrier so that all records exist,
  * then the tasks to the nodes the mode picks.  Returns once every node has acknowledged
  * the tasks (a second barrier) or the timeout passed.  *t_submit is the wall time the
- * first message went out.
+ * first message of the job went out, after the workload's initial data objects were
+ * made on their nodes (setup, like the papers' pre-existing input files).
  */
 int client_submit(struct client *c, const struct workload *wl, uint32_t job,
                   enum submit_mode mode, int timeout_ms, int64_t *t_submit, char **cause);

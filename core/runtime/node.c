@@ -496,12 +496,29 @@ void node_staged(struct node *n, struct ntask *t, const char *why)
         run_or_queue(n, t);
 }
 
+/* Takes a task from the ready queues and stages it. */
+static void stage(struct node *n, struct ntask *t)
+{
+    int rc = data_stage(n, t);
+    if (rc == 1) {
+        run_or_queue(n, t);
+    } else if (rc == 0) {
+        n->staging++;
+    } else {
+        char *why = xasprintf("input unavailable: %s", strerror(-rc));
+        fail_unstarted(n, t, why);
+        free(why);
+    }
+}
+
 /*
- * Fills free slots, and overlaps data movement with execution: while every slot is
- * busy, up to `slots` more tasks that need remote inputs are taken from the ready
- * queues and their fetches started, so that each is ready to run when a slot frees
- * (the papers' executors fetch, then run; without this a slot idles for every fetch).
- * Tasks without inputs are left in the queues, where thieves can still take them.
+ * Fills free slots, and overlaps data movement with execution: up to `slots` tasks
+ * fetch their inputs at a time, besides the running ones, so that each is ready when a
+ * slot frees (the papers' executors fetch, then run; without this a slot idles for every
+ * fetch).  Tasks without inputs are left in the queues until a slot is free for them,
+ * where thieves can still take them.  When a slot is free but the fetch window is full
+ * and the queue's head needs data, a task from the low end of the queue (the least
+ * input) runs instead of the slot idling.
  */
 static void dispatch(struct node *n)
 {
@@ -512,23 +529,27 @@ static void dispatch(struct node *n)
             continue;
         }
         struct readyq *q = readyq_len(&n->lready) ? &n->lready : &n->sready;
-        struct ntask *next = readyq_peek(q);
-        if (!next)
+        struct ntask *head = readyq_peek(q);
+        if (!head)
             return;
-        uint32_t taken = n->busy + n->staging + (uint32_t)readyq_len(&n->staged);
-        if (taken >= slots && (next->spec.num_inputs == 0 || taken >= 2 * slots))
-            return;
-        struct ntask *t = readyq_pop(q);
-        int rc = data_stage(n, t);
-        if (rc == 1) {
-            run_or_queue(n, t);
-        } else if (rc == 0) {
-            n->staging++;
-        } else {
-            char *why = xasprintf("input unavailable: %s", strerror(-rc));
-            fail_unstarted(n, t, why);
-            free(why);
+        bool slot_free = n->busy + readyq_len(&n->staged) < slots;
+        bool window_free = n->staging < slots;
+        if (head->spec.num_inputs == 0 ? slot_free : window_free) {
+            stage(n, readyq_pop(q));
+            continue;
         }
+        if (!slot_free)
+            return;
+        /* A slot is free, the fetch window is full and the head needs data. */
+        void *low = NULL;
+        if (readyq_take_tail(q, 1, &low) != 1)
+            return;
+        struct ntask *t = low;
+        if (t->spec.num_inputs) {
+            readyq_push(q, t, t->spec.input_bytes);
+            return;
+        }
+        stage(n, t);
     }
 }
 

@@ -77,8 +77,11 @@ static void attempt_done(struct node *n, bool success)
         node_mark_dirty(n);
         return;
     }
-    /* tt only means something while FLDS decides (auto may be at MLB or MDL now). */
-    if (placement_in_force(&n->cfg.placement, &n->autop) == PLACEMENT_FLDS)
+    /* tt only means something while FLDS decides (auto may be at MLB or MDL now), and
+     * only once this node has had work: the failures of a node waiting for its first
+     * tasks would otherwise push tt so high that the monitor never runs. */
+    if (n->first_start_ns &&
+        placement_in_force(&n->cfg.placement, &n->autop) == PLACEMENT_FLDS)
         flds_on_steal_failed(&n->cfg.placement, &n->flds);
     if (th->st.parked && flds_poll_should_reset(&n->cfg.placement, &n->autop, &n->flds)) {
         /* FLDS: the threshold fell low enough that stealing may pay again (002 §4.4). */

@@ -10,15 +10,15 @@
 # median over RUNS when RUNS > 1; FLDS with caching next to its target (>= 90 %); the
 # papers' ordering FLDS > MDL > MLB as "yes/no (values)", with and without caching;
 # then FLDS with a lower threshold (LOW_T), because with the default t = 0.5 and these
-# sizes Algorithm 1 sends every task to the shared queue (see README.md); and, as a
-# diagnostic (TIEBREAK_DIAG=1), MDL and low-threshold FLDS again with the files of set A
-# one byte larger, which shows what Algorithm 1's tie-break between a task's two
-# equal-sized inputs (lowest node id) does to the balance of the data-following policies.
+# sizes Algorithm 1 sends every task to the shared queue (see README.md).  With
+# TIEBREAK_DIAG=1, MDL and low-threshold FLDS run again with the files of set A one byte
+# larger, so that every task follows aI: a check of how Algorithm 1's tie-break between
+# a task's two equal-sized inputs spreads the data-following policies' load.
 #
 #   tools/bench/allpairs.sh [BUILD_DIR]
 #
 # Environment: N (40), FILE_BYTES (2400000), DURATION (0.1 s), NODES (8), SLOTS (4),
-# BANDWIDTH (1Gbit), RUNS (1), LOW_T (0.1; empty: skip), TIEBREAK_DIAG (1),
+# BANDWIDTH (1Gbit), RUNS (1), LOW_T (0.1; empty: skip), TIEBREAK_DIAG (0),
 # RUN_TIMEOUT (120 s per run), TMPFS (1), LOGS (0).
 . "$(dirname "$0")/lib.sh"
 
@@ -30,7 +30,7 @@ SLOTS="${SLOTS:-4}"
 BANDWIDTH="${BANDWIDTH:-1Gbit}"
 RUNS="${RUNS:-1}"
 LOW_T="${LOW_T-0.1}"
-TIEBREAK_DIAG="${TIEBREAK_DIAG:-1}"
+TIEBREAK_DIAG="${TIEBREAK_DIAG:-0}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-120}"
 TARGET=0.90
 . "$(dirname "$0")/datalib.sh"
@@ -97,16 +97,21 @@ done
 
 if [ -n "$LOW_T" ]; then
     say ""
-    measure "extra: flds --threshold $LOW_T, cache on (ratio $ratio > t: tasks follow their data)" \
+    # Line 1 compares all the input with t, line 12 the largest object alone.
+    largest=$(algo1_ratio "$FILE_BYTES" "$DURATION")
+    follow=$(awk -v r="$largest" -v t="$LOW_T" 'BEGIN {
+        if (r == "n/a") print "?"; else if (r + 0 > t + 0) print "tasks follow their data";
+        else print "at most t, tasks still go to SReadyQ" }')
+    measure "extra: flds --threshold $LOW_T, cache on (largest input's ratio $largest: $follow)" \
         "flds-t$LOW_T on" "$wl" --placement flds --threshold "$LOW_T" --cache on
 fi
 
 if [ "$TIEBREAK_DIAG" = 1 ]; then
     # The same workload with every file of set A one byte larger than the files of set
-    # B: "the largest input" of t_I_J is then aI, on node I mod NODES, as with the
-    # papers' tie-break (the first parent wins, strict >), instead of whichever of aI
-    # and bJ sits on the lower node id (core/policy/placement.c), which gives node k
-    # (15 - 2k)/64 of the tasks on 8 nodes when 8 divides N.
+    # B: "the largest input" of t_I_J is then aI, on node I mod NODES, whichever node
+    # the task is on (placement.c breaks ties for this node's object, else the first
+    # listed, aI; until b74c36e it chose the lower node id, which gave node k
+    # (15 - 2k)/64 of the tasks on 8 nodes: 375 down to 25, MDL efficiency ~52 %).
     wl2="$B/allpairs-a1.jsonl"
     "$PY" - "$wl" "$wl2" <<'EOF_PY' || { echo "allpairs: cannot write $wl2" >&2; exit 1; }
 import json, sys
@@ -118,8 +123,7 @@ with open(sys.argv[2], "w") as out:
         out.write(json.dumps(o, separators=(",", ":")) + "\n")
 EOF_PY
     say ""
-    say "  diagnostic: files aI one byte larger than bJ, so a task's largest input is aI (the papers'"
-    say "  tie-break) instead of the input on the lower node id:"
+    say "  diagnostic: files aI one byte larger than bJ, so every task follows aI (200 per node):"
     measure "mdl, cache on" "mdl-a1 on" "$wl2" --placement mdl --cache on
     if [ -n "$LOW_T" ]; then
         measure "flds --threshold $LOW_T, cache on" "flds-t$LOW_T-a1 on" "$wl2" \

@@ -10,11 +10,15 @@
 #   - data_run TAG WORKLOAD ARGS... : `jackdaw run WORKLOAD --nodes $NODES --slots
 #     $SLOTS --bandwidth $BANDWIDTH --json --quiet --timeout $RUN_TIMEOUT --records ...
 #     ARGS...`, bounded; leaves the summary in $B/TAG.json and the per-task records in
-#     $B/TAG.records, sets RUN_WALL (seconds), and prints the error output and returns
-#     1 when there is no summary.  LOGS=1 adds --keep and --log-level info and prints
-#     the daemons' "object store:" lines, summed over the nodes.
-#   - run_figures TAG : one line of figures of a finished run (see the python below).
+#     $B/TAG.records, sets RUN_WALL (seconds) and RUN_CPU (user + system CPU seconds of
+#     `jackdaw run` and its daemons, from the shell's `times`), and prints the error
+#     output and returns 1 when there is no summary.  LOGS=1 adds --keep and
+#     --log-level info and keeps the daemons' "object store:" lines, summed over the
+#     nodes, for run_figures.
+#   - run_figures TAG : one line of figures of a finished run (see the python below),
+#     and with LOGS=1 a second one, indented, with the "object store:" totals.
 #   - jget TAG EXPR : EXPR (python over the summary `j`) of run TAG.
+#   - algo1_ratio BYTES SECONDS : Algorithm 1's ratio at $BANDWIDTH.
 #
 # Environment read here: NODES, SLOTS, BANDWIDTH, RUN_TIMEOUT (set by the script),
 # TMPFS (1), LOGS (0).
@@ -28,29 +32,43 @@ fi
 
 # data_run TAG WORKLOAD ARGS...
 data_run() {
-    local tag=$1 wl=$2 rc t0 keep=()
+    local tag=$1 wl=$2 rc t0 cpu0 keep=()
     shift 2
     if [ "$LOGS" = 1 ]; then
         keep=(--keep "$RUN_DIR/keep-$tag" --log-level info)
     fi
     rm -f "$B/$tag.json" "$B/$tag.records"
+    children_cpu >"$B/cpu0.out"
+    cpu0=$(cat "$B/cpu0.out")
     t0=$(now)
     TMPDIR="$RUN_DIR" bounded $((RUN_TIMEOUT + 30)) "$JACKDAW" run "$wl" --nodes "$NODES" \
         --slots "$SLOTS" --bandwidth "$BANDWIDTH" --json --quiet --timeout "$RUN_TIMEOUT" \
         --records "$B/$tag.records" "${keep[@]}" "$@" >"$B/$tag.json" 2>"$B/$tag.err"
     rc=$?
     RUN_WALL=$(elapsed "$t0" "$(now)")
+    children_cpu >"$B/cpu1.out"
+    RUN_CPU=$(awk -v a="$cpu0" -v b="$(cat "$B/cpu1.out")" 'BEGIN { printf "%.1f", b - a }')
     if [ -z "$(json_get "$B/$tag.json" 'j["makespan_s"]')" ]; then
         say "    no summary (jackdaw run exited $rc after $RUN_WALL s):"
         sed 's/^/    | /' "$B/$tag.err" | head -20
         return 1
     fi
     [ "$rc" -ne 0 ] && say "    (jackdaw run exited $rc)"
+    rm -f "$B/$tag.store"
     if [ "$LOGS" = 1 ]; then
-        store_stats "$RUN_DIR/keep-$tag"
+        store_stats "$RUN_DIR/keep-$tag" >"$B/$tag.store"
         rm -rf "$RUN_DIR/keep-$tag"
     fi
     return 0
+}
+
+# children_cpu : user + system CPU seconds of this shell's waited-for children so far
+# (the daemons of `jackdaw run` are its children, so they count once it has reaped them).
+children_cpu() {
+    times >"$B/times.out" # in this shell: a subshell has no children of its own yet
+    awk 'NR == 2 { s = 0
+        for (i = 1; i <= 2; i++) { split($i, p, "m"); sub(/s$/, "", p[2]); s += 60 * p[1] + p[2] }
+        printf "%.2f", s }' "$B/times.out"
 }
 
 # store_stats DIR : the daemons' shutdown "object store:" lines, summed over the nodes.
@@ -70,9 +88,9 @@ for path in glob.glob(sys.argv[1] + "/**/node-*.log", recursive=True):
             for k, v in zip(keys, m.groups()):
                 tot[k] += int(v)
 if n == 0:
-    print("    object store: no 'object store:' lines in the node logs")
+    print("object store: no 'object store:' lines in the node logs")
 else:
-    print("    object store, %d nodes: %d owned, %d cached (%.1f MB); acquires %d local, "
+    print("object store, %d nodes: %d owned, %d cached (%.1f MB); acquires %d local, "
           "%d cache hits, %d misses; %d evictions" % (n, tot["owned"], tot["cached"],
           tot["cached_bytes"] / 1e6, tot["local"], tot["hits"], tot["misses"], tot["evictions"]))
 EOF_PY
@@ -102,11 +120,12 @@ EOF_PY
 }
 
 # run_figures TAG : efficiency, makespan, locality hit rate, bytes moved, cache hit rate,
-# tasks pushed, tasks per node (min-max), and from the records: setup = time from the
+# tasks pushed, tasks per node (min-max), from the records: setup = time from the
 # first submit to the first task start (the client writes the metadata and the nodes
-# create the workload's input objects then; the makespan counts it).
+# create the workload's input objects then; the makespan counts it), and the CPU time
+# of the last data_run against its wall time (the whole `jackdaw run`) and the CPUs.
 run_figures() {
-    "$PY" - "$B/$1.json" "$B/$1.records" <<'EOF_PY'
+    "$PY" - "$B/$1.json" "$B/$1.records" "${RUN_CPU:-}" "${RUN_WALL:-}" "$(nproc)" <<'EOF_PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 def rate(x):
@@ -122,10 +141,19 @@ try:
         setup = "%.2f s" % ((min(starts) - t_submit) / 1e9)
 except (OSError, ValueError, KeyError):
     pass
+cpu = ""
+try:
+    c, w, ncpu = float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+    if w > 0:
+        cpu = ", cpu %.1f s in %.1f s (%.0f %% of %d CPUs)" % (c, w, 100 * c / (w * ncpu), ncpu)
+except (IndexError, ValueError):
+    pass
 print("efficiency %s, makespan %.2f s (ideal %.2f s), locality %s, moved %.0f MB, "
-      "cache hits %s, pushed %d, tasks/node %d-%d, setup %s"
+      "cache hits %s, pushed %d, tasks/node %d-%d, setup %s%s"
       % (rate(j["efficiency"]), j["makespan_s"], j["ideal_s"], rate(j["locality_hit_rate"]),
          j["bytes_moved"] / 1e6, rate(j["cache_hit_rate"]), j["tasks_pushed"], min(per),
-         max(per), setup))
+         max(per), setup, cpu))
 EOF_PY
+    [ -s "$B/$1.store" ] && sed 's/^/           /' "$B/$1.store"
+    return 0
 }

@@ -94,7 +94,7 @@ measure() {
             avg=${line%%|*}
             avgs+=("$avg")
             say "    run $r: ${line#*|}"
-            say "           $(run_figures "$tag" | sed 's/, setup [^,]*$//')"
+            say "           $(run_figures "$tag" | sed 's/, setup [0-9.]* s//')"
         done
         if [ ${#avgs[@]} -gt 0 ]; then
             avg=$(median "${avgs[@]}")
