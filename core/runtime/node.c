@@ -532,8 +532,11 @@ static void dispatch(struct node *n)
         struct ntask *head = readyq_peek(q);
         if (!head)
             return;
-        bool slot_free = n->busy + readyq_len(&n->staged) < slots;
-        bool window_free = n->staging < slots;
+        uint32_t spoken = n->busy + (uint32_t)readyq_len(&n->staged);
+        bool slot_free = spoken < slots;
+        /* At most `slots` fetching, and at most 2 x slots tasks out of the queues in all:
+         * what sits in the queues stays stealable. */
+        bool window_free = n->staging < slots && spoken + n->staging < 2 * slots;
         if (head->spec.num_inputs == 0 ? slot_free : window_free) {
             stage(n, readyq_pop(q));
             continue;
