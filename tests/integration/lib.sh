@@ -76,28 +76,9 @@ pid_is_ours() {
     tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$T"
 }
 
-# PIDs of every live process whose command line names $T, one per line.  One python
-# pass over /proc (it skips itself; the shell's own command line names the test
-# script, not $T).
-pids_in_tmpdir() {
-    "$PY" - "$T" <<'EOF_PY'
-import os, sys
-mark = sys.argv[1].encode()
-me = os.getpid()
-for entry in os.listdir("/proc"):
-    if not entry.isdigit() or int(entry) == me:
-        continue
-    try:
-        with open("/proc/%s/cmdline" % entry, "rb") as f:
-            cmdline = f.read()
-        with open("/proc/%s/stat" % entry) as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        continue
-    if mark in cmdline and state != "Z":
-        print(entry)
-EOF_PY
-}
+# PIDs of every live process whose command line names $T, one per line (the
+# shell's own command line names the test script, not $T).
+pids_in_tmpdir() { pids_matching "$T"; }
 
 # wait_until SECONDS CMD... : polls CMD every 0.1 s; 0 when it succeeded in time.
 wait_until() {

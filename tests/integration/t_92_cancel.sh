@@ -36,25 +36,7 @@ total=$(wc -l <"$wl")
 early_done=3 # root, other, o2
 
 # marker_pids : PIDs of live processes whose command line names $marker.
-marker_pids() {
-    "$PY" - "$marker" <<'EOF_PY'
-import os, sys
-mark = sys.argv[1].encode()
-me = os.getpid()
-for entry in os.listdir("/proc"):
-    if not entry.isdigit() or int(entry) == me:
-        continue
-    try:
-        with open("/proc/%s/cmdline" % entry, "rb") as f:
-            cmdline = f.read()
-        with open("/proc/%s/stat" % entry) as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        continue
-    if mark in cmdline and state != "Z":
-        print(entry)
-EOF_PY
-}
+marker_pids() { pids_matching "$marker"; }
 marker_running() { [ -n "$(marker_pids)" ]; }
 marker_gone() { [ -z "$(marker_pids)" ]; }
 

@@ -39,3 +39,25 @@ for n in json.load(open(sys.argv[1]))["nodes"]:
     if n.get("pid"):
         print(n["pid"])' "$1"
 }
+
+# pids_matching MARK... : live processes (zombies excepted) whose command line contains
+# any MARK, one PID per line.  One python pass over /proc; it skips itself.
+pids_matching() {
+    "$PY" - "$@" <<'EOF_PY'
+import os, sys
+marks = [m.encode() for m in sys.argv[1:]]
+me = os.getpid()
+for entry in os.listdir("/proc"):
+    if not entry.isdigit() or int(entry) == me:
+        continue
+    try:
+        with open("/proc/%s/cmdline" % entry, "rb") as f:
+            cmdline = f.read()
+        with open("/proc/%s/stat" % entry) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        continue
+    if any(m in cmdline for m in marks) and state != "Z":
+        print(entry)
+EOF_PY
+}

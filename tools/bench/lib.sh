@@ -135,25 +135,7 @@ pid_is_ours() {
 }
 
 # PIDs of every live process whose command line names $B (or an extra_dir), one per line.
-pids_in_bench_dir() {
-    "$PY" - "$B" "${EXTRA_DIRS[@]}" <<'EOF_PY'
-import os, sys
-marks = [m.encode() for m in sys.argv[1:]]
-me = os.getpid()
-for entry in os.listdir("/proc"):
-    if not entry.isdigit() or int(entry) == me:
-        continue
-    try:
-        with open("/proc/%s/cmdline" % entry, "rb") as f:
-            cmdline = f.read()
-        with open("/proc/%s/stat" % entry) as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        continue
-    if any(m in cmdline for m in marks) and state != "Z":
-        print(entry)
-EOF_PY
-}
+pids_in_bench_dir() { pids_matching "$B" "${EXTRA_DIRS[@]}"; }
 
 # launch_cluster N S FILE [launch options...] : starts N daemons with S slots; their PIDs
 # join CLUSTER_PIDS so the EXIT trap stops them whatever happens.
