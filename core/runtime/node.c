@@ -376,7 +376,7 @@ static uint64_t keep_output(struct node *n, struct ntask *t, const struct exec_r
         }
         free(path);
     } else if (size) {
-        rc = objstore_put_synthetic(d->store, key, size, &cause);
+        rc = objstore_put_generated(d->store, key, size, &cause);
     }
     if (rc < 0 && rc != -EEXIST) {
         log_warn("task %llx: cannot keep its output object: %s", (unsigned long long)key,
@@ -745,7 +745,7 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
         if (!rbuf_ok(r))
             break;
         char *cause = NULL;
-        int rc = objstore_put_synthetic(n->data.store, key, bytes, &cause);
+        int rc = objstore_put_generated(n->data.store, key, bytes, &cause);
         if (rc < 0 && rc != -EEXIST)
             log_warn("cannot create data object %llx of %llu bytes for %s: %s",
                      (unsigned long long)key, (unsigned long long)bytes, conn_peer_name(c),

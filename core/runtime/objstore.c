@@ -59,6 +59,7 @@ struct entry {
     int fd;                 /* read descriptor kept while pinned, else -1 */
     uint8_t kind;           /* enum kind */
     bool in_file;
+    bool generated;         /* content is objstore_synthetic_fill of the key: no bytes held */
     bool hash_known;
     uint8_t hash[OBJSTORE_HASH_BYTES];
 };
@@ -294,6 +295,8 @@ static void account_in(struct objstore *os, const struct entry *e)
         os->st.cached_objects++;
         os->st.cached_bytes += e->size;
     }
+    if (e->generated)
+        return; /* holds no bytes anywhere */
     if (e->in_file)
         os->st.file_bytes += e->size;
     else
@@ -309,6 +312,8 @@ static void account_out(struct objstore *os, const struct entry *e)
         os->st.cached_objects--;
         os->st.cached_bytes -= e->size;
     }
+    if (e->generated)
+        return;
     if (e->in_file)
         os->st.file_bytes -= e->size;
     else
@@ -508,6 +513,20 @@ int objstore_put_synthetic(struct objstore *os, uint64_t key, uint64_t bytes, ch
         }
         e->in_file = true;
     }
+    u64map_put(&os->index, key, e);
+    account_in(os, e);
+    return 0;
+}
+
+int objstore_put_generated(struct objstore *os, uint64_t key, uint64_t bytes, char **cause)
+{
+    if (!os)
+        return -EINVAL;
+    int rc = refuse_present(os, key, cause);
+    if (rc < 0)
+        return rc;
+    struct entry *e = entry_new(key, bytes, KIND_OWNED);
+    e->generated = true;
     u64map_put(&os->index, key, e);
     account_in(os, e);
     return 0;
@@ -829,6 +848,11 @@ ssize_t objstore_read(struct objstore *os, uint64_t key, uint64_t offset, void *
         n = SSIZE_MAX;
     if (n == 0)
         return 0;
+    if (e->generated) {
+        objstore_synthetic_fill(e->key, offset, buf, n);
+        hash_along(e, offset, buf, n);
+        return (ssize_t)n;
+    }
     if (!e->in_file) {
         memcpy(buf, e->data + offset, n);
         hash_along(e, offset, buf, n);
@@ -867,7 +891,18 @@ int objstore_hash(struct objstore *os, uint64_t key, uint8_t out[OBJSTORE_HASH_B
         /* The rest of the content goes through hash_along, which completes the hash
          * with the last byte; an I/O error keeps what was hashed for a later call. */
         uint64_t from = e->hashing ? e->hashing->done : 0;
-        if (!e->in_file) {
+        if (e->generated) {
+            uint8_t *buf = malloc(IO_CHUNK);
+            if (!buf)
+                return -ENOMEM;
+            for (uint64_t off = from; off < e->size;) {
+                size_t n = e->size - off < IO_CHUNK ? (size_t)(e->size - off) : IO_CHUNK;
+                objstore_synthetic_fill(e->key, off, buf, n);
+                hash_along(e, off, buf, n);
+                off += n;
+            }
+            free(buf);
+        } else if (!e->in_file) {
             hash_along(e, from, e->data + from, (size_t)(e->size - from));
         } else {
             int fd = e->fd >= 0 ? e->fd : open_object(os, e);
@@ -927,7 +962,21 @@ int objstore_materialize(struct objstore *os, uint64_t key, const char *path, ch
                                    strerror(err)));
         return -err;
     }
-    int rc = e->size ? fs_write_all(fd, e->data, (size_t)e->size) : 0;
+    int rc = 0;
+    if (e->generated) {
+        uint8_t *buf = e->size ? malloc(IO_CHUNK) : NULL;
+        if (e->size && !buf)
+            rc = -ENOMEM;
+        for (uint64_t off = 0; rc == 0 && off < e->size;) {
+            size_t n = e->size - off < IO_CHUNK ? (size_t)(e->size - off) : IO_CHUNK;
+            objstore_synthetic_fill(e->key, off, buf, n);
+            rc = fs_write_all(fd, buf, n);
+            off += n;
+        }
+        free(buf);
+    } else if (e->size) {
+        rc = fs_write_all(fd, e->data, (size_t)e->size);
+    }
     if (rc < 0)
         set_cause(cause, xasprintf("cannot write '%s': %s", path, strerror(-rc)));
     int crc = close_written(fd, path, rc == 0 ? cause : NULL);

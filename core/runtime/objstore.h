@@ -89,6 +89,13 @@ void objstore_synthetic_fill(uint64_t key, uint64_t offset, void *buf, size_t le
  * (owned, cached or being received), -ENOMEM, or a file error with *cause. */
 int objstore_put_synthetic(struct objstore *os, uint64_t key, uint64_t bytes, char **cause);
 /*
+ * Adds an owned object whose content is objstore_synthetic_fill of its key, without
+ * holding its bytes: reads, hashes and staging generate them.  A synthetic task's output
+ * and a workload's initial object are such; they cost no memory, no file and no fill
+ * when made, only when read.  Errors as objstore_put_synthetic.
+ */
+int objstore_put_generated(struct objstore *os, uint64_t key, uint64_t bytes, char **cause);
+/*
  * Adopts the regular file at `path` (a command task's output) as an owned object by
  * moving it into the store: rename(2) when on the same file system, else a copy
  * followed by unlinking `path`.  On success `path` no longer exists; on failure it is

@@ -590,6 +590,52 @@ static void test_materialize(void **state)
     free(p3);
 }
 
+/* Generated objects hold no bytes, yet read, hash, transfer and stage exactly as the
+ * same content stored for real would. */
+static void test_generated_objects(void **state)
+{
+    struct fixture *f = *state;
+    struct objstore *gen = store(f, "g", 1000, 1 << 20);
+    struct objstore *real = store(f, "r", 1 << 30, 0);
+    struct objstore *dst = store(f, "d", 1 << 30, 1 << 30);
+    const uint64_t key = 0x77aa55ULL, size = 700001;
+    assert_int_equal(objstore_put_generated(gen, key, size, NULL), 0);
+    assert_int_equal(objstore_put_synthetic(real, key, size, NULL), 0);
+    char *cause = NULL;
+    assert_int_equal(objstore_put_generated(gen, key, 1, &cause), -EEXIST);
+    free(cause);
+
+    struct objstore_stats st;
+    objstore_get_stats(gen, &st);
+    assert_int_equal(st.owned_objects, 1);
+    assert_int_equal(st.owned_bytes, size);
+    assert_int_equal(st.mem_bytes, 0);
+    assert_int_equal(st.file_bytes, 0);
+    assert_int_equal(objstore_size(gen, key), (int64_t)size);
+
+    /* Hash from scratch, then via a streamed transfer into another store. */
+    uint8_t hg[OBJSTORE_HASH_BYTES], hr[OBJSTORE_HASH_BYTES], hd[OBJSTORE_HASH_BYTES];
+    assert_int_equal(objstore_hash(gen, key, hg), 0);
+    assert_int_equal(objstore_hash(real, key, hr), 0);
+    assert_memory_equal(hg, hr, sizeof hg);
+    assert_synthetic_content(gen, key, key, size, 4099);
+    assert_int_equal(transfer(gen, dst, key, 65536), 0);
+    assert_int_equal(objstore_hash(dst, key, hd), 0);
+    assert_memory_equal(hd, hr, sizeof hd);
+    assert_synthetic_content(dst, key, key, size, 65536);
+    assert_int_equal(objstore_unpin(dst, key), 0);
+
+    char *p = sub(f, "staged");
+    assert_int_equal(objstore_materialize(gen, key, p, NULL), 0);
+    assert_file_is_synthetic(p, key, size);
+    free(p);
+    assert_int_equal(objstore_remove(gen, key), 0);
+    assert_false(objstore_has(gen, key));
+    objstore_destroy(gen);
+    objstore_destroy(real);
+    objstore_destroy(dst);
+}
+
 static void write_text(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "w");
@@ -876,6 +922,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pinned_copies_survive_eviction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_materialize, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_generated_objects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_file_adopts_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streaming_reads_compute_the_hash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_across_file_systems, setup, teardown),
