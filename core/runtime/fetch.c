@@ -21,8 +21,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/base/clock.h"
+#include "core/base/fs.h"
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/net/proto.h"
@@ -427,6 +429,66 @@ int data_on_fetch_reply(struct node *n, uint32_t from, struct rbuf *r)
     else
         request_more(n, f);
     return 0;
+}
+
+/* ---- outputs and staged inputs ------------------------------------------------------- */
+
+/* The task's output becomes an object here: synthetic bytes for synthetic tasks, the
+ * captured output file for commands.  Returns the object's size. */
+uint64_t data_keep_output(struct node *n, struct ntask *t)
+{
+    struct data_plane *d = &n->data;
+    uint64_t key = t->spec.key;
+    char *cause = NULL;
+    int rc = 0;
+    uint64_t size = t->spec.output_bytes;
+    if (t->spec.kind == TASK_COMMAND) {
+        /* The captured output is the object; an empty one is no object at all.  The
+         * store takes the file over and links it back, so the user still finds it. */
+        char *path = xasprintf("%s/task-%u-%u/output", n->cfg.workdir, task_key_job(key),
+                               task_key_index(key));
+        struct stat st;
+        size = stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+        if (size) {
+            rc = objstore_put_file(d->store, key, path, &cause);
+            if (rc == 0)
+                objstore_materialize(d->store, key, path, NULL);
+        }
+        free(path);
+    } else if (size) {
+        rc = objstore_put_generated(d->store, key, size, &cause);
+    }
+    if (rc < 0 && rc != -EEXIST) {
+        log_warn("task %llx: cannot keep its output object: %s", (unsigned long long)key,
+                 cause ? cause : strerror(-rc));
+        size = 0;
+    }
+    free(cause);
+    return size;
+}
+
+/*
+ * A command reads its inputs as files: WORKDIR/task-J-I/inputs/0, 1, ... in the order of
+ * the task's declared inputs, then its parents' outputs in workload order.  Links into
+ * the object store where it can (read-only), copies otherwise.
+ */
+int data_stage_files(struct node *n, struct ntask *t, char **cause)
+{
+    const struct task_spec *s = &t->spec;
+    char *dir = xasprintf("%s/task-%u-%u/inputs", n->cfg.workdir, task_key_job(s->key),
+                          task_key_index(s->key));
+    int rc = fs_mkdirs(dir, 0755, NULL);
+    if (rc < 0)
+        *cause = xasprintf("cannot create '%s': %s", dir, strerror(-rc));
+    for (uint32_t i = 0; rc == 0 && i < s->num_inputs; i++) {
+        char *path = xasprintf("%s/%u", dir, i);
+        rc = objstore_materialize(n->data.store, s->inputs[i].object, path, cause);
+        if (rc == -EEXIST)
+            rc = 0; /* staged by an earlier attempt */
+        free(path);
+    }
+    free(dir);
+    return rc;
 }
 
 /* ---- life cycle ---------------------------------------------------------------------- */

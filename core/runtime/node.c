@@ -152,52 +152,6 @@ static void report_end(struct node *n, const struct proto_task_end *e)
 
 /* ---- queues ------------------------------------------------------------------------ */
 
-static void push_task(struct node *n, struct ntask *t, uint32_t to)
-{
-    size_t at;
-    struct wbuf *b = node_msg_begin(n, to, MSG_PUSH, &at);
-    wbuf_put_u32(b, 1);
-    proto_put_task(b, &t->spec);
-    node_msg_end(n, to, at);
-    kvs_append(n->kvs, t->spec.key, KVS_FIELD_HISTORY, to, 0, 0);
-    n->tasks_pushed++;
-    ntask_free(t);
-}
-
-/* Algorithm 1 (core/policy/placement): LReadyQ, SReadyQ, or push to the data. */
-void node_make_ready(struct node *n, struct ntask *t)
-{
-    struct placement_object small[16];
-    struct placement_object *objs = small;
-    uint32_t k = t->spec.num_inputs;
-    if (k > 16)
-        objs = xmalloc(k * sizeof *objs);
-    for (uint32_t i = 0; i < k; i++)
-        objs[i] = (struct placement_object){.node = t->spec.inputs[i].node,
-                                            .bytes = t->spec.inputs[i].bytes};
-    /* Before any task has finished here, a sleep task's own length is the best guess. */
-    double est = n->est_samples ? n->est_task_length_s
-                 : t->spec.kind == TASK_SLEEP ? t->spec.duration_s / n->cfg.speed
-                                              : 0;
-    struct placement_input in = {
-        .stealable = (t->spec.flags & TASK_FLAG_STEALABLE) != 0,
-        .all_data_size = t->spec.input_bytes, .self = n->self, .est_task_length_s = est,
-        .inputs = objs, .num_inputs = k,
-    };
-    struct placement_decision d = placement_decide(&n->cfg.placement, &n->autop, &in);
-    if (objs != small)
-        free(objs);
-    if (d.queue == PLACE_PUSH && d.node < n->nodes && d.node != n->self) {
-        push_task(n, t, d.node);
-        return;
-    }
-    if (d.queue == PLACE_SREADY)
-        readyq_push(&n->sready, t, t->spec.input_bytes);
-    else
-        readyq_push(&n->lready, t, t->spec.input_bytes);
-    node_mark_dirty(n);
-}
-
 /* Reports a task cancelled (an ancestor failed, or job removal) and frees it.  `ran`
  * is what it did before a removal stopped it, or NULL when it never started. */
 static void cancel_task(struct node *n, struct ntask *t, const struct exec_result *ran)
@@ -242,30 +196,6 @@ static void add_parent_inputs(struct ntask *t, uint32_t nparents, const struct t
     s->input_bytes = 0;
     for (uint32_t i = 0; i < s->num_inputs; i++)
         s->input_bytes += s->inputs[i].bytes;
-}
-
-/*
- * A command reads its inputs as files: WORKDIR/task-J-I/inputs/0, 1, ... in the order of
- * the task's declared inputs, then its parents' outputs in workload order.  Links into
- * the object store where it can (read-only), copies otherwise.
- */
-static int stage_files(struct node *n, struct ntask *t, char **cause)
-{
-    const struct task_spec *s = &t->spec;
-    char *dir = xasprintf("%s/task-%u-%u/inputs", n->cfg.workdir, task_key_job(s->key),
-                          task_key_index(s->key));
-    int rc = fs_mkdirs(dir, 0755, NULL);
-    if (rc < 0)
-        *cause = xasprintf("cannot create '%s': %s", dir, strerror(-rc));
-    for (uint32_t i = 0; rc == 0 && i < s->num_inputs; i++) {
-        char *path = xasprintf("%s/%u", dir, i);
-        rc = objstore_materialize(n->data.store, s->inputs[i].object, path, cause);
-        if (rc == -EEXIST)
-            rc = 0; /* staged by an earlier attempt */
-        free(path);
-    }
-    free(dir);
-    return rc;
 }
 
 static void ready_or_cancel(struct node *n, struct ntask *t, uint8_t event, int64_t t_ready,
@@ -353,41 +283,6 @@ static void on_status_set(void *arg, int status, const struct tmd *rec)
         kvs_append(n->kvs, tmd_child(rec, i), field, n->self, rec->data_size, rec->key);
 }
 
-/* The task's output becomes an object here: synthetic bytes for synthetic tasks, the
- * captured output file for commands.  Returns the object's size. */
-static uint64_t keep_output(struct node *n, struct ntask *t, const struct exec_result *r)
-{
-    struct data_plane *d = &n->data;
-    uint64_t key = t->spec.key;
-    char *cause = NULL;
-    int rc = 0;
-    uint64_t size = t->spec.output_bytes;
-    if (t->spec.kind == TASK_COMMAND) {
-        /* The captured output is the object; an empty one is no object at all.  The
-         * store takes the file over and links it back, so the user still finds it. */
-        char *path = xasprintf("%s/task-%u-%u/output", n->cfg.workdir, task_key_job(key),
-                               task_key_index(key));
-        struct stat st;
-        size = stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
-        if (size) {
-            rc = objstore_put_file(d->store, key, path, &cause);
-            if (rc == 0)
-                objstore_materialize(d->store, key, path, NULL);
-        }
-        free(path);
-    } else if (size) {
-        rc = objstore_put_generated(d->store, key, size, &cause);
-    }
-    if (rc < 0 && rc != -EEXIST) {
-        log_warn("task %llx: cannot keep its output object: %s", (unsigned long long)key,
-                 cause ? cause : strerror(-rc));
-        size = 0;
-    }
-    free(cause);
-    (void)r;
-    return size;
-}
-
 /* A task ended: it ran (held_slot), or failed or was removed before it could. */
 static void finish(struct node *n, struct ntask *t, const struct exec_result *r, bool held_slot)
 {
@@ -405,7 +300,7 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
     n->tasks_run++;
     uint64_t size = 0;
     if (r->status == TASK_DONE) {
-        size = keep_output(n, t, r);
+        size = data_keep_output(n, t);
         /* est_task_length of Algorithm 1: the running mean of this node's tasks. */
         double len = (double)(r->t_end - r->t_start) / 1e9;
         n->busy_s += len;
@@ -453,7 +348,7 @@ static void run_task(struct node *n, struct ntask *t)
     struct exec_result now;
     memset(&now, 0, sizeof now);
     char *cause = NULL;
-    if (t->spec.kind == TASK_COMMAND && t->spec.num_inputs && stage_files(n, t, &cause) < 0) {
+    if (t->spec.kind == TASK_COMMAND && t->spec.num_inputs && data_stage_files(n, t, &cause) < 0) {
         now.status = TASK_FAILED;
         now.exit_code = -1;
         now.t_start = now.t_end = clock_wall_ns();
@@ -553,52 +448,6 @@ static void dispatch(struct node *n)
             return;
         }
         stage(n, t);
-    }
-}
-
-/* FLDS: an LReadyQ that would take longer than tt at this node's pace spills its
- * least data-hungry tasks into SReadyQ, where thieves can take them.  Auto: once per
- * interval, the bytes this node fetched against its busy time decide the policy. */
-static void monitor_cb(uv_timer_t *h)
-{
-    struct node *n = h->data;
-    const struct placement_params *p = &n->cfg.placement;
-    int64_t now_ns = clock_mono_ns();
-    double now_s = (double)now_ns / 1e9;
-    if (n->first_start_ns) {
-        double elapsed = (double)(now_ns - n->first_start_ns) / 1e9;
-        double tps = elapsed > 0 ? (double)n->tasks_run / elapsed : 0;
-        uint64_t move = flds_monitor(p, &n->autop, &n->flds, readyq_len(&n->lready), tps, now_s);
-        if (move) {
-            void **moved = xmalloc(move * sizeof *moved);
-            size_t got = readyq_take_tail(&n->lready, move, moved);
-            for (size_t i = 0; i < got; i++)
-                readyq_push(&n->sready, moved[i], ((struct ntask *)moved[i])->spec.input_bytes);
-            free(moved);
-            log_debug("flds: moved %zu tasks from LReadyQ to SReadyQ; tt now %.3f s", got,
-                      n->flds.tt_s);
-            node_mark_dirty(n);
-        }
-    }
-    if (!n->auto_last_s)
-        n->auto_last_s = now_s;
-    if (p->policy == PLACEMENT_AUTO && now_s - n->auto_last_s >= p->auto_interval_s) {
-        n->auto_last_s = now_s;
-        struct placement_auto_sample sample = {
-            .bytes_moved = n->data.bytes_in - n->auto_bytes_mark,
-            .busy_s = n->busy_s - n->auto_busy_mark,
-        };
-        struct placement_switch sw;
-        if (placement_auto_observe(p, &n->autop, &sample, now_s, &sw)) {
-            n->policy_switches++;
-            if (sw.to == PLACEMENT_FLDS)
-                flds_init(&n->flds, p); /* tt starts afresh for the monitor */
-            log_info("placement switched from %s to %s (%s, ratio %.3g)",
-                     placement_policy_name(sw.from), placement_policy_name(sw.to),
-                     placement_switch_reason_name(sw.reason), sw.ratio);
-        }
-        n->auto_bytes_mark = n->data.bytes_in;
-        n->auto_busy_mark = n->busy_s;
     }
 }
 
@@ -770,26 +619,6 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
     return -EBADMSG;
 }
 
-/* Tasks another node's placement sent here because their data is here: they run here
- * (LReadyQ), and nobody may steal them. */
-static int on_push(struct node *n, uint32_t from, struct rbuf *r)
-{
-    uint32_t count = rbuf_u32(r);
-    if (!rbuf_ok(r) || count > PROTO_MAX_BATCH)
-        return -EBADMSG;
-    for (uint32_t i = 0; i < count; i++) {
-        struct ntask *t = ntask_decode(r);
-        if (!t)
-            return -EBADMSG;
-        t->t_ready = clock_wall_ns();
-        readyq_push(&n->lready, t, t->spec.input_bytes);
-    }
-    (void)from;
-    if (count)
-        node_mark_dirty(n);
-    return 0;
-}
-
 static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct rbuf *r,
                            const char **reason)
 {
@@ -800,7 +629,7 @@ static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct 
     case MSG_LOAD_QUERY: rc = thief_on_load_query(n, from, r); break;
     case MSG_FETCH_REQ: rc = data_on_fetch_request(n, from, r); break;
     case MSG_FETCH_REP: rc = data_on_fetch_reply(n, from, r); break;
-    case MSG_PUSH: rc = on_push(n, from, r); break;
+    case MSG_PUSH: rc = place_on_push(n, from, r); break;
     case MSG_LOAD_REPLY: rc = thief_on_load_reply(n, from, r); break;
     case MSG_STEAL_REQUEST: rc = thief_on_steal_request(n, from, r); break;
     case MSG_STEAL_GRANT: rc = thief_on_steal_grant(n, from, r); break;
@@ -911,8 +740,7 @@ static void node_stop(struct node *n)
     conn_hub_destroy(n->hub);
     n->hub = NULL;
     thief_close(n);
-    uv_timer_stop(&n->monitor);
-    uv_close((uv_handle_t *)&n->monitor, NULL);
+    place_monitor_stop(n);
     uv_idle_stop(&n->idle);
     uv_close((uv_handle_t *)&n->idle, NULL);
     uv_close((uv_handle_t *)&n->check, NULL);
@@ -1016,21 +844,9 @@ int node_run(const struct node_config *cfg, char **cause)
     uv_signal_init(&n->loop, &n->sigint);
     n->sigint.data = n;
     thief_init(n);
-    flds_init(&n->flds, &cfg->placement);
-    placement_auto_init(&n->autop, &cfg->placement);
-    uv_timer_init(&n->loop, &n->monitor);
-    n->monitor.data = n;
-    if (rc == 0 && (cfg->placement.policy == PLACEMENT_FLDS ||
-                    cfg->placement.policy == PLACEMENT_AUTO)) {
-        double s = cfg->placement.policy == PLACEMENT_AUTO &&
-                           cfg->placement.auto_interval_s < cfg->placement.monitor_interval_s
-                       ? cfg->placement.auto_interval_s
-                       : cfg->placement.monitor_interval_s;
-        uint64_t ms = s > 0.001 ? (uint64_t)(s * 1000) : 1;
-        uv_timer_start(&n->monitor, monitor_cb, ms, ms);
-        /* The timer only serves running jobs: it must not keep a finished loop alive. */
-        uv_unref((uv_handle_t *)&n->monitor);
-    }
+    place_monitor_init(n);
+    if (rc == 0)
+        place_monitor_start(n);
     if (rc == 0) {
         uv_signal_start(&n->sigterm, on_signal, SIGTERM);
         uv_signal_start(&n->sigint, on_signal, SIGINT);

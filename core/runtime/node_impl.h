@@ -1,6 +1,7 @@
 /*
  * node_impl — the node daemon's state, shared by the files that make up the daemon
- * (node.c: messages, queues, executors; thief.c: the stealing state machine).  Private
+ * (node.c: messages, queues, executors; place.c: placement, pushes, the FLDS monitor;
+ * fetch.c: the data plane; thief.c: the stealing state machine).  Private
  * to core/runtime; nothing outside includes it.
  */
 #ifndef JACKDAW_NODE_IMPL_H
@@ -129,10 +130,16 @@ struct node {
 void node_mark_dirty(struct node *n);
 struct wbuf *node_msg_begin(struct node *n, uint32_t peer, uint16_t type, size_t *at);
 void node_msg_end(struct node *n, uint32_t peer, size_t at);
-void node_make_ready(struct node *n, struct ntask *t);
 /* A task from a SUBMIT or STEAL_GRANT payload; NULL when malformed. */
 struct ntask *ntask_decode(struct rbuf *r);
 void ntask_free(struct ntask *t);
+
+/* place.c: Algorithm 1 for a task that just became ready (LReadyQ, SReadyQ or push). */
+void node_make_ready(struct node *n, struct ntask *t);
+int place_on_push(struct node *n, uint32_t from, struct rbuf *r);
+void place_monitor_init(struct node *n);
+void place_monitor_start(struct node *n);
+void place_monitor_stop(struct node *n);
 
 /* fetch.c: a staging task's inputs are all here (why NULL), or cannot be (why says). */
 void node_staged(struct node *n, struct ntask *t, const char *why);
@@ -147,6 +154,10 @@ int data_stage(struct node *n, struct ntask *t);
 /* Releases the task's pins. */
 void data_release(struct node *n, struct ntask *t);
 int data_on_fetch_request(struct node *n, uint32_t from, struct rbuf *r);
+/* A finished task's output becomes an object here; returns its size. */
+uint64_t data_keep_output(struct node *n, struct ntask *t);
+/* Stages a command's inputs as files in its work directory. */
+int data_stage_files(struct node *n, struct ntask *t, char **cause);
 int data_on_fetch_reply(struct node *n, uint32_t from, struct rbuf *r);
 
 /* thief.c */
