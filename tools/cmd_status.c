@@ -74,19 +74,31 @@ static int status_main(int argc, char **argv)
         code = EXIT_CLUSTER;
     } else if (json) {
         json_t *nodes = json_array();
-        for (uint32_t i = 0; i < cl.count; i++)
-            json_array_append_new(
-                nodes, json_pack("{s:i, s:i, s:i, s:f, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-                                 "id", (int)st[i].node, "slots", (int)st[i].slots, "busy",
-                                 (int)st[i].busy, "speed", st[i].speed, "waitq", (int)st[i].waitq,
-                                 "lready", (int)st[i].lready, "sready", (int)st[i].sready,
-                                 "completeq", (json_int_t)st[i].completeq, "tasks_run",
-                                 (json_int_t)st[i].tasks_run, "steals_attempted",
-                                 (json_int_t)st[i].steals_attempted, "steals_succeeded",
-                                 (json_int_t)st[i].steals_succeeded, "tasks_stolen",
-                                 (json_int_t)st[i].tasks_stolen, "kvs_records",
-                                 (json_int_t)st[i].kvs_records, "rss_bytes",
-                                 (json_int_t)st[i].rss_bytes));
+        for (uint32_t i = 0; i < cl.count; i++) {
+            json_t *n = json_pack(
+                "{s:i, s:i, s:i, s:f, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "id",
+                (int)st[i].node, "slots", (int)st[i].slots, "busy", (int)st[i].busy, "speed",
+                st[i].speed, "waitq", (int)st[i].waitq, "lready", (int)st[i].lready, "sready",
+                (int)st[i].sready, "completeq", (json_int_t)st[i].completeq, "tasks_run",
+                (json_int_t)st[i].tasks_run, "steals_attempted",
+                (json_int_t)st[i].steals_attempted, "steals_succeeded",
+                (json_int_t)st[i].steals_succeeded, "tasks_stolen", (json_int_t)st[i].tasks_stolen,
+                "kvs_records", (json_int_t)st[i].kvs_records, "rss_bytes",
+                (json_int_t)st[i].rss_bytes);
+            /* The data plane, for operators watching where bytes go. */
+            json_object_update_new(
+                n, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "tasks_pushed",
+                             (json_int_t)st[i].tasks_pushed, "tasks_with_inputs",
+                             (json_int_t)st[i].tasks_with_inputs, "locality_hits",
+                             (json_int_t)st[i].locality_hits, "fetches",
+                             (json_int_t)st[i].fetches, "bytes_in", (json_int_t)st[i].bytes_in,
+                             "bytes_out", (json_int_t)st[i].bytes_out, "cache_hits",
+                             (json_int_t)st[i].cache_hits, "cache_misses",
+                             (json_int_t)st[i].cache_misses, "policy_switches",
+                             (json_int_t)st[i].policy_switches, "est_task_length_s",
+                             st[i].est_task_length_s));
+            json_array_append_new(nodes, n);
+        }
         json_t *o = json_pack("{s:o}", "nodes", nodes);
         char *text = json_dumps(o, JSON_COMPACT);
         printf("%s\n", text);
