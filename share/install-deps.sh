@@ -5,7 +5,7 @@
 set -eu
 
 packages="gcc make pkg-config libuv1-dev libsodium-dev libjansson-dev libcmocka-dev
-zlib1g-dev libavro-dev libncurses-dev tmux gnuplot-nox"
+zlib1g-dev libavro-dev libncurses-dev tmux gnuplot-nox python3 python3-avro"
 
 missing=""
 for p in $packages; do
