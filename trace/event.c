@@ -1,0 +1,290 @@
+/*
+ * trace event — see event.h.  Encoding uses field indexes (we always write with our own
+ * schema, whose field order is fixed); decoding looks fields up by name so that files
+ * written with a later, appended-to schema read the same way.
+ */
+#include "trace/event.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Field positions in jackdaw.Event and jackdaw.Sample (encoding only). */
+enum {
+    F_KIND, F_NODE, F_SEQ, F_TIME, F_JOB, F_TASK, F_PEER, F_STATUS, F_COUNT, F_BYTES,
+    F_DURATION, F_TEXT, F_SAMPLE
+};
+
+static const char *const kind_names[TRACE_KIND_COUNT] = {
+    "TASK_SUBMIT", "TASK_READY", "TASK_QUEUED_LOCAL", "TASK_QUEUED_SHARED",
+    "TASK_PUSHED", "TASK_STOLEN_IN", "TASK_STOLEN_OUT", "TASK_START", "TASK_END",
+    "STEAL_REQUEST", "STEAL_GRANT", "STEAL_FAIL",
+    "DATA_FETCH", "CACHE_HIT", "NODE_SAMPLE", "NODE_UP", "NODE_DOWN",
+    "POLICY_CHANGE", "DROPPED",
+};
+
+/* Generated from share/schema/jackdaw-event.avsc (compact JSON); test_trace checks that
+ * both parse to equal schemas. */
+const char trace_event_schema_json[] =
+    "{\"type\":\"record\",\"name\":\"Event\",\"namespace\":\"jackdaw\",\"doc\":\"One jackdaw trace event. Fi"
+    "eld meanings per kind: share/doc/trace-schema.md. Append fields (with defaults) and enum"
+    " symbols only.\",\"fields\":[{\"name\":\"kind\",\"type\":{\"type\":\"enum\",\"name\":\"Kind\",\"doc\":\"Symb"
+    "ols resolve by position in libavro: only ever append.\",\"symbols\":[\"TASK_SUBMIT\",\"TASK_RE"
+    "ADY\",\"TASK_QUEUED_LOCAL\",\"TASK_QUEUED_SHARED\",\"TASK_PUSHED\",\"TASK_STOLEN_IN\",\"TASK_STOLE"
+    "N_OUT\",\"TASK_START\",\"TASK_END\",\"STEAL_REQUEST\",\"STEAL_GRANT\",\"STEAL_FAIL\",\"DATA_FETCH\",\""
+    "CACHE_HIT\",\"NODE_SAMPLE\",\"NODE_UP\",\"NODE_DOWN\",\"POLICY_CHANGE\",\"DROPPED\"]}},{\"name\":\"nod"
+    "e\",\"type\":\"int\",\"doc\":\"Node that recorded the event.\"},{\"name\":\"seq\",\"type\":\"long\",\"doc\""
+    ":\"Anchor (< 0): per-node sequence number is -seq-1. Otherwise: previous record's sequenc"
+    "e number + 1 + seq.\"},{\"name\":\"time\",\"type\":\"long\",\"doc\":\"Anchor: ns since the run start"
+    ". Otherwise: ns since the previous record (may be negative).\"},{\"name\":\"job\",\"type\":\"int"
+    "\",\"default\":-1,\"doc\":\"Task key high half (job), -1 when no task.\"},{\"name\":\"task\",\"type\""
+    ":\"int\",\"default\":-1,\"doc\":\"Task key low half (index in the workload), -1 when no task.\"}"
+    ",{\"name\":\"peer\",\"type\":\"int\",\"default\":-1,\"doc\":\"The other node involved, -1 when none.\""
+    "},{\"name\":\"status\",\"type\":\"int\",\"default\":0,\"doc\":\"Task exit status, steal failure reaso"
+    "n, node-down reason.\"},{\"name\":\"count\",\"type\":\"long\",\"default\":0,\"doc\":\"Tasks granted, e"
+    "vents dropped, slots of a node coming up.\"},{\"name\":\"bytes\",\"type\":\"long\",\"default\":0,\"d"
+    "oc\":\"Bytes fetched or found in the cache.\"},{\"name\":\"duration\",\"type\":\"long\",\"default\":0"
+    ",\"doc\":\"Fetch duration in ns.\"},{\"name\":\"text\",\"type\":\"string\",\"default\":\"\",\"doc\":\"Polic"
+    "y name for POLICY_CHANGE, else empty.\"},{\"name\":\"sample\",\"default\":null,\"doc\":\"Set for N"
+    "ODE_SAMPLE only.\",\"type\":[\"null\",{\"type\":\"record\",\"name\":\"Sample\",\"fields\":[{\"name\":\"bus"
+    "y\",\"type\":\"int\",\"doc\":\"Slots running a task now.\"},{\"name\":\"slots\",\"type\":\"int\",\"doc\":\"S"
+    "lots of the node.\"},{\"name\":\"waitq\",\"type\":\"int\",\"doc\":\"Tasks waiting for inputs (WaitQ)"
+    ".\"},{\"name\":\"lreadyq\",\"type\":\"int\",\"doc\":\"Local ready queue length (LReadyQ).\"},{\"name\":"
+    "\"sreadyq\",\"type\":\"int\",\"doc\":\"Shared ready queue length (SReadyQ).\"},{\"name\":\"completeq\""
+    ",\"type\":\"int\",\"doc\":\"Completions not yet processed (CompleteQ).\"},{\"name\":\"started\",\"typ"
+    "e\":\"long\",\"doc\":\"Cumulative since node start: tasks started.\"},{\"name\":\"ended\",\"type\":\"l"
+    "ong\",\"doc\":\"Cumulative: tasks ended (any status).\"},{\"name\":\"failed\",\"type\":\"long\",\"doc\""
+    ":\"Cumulative: tasks ended with status != 0.\"},{\"name\":\"stolen_in\",\"type\":\"long\",\"doc\":\"C"
+    "umulative: tasks stolen in.\"},{\"name\":\"stolen_out\",\"type\":\"long\",\"doc\":\"Cumulative: task"
+    "s stolen out.\"},{\"name\":\"pushed\",\"type\":\"long\",\"doc\":\"Cumulative: tasks pushed to other "
+    "nodes.\"},{\"name\":\"steal_requests\",\"type\":\"long\",\"doc\":\"Cumulative: steal requests sent.\""
+    "},{\"name\":\"steal_fails\",\"type\":\"long\",\"doc\":\"Cumulative: steal requests that got nothing"
+    ".\"},{\"name\":\"fetches\",\"type\":\"long\",\"doc\":\"Cumulative: data fetches.\"},{\"name\":\"fetch_by"
+    "tes\",\"type\":\"long\",\"doc\":\"Cumulative: bytes fetched.\"},{\"name\":\"cache_hits\",\"type\":\"long"
+    "\",\"doc\":\"Cumulative: cache hits.\"},{\"name\":\"busy_ns\",\"type\":\"long\",\"doc\":\"Cumulative: sl"
+    "ot-ns spent running tasks (utilisation between two samples is exact).\"},{\"name\":\"dropped"
+    "\",\"type\":\"long\",\"doc\":\"Cumulative: events this node dropped.\"}]}]}]}";
+
+void trace_event_init(struct trace_event *ev, enum trace_kind kind, int32_t node)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->kind = kind;
+    ev->node = node;
+    ev->task = TRACE_NO_TASK;
+    ev->peer = -1;
+}
+
+const char *trace_kind_name(int kind)
+{
+    if (kind < 0 || kind >= TRACE_KIND_COUNT)
+        return NULL;
+    return kind_names[kind];
+}
+
+int trace_event_schema(avro_schema_t *out)
+{
+    avro_schema_t s;
+    if (avro_schema_from_json_length(trace_event_schema_json, strlen(trace_event_schema_json),
+                                     &s) != 0)
+        return -EINVAL;
+    *out = s;
+    return 0;
+}
+
+static int set_int(avro_value_t *rec, size_t i, int32_t v)
+{
+    avro_value_t f;
+    if (avro_value_get_by_index(rec, i, &f, NULL) || avro_value_set_int(&f, v))
+        return -EINVAL;
+    return 0;
+}
+
+static int set_long(avro_value_t *rec, size_t i, int64_t v)
+{
+    avro_value_t f;
+    if (avro_value_get_by_index(rec, i, &f, NULL) || avro_value_set_long(&f, v))
+        return -EINVAL;
+    return 0;
+}
+
+static int set_sample(avro_value_t *rec, const struct trace_sample *s)
+{
+    const int32_t ints[] = { s->busy, s->slots, s->waitq, s->lreadyq, s->sreadyq,
+                             s->completeq };
+    const int64_t longs[] = { s->started, s->ended, s->failed, s->stolen_in, s->stolen_out,
+                              s->pushed, s->steal_requests, s->steal_fails, s->fetches,
+                              s->fetch_bytes, s->cache_hits, s->busy_ns, s->dropped };
+    size_t i = 0;
+    int rc = 0;
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !rc; k++)
+        rc = set_int(rec, i++, ints[k]);
+    for (size_t k = 0; k < sizeof longs / sizeof longs[0] && !rc; k++)
+        rc = set_long(rec, i++, longs[k]);
+    return rc;
+}
+
+int trace_event_to_value(const struct trace_event *ev, const struct trace_event *prev,
+                         avro_value_t *rec)
+{
+    if ((unsigned)ev->kind >= TRACE_KIND_COUNT || ev->seq < 0 || ev->time_ns < 0 ||
+        !memchr(ev->text, '\0', sizeof ev->text))
+        return -EINVAL;
+    int64_t seq, time;
+    if (prev && prev->node == ev->node) {
+        if (ev->seq <= prev->seq)
+            return -EINVAL;
+        seq = ev->seq - prev->seq - 1;
+        /* Events of one node may be stamped slightly out of order; a negative delta is
+         * fine (zigzag).  Both times are >= 0, so the difference cannot overflow. */
+        time = ev->time_ns - prev->time_ns;
+    } else {
+        seq = -ev->seq - 1;
+        time = ev->time_ns;
+    }
+    int32_t job = -1, task = -1;
+    if (ev->task != TRACE_NO_TASK) {
+        job = (int32_t)(uint32_t)(ev->task >> 32);
+        task = (int32_t)(uint32_t)ev->task;
+    }
+    avro_value_t f, branch;
+    int rc = 0;
+    if (avro_value_get_by_index(rec, F_KIND, &f, NULL) || avro_value_set_enum(&f, ev->kind))
+        return -EINVAL;
+    if ((rc = set_int(rec, F_NODE, ev->node)) || (rc = set_long(rec, F_SEQ, seq)) ||
+        (rc = set_long(rec, F_TIME, time)) || (rc = set_int(rec, F_JOB, job)) ||
+        (rc = set_int(rec, F_TASK, task)) || (rc = set_int(rec, F_PEER, ev->peer)) ||
+        (rc = set_int(rec, F_STATUS, ev->status)) || (rc = set_long(rec, F_COUNT, ev->count)) ||
+        (rc = set_long(rec, F_BYTES, ev->bytes)) ||
+        (rc = set_long(rec, F_DURATION, ev->duration_ns)))
+        return rc;
+    if (avro_value_get_by_index(rec, F_TEXT, &f, NULL) ||
+        avro_value_set_string_len(&f, ev->text, strlen(ev->text) + 1))
+        return -EINVAL;
+    if (avro_value_get_by_index(rec, F_SAMPLE, &f, NULL))
+        return -EINVAL;
+    if (ev->kind == TRACE_NODE_SAMPLE) {
+        if (avro_value_set_branch(&f, 1, &branch))
+            return -EINVAL;
+        return set_sample(&branch, &ev->sample);
+    }
+    if (avro_value_set_branch(&f, 0, &branch) || avro_value_set_null(&branch))
+        return -EINVAL;
+    return 0;
+}
+
+/* Reads an int or long field by name into *out.  A missing field (an older file that
+ * predates it) leaves *out alone, so callers preset the schema default. */
+static int get_num(avro_value_t *rec, const char *name, int64_t *out)
+{
+    avro_value_t f;
+    if (avro_value_get_by_name(rec, name, &f, NULL))
+        return 0;
+    int32_t i;
+    switch (avro_value_get_type(&f)) {
+    case AVRO_INT32:
+        if (avro_value_get_int(&f, &i))
+            return -EBADMSG;
+        *out = i;
+        return 0;
+    case AVRO_INT64:
+        return avro_value_get_long(&f, out) ? -EBADMSG : 0;
+    default:
+        return -EBADMSG;
+    }
+}
+
+static int get_i32(avro_value_t *rec, const char *name, int32_t *out)
+{
+    int64_t v = *out;
+    int rc = get_num(rec, name, &v);
+    if (rc)
+        return rc;
+    if (v < INT32_MIN || v > INT32_MAX)
+        return -EBADMSG;
+    *out = (int32_t)v;
+    return 0;
+}
+
+static int get_sample(avro_value_t *rec, struct trace_sample *s)
+{
+    static const char *const int_names[] = { "busy", "slots", "waitq", "lreadyq", "sreadyq",
+                                             "completeq" };
+    int32_t *ints[] = { &s->busy, &s->slots, &s->waitq, &s->lreadyq, &s->sreadyq,
+                        &s->completeq };
+    static const char *const long_names[] = { "started", "ended", "failed", "stolen_in",
+                                              "stolen_out", "pushed", "steal_requests",
+                                              "steal_fails", "fetches", "fetch_bytes",
+                                              "cache_hits", "busy_ns", "dropped" };
+    int64_t *longs[] = { &s->started, &s->ended, &s->failed, &s->stolen_in, &s->stolen_out,
+                         &s->pushed, &s->steal_requests, &s->steal_fails, &s->fetches,
+                         &s->fetch_bytes, &s->cache_hits, &s->busy_ns, &s->dropped };
+    int rc = 0;
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !rc; k++)
+        rc = get_i32(rec, int_names[k], ints[k]);
+    for (size_t k = 0; k < sizeof longs / sizeof longs[0] && !rc; k++)
+        rc = get_num(rec, long_names[k], longs[k]);
+    return rc;
+}
+
+int trace_event_from_value(avro_value_t *rec, const struct trace_event *prev,
+                           struct trace_event *ev)
+{
+    avro_value_t f, branch;
+    int kind;
+    int rc;
+    memset(ev, 0, sizeof *ev);
+    if (avro_value_get_by_name(rec, "kind", &f, NULL) || avro_value_get_enum(&f, &kind) ||
+        kind < 0)
+        return -EBADMSG;
+    ev->kind = (enum trace_kind)kind;
+    int64_t seq = 0, time = 0, count = 0, bytes = 0, duration = 0;
+    int32_t node = -1, job = -1, task = -1, peer = -1, status = 0;
+    if ((rc = get_i32(rec, "node", &node)) || (rc = get_num(rec, "seq", &seq)) ||
+        (rc = get_num(rec, "time", &time)) || (rc = get_i32(rec, "job", &job)) ||
+        (rc = get_i32(rec, "task", &task)) || (rc = get_i32(rec, "peer", &peer)) ||
+        (rc = get_i32(rec, "status", &status)) || (rc = get_num(rec, "count", &count)) ||
+        (rc = get_num(rec, "bytes", &bytes)) || (rc = get_num(rec, "duration", &duration)))
+        return rc;
+    if (seq < 0) {
+        ev->seq = -(seq + 1);
+        ev->time_ns = time;
+    } else {
+        if (!prev || prev->node != node || seq > INT64_MAX - 1 - prev->seq)
+            return -EBADMSG;
+        ev->seq = prev->seq + 1 + seq;
+        if ((time < 0 && prev->time_ns < -time) ||
+            (time > 0 && prev->time_ns > INT64_MAX - time))
+            return -EBADMSG;
+        ev->time_ns = prev->time_ns + time;
+    }
+    if (ev->time_ns < 0)
+        return -EBADMSG;
+    ev->node = node;
+    ev->task = (job == -1 && task == -1)
+                   ? TRACE_NO_TASK
+                   : ((uint64_t)(uint32_t)job << 32 | (uint32_t)task);
+    ev->peer = peer;
+    ev->status = status;
+    ev->count = count;
+    ev->bytes = bytes;
+    ev->duration_ns = duration;
+    if (!avro_value_get_by_name(rec, "text", &f, NULL)) {
+        const char *s;
+        size_t n;
+        if (avro_value_get_string(&f, &s, &n))
+            return -EBADMSG;
+        /* n counts the NUL libavro appends; truncate rather than refuse a long name. */
+        size_t len = n ? strnlen(s, n) : 0;
+        if (len >= sizeof ev->text)
+            len = sizeof ev->text - 1;
+        memcpy(ev->text, s, len);
+        ev->text[len] = '\0';
+    }
+    if (!avro_value_get_by_name(rec, "sample", &f, NULL)) {
+        int disc;
+        if (avro_value_get_discriminant(&f, &disc) || avro_value_get_current_branch(&f, &branch))
+            return -EBADMSG;
+        if (avro_value_get_type(&branch) == AVRO_RECORD && (rc = get_sample(&branch, &ev->sample)))
+            return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,106 @@
+/*
+ * trace event — the C form of one jackdaw.Event record and its Avro encoding.
+ *
+ * Owns nothing: a struct trace_event is a plain value that can be copied through a ring.
+ * Called by the node's trace thread (through trace/block), by the collector only to
+ * check headers, and by the trace tools to decode records read with libavro.  The schema
+ * is share/schema/jackdaw-event.avsc; this module embeds a copy (test_trace checks that
+ * the two are equal) so that a binary never depends on an installed file.
+ *
+ * Times and sequence numbers are absolute in the struct and delta-coded on disk: the
+ * first record of every block, and every record whose node differs from the one before
+ * it, is an anchor carrying absolute values; every other record is relative to the
+ * record just before it in the file (share/doc/trace-schema.md, "time and seq").
+ *
+ * Return convention: 0 or a negative errno.
+ */
+#ifndef JACKDAW_TRACE_EVENT_H
+#define JACKDAW_TRACE_EVENT_H
+
+#include <stdint.h>
+
+#include <avro.h>
+
+/* Values are the symbol positions in the schema's Kind enum: append only, never
+ * reorder (libavro resolves enums by position). */
+enum trace_kind {
+    TRACE_TASK_SUBMIT = 0,
+    TRACE_TASK_READY,
+    TRACE_TASK_QUEUED_LOCAL,
+    TRACE_TASK_QUEUED_SHARED,
+    TRACE_TASK_PUSHED,
+    TRACE_TASK_STOLEN_IN,
+    TRACE_TASK_STOLEN_OUT,
+    TRACE_TASK_START,
+    TRACE_TASK_END,
+    TRACE_STEAL_REQUEST,
+    TRACE_STEAL_GRANT,
+    TRACE_STEAL_FAIL,
+    TRACE_DATA_FETCH,
+    TRACE_CACHE_HIT,
+    TRACE_NODE_SAMPLE,
+    TRACE_NODE_UP,
+    TRACE_NODE_DOWN,
+    TRACE_POLICY_CHANGE,
+    TRACE_DROPPED,
+    TRACE_KIND_COUNT
+};
+
+/* Task key when the event names no task (job and task both -1 on disk). */
+#define TRACE_NO_TASK UINT64_MAX
+/* Longest `text` (policy name), including the terminating NUL. */
+#define TRACE_TEXT_MAX 64
+
+/* NODE_SAMPLE body: instantaneous lengths, then counters cumulative since node start
+ * so that a reader loses nothing between two samples even if events were dropped. */
+struct trace_sample {
+    int32_t busy, slots;
+    int32_t waitq, lreadyq, sreadyq, completeq;
+    int64_t started, ended, failed;
+    int64_t stolen_in, stolen_out, pushed;
+    int64_t steal_requests, steal_fails;
+    int64_t fetches, fetch_bytes, cache_hits;
+    int64_t busy_ns;
+    int64_t dropped;
+};
+
+struct trace_event {
+    enum trace_kind kind;
+    int32_t node;
+    int64_t seq;         /* per-node sequence number, >= 0 */
+    int64_t time_ns;     /* ns since the run start (header "start_ns"), >= 0 */
+    uint64_t task;       /* job << 32 | index in the workload; TRACE_NO_TASK for none */
+    int32_t peer;        /* other node; -1 for none */
+    int32_t status;      /* task exit status, failure reason; 0 otherwise */
+    int64_t count;       /* tasks granted, events dropped, slots; 0 otherwise */
+    int64_t bytes;       /* bytes fetched or hit in cache; 0 otherwise */
+    int64_t duration_ns; /* fetch duration; 0 otherwise */
+    char text[TRACE_TEXT_MAX]; /* POLICY_CHANGE: policy name; "" otherwise */
+    struct trace_sample sample; /* NODE_SAMPLE only; ignored (written as null) otherwise */
+};
+
+/* The schema as JSON (compact, same content as the .avsc). */
+extern const char trace_event_schema_json[];
+
+/* Zeroes *ev and sets the "none" sentinels (task, peer) and the given kind/node. */
+void trace_event_init(struct trace_event *ev, enum trace_kind kind, int32_t node);
+/* Symbol name ("TASK_START"), or NULL when out of range. */
+const char *trace_kind_name(int kind);
+/* Parses the embedded schema; *out is a new reference (avro_schema_decref it). */
+int trace_event_schema(avro_schema_t *out);
+
+/* Fills a generic jackdaw.Event value.  `prev` is the event written just before this one
+ * in the same block, or NULL to write an anchor; a prev of another node also gives an
+ * anchor.  -EINVAL when ev is out of range (kind, seq/time negative, seq not after
+ * prev's, text not terminated). */
+int trace_event_to_value(const struct trace_event *ev, const struct trace_event *prev,
+                         avro_value_t *rec);
+/* Reads a record read with libavro (fields looked up by name, so any later schema that
+ * only appended fields reads too).  `prev` is the record read just before it in the file
+ * (NULL at the start); -EBADMSG when a delta record has no usable prev or a field is out
+ * of range.  Unknown kinds (from a newer writer) are returned as their number, which is
+ * >= TRACE_KIND_COUNT: callers skip them. */
+int trace_event_from_value(avro_value_t *rec, const struct trace_event *prev,
+                           struct trace_event *ev);
+
+#endif
