@@ -12,6 +12,7 @@
 
 static const struct cmd *const commands[] = {
     &cmd_run, &cmd_launch, &cmd_submit, &cmd_status, &cmd_cancel, &cmd_stop, &cmd_node, &cmd_gen,
+    &cmd_trace,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

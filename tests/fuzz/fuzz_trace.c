@@ -1,0 +1,87 @@
+/*
+ * fuzz_trace — libFuzzer harness for the trace file scanner (trace_scan_header +
+ * trace_scan_blocks), the code that judges a trace file's bytes before libavro may see
+ * them (trace/reader, the collector's truncate-before-append).  No libavro call is made;
+ * libavro, libsodium and zlib are only linked because trace/block.c also holds the
+ * encoder.  Not part of the default build:
+ *
+ *   clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 -I. \
+ *       $(pkg-config --cflags avro-c libsodium zlib) -fsanitize=fuzzer,address,undefined \
+ *       tests/fuzz/fuzz_trace.c trace/block.c trace/event.c -o build/fuzz/fuzz_trace \
+ *       $(pkg-config --libs avro-c libsodium zlib)
+ *   build/fuzz/fuzz_trace -max_total_time=60 CORPUS_DIR
+ *
+ * (`make fuzz` links only core/ sources, so it needs trace/block.c and trace/event.c
+ * added to FUZZ_LIB to build this one.)  A good seed is any trace the unit tests write,
+ * e.g. build/tests/trace-sample.avro from test_trace_tools.
+ *
+ * Besides memory safety it checks that everything the scanners report lies inside the
+ * input: the header's end and the schema and jackdaw.header strings, and the valid
+ * prefix of blocks; that a CLEAN verdict covers the whole input; and that the valid
+ * prefix, scanned again on its own, is CLEAN with the same blocks and records (what the
+ * collector relies on when it truncates a file there and appends).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/block.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(int ok)
+{
+    if (!ok)
+        abort();
+}
+
+static void check_inside(const uint8_t *p, size_t n, const uint8_t *data, size_t size)
+{
+    check(p >= data && n <= size && (size_t)(p - data) <= size - n);
+}
+
+static void scan_and_check(const uint8_t *buf, size_t len, const uint8_t *sync)
+{
+    struct trace_scan s;
+    check(trace_scan_blocks(buf, len, sync, &s) == 0);
+    check(s.valid_end <= len);
+    check(s.records >= s.blocks); /* a block holds at least one record */
+    check(s.records <= s.blocks * (uint64_t)TRACE_BLOCK_MAX_COUNT);
+    check(s.blocks == 0 || s.valid_end >= s.blocks * (2 + 1 + TRACE_SYNC_SIZE));
+    check(s.tail != TRACE_TAIL_CLEAN || s.valid_end == len);
+    check(s.tail == TRACE_TAIL_CLEAN || s.tail == TRACE_TAIL_CUT || s.tail == TRACE_TAIL_BAD);
+    if (s.valid_end == len)
+        return;
+    /* The valid prefix stands on its own. */
+    struct trace_scan again;
+    check(trace_scan_blocks(buf, s.valid_end, sync, &again) == 0);
+    check(again.tail == TRACE_TAIL_CLEAN);
+    check(again.valid_end == s.valid_end);
+    check(again.blocks == s.blocks && again.records == s.records);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct trace_file_info info;
+    int rc = trace_scan_header(data, size, &info);
+    check(rc == 0 || rc == -ENODATA || rc == -EBADMSG || rc == -ENOTSUP);
+    if (rc == 0) {
+        check(info.header_end >= 4 + 1 + TRACE_SYNC_SIZE && info.header_end <= size);
+        check_inside(info.schema, info.schema_len, data, info.header_end);
+        check(info.schema != NULL);
+        if (info.header_json)
+            check_inside(info.header_json, info.header_json_len, data, info.header_end);
+        check(memcmp(info.sync, data + info.header_end - TRACE_SYNC_SIZE, TRACE_SYNC_SIZE) == 0);
+        /* Every prefix shorter than the header is either incomplete or refused. */
+        struct trace_file_info part;
+        int prc = trace_scan_header(data, info.header_end - 1, &part);
+        check(prc == -ENODATA || prc == -EBADMSG || prc == -ENOTSUP);
+        scan_and_check(data + info.header_end, size - info.header_end, info.sync);
+    } else if (size >= TRACE_SYNC_SIZE) {
+        /* Reach the block scanner without a valid header too: the first 16 bytes are the
+         * sync marker, the rest are blocks (as a chunk a node sends to the collector). */
+        scan_and_check(data + TRACE_SYNC_SIZE, size - TRACE_SYNC_SIZE, data);
+    }
+    return 0;
+}
