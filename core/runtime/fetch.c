@@ -35,6 +35,7 @@
 
 /* What a staging or running task holds: its pins, and what it still waits for. */
 struct staging {
+    struct ntask *task;     /* borrowed, but freed here at shutdown while still fetching */
     uint32_t missing;       /* inputs not here yet */
     int32_t error;          /* first fetch failure, or 0 */
     uint32_t npins;
@@ -316,6 +317,7 @@ int data_stage(struct node *n, struct ntask *t)
     if (spec->num_inputs == 0)
         return 1; /* the common case of compute-only tasks costs nothing here */
     struct staging *s = xmalloc(sizeof *s + spec->num_inputs * sizeof s->pins[0]);
+    s->task = t;
     s->missing = 0;
     s->error = 0;
     s->npins = 0;
@@ -528,8 +530,14 @@ void data_close(struct node *n)
         free(f->waiters);
         free(f);
     }
-    for (size_t pos = 0; (pos = u64map_next(&d->staging, pos, &k, &v)) != 0;)
-        free(v);
+    for (size_t pos = 0; (pos = u64map_next(&d->staging, pos, &k, &v)) != 0;) {
+        struct staging *s = v;
+        /* A task still fetching is held by nothing else: the running and staged ones
+         * are freed with their queues. */
+        if (s->missing)
+            ntask_free(s->task);
+        free(s);
+    }
     u64map_fini(&d->fetches);
     u64map_fini(&d->by_req);
     u64map_fini(&d->staging);
