@@ -11,9 +11,8 @@
 
 static int launch_main(int argc, char **argv)
 {
-    unsigned long nodes = 0, slots = 0, neighbours = 0, widen_after = 0, widen_by = 0;
-    double poll_initial = 0, poll_max = 0;
-    const char *speeds = NULL, *cluster = NULL, *workdir = NULL, *steal = "adaptive",
+    unsigned long nodes = 0, slots = 0;
+    const char *speeds = NULL, *cluster = NULL, *workdir = NULL,
                *level = "info";
     struct dataopts data = {0};
     struct opt opts[] = {
@@ -23,12 +22,6 @@ static int launch_main(int argc, char **argv)
         {"speeds", OPT_STRING, &speeds, "LIST  speed factors in (0,1], cycled: 1,0.5"},
         {"cluster", OPT_STRING, &cluster, "FILE  cluster file to write (default: see man)"},
         {"workdir", OPT_STRING, &workdir, "DIR  work directory (default: beside the cluster file)"},
-        {"steal", OPT_STRING, &steal, "MODE  adaptive | random1 | none"},
-        {"neighbours", OPT_UINT, &neighbours, "K  victims per steal attempt (default ceil(sqrt N))"},
-        {"poll-initial-ms", OPT_DOUBLE, &poll_initial, "MS  first back-off wait (default 1)"},
-        {"poll-max-ms", OPT_DOUBLE, &poll_max, "MS  back-off bound (default 50000)"},
-        {"widen-after", OPT_UINT, &widen_after, "N  failures in a row before asking more victims (3)"},
-        {"widen-by", OPT_UINT, &widen_by, "N  victims added each time (2)"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default info)"},
         {NULL, 0, NULL, NULL},
     };
@@ -46,11 +39,8 @@ static int launch_main(int argc, char **argv)
     char *path = cluster ? NULL : cluster_default_path();
     struct launch_options o = {
         .nodes = (uint32_t)nodes, .slots = (uint32_t)slots, .speeds = speeds,
-        .cluster_path = cluster ? cluster : path, .workdir = workdir, .steal = steal,
-        .neighbours = (uint32_t)neighbours, .poll_max_ms = poll_max,
-        .poll_initial_ms = poll_initial, .widen_after = (uint32_t)widen_after,
-        .widen_by = (uint32_t)widen_by, .log_level = level, .node_args = data.words,
-        .node_nargs = data.nwords,
+        .cluster_path = cluster ? cluster : path, .workdir = workdir, .log_level = level,
+        .node_args = data.words, .node_nargs = data.nwords,
     };
     struct cluster cl;
     char *cause = NULL;

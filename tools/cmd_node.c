@@ -17,10 +17,10 @@
 
 static int node_main(int argc, char **argv)
 {
-    const char *cluster_path = NULL, *workdir = NULL, *steal = "adaptive", *level = "info";
-    unsigned long id = 0, slots = 0, neighbours = 0, seed = 0, widen_after = 0, widen_by = 0;
+    const char *cluster_path = NULL, *workdir = NULL, *level = "info";
+    unsigned long id = 0, slots = 0, seed = 0;
     long listen_fd = -1;
-    double speed = 0, poll_initial = -1, poll_max = -1;
+    double speed = 0;
     bool have_id = false;
     struct dataopts data = {0};
     struct opt opts[] = {
@@ -31,12 +31,6 @@ static int node_main(int argc, char **argv)
         {"speed", OPT_DOUBLE, &speed, "F  speed factor in (0,1] (default: from the cluster file)"},
         {"listen-fd", OPT_INT, &listen_fd, "FD  inherited listening socket"},
         {"workdir", OPT_STRING, &workdir, "DIR  task work directories (default: WORKDIR/node-I)"},
-        {"steal", OPT_STRING, &steal, "MODE  adaptive | random1 | none"},
-        {"neighbours", OPT_UINT, &neighbours, "K  victims asked per attempt (default ceil(sqrt N))"},
-        {"poll-initial-ms", OPT_DOUBLE, &poll_initial, "MS  first back-off wait (default 1)"},
-        {"poll-max-ms", OPT_DOUBLE, &poll_max, "MS  back-off bound (default 50000)"},
-        {"widen-after", OPT_UINT, &widen_after, "N  failures in a row before asking more victims (3)"},
-        {"widen-by", OPT_UINT, &widen_by, "N  victims added each time (2)"},
         {"seed", OPT_UINT, &seed, "S  victim-selection seed"},
         {"log-level", OPT_STRING, &level, "L  debug | info | warn | error"},
         {NULL, 0, NULL, NULL},
@@ -54,10 +48,8 @@ static int node_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     int lvl = log_level_parse(level);
-    int mode = steal_mode_parse(steal);
-    if (lvl < 0 || mode < 0) {
-        fprintf(stderr, "jackdaw node: unknown %s '%s'\n", lvl < 0 ? "log level" : "steal mode",
-                lvl < 0 ? level : steal);
+    if (lvl < 0) {
+        fprintf(stderr, "jackdaw node: unknown log level '%s'\n", level);
         return EXIT_USAGE;
     }
     log_set_level((enum log_level)lvl);
@@ -94,17 +86,6 @@ static int node_main(int argc, char **argv)
         cluster_fini(&cl);
         return EXIT_USAGE;
     }
-    steal_params_default(&cfg.steal);
-    cfg.steal.mode = (enum steal_mode)mode;
-    cfg.steal.neighbours = (uint32_t)neighbours;
-    if (poll_initial > 0)
-        cfg.steal.poll_initial_ms = poll_initial;
-    if (poll_max > 0)
-        cfg.steal.poll_max_ms = poll_max;
-    if (widen_after)
-        cfg.steal.widen_after = (uint32_t)widen_after;
-    if (widen_by)
-        cfg.steal.widen_by = (uint32_t)widen_by;
     char *wd = workdir ? xstrdup(workdir) : xasprintf("%s/node-%lu", cl.workdir, id);
     cfg.workdir = wd;
     rc = auth_key_load(cl.key_path, &cfg.key, &cause);

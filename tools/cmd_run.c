@@ -13,7 +13,6 @@
 #include "core/base/xalloc.h"
 #include "tools/cmd.h"
 #include "tools/job.h"
-#include "core/policy/steal.h"
 #include "tools/dataopts.h"
 #include "tools/launcher.h"
 
@@ -25,9 +24,9 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 
 static int run_main(int argc, char **argv)
 {
-    unsigned long nodes = 0, slots = 0, neighbours = 0, widen_after = 0, widen_by = 0;
-    double poll_initial = 0, poll_max = 0, timeout = 0;
-    const char *speeds = NULL, *mode = "hashed", *steal = "adaptive", *records = NULL,
+    unsigned long nodes = 0, slots = 0;
+    double timeout = 0;
+    const char *speeds = NULL, *mode = "hashed", *records = NULL,
                *level = "warn", *keep_dir = NULL;
     bool json = false, quiet = false;
     struct dataopts data = {0};
@@ -37,12 +36,6 @@ static int run_main(int argc, char **argv)
         {"slots", OPT_UINT, &slots, "S  executor slots per node (default: cores)"},
         {"speeds", OPT_STRING, &speeds, "LIST  speed factors in (0,1], cycled: 1,0.5"},
         {"mode", OPT_STRING, &mode, "M  hashed | one | roundrobin (default hashed)"},
-        {"steal", OPT_STRING, &steal, "MODE  adaptive | random1 | none (default adaptive)"},
-        {"neighbours", OPT_UINT, &neighbours, "K  victims per steal attempt (default ceil(sqrt N))"},
-        {"poll-initial-ms", OPT_DOUBLE, &poll_initial, "MS  first back-off wait (default 1)"},
-        {"poll-max-ms", OPT_DOUBLE, &poll_max, "MS  back-off bound (default 50000)"},
-        {"widen-after", OPT_UINT, &widen_after, "N  failures in a row before asking more victims (3)"},
-        {"widen-by", OPT_UINT, &widen_by, "N  victims added each time (2)"},
         {"records", OPT_STRING, &records, "FILE  one JSON line per task end"},
         {"json", OPT_FLAG, &json, "  summary as one JSON object on stdout"},
         {"quiet", OPT_FLAG, &quiet, "  no progress line"},
@@ -66,10 +59,6 @@ static int run_main(int argc, char **argv)
     int m = submit_mode_parse(mode);
     if (m < 0) {
         fprintf(stderr, "jackdaw run: unknown --mode '%s' (hashed, one, roundrobin)\n", mode);
-        return EXIT_USAGE;
-    }
-    if (steal_mode_parse(steal) < 0) {
-        fprintf(stderr, "jackdaw run: unknown --steal '%s' (adaptive, random1, none)\n", steal);
         return EXIT_USAGE;
     }
     char *cause = NULL;
@@ -116,11 +105,8 @@ static int run_main(int argc, char **argv)
     char *cluster_path = xasprintf("%s/cluster.json", dir);
     struct launch_options lo = {
         .nodes = (uint32_t)nodes, .slots = (uint32_t)slots, .speeds = speeds,
-        .cluster_path = cluster_path, .steal = steal, .neighbours = (uint32_t)neighbours,
-        .poll_max_ms = poll_max, .die_with_parent = true, .node_args = data.words,
-        .node_nargs = data.nwords,
-        .poll_initial_ms = poll_initial, .widen_after = (uint32_t)widen_after,
-        .widen_by = (uint32_t)widen_by, .log_level = level,
+        .cluster_path = cluster_path, .die_with_parent = true, .node_args = data.words,
+        .node_nargs = data.nwords, .log_level = level,
     };
     struct cluster cl;
     job_catch_signals();

@@ -12,6 +12,7 @@
 
 #include "core/base/xalloc.h"
 #include "core/net/bucket.h"
+#include "core/policy/steal.h"
 #include "core/runtime/node.h"
 
 /* "1GiB", "512MB", "4096": bytes. */
@@ -34,8 +35,49 @@ static int parse_bytes(const char *text, uint64_t *out)
     return -EINVAL;
 }
 
+/* A whole number, or a positive number of milliseconds, for the stealing flags. */
+static int parse_count(const char *name, const char *text, uint32_t *out, char **cause)
+{
+    char *end;
+    unsigned long v = strtoul(text, &end, 10);
+    if (end == text || *end || text[0] == '-' || v > UINT32_MAX) {
+        *cause = xasprintf("--%s '%s': expected a whole number", name, text);
+        return -EINVAL;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_ms(const char *name, const char *text, double *out, char **cause)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end || !(v > 0) || !isfinite(v)) {
+        *cause = xasprintf("--%s '%s': expected milliseconds > 0", name, text);
+        return -EINVAL;
+    }
+    *out = v;
+    return 0;
+}
+
 int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cause)
 {
+    steal_params_default(&cfg->steal);
+    if (d->steal) {
+        int m = steal_mode_parse(d->steal);
+        if (m < 0) {
+            *cause = xasprintf("--steal '%s': expected adaptive, random1 or none", d->steal);
+            return -EINVAL;
+        }
+        cfg->steal.mode = (enum steal_mode)m;
+    }
+    if ((d->neighbours && parse_count("neighbours", d->neighbours, &cfg->steal.neighbours, cause)) ||
+        (d->widen_after && parse_count("widen-after", d->widen_after, &cfg->steal.widen_after, cause)) ||
+        (d->widen_by && parse_count("widen-by", d->widen_by, &cfg->steal.widen_by, cause)) ||
+        (d->poll_initial &&
+         parse_ms("poll-initial-ms", d->poll_initial, &cfg->steal.poll_initial_ms, cause)) ||
+        (d->poll_max && parse_ms("poll-max-ms", d->poll_max, &cfg->steal.poll_max_ms, cause)))
+        return -EINVAL;
     placement_params_default(&cfg->placement);
     cfg->cache = true;
     cfg->cache_bytes = 1ull << 30;
@@ -129,12 +171,14 @@ int dataopts_finish(struct dataopts *d, const char *who)
         free(cause);
         return EXIT_USAGE;
     }
-    const char *names[] = {"--placement", "--threshold", "--tt", "--bandwidth", "--latency",
-                           "--cache", "--cache-bytes", "--store-mem"};
-    const char *values[] = {d->placement, d->threshold, d->tt, d->bandwidth, d->latency,
-                            d->cache, d->cache_bytes, d->store_mem};
+    const char *names[] = {"--steal", "--neighbours", "--poll-initial-ms", "--poll-max-ms",
+                           "--widen-after", "--widen-by", "--placement", "--threshold", "--tt",
+                           "--bandwidth", "--latency", "--cache", "--cache-bytes", "--store-mem"};
+    const char *values[] = {d->steal, d->neighbours, d->poll_initial, d->poll_max,
+                            d->widen_after, d->widen_by, d->placement, d->threshold, d->tt,
+                            d->bandwidth, d->latency, d->cache, d->cache_bytes, d->store_mem};
     d->nwords = 0;
-    for (int i = 0; i < 8; i++) {
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (!values[i])
             continue;
         d->words[d->nwords++] = names[i];

@@ -1,6 +1,6 @@
 /*
- * dataopts — the data-plane and placement flags that `run` and `launch` accept and hand
- * to every daemon they start (`jackdaw node` parses them for real, so a bad value is
+ * dataopts — the stealing, data-plane and placement flags that `run` and `launch`
+ * accept and hand to every daemon they start (`jackdaw node` parses them for real, so a bad value is
  * refused there and here alike: run and launch check them before starting anything).
  */
 #ifndef JACKDAW_DATAOPTS_H
@@ -9,14 +9,22 @@
 #include "tools/cmd.h"
 
 struct dataopts {
+    const char *steal, *neighbours, *poll_initial, *poll_max, *widen_after, *widen_by;
     const char *placement, *threshold, *tt, *bandwidth, *latency, *cache, *cache_bytes,
         *store_mem;
-    const char *words[16];  /* "--flag", "value" pairs for the daemons */
+    const char *words[32];  /* "--flag", "value" pairs for the daemons */
     int nwords;
 };
 
 /* The option table entries, to splice into a command's table: DATAOPTS_OPTS(&d). */
 #define DATAOPTS_OPTS(d)                                                                        \
+    {"steal", OPT_STRING, &(d)->steal, "MODE  adaptive | random1 | none (adaptive)"},           \
+    {"neighbours", OPT_STRING, &(d)->neighbours, "K  victims per steal attempt (ceil(sqrt N))"}, \
+    {"poll-initial-ms", OPT_STRING, &(d)->poll_initial, "MS  first back-off wait (1)"},         \
+    {"poll-max-ms", OPT_STRING, &(d)->poll_max, "MS  back-off bound (50000)"},                  \
+    {"widen-after", OPT_STRING, &(d)->widen_after,                                              \
+     "N  failures in a row before asking more victims (3)"},                                    \
+    {"widen-by", OPT_STRING, &(d)->widen_by, "N  victims added each time (2)"},                 \
     {"placement", OPT_STRING, &(d)->placement, "P  ws | mlb | mdl | rlds | flds | auto (ws)"}, \
     {"threshold", OPT_STRING, &(d)->threshold, "T  Algorithm 1's ratio threshold t"},            \
     {"tt", OPT_STRING, &(d)->tt, "S  FLDS: initial LReadyQ run-time threshold tt (10)"},         \
@@ -29,8 +37,8 @@ struct dataopts {
 
 struct node_config;
 
-/* Applies the values to a daemon's configuration (placement, bandwidth, latency, cache,
- * memory), over its defaults.  0, or -EINVAL with *cause naming the flag. */
+/* Applies the values to a daemon's configuration (stealing, placement, bandwidth,
+ * latency, cache, memory), over its defaults.  0, or -EINVAL with *cause naming the flag. */
 int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cause);
 
 /* Checks the values and fills d->words.  Prints "jackdaw WHO: …" and returns EXIT_USAGE

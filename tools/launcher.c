@@ -195,13 +195,8 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
     if (len >= 0)
         exe[len] = '\0';
     for (uint32_t i = 0; rc == 0 && i < o->nodes; i++) {
-        char id[16], neighbours[16], pollmax[32], pollinit[32], wafter[16], wby[16];
+        char id[16];
         snprintf(id, sizeof id, "%u", i);
-        snprintf(neighbours, sizeof neighbours, "%u", o->neighbours);
-        snprintf(pollmax, sizeof pollmax, "%g", o->poll_max_ms > 0 ? o->poll_max_ms : 50000.0);
-        snprintf(pollinit, sizeof pollinit, "%g", o->poll_initial_ms > 0 ? o->poll_initial_ms : 1.0);
-        snprintf(wafter, sizeof wafter, "%u", o->widen_after ? o->widen_after : 3);
-        snprintf(wby, sizeof wby, "%u", o->widen_by ? o->widen_by : 2);
         char *logpath = xasprintf("%s/node-%u.log", out->workdir, i);
         pid_t parent = getpid();
         pid_t pid = fork();
@@ -234,10 +229,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
                 dup2(fds[i], 3);
             signal(SIGPIPE, SIG_DFL);
             char *fixed[] = {exe, "node", "--cluster", (char *)o->cluster_path, "--id", id,
-                             "--listen-fd", "3", "--steal", (char *)(o->steal ? o->steal : "adaptive"),
-                             "--neighbours", neighbours, "--poll-max-ms", pollmax,
-                             "--poll-initial-ms", pollinit, "--widen-after", wafter,
-                             "--widen-by", wby,
+                             "--listen-fd", "3",
                              "--log-level", (char *)(o->log_level ? o->log_level : "info")};
             size_t nfixed = sizeof fixed / sizeof fixed[0];
             char **argv = calloc(nfixed + (size_t)o->node_nargs + 1, sizeof *argv);

@@ -22,15 +22,10 @@ struct launch_options {
     const char *speeds;     /* "1,0.5,..." cycled over the nodes; NULL: all 1.0 */
     const char *cluster_path; /* where the cluster file goes */
     const char *workdir;    /* NULL: next to the cluster file */
-    const char *steal;      /* NULL: adaptive */
-    uint32_t neighbours;    /* 0: default */
-    double poll_initial_ms; /* 0: default */
-    double poll_max_ms;     /* 0: default */
-    uint32_t widen_after;   /* 0: default */
-    uint32_t widen_by;      /* 0: default */
     const char *log_level;  /* NULL: info */
     bool die_with_parent;   /* daemons get SIGTERM when the launching process dies (run) */
-    const char *const *node_args; /* more "--flag value" words for every daemon, or NULL */
+    const char *const *node_args; /* more "--flag value" words for every daemon (stealing,
+                                   * placement, data plane: tools/dataopts.h), or NULL */
     int node_nargs;
 };
 
