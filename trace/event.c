@@ -11,7 +11,7 @@
 /* Field positions in jackdaw.Event and jackdaw.Sample (encoding only). */
 enum {
     F_KIND, F_NODE, F_SEQ, F_TIME, F_JOB, F_TASK, F_PEER, F_STATUS, F_COUNT, F_BYTES,
-    F_DURATION, F_TEXT, F_SAMPLE
+    F_DURATION, F_TEXT, F_SAMPLE, F_NAMES
 };
 
 static const char *const kind_names[TRACE_KIND_COUNT] = {
@@ -19,50 +19,57 @@ static const char *const kind_names[TRACE_KIND_COUNT] = {
     "TASK_PUSHED", "TASK_STOLEN_IN", "TASK_STOLEN_OUT", "TASK_START", "TASK_END",
     "STEAL_REQUEST", "STEAL_GRANT", "STEAL_FAIL",
     "DATA_FETCH", "CACHE_HIT", "NODE_SAMPLE", "NODE_UP", "NODE_DOWN",
-    "POLICY_CHANGE", "DROPPED",
+    "POLICY_CHANGE", "DROPPED", "JOB_SUBMIT", "TASK_NAMES",
 };
 
 /* Generated from share/schema/jackdaw-event.avsc (compact JSON); test_trace checks that
  * both parse to equal schemas. */
 const char trace_event_schema_json[] =
-    "{\"type\":\"record\",\"name\":\"Event\",\"namespace\":\"jackdaw\",\"doc\":\"One jackdaw trace event. Fi"
-    "eld meanings per kind: share/doc/trace-schema.md. Append fields (with defaults) and enum"
-    " symbols only.\",\"fields\":[{\"name\":\"kind\",\"type\":{\"type\":\"enum\",\"name\":\"Kind\",\"doc\":\"Symb"
-    "ols resolve by position in libavro: only ever append.\",\"symbols\":[\"TASK_SUBMIT\",\"TASK_RE"
-    "ADY\",\"TASK_QUEUED_LOCAL\",\"TASK_QUEUED_SHARED\",\"TASK_PUSHED\",\"TASK_STOLEN_IN\",\"TASK_STOLE"
-    "N_OUT\",\"TASK_START\",\"TASK_END\",\"STEAL_REQUEST\",\"STEAL_GRANT\",\"STEAL_FAIL\",\"DATA_FETCH\",\""
-    "CACHE_HIT\",\"NODE_SAMPLE\",\"NODE_UP\",\"NODE_DOWN\",\"POLICY_CHANGE\",\"DROPPED\"]}},{\"name\":\"nod"
-    "e\",\"type\":\"int\",\"doc\":\"Node that recorded the event.\"},{\"name\":\"seq\",\"type\":\"long\",\"doc\""
-    ":\"Anchor (< 0): per-node sequence number is -seq-1. Otherwise: previous record's sequenc"
-    "e number + 1 + seq.\"},{\"name\":\"time\",\"type\":\"long\",\"doc\":\"Anchor: ns since the run start"
-    ". Otherwise: ns since the previous record (may be negative).\"},{\"name\":\"job\",\"type\":\"int"
-    "\",\"default\":-1,\"doc\":\"Task key high half (job), -1 when no task.\"},{\"name\":\"task\",\"type\""
-    ":\"int\",\"default\":-1,\"doc\":\"Task key low half (index in the workload), -1 when no task.\"}"
-    ",{\"name\":\"peer\",\"type\":\"int\",\"default\":-1,\"doc\":\"The other node involved, -1 when none.\""
-    "},{\"name\":\"status\",\"type\":\"int\",\"default\":0,\"doc\":\"Task exit status, steal failure reaso"
-    "n, node-down reason.\"},{\"name\":\"count\",\"type\":\"long\",\"default\":0,\"doc\":\"Tasks granted, e"
-    "vents dropped, slots of a node coming up.\"},{\"name\":\"bytes\",\"type\":\"long\",\"default\":0,\"d"
-    "oc\":\"Bytes fetched or found in the cache.\"},{\"name\":\"duration\",\"type\":\"long\",\"default\":0"
-    ",\"doc\":\"Fetch duration in ns.\"},{\"name\":\"text\",\"type\":\"string\",\"default\":\"\",\"doc\":\"Polic"
-    "y name for POLICY_CHANGE, else empty.\"},{\"name\":\"sample\",\"default\":null,\"doc\":\"Set for N"
-    "ODE_SAMPLE only.\",\"type\":[\"null\",{\"type\":\"record\",\"name\":\"Sample\",\"fields\":[{\"name\":\"bus"
-    "y\",\"type\":\"int\",\"doc\":\"Slots running a task now.\"},{\"name\":\"slots\",\"type\":\"int\",\"doc\":\"S"
-    "lots of the node.\"},{\"name\":\"waitq\",\"type\":\"int\",\"doc\":\"Tasks waiting for inputs (WaitQ)"
-    ".\"},{\"name\":\"lreadyq\",\"type\":\"int\",\"doc\":\"Local ready queue length (LReadyQ).\"},{\"name\":"
-    "\"sreadyq\",\"type\":\"int\",\"doc\":\"Shared ready queue length (SReadyQ).\"},{\"name\":\"completeq\""
-    ",\"type\":\"int\",\"doc\":\"Completions not yet processed (CompleteQ).\"},{\"name\":\"started\",\"typ"
-    "e\":\"long\",\"doc\":\"Cumulative since node start: tasks started.\"},{\"name\":\"ended\",\"type\":\"l"
-    "ong\",\"doc\":\"Cumulative: tasks ended (any status).\"},{\"name\":\"failed\",\"type\":\"long\",\"doc\""
-    ":\"Cumulative: tasks ended with status != 0.\"},{\"name\":\"stolen_in\",\"type\":\"long\",\"doc\":\"C"
-    "umulative: tasks stolen in.\"},{\"name\":\"stolen_out\",\"type\":\"long\",\"doc\":\"Cumulative: task"
-    "s stolen out.\"},{\"name\":\"pushed\",\"type\":\"long\",\"doc\":\"Cumulative: tasks pushed to other "
-    "nodes.\"},{\"name\":\"steal_requests\",\"type\":\"long\",\"doc\":\"Cumulative: steal requests sent.\""
-    "},{\"name\":\"steal_fails\",\"type\":\"long\",\"doc\":\"Cumulative: steal requests that got nothing"
-    ".\"},{\"name\":\"fetches\",\"type\":\"long\",\"doc\":\"Cumulative: data fetches.\"},{\"name\":\"fetch_by"
-    "tes\",\"type\":\"long\",\"doc\":\"Cumulative: bytes fetched.\"},{\"name\":\"cache_hits\",\"type\":\"long"
-    "\",\"doc\":\"Cumulative: cache hits.\"},{\"name\":\"busy_ns\",\"type\":\"long\",\"doc\":\"Cumulative: sl"
-    "ot-ns spent running tasks (utilisation between two samples is exact).\"},{\"name\":\"dropped"
-    "\",\"type\":\"long\",\"doc\":\"Cumulative: events this node dropped.\"}]}]}]}";
+    "{\"type\":\"record\",\"name\":\"Event\",\"namespace\":\"jackdaw\",\"doc\":\"One jackdaw trace e"
+    "vent. Field meanings per kind: share/doc/trace-schema.md. Append fields (with de"
+    "faults) and enum symbols only.\",\"fields\":[{\"name\":\"kind\",\"type\":{\"type\":\"enum\",\""
+    "name\":\"Kind\",\"doc\":\"Symbols resolve by position in libavro: only ever append.\",\""
+    "symbols\":[\"TASK_SUBMIT\",\"TASK_READY\",\"TASK_QUEUED_LOCAL\",\"TASK_QUEUED_SHARED\",\"T"
+    "ASK_PUSHED\",\"TASK_STOLEN_IN\",\"TASK_STOLEN_OUT\",\"TASK_START\",\"TASK_END\",\"STEAL_RE"
+    "QUEST\",\"STEAL_GRANT\",\"STEAL_FAIL\",\"DATA_FETCH\",\"CACHE_HIT\",\"NODE_SAMPLE\",\"NODE_U"
+    "P\",\"NODE_DOWN\",\"POLICY_CHANGE\",\"DROPPED\",\"JOB_SUBMIT\",\"TASK_NAMES\"]}},{\"name\":\"n"
+    "ode\",\"type\":\"int\",\"doc\":\"Node that recorded the event.\"},{\"name\":\"seq\",\"type\":\"l"
+    "ong\",\"doc\":\"Anchor (< 0): per-node sequence number is -seq-1. Otherwise: previou"
+    "s record's sequence number + 1 + seq.\"},{\"name\":\"time\",\"type\":\"long\",\"doc\":\"Anch"
+    "or: ns since the run start. Otherwise: ns since the previous record (may be nega"
+    "tive).\"},{\"name\":\"job\",\"type\":\"int\",\"default\":-1,\"doc\":\"Task key high half (job)"
+    ", -1 when no task.\"},{\"name\":\"task\",\"type\":\"int\",\"default\":-1,\"doc\":\"Task key lo"
+    "w half (index in the workload), -1 when no task.\"},{\"name\":\"peer\",\"type\":\"int\",\""
+    "default\":-1,\"doc\":\"The other node involved, -1 when none.\"},{\"name\":\"status\",\"ty"
+    "pe\":\"int\",\"default\":0,\"doc\":\"Task exit status, steal failure reason, node-down r"
+    "eason.\"},{\"name\":\"count\",\"type\":\"long\",\"default\":0,\"doc\":\"Tasks granted, events "
+    "dropped, slots of a node coming up.\"},{\"name\":\"bytes\",\"type\":\"long\",\"default\":0,"
+    "\"doc\":\"Bytes fetched or found in the cache.\"},{\"name\":\"duration\",\"type\":\"long\",\""
+    "default\":0,\"doc\":\"Fetch duration in ns.\"},{\"name\":\"text\",\"type\":\"string\",\"defaul"
+    "t\":\"\",\"doc\":\"Policy name for POLICY_CHANGE, else empty.\"},{\"name\":\"sample\",\"defa"
+    "ult\":null,\"doc\":\"Set for NODE_SAMPLE only.\",\"type\":[\"null\",{\"type\":\"record\",\"nam"
+    "e\":\"Sample\",\"fields\":[{\"name\":\"busy\",\"type\":\"int\",\"doc\":\"Slots running a task no"
+    "w.\"},{\"name\":\"slots\",\"type\":\"int\",\"doc\":\"Slots of the node.\"},{\"name\":\"waitq\",\"t"
+    "ype\":\"int\",\"doc\":\"Tasks waiting for inputs (WaitQ).\"},{\"name\":\"lreadyq\",\"type\":\""
+    "int\",\"doc\":\"Local ready queue length (LReadyQ).\"},{\"name\":\"sreadyq\",\"type\":\"int\""
+    ",\"doc\":\"Shared ready queue length (SReadyQ).\"},{\"name\":\"completeq\",\"type\":\"int\","
+    "\"doc\":\"Completions not yet processed (CompleteQ).\"},{\"name\":\"started\",\"type\":\"lo"
+    "ng\",\"doc\":\"Cumulative since node start: tasks started.\"},{\"name\":\"ended\",\"type\":"
+    "\"long\",\"doc\":\"Cumulative: tasks ended (any status).\"},{\"name\":\"failed\",\"type\":\"l"
+    "ong\",\"doc\":\"Cumulative: tasks ended with status != 0.\"},{\"name\":\"stolen_in\",\"typ"
+    "e\":\"long\",\"doc\":\"Cumulative: tasks stolen in.\"},{\"name\":\"stolen_out\",\"type\":\"lon"
+    "g\",\"doc\":\"Cumulative: tasks stolen out.\"},{\"name\":\"pushed\",\"type\":\"long\",\"doc\":\""
+    "Cumulative: tasks pushed to other nodes.\"},{\"name\":\"steal_requests\",\"type\":\"long"
+    "\",\"doc\":\"Cumulative: steal requests sent.\"},{\"name\":\"steal_fails\",\"type\":\"long\","
+    "\"doc\":\"Cumulative: steal requests that got nothing.\"},{\"name\":\"fetches\",\"type\":\""
+    "long\",\"doc\":\"Cumulative: data fetches.\"},{\"name\":\"fetch_bytes\",\"type\":\"long\",\"do"
+    "c\":\"Cumulative: bytes fetched.\"},{\"name\":\"cache_hits\",\"type\":\"long\",\"doc\":\"Cumul"
+    "ative: cache hits.\"},{\"name\":\"busy_ns\",\"type\":\"long\",\"doc\":\"Cumulative: slot-ns "
+    "spent running tasks (utilisation between two samples is exact).\"},{\"name\":\"dropp"
+    "ed\",\"type\":\"long\",\"doc\":\"Cumulative: events this node dropped.\"}]}]},{\"name\":\"na"
+    "mes\",\"type\":{\"type\":\"array\",\"items\":\"string\"},\"default\":[],\"doc\":\"JOB_SUBMIT: [w"
+    "orkload name]; TASK_NAMES: the workload ids of tasks task..task+count-1. Empty o"
+    "therwise.\"}]}";
 
 void trace_event_init(struct trace_event *ev, enum trace_kind kind, int32_t node)
 {
@@ -159,6 +166,17 @@ int trace_event_to_value(const struct trace_event *ev, const struct trace_event 
     if (avro_value_get_by_index(rec, F_TEXT, &f, NULL) ||
         avro_value_set_string_len(&f, ev->text, strlen(ev->text) + 1))
         return -EINVAL;
+    /* The generic value is reused record after record: the array must be emptied even
+     * when this record names nothing. */
+    if (avro_value_get_by_index(rec, F_NAMES, &f, NULL) || avro_value_reset(&f))
+        return -EINVAL;
+    for (uint32_t i = 0; i < ev->nnames; i++) {
+        avro_value_t item;
+        const char *s = ev->names[i] ? ev->names[i] : "";
+        if (avro_value_append(&f, &item, NULL) ||
+            avro_value_set_string_len(&item, s, strlen(s) + 1))
+            return -EINVAL;
+    }
     if (avro_value_get_by_index(rec, F_SAMPLE, &f, NULL))
         return -EINVAL;
     if (ev->kind == TRACE_NODE_SAMPLE) {
@@ -168,6 +186,27 @@ int trace_event_to_value(const struct trace_event *ev, const struct trace_event 
     }
     if (avro_value_set_branch(&f, 0, &branch) || avro_value_set_null(&branch))
         return -EINVAL;
+    return 0;
+}
+
+int trace_event_names(avro_value_t *rec, const char **out, size_t cap, size_t *n)
+{
+    avro_value_t f, item;
+    size_t len = 0;
+    *n = 0;
+    if (avro_value_get_by_name(rec, "names", &f, NULL))
+        return 0;
+    if (avro_value_get_size(&f, &len))
+        return -EBADMSG;
+    for (size_t i = 0; i < len && i < cap; i++) {
+        const char *s;
+        size_t slen;
+        if (avro_value_get_by_index(&f, i, &item, NULL) ||
+            avro_value_get_string(&item, &s, &slen))
+            return -EBADMSG;
+        out[i] = s;
+    }
+    *n = len;
     return 0;
 }
 

@@ -43,6 +43,8 @@ enum trace_kind {
     TRACE_NODE_DOWN,
     TRACE_POLICY_CHANGE,
     TRACE_DROPPED,
+    TRACE_JOB_SUBMIT,   /* a client submitted a job: count tasks, text digest, names[0] workload */
+    TRACE_TASK_NAMES,   /* workload ids of tasks task .. task+count-1, in names */
     TRACE_KIND_COUNT
 };
 
@@ -77,6 +79,10 @@ struct trace_event {
     int64_t duration_ns; /* fetch duration; 0 otherwise */
     char text[TRACE_TEXT_MAX]; /* POLICY_CHANGE: policy name; "" otherwise */
     struct trace_sample sample; /* NODE_SAMPLE only; ignored (written as null) otherwise */
+    /* JOB_SUBMIT and TASK_NAMES: borrowed strings, written by trace_event_to_value.
+     * Decoding leaves them NULL/0; readers get them with trace_event_names. */
+    const char *const *names;
+    uint32_t nnames;
 };
 
 /* The schema as JSON (compact, same content as the .avsc). */
@@ -102,5 +108,9 @@ int trace_event_to_value(const struct trace_event *ev, const struct trace_event 
  * >= TRACE_KIND_COUNT: callers skip them. */
 int trace_event_from_value(avro_value_t *rec, const struct trace_event *prev,
                            struct trace_event *ev);
+/* The `names` of a record read with libavro: up to cap pointers into rec (valid until rec
+ * is next read into) go to out, *n is the array's full length.  0 (and *n = 0) when the
+ * file predates the field; -EBADMSG when a name is not a string. */
+int trace_event_names(avro_value_t *rec, const char **out, size_t cap, size_t *n);
 
 #endif

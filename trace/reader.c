@@ -26,6 +26,8 @@ struct trace_reader {
     avro_value_t value;         /* reused for every record; valid when iface is set */
     uint64_t read;              /* records handed out so far */
     struct trace_event prev;    /* the record read just before; valid when read > 0 */
+    const char **names;         /* owned array; entries borrow `value` */
+    size_t names_cap;
 };
 
 /* Sets *cause to a fresh sentence, or NULL when even that cannot be allocated. */
@@ -200,6 +202,7 @@ void trace_reader_destroy(struct trace_reader *r)
     if (r->map)
         munmap((void *)(uintptr_t)r->map, r->map_len);
     free(r->header_json);
+    free(r->names);
     free(r);
 }
 
@@ -232,6 +235,30 @@ int trace_reader_next(struct trace_reader *r, struct trace_event *ev, char **cau
     }
     r->prev = *ev;
     r->read++;
+    return 0;
+}
+
+int trace_reader_names(struct trace_reader *r, const char *const **names, size_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    if (!r || !r->read)
+        return 0;
+    size_t len;
+    int rc = trace_event_names(&r->value, r->names, r->names_cap, &len);
+    if (rc == 0 && len > r->names_cap) {
+        /* Bounded by the block size the scanner accepted, so this cannot run away. */
+        const char **grown = realloc(r->names, len * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        r->names = grown;
+        r->names_cap = len;
+        rc = trace_event_names(&r->value, r->names, r->names_cap, &len);
+    }
+    if (rc)
+        return rc;
+    *names = r->names;
+    *n = len;
     return 0;
 }
 

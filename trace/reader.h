@@ -64,6 +64,10 @@ const struct trace_reader_info *trace_reader_info(const struct trace_reader *r);
  */
 int trace_reader_next(struct trace_reader *r, struct trace_event *ev, char **cause);
 
+/* The names (JOB_SUBMIT, TASK_NAMES) of the event trace_reader_next returned last:
+ * *names is valid until the next call on r.  0 with *n = 0 for other events. */
+int trace_reader_names(struct trace_reader *r, const char *const **names, size_t *n);
+
 /* Counts over the events of a trace (trace stats). */
 struct trace_node_count {
     int32_t node;
