@@ -2,6 +2,7 @@
  * jackdaw launch — start N node daemons on loopback and return, leaving a cluster file
  * for submit, status, stop and the console.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,7 +14,8 @@ static int launch_main(int argc, char **argv)
 {
     unsigned long nodes = 0, slots = 0;
     const char *speeds = NULL, *cluster = NULL, *workdir = NULL,
-               *level = "info";
+               *level = "info", *trace = NULL;
+    bool no_trace = false;
     struct dataopts data = {0};
     struct opt opts[] = {
         DATAOPTS_OPTS(&data),
@@ -23,6 +25,9 @@ static int launch_main(int argc, char **argv)
         {"cluster", OPT_STRING, &cluster, "FILE  cluster file to write (default: see man)"},
         {"workdir", OPT_STRING, &workdir, "DIR  work directory (default: beside the cluster file)"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default info)"},
+        {"trace", OPT_STRING, &trace, "FILE  the collector's trace file (default: beside the "
+                                      "cluster file, jackdaw-RUNID.avro)"},
+        {"no-trace", OPT_FLAG, &no_trace, "  no collector, no trace"},
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
@@ -40,7 +45,8 @@ static int launch_main(int argc, char **argv)
     struct launch_options o = {
         .nodes = (uint32_t)nodes, .slots = (uint32_t)slots, .speeds = speeds,
         .cluster_path = cluster ? cluster : path, .workdir = workdir, .log_level = level,
-        .node_args = data.words, .node_nargs = data.nwords,
+        .node_args = data.words, .node_nargs = data.nwords, .trace = !no_trace,
+        .trace_path = trace,
     };
     struct cluster cl;
     char *cause = NULL;
@@ -52,6 +58,9 @@ static int launch_main(int argc, char **argv)
         return EXIT_CLUSTER;
     }
     printf("launched %u nodes; cluster file %s\n", cl.count, o.cluster_path);
+    if (cl.collector.trace_path)
+        printf("collector on %s:%d writing %s\n", cl.collector.host, cl.collector.port,
+               cl.collector.trace_path);
     cluster_fini(&cl);
     free(path);
     return 0;

@@ -8,12 +8,49 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "core/base/clock.h"
+#include "core/base/fs.h"
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/model/cluster.h"
 #include "core/runtime/node.h"
 #include "tools/cmd.h"
 #include "tools/dataopts.h"
+#include "trace/tracer.h"
+
+/* The spool file's header says whose events it holds, so `trace merge` can tell. */
+static char *spool_header(const struct cluster *cl, uint32_t id)
+{
+    json_t *h = json_pack("{s:i, s:s?, s:I, s:{s:i}}", "format", 1, "run_id", cl->run_id,
+                          "start_ns", (json_int_t)cl->start_ns, "spool", "node", (int)id);
+    char *s = h ? json_dumps(h, JSON_COMPACT) : NULL;
+    json_decref(h);
+    return s;
+}
+
+static int start_tracer(const struct cluster *cl, const struct node_config *cfg,
+                        struct tracer **out, char **cause)
+{
+    char *spool = xasprintf("%s/trace-spool.avro", cfg->workdir);
+    char *header = spool_header(cl, cfg->id);
+    int rc = fs_mkdirs(cfg->workdir, 0755, NULL);
+    if (rc < 0) {
+        *cause = xasprintf("cannot create work directory '%s': %s", cfg->workdir, strerror(-rc));
+    } else {
+        struct tracer_config tc = {
+            .node = (int32_t)cfg->id, .host = cl->collector.host, .port = cl->collector.port,
+            .key = cfg->key, .run_id = cl->run_id,
+            .start_ns = cl->start_ns ? cl->start_ns : clock_wall_ns(), .spool_path = spool,
+            .header_json = header, .ring_bytes = cfg->trace_buffer,
+        };
+        rc = tracer_start(out, &tc, cause);
+    }
+    free(spool);
+    free(header);
+    return rc;
+}
 
 static int node_main(int argc, char **argv)
 {
@@ -89,8 +126,25 @@ static int node_main(int argc, char **argv)
     char *wd = workdir ? xstrdup(workdir) : xasprintf("%s/node-%lu", cl.workdir, id);
     cfg.workdir = wd;
     rc = auth_key_load(cl.key_path, &cfg.key, &cause);
+    /* A cluster with a collector is a traced cluster. */
+    struct tracer *tracer = NULL;
+    struct trace_sink sink;
+    if (rc == 0 && cl.collector.host[0]) {
+        rc = start_tracer(&cl, &cfg, &tracer, &cause);
+        if (rc == 0) {
+            tracer_sink(tracer, &sink);
+            cfg.trace = &sink;
+        }
+    }
     if (rc == 0)
         rc = node_run(&cfg, &cause);
+    if (tracer) {
+        struct tracer_stats st;
+        tracer_stats(tracer, &st);
+        tracer_stop(tracer, 3000);
+        log_info("trace: %llu events, %llu lost to a full buffer",
+                 (unsigned long long)st.events, (unsigned long long)st.dropped);
+    }
     int code = 0;
     if (rc < 0) {
         fprintf(stderr, "jackdaw node %lu: %s\n", id, cause ? cause : "failed");

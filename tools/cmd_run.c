@@ -27,8 +27,8 @@ static int run_main(int argc, char **argv)
     unsigned long nodes = 0, slots = 0;
     double timeout = 0;
     const char *speeds = NULL, *mode = "hashed", *records = NULL,
-               *level = "warn", *keep_dir = NULL;
-    bool json = false, quiet = false;
+               *level = "warn", *keep_dir = NULL, *trace = NULL;
+    bool json = false, quiet = false, no_trace = false;
     struct dataopts data = {0};
     struct opt opts[] = {
         DATAOPTS_OPTS(&data),
@@ -42,6 +42,8 @@ static int run_main(int argc, char **argv)
         {"timeout", OPT_DOUBLE, &timeout, "S  give up after S seconds"},
         {"keep", OPT_STRING, &keep_dir, "DIR  keep the cluster's files (logs, task dirs) in DIR"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default warn)"},
+        {"trace", OPT_STRING, &trace, "FILE  trace file (default: ./jackdaw-RUNID.avro)"},
+        {"no-trace", OPT_FLAG, &no_trace, "  no collector, no trace"},
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
@@ -103,10 +105,16 @@ static int run_main(int argc, char **argv)
         }
     }
     char *cluster_path = xasprintf("%s/cluster.json", dir);
+    char digest[33];
+    job_workload_digest(pos[0], digest);
     struct launch_options lo = {
         .nodes = (uint32_t)nodes, .slots = (uint32_t)slots, .speeds = speeds,
         .cluster_path = cluster_path, .die_with_parent = true, .node_args = data.words,
-        .node_nargs = data.nwords, .log_level = level,
+        .node_nargs = data.nwords, .log_level = level, .trace = !no_trace,
+        .trace_path = trace, .workload_name = wl.name,
+        .workload_digest = digest[0] ? digest : NULL,
+        /* The trace outlives the run's private directory: it goes where the user is. */
+        .trace_dir = ".",
     };
     struct cluster cl;
     job_catch_signals();
@@ -124,6 +132,9 @@ static int run_main(int argc, char **argv)
         char *ignore = NULL;
         launcher_stop(&cl, cluster_path, 5000, &ignore);
         free(ignore);
+        /* After the stop: the collector has written the last blocks by now. */
+        if (cl.collector.trace_path && !json)
+            printf("  trace            %s\n", cl.collector.trace_path);
         cluster_fini(&cl);
     }
     if (!keep_dir)

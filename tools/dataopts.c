@@ -153,6 +153,25 @@ int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cau
         *cause = xasprintf("--store-mem '%s': expected a size like 1GiB", d->store_mem);
         return -EINVAL;
     }
+    if (d->sample_ms) {
+        uint32_t ms;
+        if (parse_count("sample-ms", d->sample_ms, &ms, cause) < 0)
+            return -EINVAL;
+        if (ms < 1 || ms > 60000) {
+            *cause = xasprintf("--sample-ms '%s': expected 1..60000", d->sample_ms);
+            return -EINVAL;
+        }
+        cfg->sample_ms = ms;
+    }
+    if (d->trace_buffer) {
+        uint64_t b;
+        if (parse_bytes(d->trace_buffer, &b) < 0 || b < 4096 || b > (4ull << 30)) {
+            *cause = xasprintf("--trace-buffer '%s': expected a size from 4KiB to 4GiB",
+                               d->trace_buffer);
+            return -EINVAL;
+        }
+        cfg->trace_buffer = (size_t)b;
+    }
     const char *why = NULL;
     if (placement_params_check(&cfg->placement, &why) < 0) {
         *cause = xasprintf("placement parameters: %s", why ? why : "invalid");
@@ -173,10 +192,12 @@ int dataopts_finish(struct dataopts *d, const char *who)
     }
     const char *names[] = {"--steal", "--neighbours", "--poll-initial-ms", "--poll-max-ms",
                            "--widen-after", "--widen-by", "--placement", "--threshold", "--tt",
-                           "--bandwidth", "--latency", "--cache", "--cache-bytes", "--store-mem"};
+                           "--bandwidth", "--latency", "--cache", "--cache-bytes", "--store-mem",
+                           "--sample-ms", "--trace-buffer"};
     const char *values[] = {d->steal, d->neighbours, d->poll_initial, d->poll_max,
                             d->widen_after, d->widen_by, d->placement, d->threshold, d->tt,
-                            d->bandwidth, d->latency, d->cache, d->cache_bytes, d->store_mem};
+                            d->bandwidth, d->latency, d->cache, d->cache_bytes, d->store_mem,
+                            d->sample_ms, d->trace_buffer};
     d->nwords = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (!values[i])

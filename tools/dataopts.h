@@ -1,5 +1,5 @@
 /*
- * dataopts — the stealing, data-plane and placement flags that `run` and `launch`
+ * dataopts — the stealing, data-plane, placement and tracing flags that `run` and `launch`
  * accept and hand to every daemon they start (`jackdaw node` parses them for real, so a bad value is
  * refused there and here alike: run and launch check them before starting anything).
  */
@@ -12,7 +12,8 @@ struct dataopts {
     const char *steal, *neighbours, *poll_initial, *poll_max, *widen_after, *widen_by;
     const char *placement, *threshold, *tt, *bandwidth, *latency, *cache, *cache_bytes,
         *store_mem;
-    const char *words[32];  /* "--flag", "value" pairs for the daemons */
+    const char *sample_ms, *trace_buffer;
+    const char *words[40];  /* "--flag", "value" pairs for the daemons */
     int nwords;
 };
 
@@ -33,7 +34,10 @@ struct dataopts {
     {"latency", OPT_STRING, &(d)->latency, "T  emulated one-way latency, e.g. 100us (off)"},    \
     {"cache", OPT_STRING, &(d)->cache, "on|off  keep fetched copies (on)"},                     \
     {"cache-bytes", OPT_STRING, &(d)->cache_bytes, "B  cache capacity (1 GiB)"},               \
-    {"store-mem", OPT_STRING, &(d)->store_mem, "B  object bytes kept in memory (1 GiB)"}
+    {"store-mem", OPT_STRING, &(d)->store_mem, "B  object bytes kept in memory (1 GiB)"},      \
+    {"sample-ms", OPT_STRING, &(d)->sample_ms, "MS  trace: node sample period (100)"},          \
+    {"trace-buffer", OPT_STRING, &(d)->trace_buffer,                                             \
+     "B  trace: events a node buffers before dropping, in bytes (16MiB)"}
 
 struct node_config;
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "core/base/fs.h"
 #include "core/base/xalloc.h"
+#include "trace/tclient.h"
 #include "tools/cmd.h"
 #include "tools/follow.h"
 
@@ -150,6 +152,49 @@ static void on_node_lost(void *arg, uint32_t node, const char *reason)
     fprintf(stderr, "\njackdaw: lost connection to node %u: %s\n", node, reason ? reason : "");
 }
 
+int job_workload_digest(const char *path, char hex[33])
+{
+    hex[0] = '\0';
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
+    if (!f)
+        return -ENOENT;
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, NULL, 0, 16);
+    unsigned char buf[65536], out[16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        crypto_generichash_update(&st, buf, n);
+    int err = ferror(f);
+    fclose(f);
+    if (err)
+        return -EIO;
+    crypto_generichash_final(&st, out, sizeof out);
+    sodium_bin2hex(hex, 33, out, sizeof out);
+    return 0;
+}
+
+/* Tells the collector what this job is, before its first event: a trace read later maps
+ * task numbers to the workload's ids.  A collector that cannot be reached costs the
+ * names, not the run. */
+static void record_job(const char *who, const struct job_options *o, const struct auth_key *key,
+                       uint32_t job)
+{
+    if (!o->cluster->collector.host[0])
+        return;
+    char digest[33];
+    job_workload_digest(o->workload_path, digest);
+    struct tclient *t = NULL;
+    char *cause = NULL;
+    int rc = tclient_connect(&t, o->cluster, key, 5000, &cause);
+    if (rc == 0)
+        rc = tclient_record_job(t, o->wl, job, digest, 30000, &cause);
+    if (rc < 0)
+        fprintf(stderr, "jackdaw %s: warning: the trace will not name this job's tasks: %s\n",
+                who, cause ? cause : strerror(-rc));
+    free(cause);
+    tclient_destroy(t);
+}
+
 int job_submit(const char *who, const struct job_options *o)
 {
     struct auth_key key;
@@ -183,6 +228,8 @@ int job_submit(const char *who, const struct job_options *o)
     struct client *c = client_create(o->cluster, &key, &cb);
     int code = 0;
     int rc = client_connect(c, 10000, &cause);
+    if (rc == 0)
+        record_job(who, o, &key, job);
     if (rc == 0)
         rc = client_submit(c, o->wl, job, o->mode, 60000, &f.t_submit, &cause);
     if (rc < 0) {

@@ -48,4 +48,8 @@ int job_signal_pending(void);
  * 0 or an exit code. */
 int job_open_cluster(const char *who, const char **path, struct cluster *cl, struct auth_key *key);
 
+/* BLAKE2b-128 of a workload file as 32 hex digits (the trace header's digest); "" and
+ * a negative errno when it cannot be read (stdin). */
+int job_workload_digest(const char *path, char hex[33]);
+
 #endif

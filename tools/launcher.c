@@ -18,6 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
+#include "core/base/clock.h"
 #include "core/base/fs.h"
 #include "core/base/xalloc.h"
 #include "core/net/auth.h"
@@ -121,6 +124,62 @@ static char *log_tail(const char *path)
     return xstrdup(buf);
 }
 
+/* Forks and execs `exe argv…` in its own session with listen_fd as fd 3 and its output
+ * appended to logpath.  Returns the pid, or a negative errno. */
+static pid_t spawn_daemon(const char *exe, char **argv, const char *logpath, int listen_fd,
+                          bool die_with_parent)
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid > 0)
+        return pid;
+    setsid();
+    /* A private cluster must not outlive `jackdaw run`, even when run is killed with
+     * SIGKILL; the getppid check closes the race with a parent that died before prctl. */
+    if (die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent))
+        _exit(1);
+    int devnull = open("/dev/null", O_RDONLY);
+    int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (devnull >= 0)
+        dup2(devnull, 0);
+    if (logfd >= 0) {
+        dup2(logfd, 1);
+        dup2(logfd, 2);
+    }
+    /* dup2 onto itself keeps close-on-exec set; clear it explicitly. */
+    if (listen_fd == 3)
+        fcntl(3, F_SETFD, 0);
+    else
+        dup2(listen_fd, 3);
+    signal(SIGPIPE, SIG_DFL);
+    execv(exe, argv);
+    _exit(127);
+}
+
+/* "20261122-031305-4f2a": sortable, and unique enough to tell runs apart in a directory
+ * of traces. */
+static char *new_run_id(void)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    return xasprintf("%s-%04x", stamp, (unsigned)(randombytes_random() & 0xffff));
+}
+
+static char *absolute(const char *path)
+{
+    if (path[0] == '/')
+        return xstrdup(path);
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+        return xstrdup(path);
+    return xasprintf("%s/%s", cwd, path);
+}
+
 int launcher_start(const struct launch_options *o, struct cluster *out, char **cause)
 {
     memset(out, 0, sizeof *out);
@@ -152,6 +211,21 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
     out->nodes = xcalloc(o->nodes, sizeof *out->nodes);
     out->key_path = xasprintf("%s/cluster.key", dir);
     out->workdir = o->workdir ? xstrdup(o->workdir) : xasprintf("%s/work", dir);
+    out->run_id = new_run_id();
+    out->start_ns = clock_wall_ns();
+    if (o->node_nargs > 0) {
+        out->node_args = xcalloc((size_t)o->node_nargs, sizeof *out->node_args);
+        for (int k = 0; k < o->node_nargs; k++)
+            out->node_args[out->n_node_args++] = xstrdup(o->node_args[k]);
+    }
+    int collector_fd = -1;
+    if (o->trace) {
+        char *name = o->trace_path ? xstrdup(o->trace_path)
+                                   : xasprintf("%s/jackdaw-%s.avro",
+                                               o->trace_dir ? o->trace_dir : dir, out->run_id);
+        out->collector.trace_path = absolute(name);
+        free(name);
+    }
     free(dir);
     double *speeds = xmalloc(o->nodes * sizeof *speeds);
     rc = launcher_parse_speeds(o->speeds, speeds, o->nodes, cause);
@@ -183,6 +257,16 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         n->speed = speeds[i];
     }
     free(speeds);
+    if (rc == 0 && o->trace) {
+        uint16_t port = 0;
+        collector_fd = listen_socket(&port, cause);
+        if (collector_fd < 0) {
+            rc = collector_fd;
+        } else {
+            snprintf(out->collector.host, sizeof out->collector.host, "127.0.0.1");
+            out->collector.port = port;
+        }
+    }
     if (rc == 0)
         rc = cluster_save(out, o->cluster_path, cause);
 
@@ -194,55 +278,53 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
     }
     if (len >= 0)
         exe[len] = '\0';
+    const char *level = o->log_level ? o->log_level : "info";
+    if (rc == 0 && o->trace) {
+        /* The collector first: nodes connect to it as they come up, and until it runs
+         * their connections wait in its listening socket's backlog. */
+        char *logpath = xasprintf("%s/collector.log", out->workdir);
+        const char *argv[16] = {exe, "collector", "--cluster", o->cluster_path, "--listen-fd",
+                                "3", "--log-level", level};
+        int argc = 8;
+        if (o->workload_name) {
+            argv[argc++] = "--workload-name";
+            argv[argc++] = o->workload_name;
+        }
+        if (o->workload_digest) {
+            argv[argc++] = "--workload-digest";
+            argv[argc++] = o->workload_digest;
+        }
+        pid_t pid = spawn_daemon(exe, (char **)argv, logpath, collector_fd, o->die_with_parent);
+        if (pid < 0) {
+            rc = pid;
+            *cause = xasprintf("cannot start the collector: %s", strerror(-rc));
+        } else {
+            out->collector.pid = pid;
+        }
+        free(logpath);
+    }
+    if (collector_fd >= 0)
+        close(collector_fd);
     for (uint32_t i = 0; rc == 0 && i < o->nodes; i++) {
         char id[16];
         snprintf(id, sizeof id, "%u", i);
         char *logpath = xasprintf("%s/node-%u.log", out->workdir, i);
-        pid_t parent = getpid();
-        pid_t pid = fork();
+        const char *fixed[] = {exe, "node", "--cluster", o->cluster_path, "--id", id,
+                               "--listen-fd", "3", "--log-level", level};
+        size_t nfixed = sizeof fixed / sizeof fixed[0];
+        const char **argv = xcalloc(nfixed + (size_t)o->node_nargs + 1, sizeof *argv);
+        memcpy(argv, fixed, sizeof fixed);
+        for (int k = 0; k < o->node_nargs; k++)
+            argv[nfixed + (size_t)k] = o->node_args[k];
+        pid_t pid = spawn_daemon(exe, (char **)argv, logpath, fds[i], o->die_with_parent);
+        free(argv);
+        free(logpath);
         if (pid < 0) {
-            rc = -errno;
-            *cause = xasprintf("cannot start node %u: %s", i, strerror(errno));
-            free(logpath);
+            rc = pid;
+            *cause = xasprintf("cannot start node %u: %s", i, strerror(-rc));
             break;
         }
-        if (pid == 0) {
-            setsid();
-            /* A private cluster must not outlive `jackdaw run`, even when run is killed
-             * with SIGKILL; the getppid check closes the race with a parent that died
-             * before prctl. */
-            if (o->die_with_parent &&
-                (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent))
-                _exit(1);
-            int devnull = open("/dev/null", O_RDONLY);
-            int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
-            if (devnull >= 0)
-                dup2(devnull, 0);
-            if (logfd >= 0) {
-                dup2(logfd, 1);
-                dup2(logfd, 2);
-            }
-            /* dup2 onto itself keeps close-on-exec set; clear it explicitly. */
-            if (fds[i] == 3)
-                fcntl(3, F_SETFD, 0);
-            else
-                dup2(fds[i], 3);
-            signal(SIGPIPE, SIG_DFL);
-            char *fixed[] = {exe, "node", "--cluster", (char *)o->cluster_path, "--id", id,
-                             "--listen-fd", "3",
-                             "--log-level", (char *)(o->log_level ? o->log_level : "info")};
-            size_t nfixed = sizeof fixed / sizeof fixed[0];
-            char **argv = calloc(nfixed + (size_t)o->node_nargs + 1, sizeof *argv);
-            if (!argv)
-                _exit(127);
-            memcpy(argv, fixed, sizeof fixed);
-            for (int k = 0; k < o->node_nargs; k++)
-                argv[nfixed + (size_t)k] = (char *)o->node_args[k];
-            execv(exe, argv);
-            _exit(127);
-        }
         out->nodes[i].pid = pid;
-        free(logpath);
     }
     for (uint32_t i = 0; i < o->nodes; i++)
         if (fds[i] >= 0)
@@ -271,6 +353,14 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
                 }
             }
         }
+    }
+    if (rc == 0 && out->collector.pid && !alive(out->collector.pid)) {
+        char *logpath = xasprintf("%s/collector.log", out->workdir);
+        char *tail = log_tail(logpath);
+        *cause = xasprintf("the collector exited; its log %s ends:\n%s", logpath, tail);
+        free(tail);
+        free(logpath);
+        rc = -ECHILD;
     }
     if (rc < 0) {
         char *ignore = NULL;
@@ -316,6 +406,20 @@ int launcher_stop(const struct cluster *cl, const char *cluster_path, int timeou
                     kill(cl->nodes[i].pid, SIGTERM);
         nanosleep(&step, NULL);
         waited += 10;
+    }
+    /* The collector last: nodes send their final blocks as they stop. */
+    if (cl->collector.pid) {
+        int pid = cl->collector.pid;
+        if (alive(pid))
+            kill(pid, SIGTERM);
+        for (int w = 0; alive(pid) && w < timeout_ms; w += 10) {
+            reap();
+            nanosleep(&step, NULL);
+        }
+        if (alive(pid)) {
+            kill(pid, SIGKILL);
+            reap();
+        }
     }
     if (cluster_path && unlink(cluster_path) < 0 && errno != ENOENT) {
         *cause = xasprintf("cannot remove cluster file '%s': %s", cluster_path, strerror(errno));

@@ -4,7 +4,9 @@
  *
  * Each daemon gets a listening socket the launcher already bound (so no port can be
  * taken between choosing and binding), its own session (it outlives the terminal that
- * launched it), and a log file WORKDIR/node-I.log.  The cluster file (mode 0600) names
+ * launched it), and a log file WORKDIR/node-I.log.  Unless told not to, a collector
+ * (`jackdaw collector`, log WORKDIR/collector.log) starts first and the daemons stream
+ * their traces to it; it stops last.  The cluster file (mode 0600) names
  * the key, the work directory and every node's address and pid.
  * Return convention: 0 or negative errno with *cause.
  */
@@ -27,6 +29,12 @@ struct launch_options {
     const char *const *node_args; /* more "--flag value" words for every daemon (stealing,
                                    * placement, data plane: tools/dataopts.h), or NULL */
     int node_nargs;
+    /* tracing: a collector is started first unless trace is false */
+    bool trace;
+    const char *trace_path;     /* NULL: TRACE_DIR/jackdaw-RUNID.avro */
+    const char *trace_dir;      /* NULL: the cluster file's directory */
+    const char *workload_name;  /* for the trace header (run knows it up front), or NULL */
+    const char *workload_digest;
 };
 
 /* Parses a speed list into out[0..n); 0 or -EINVAL with *cause naming the bad entry. */

@@ -21,50 +21,7 @@
 
 #include <avro.h>
 
-/* Values are the symbol positions in the schema's Kind enum: append only, never
- * reorder (libavro resolves enums by position). */
-enum trace_kind {
-    TRACE_TASK_SUBMIT = 0,
-    TRACE_TASK_READY,
-    TRACE_TASK_QUEUED_LOCAL,
-    TRACE_TASK_QUEUED_SHARED,
-    TRACE_TASK_PUSHED,
-    TRACE_TASK_STOLEN_IN,
-    TRACE_TASK_STOLEN_OUT,
-    TRACE_TASK_START,
-    TRACE_TASK_END,
-    TRACE_STEAL_REQUEST,
-    TRACE_STEAL_GRANT,
-    TRACE_STEAL_FAIL,
-    TRACE_DATA_FETCH,
-    TRACE_CACHE_HIT,
-    TRACE_NODE_SAMPLE,
-    TRACE_NODE_UP,
-    TRACE_NODE_DOWN,
-    TRACE_POLICY_CHANGE,
-    TRACE_DROPPED,
-    TRACE_JOB_SUBMIT,   /* a client submitted a job: count tasks, text digest, names[0] workload */
-    TRACE_TASK_NAMES,   /* workload ids of tasks task .. task+count-1, in names */
-    TRACE_KIND_COUNT
-};
-
-/* Task key when the event names no task (job and task both -1 on disk). */
-#define TRACE_NO_TASK UINT64_MAX
-/* Longest `text` (policy name), including the terminating NUL. */
-#define TRACE_TEXT_MAX 64
-
-/* NODE_SAMPLE body: instantaneous lengths, then counters cumulative since node start
- * so that a reader loses nothing between two samples even if events were dropped. */
-struct trace_sample {
-    int32_t busy, slots;
-    int32_t waitq, lreadyq, sreadyq, completeq;
-    int64_t started, ended, failed;
-    int64_t stolen_in, stolen_out, pushed;
-    int64_t steal_requests, steal_fails;
-    int64_t fetches, fetch_bytes, cache_hits;
-    int64_t busy_ns;
-    int64_t dropped;
-};
+#include "core/model/event.h"
 
 struct trace_event {
     enum trace_kind kind;

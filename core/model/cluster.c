@@ -22,6 +22,11 @@ void cluster_fini(struct cluster *c)
     free(c->workdir);
     free(c->log_path);
     free(c->nodes);
+    free(c->run_id);
+    for (uint32_t i = 0; i < c->n_node_args; i++)
+        free(c->node_args[i]);
+    free(c->node_args);
+    free(c->collector.trace_path);
     memset(c, 0, sizeof *c);
 }
 
@@ -83,6 +88,40 @@ int cluster_load(struct cluster *c, const char *path, char **cause)
         c->nodes[i].speed = json_number_value(speed);
         c->nodes[i].pid = json_is_integer(pid) ? (int)json_integer_value(pid) : 0;
     }
+    json_t *run = json_object_get(root, "run");
+    if (json_is_object(run)) {
+        const char *id = json_string_value(json_object_get(run, "id"));
+        json_t *start = json_object_get(run, "start_ns");
+        json_t *args = json_object_get(run, "node_args");
+        c->run_id = id ? xstrdup(id) : NULL;
+        c->start_ns = json_is_integer(start) ? (int64_t)json_integer_value(start) : 0;
+        if (json_is_array(args) && json_array_size(args)) {
+            c->node_args = xcalloc(json_array_size(args), sizeof *c->node_args);
+            for (size_t i = 0; i < json_array_size(args); i++) {
+                const char *a = json_string_value(json_array_get(args, i));
+                if (a)
+                    c->node_args[c->n_node_args++] = xstrdup(a);
+            }
+        }
+    }
+    json_t *col = json_object_get(root, "collector");
+    if (json_is_object(col)) {
+        const char *host = json_string_value(json_object_get(col, "host"));
+        json_t *port = json_object_get(col, "port");
+        json_t *pid = json_object_get(col, "pid");
+        const char *trace = json_string_value(json_object_get(col, "trace"));
+        if (!host || strlen(host) >= sizeof c->collector.host || !json_is_integer(port) ||
+            json_integer_value(port) <= 0 || json_integer_value(port) > 65535) {
+            *cause = xasprintf("%s: collector: needs \"host\" and \"port\" (1..65535)", path);
+            json_decref(root);
+            cluster_fini(c);
+            return -EINVAL;
+        }
+        snprintf(c->collector.host, sizeof c->collector.host, "%s", host);
+        c->collector.port = (int)json_integer_value(port);
+        c->collector.pid = json_is_integer(pid) ? (int)json_integer_value(pid) : 0;
+        c->collector.trace_path = trace ? xstrdup(trace) : NULL;
+    }
     json_decref(root);
     return 0;
 }
@@ -103,6 +142,21 @@ int cluster_save(const struct cluster *c, const char *path, char **cause)
                                                (int)n->slots, "speed", n->speed, "pid", n->pid));
     }
     json_object_set_new(root, "nodes", nodes);
+    if (c->run_id || c->start_ns) {
+        json_t *args = json_array();
+        for (uint32_t i = 0; i < c->n_node_args; i++)
+            json_array_append_new(args, json_string(c->node_args[i]));
+        json_object_set_new(root, "run", json_pack("{s:s?, s:I, s:o}", "id", c->run_id,
+                                                   "start_ns", (json_int_t)c->start_ns,
+                                                   "node_args", args));
+    }
+    if (c->collector.host[0]) {
+        json_t *col = json_pack("{s:s, s:i, s:i}", "host", c->collector.host, "port",
+                                c->collector.port, "pid", c->collector.pid);
+        if (c->collector.trace_path)
+            json_object_set_new(col, "trace", json_string(c->collector.trace_path));
+        json_object_set_new(root, "collector", col);
+    }
     char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     int rc = 0;

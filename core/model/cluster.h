@@ -5,8 +5,15 @@
  * needs every node to know every other) and by clients to find them.
  *
  * JSON:  {"version": 1, "key": PATH, "workdir": DIR, "log": PATH,
+ *         "run": {"id": "jd-…", "start_ns": 1763779200000000000,
+ *                 "node_args": ["--steal", "sqrt", …]},
+ *         "collector": {"host": "127.0.0.1", "port": 40100, "pid": 1233,
+ *                       "trace": "/path/run.jdt"},
  *         "nodes": [{"id": 0, "host": "127.0.0.1", "port": 40000, "slots": 8,
  *                    "speed": 1.0, "pid": 1234}, ...]}
+ * "run" and "collector" are optional: a cluster without a collector records no trace.
+ * The run's start_ns (CLOCK_REALTIME) is the origin of every trace timestamp, so that the
+ * nodes' events line up without a clock exchange.
  *
  * Owns the parsed description.  Return convention: 0 or negative errno with *cause.
  */
@@ -24,7 +31,19 @@ struct cluster_node {
     int pid;                /* 0 when not started by launch */
 };
 
+struct cluster_collector {
+    char host[64];          /* "" when the cluster has no collector */
+    int port;
+    int pid;                /* 0 when not started by launch */
+    char *trace_path;       /* owned, may be NULL */
+};
+
 struct cluster {
+    char *run_id;           /* owned, may be NULL */
+    int64_t start_ns;       /* run start, ns since the epoch; 0 when unknown */
+    char **node_args;       /* owned, n_node_args strings: the daemons' extra flags */
+    uint32_t n_node_args;
+    struct cluster_collector collector;
     char *key_path;         /* owned */
     char *workdir;          /* owned */
     char *log_path;         /* owned, may be NULL */

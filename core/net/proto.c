@@ -40,6 +40,16 @@ const char *proto_type_name(uint16_t type)
     case MSG_PUSH: return "push";
     case MSG_FETCH_REQ: return "fetch-request";
     case MSG_FETCH_REP: return "fetch-reply";
+    case MSG_TRACE_HELLO: return "trace-hello";
+    case MSG_TRACE_RESUME: return "trace-resume";
+    case MSG_TRACE_BLOCK: return "trace-block";
+    case MSG_TRACE_ACK: return "trace-ack";
+    case MSG_TRACE_LIVE: return "trace-live";
+    case MSG_TRACE_JOB: return "trace-job";
+    case MSG_TRACE_NAMES: return "trace-names";
+    case MSG_TRACE_SUBSCRIBE: return "trace-subscribe";
+    case MSG_TRACE_INFO: return "trace-info";
+    case MSG_TRACE_STATE: return "trace-state";
     default: return "unknown";
     }
 }

@@ -4,7 +4,8 @@
  *
  * Don't forget to bump FRAME_VERSION (frame.h) when a payload changes shape.
  * Types are grouped by range: 0x00xx handshake (conn.c), 0x01xx metadata store,
- * 0x02xx scheduler to scheduler, 0x03xx client to node.
+ * 0x02xx scheduler to scheduler, 0x03xx client to node, 0x04xx traces (payloads in
+ * trace/wire.h: nodes, clients and consoles to the collector).
  *
  * Owns nothing.  Decoders read from a bounds-checked rbuf and return 0 or -EBADMSG;
  * strings are limited to PROTO_MAX_STRING bytes.
@@ -53,6 +54,18 @@ enum proto_type {
     MSG_STATS_REPLY = 0x0307,   /* u32 req, proto_stats */
     MSG_SHUTDOWN = 0x0308,      /* (empty) */
     MSG_OBJECT_CREATE = 0x0309, /* u64 object, u64 bytes: a workload's initial data object */
+
+    /* Traces (trace/wire.h). */
+    MSG_TRACE_HELLO = 0x0401,
+    MSG_TRACE_RESUME = 0x0402,
+    MSG_TRACE_BLOCK = 0x0403,
+    MSG_TRACE_ACK = 0x0404,
+    MSG_TRACE_LIVE = 0x0405,
+    MSG_TRACE_JOB = 0x0406,
+    MSG_TRACE_NAMES = 0x0407,
+    MSG_TRACE_SUBSCRIBE = 0x0408,
+    MSG_TRACE_INFO = 0x0409,
+    MSG_TRACE_STATE = 0x040a,
 };
 
 const char *proto_type_name(uint16_t type);

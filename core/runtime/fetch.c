@@ -53,6 +53,7 @@ struct fetch {
     struct ntask **waiters; /* borrowed */
     uint32_t nwaiters;
     size_t cap;
+    int64_t t_begin;        /* wall ns, for the trace's fetch duration */
 };
 
 enum { DEFER_REQUEST = 1, DEFER_REPLY = 2 };
@@ -258,6 +259,11 @@ static void fetch_end(struct node *n, struct fetch *f, int err)
     struct data_plane *d = &n->data;
     u64map_del(&d->fetches, f->key);
     u64map_del(&d->by_req, f->req);
+    if (err == 0 && n->sink) {
+        int64_t now = clock_wall_ns();
+        node_trace_full(n, TRACE_DATA_FETCH, f->key, (int32_t)f->holder, 0, 0,
+                   (int64_t)f->total, now - f->t_begin, now);
+    }
     if (f->rx)
         objstore_recv_abort(f->rx);
     for (uint32_t i = 0; i < f->nwaiters; i++)
@@ -281,6 +287,7 @@ static int fetch_start(struct node *n, struct ntask *t, const struct task_input 
         f->key = in->object;
         f->holder = in->node;
         f->total = in->bytes;
+        f->t_begin = n->sink ? clock_wall_ns() : 0;
         char *cause = NULL;
         int rc = objstore_recv_begin(d->store, in->object, in->bytes, &f->rx, &cause);
         if (rc < 0) {
@@ -330,6 +337,13 @@ int data_stage(struct node *n, struct ntask *t)
         int rc = objstore_acquire(d->store, spec->inputs[i].object);
         if (rc == 0) {
             s->pins[s->npins++] = spec->inputs[i].object;
+            if (spec->inputs[i].node != n->self) {
+                /* Produced elsewhere, yet here: a cached copy saved a transfer. */
+                d->cache_hits_traced++;
+                node_trace_full(n, TRACE_CACHE_HIT, spec->inputs[i].object,
+                               (int32_t)spec->inputs[i].node, 0, 0,
+                               (int64_t)spec->inputs[i].bytes, 0, 0);
+            }
         } else {
             absent++;
             int err = fetch_start(n, t, &spec->inputs[i]);

@@ -163,6 +163,7 @@ static void cancel_task(struct node *n, struct ntask *t, const struct exec_resul
         .detail = ran ? "removed while it ran" : "an ancestor failed, or it was removed",
     };
     n->completeq++;
+    node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, TASK_CANCELLED, -1, 0, 0, e.t_end);
     report_end(n, &e);
     ntask_free(t);
 }
@@ -286,8 +287,13 @@ static void on_status_set(void *arg, int status, const struct tmd *rec)
 /* A task ended: it ran (held_slot), or failed or was removed before it could. */
 static void finish(struct node *n, struct ntask *t, const struct exec_result *r, bool held_slot)
 {
-    if (held_slot)
+    if (held_slot) {
         n->busy--;
+        n->busy_ns_done += r->t_end - r->t_start;
+    } else {
+        /* Failed before a slot was taken (an input is gone): the start is its end. */
+        node_trace(n, TRACE_TASK_START, t->spec.key, -1, 0, r->t_start);
+    }
     data_release(n, t);
     if (u64map_del(&n->removed, t->spec.key)) {
         /* Removed while it staged or ran: its record and its subtree are cancelled
@@ -314,6 +320,8 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
         .term_signal = r->term_signal, .t_ready = t->t_ready, .t_start = r->t_start,
         .t_end = r->t_end, .detail = r->error ? r->error : r->output_tail,
     };
+    node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, r->status, r->exit_code, 0, 0,
+                   r->t_end);
     report_end(n, &e);
     struct tmd_run run = {.node = n->self, .t_start = r->t_start, .t_end = r->t_end,
                           .data_size = size};
@@ -345,6 +353,7 @@ static void run_task(struct node *n, struct ntask *t)
     if (!n->first_start_ns)
         n->first_start_ns = clock_mono_ns();
     n->busy++;
+    n->tasks_started++;
     struct exec_result now;
     memset(&now, 0, sizeof now);
     char *cause = NULL;
@@ -354,19 +363,25 @@ static void run_task(struct node *n, struct ntask *t)
         now.t_start = now.t_end = clock_wall_ns();
         now.error = xasprintf("cannot stage inputs: %s", cause ? cause : "?");
         free(cause);
+        node_trace(n, TRACE_TASK_START, t->spec.key, -1, 0, now.t_start);
         finish(n, t, &now, true);
         free(now.error);
         return;
     }
     int rc = exec_start(n->exec, &t->spec, t, &now);
     if (rc == 0) {
+        /* Only tasks that run on take a clock reading here; noops bring their own. */
+        t->t_start = clock_wall_ns();
+        node_trace(n, TRACE_TASK_START, t->spec.key, -1, 0, t->t_start);
         u64map_put(&n->running, t->spec.key, t);
     } else if (rc == EXEC_DONE_NOW) {
+        node_trace(n, TRACE_TASK_START, t->spec.key, -1, 0, now.t_start);
         finish(n, t, &now, true);
     } else {
         now.status = TASK_FAILED;
         now.exit_code = -1;
         now.t_start = now.t_end = clock_wall_ns();
+        node_trace(n, TRACE_TASK_START, t->spec.key, -1, 0, now.t_start);
         now.error = xasprintf("cannot start task: %s", strerror(-rc));
         finish(n, t, &now, true);
         free(now.error);
@@ -540,6 +555,7 @@ static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char 
             ntask_free(t);
             continue;
         }
+        node_trace(n, TRACE_TASK_SUBMIT, t->spec.key, -1, 0, now);
         struct early *e = u64map_del(&n->early, t->spec.key);
         if (e) {
             ready_or_cancel(n, t, e->event, e->t_ready, e->nparents, e->parents);
@@ -682,8 +698,10 @@ static void on_close(struct conn *c, const char *reason)
     for (uint32_t i = 0; i < n->nodes; i++) {
         if (n->peers[i].out == c) {
             n->peers[i].out = NULL;
-            if (!n->stopping)
+            if (!n->stopping) {
                 log_info("connection to node %u closed: %s", i, reason ? reason : "");
+                node_trace(n, TRACE_NODE_DOWN, TRACE_NO_TASK, (int32_t)i, 0, 0);
+            }
         }
         if (n->peers[i].in == c)
             n->peers[i].in = NULL;
@@ -698,6 +716,72 @@ static void on_close(struct conn *c, const char *reason)
 }
 
 /* ---- life cycle ------------------------------------------------------------------------ */
+
+/* NODE_SAMPLE: queue lengths now, and counters since start so that a reader who missed
+ * events (or samples) still gets exact totals and utilisation between any two samples. */
+static void trace_sample(struct node *n)
+{
+    if (!n->sink)
+        return;
+    int64_t now = clock_wall_ns();
+    int64_t running_ns = 0;
+    uint64_t k;
+    void *v;
+    for (size_t pos = 0; (pos = u64map_next(&n->running, pos, &k, &v)) != 0;) {
+        const struct ntask *t = v;
+        if (t->t_start && now > t->t_start)
+            running_ns += now - t->t_start;
+    }
+    struct trace_sample s;
+    memset(&s, 0, sizeof s);
+    s.busy = (int32_t)n->busy;
+    s.slots = (int32_t)n->cfg.slots;
+    s.waitq = (int32_t)u64map_len(&n->waitq);
+    s.lreadyq = (int32_t)readyq_len(&n->lready);
+    s.sreadyq = (int32_t)readyq_len(&n->sready);
+    s.completeq = (int32_t)(n->completeq > INT32_MAX ? INT32_MAX : n->completeq);
+    s.started = (int64_t)n->tasks_started;
+    s.ended = (int64_t)n->completeq;
+    s.failed = (int64_t)n->tasks_failed;
+    s.stolen_in = (int64_t)n->tasks_stolen;
+    s.stolen_out = (int64_t)n->tasks_given;
+    s.pushed = (int64_t)n->tasks_pushed;
+    s.steal_requests = (int64_t)n->steal_requests;
+    s.steal_fails = (int64_t)n->steal_fails;
+    s.fetches = (int64_t)n->data.fetches_started;
+    s.fetch_bytes = (int64_t)n->data.bytes_in;
+    s.cache_hits = (int64_t)n->data.cache_hits_traced;
+    s.busy_ns = n->busy_ns_done + running_ns;
+    s.dropped = (int64_t)n->sink->dropped(n->sink->ctx);
+    n->sink->sample(n->sink->ctx, &s, now);
+}
+
+static void sampler_cb(uv_timer_t *h)
+{
+    trace_sample(h->data);
+}
+
+static void trace_start(struct node *n)
+{
+    n->sink = n->cfg.trace;
+    if (!n->sink)
+        return;
+    node_trace(n, TRACE_NODE_UP, TRACE_NO_TASK, -1, n->cfg.slots, 0);
+    n->sink->policy(n->sink->ctx, placement_policy_name(n->cfg.placement.policy), -1, 0);
+    uint32_t ms = n->cfg.sample_ms ? n->cfg.sample_ms : 100;
+    uv_timer_start(&n->sampler, sampler_cb, ms, ms);
+}
+
+/* The last sample and NODE_DOWN; the sink's owner (cmd_node) flushes after node_run. */
+static void trace_stop(struct node *n)
+{
+    uv_timer_stop(&n->sampler);
+    if (!n->sink)
+        return;
+    trace_sample(n);
+    node_trace(n, TRACE_NODE_DOWN, TRACE_NO_TASK, -1, 0, 0);
+    n->sink = NULL;
+}
 
 static void on_signal(uv_signal_t *h, int signum)
 {
@@ -726,6 +810,8 @@ static void node_stop(struct node *n)
     }
     exec_destroy(n->exec);
     n->exec = NULL;
+    trace_stop(n);
+    uv_close((uv_handle_t *)&n->sampler, NULL);
     if (n->data.store) {
         struct objstore_stats os;
         objstore_get_stats(n->data.store, &os);
@@ -839,6 +925,10 @@ int node_run(const struct node_config *cfg, char **cause)
     uv_check_start(&n->check, check_cb);
     uv_idle_init(&n->loop, &n->idle);
     n->idle.data = n;
+    uv_timer_init(&n->loop, &n->sampler);
+    n->sampler.data = n;
+    if (rc == 0)
+        trace_start(n);
     uv_signal_init(&n->loop, &n->sigterm);
     n->sigterm.data = n;
     uv_signal_init(&n->loop, &n->sigint);

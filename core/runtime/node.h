@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/model/cluster.h"
+#include "core/model/event.h"
 #include "core/net/auth.h"
 #include "core/policy/placement.h"
 #include "core/policy/steal.h"
@@ -36,6 +37,10 @@ struct node_config {
     uint64_t cache_bytes;      /* capacity of the cache of fetched copies */
     double bandwidth_Bps;      /* emulated per-node egress and ingress rate; 0: none */
     int64_t latency_ns;        /* emulated one-way latency of data messages */
+    /* tracing: events go to the sink (NULL: none) */
+    const struct trace_sink *trace;
+    uint32_t sample_ms;        /* NODE_SAMPLE period; 0: 100 */
+    size_t trace_buffer;       /* the tracer's ring bytes (read by cmd_node); 0: default */
 };
 
 /* Runs the daemon until shutdown.  0 on a clean stop, or a negative errno with *cause

@@ -22,6 +22,7 @@
 #include "core/runtime/node.h"
 #include "core/runtime/objstore.h"
 #include "core/runtime/readyq.h"
+#include "core/model/event.h"
 
 #define THIEF_MAX_VICTIMS 1024
 
@@ -31,6 +32,7 @@
 struct ntask {
     struct task_spec spec;
     int64_t t_ready;
+    int64_t t_start;        /* wall ns once it started (busy time of samples) */
 };
 
 struct peer {
@@ -83,6 +85,7 @@ struct data_plane {
     size_t heap_len, heap_cap;
     uv_timer_t pacer;           /* fires at the earliest deferred message */
     uint64_t fetches_started, bytes_in, bytes_out;
+    uint64_t cache_hits_traced;  /* inputs found here that another node produced */
 };
 
 struct node {
@@ -120,6 +123,10 @@ struct node {
     struct data_plane data;
 
     struct thief thief;
+    const struct trace_sink *sink; /* borrowed from the config; NULL when not tracing */
+    uv_timer_t sampler;         /* NODE_SAMPLE every sample_ms */
+    uint64_t tasks_started, steal_requests, steal_fails;
+    int64_t busy_ns_done;       /* slot-ns of tasks that ended after holding a slot */
     uv_check_t check;       /* the once-per-pass step: dispatch, steal, wake */
     uv_idle_t idle;         /* running while the check step has work: no blocking poll */
     uv_signal_t sigterm, sigint;
@@ -128,6 +135,20 @@ struct node {
 
 /* node.c */
 void node_mark_dirty(struct node *n);
+/* A trace event without a body (no-op when tracing is off).  wall 0: now. */
+static inline void node_trace_full(struct node *n, enum trace_kind kind, uint64_t task,
+                                   int32_t peer, int32_t status, int64_t count, int64_t bytes,
+                                   int64_t duration_ns, int64_t wall)
+{
+    if (n->sink)
+        n->sink->put(n->sink->ctx, kind, task, peer, status, count, bytes, duration_ns, wall);
+}
+
+static inline void node_trace(struct node *n, enum trace_kind kind, uint64_t task, int32_t peer,
+                              int64_t count, int64_t wall)
+{
+    node_trace_full(n, kind, task, peer, 0, count, 0, 0, wall);
+}
 struct wbuf *node_msg_begin(struct node *n, uint32_t peer, uint16_t type, size_t *at);
 void node_msg_end(struct node *n, uint32_t peer, size_t at);
 /* A task from a SUBMIT or STEAL_GRANT payload; NULL when malformed. */

@@ -4,6 +4,7 @@
  * policy says so; receiving such pushes; and the periodic FLDS monitor and auto
  * controller.  Part of the node daemon (see node_impl.h); loop thread only.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,12 +23,14 @@ static void push_task(struct node *n, struct ntask *t, uint32_t to)
     node_msg_end(n, to, at);
     kvs_append(n->kvs, t->spec.key, KVS_FIELD_HISTORY, to, 0, 0);
     n->tasks_pushed++;
+    node_trace(n, TRACE_TASK_PUSHED, t->spec.key, (int32_t)to, 0, t->t_ready);
     ntask_free(t);
 }
 
 /* Algorithm 1 (core/policy/placement): LReadyQ, SReadyQ, or push to the data. */
 void node_make_ready(struct node *n, struct ntask *t)
 {
+    node_trace(n, TRACE_TASK_READY, t->spec.key, -1, 0, t->t_ready);
     struct placement_object small[16];
     struct placement_object *objs = small;
     uint32_t k = t->spec.num_inputs;
@@ -52,10 +55,10 @@ void node_make_ready(struct node *n, struct ntask *t)
         push_task(n, t, d.node);
         return;
     }
-    if (d.queue == PLACE_SREADY)
-        readyq_push(&n->sready, t, t->spec.input_bytes);
-    else
-        readyq_push(&n->lready, t, t->spec.input_bytes);
+    bool shared = d.queue == PLACE_SREADY;
+    node_trace(n, shared ? TRACE_TASK_QUEUED_SHARED : TRACE_TASK_QUEUED_LOCAL, t->spec.key, -1,
+               0, t->t_ready);
+    readyq_push(shared ? &n->sready : &n->lready, t, t->spec.input_bytes);
     node_mark_dirty(n);
 }
 
@@ -71,9 +74,9 @@ int place_on_push(struct node *n, uint32_t from, struct rbuf *r)
         if (!t)
             return -EBADMSG;
         t->t_ready = clock_wall_ns();
+        node_trace(n, TRACE_TASK_QUEUED_LOCAL, t->spec.key, (int32_t)from, 0, t->t_ready);
         readyq_push(&n->lready, t, t->spec.input_bytes);
     }
-    (void)from;
     if (count)
         node_mark_dirty(n);
     return 0;
@@ -95,8 +98,12 @@ static void monitor_cb(uv_timer_t *h)
         if (move) {
             void **moved = xmalloc(move * sizeof *moved);
             size_t got = readyq_take_tail(&n->lready, move, moved);
-            for (size_t i = 0; i < got; i++)
-                readyq_push(&n->sready, moved[i], ((struct ntask *)moved[i])->spec.input_bytes);
+            int64_t wall = got ? clock_wall_ns() : 0;
+            for (size_t i = 0; i < got; i++) {
+                struct ntask *t = moved[i];
+                node_trace(n, TRACE_TASK_QUEUED_SHARED, t->spec.key, -1, 0, wall);
+                readyq_push(&n->sready, t, t->spec.input_bytes);
+            }
             free(moved);
             log_debug("flds: moved %zu tasks from LReadyQ to SReadyQ; tt now %.3f s", got,
                       n->flds.tt_s);
@@ -116,6 +123,8 @@ static void monitor_cb(uv_timer_t *h)
             n->policy_switches++;
             if (sw.to == PLACEMENT_FLDS)
                 flds_init(&n->flds, p); /* tt starts afresh for the monitor */
+            if (n->sink)
+                n->sink->policy(n->sink->ctx, placement_policy_name(sw.to), (int32_t)sw.reason, 0);
             log_info("placement switched from %s to %s (%s, ratio %.3g)",
                      placement_policy_name(sw.from), placement_policy_name(sw.to),
                      placement_switch_reason_name(sw.reason), sw.ratio);

@@ -61,6 +61,8 @@ static void send_steal_request(struct node *n, uint32_t victim)
     wbuf_put_u32(b, th->attempt);
     wbuf_put_u32(b, 0); /* no cap: the victim's amount policy decides */
     node_msg_end(n, victim, at);
+    n->steal_requests++;
+    node_trace(n, TRACE_STEAL_REQUEST, TRACE_NO_TASK, (int32_t)victim, 0, 0);
     start_timer(n, n->cfg.steal_timeout_ms);
 }
 
@@ -109,10 +111,15 @@ static void decide(struct node *n)
 {
     struct thief *th = &n->thief;
     int i = steal_choose_victim(th->loads, th->nvictims);
-    if (i < 0)
+    if (i < 0) {
+        /* Nobody asked had stealable work: a failure without a request. */
+        n->steal_fails++;
+        node_trace_full(n, TRACE_STEAL_FAIL, TRACE_NO_TASK, -1, STEAL_FAIL_NO_VICTIM, 0, 0,
+                       0, 0);
         attempt_done(n, false);
-    else
+    } else {
         send_steal_request(n, th->victims[i]);
+    }
 }
 
 static void timer_cb(uv_timer_t *h)
@@ -129,6 +136,9 @@ static void timer_cb(uv_timer_t *h)
         decide(n);
         break;
     case THIEF_REQUEST:
+        n->steal_fails++;
+        node_trace_full(n, TRACE_STEAL_FAIL, TRACE_NO_TASK, -1, STEAL_FAIL_TIMEOUT, 0, 0,
+                       0, 0);
         attempt_done(n, false);
         break;
     default:
@@ -261,8 +271,10 @@ int thief_on_steal_request(struct node *n, uint32_t from, struct rbuf *r)
     for (size_t i = 0; i < got; i++)
         proto_put_task(b, &((struct ntask *)taken[i])->spec);
     node_msg_end(n, from, at);
+    int64_t wall = got && n->sink ? clock_wall_ns() : 0;
     for (size_t i = 0; i < got; i++) {
         struct ntask *t = taken[i];
+        node_trace(n, TRACE_TASK_STOLEN_OUT, t->spec.key, (int32_t)from, 0, wall);
         kvs_append(n->kvs, t->spec.key, KVS_FIELD_HISTORY, from, 0, 0);
         ntask_free(t);
     }
@@ -274,7 +286,6 @@ int thief_on_steal_request(struct node *n, uint32_t from, struct rbuf *r)
 int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
 {
     struct thief *th = &n->thief;
-    (void)from;
     uint32_t req = rbuf_u32(r);
     uint32_t count = rbuf_u32(r);
     if (!rbuf_ok(r) || count > PROTO_MAX_BATCH)
@@ -285,10 +296,18 @@ int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
         if (!t)
             return -EBADMSG;
         t->t_ready = now;
+        node_trace(n, TRACE_TASK_STOLEN_IN, t->spec.key, (int32_t)from, 0, now);
         /* Stolen tasks go to SReadyQ, so they may move on again if this node is slow. */
         readyq_push(&n->sready, t, t->spec.input_bytes);
     }
     n->tasks_stolen += count;
+    if (count) {
+        node_trace(n, TRACE_STEAL_GRANT, TRACE_NO_TASK, (int32_t)from, count, now);
+    } else {
+        n->steal_fails++;
+        node_trace_full(n, TRACE_STEAL_FAIL, TRACE_NO_TASK, (int32_t)from,
+                       STEAL_FAIL_EMPTY, 0, 0, 0, now);
+    }
     if (count)
         node_mark_dirty(n);
     if (th->state == THIEF_REQUEST && req == th->attempt) {

@@ -1,0 +1,74 @@
+/*
+ * event — the vocabulary of trace events: kinds, the node sample, and the sink through
+ * which the node daemon reports them.  Pure data: the Avro encoding, the streaming and
+ * the files are trace/'s (trace/event.h builds on this), which sits above the runtime;
+ * the runtime only ever sees a trace_sink, which tools/cmd_node.c connects to a
+ * trace/tracer.  Owns nothing.
+ */
+#ifndef JACKDAW_MODEL_EVENT_H
+#define JACKDAW_MODEL_EVENT_H
+
+#include <stdint.h>
+
+/* Values are the symbol positions in the schema's Kind enum: append only, never
+ * reorder (libavro resolves enums by position). */
+enum trace_kind {
+    TRACE_TASK_SUBMIT = 0,
+    TRACE_TASK_READY,
+    TRACE_TASK_QUEUED_LOCAL,
+    TRACE_TASK_QUEUED_SHARED,
+    TRACE_TASK_PUSHED,
+    TRACE_TASK_STOLEN_IN,
+    TRACE_TASK_STOLEN_OUT,
+    TRACE_TASK_START,
+    TRACE_TASK_END,
+    TRACE_STEAL_REQUEST,
+    TRACE_STEAL_GRANT,
+    TRACE_STEAL_FAIL,
+    TRACE_DATA_FETCH,
+    TRACE_CACHE_HIT,
+    TRACE_NODE_SAMPLE,
+    TRACE_NODE_UP,
+    TRACE_NODE_DOWN,
+    TRACE_POLICY_CHANGE,
+    TRACE_DROPPED,
+    TRACE_JOB_SUBMIT,   /* a client submitted a job: count tasks, text digest, names[0] workload */
+    TRACE_TASK_NAMES,   /* workload ids of tasks task .. task+count-1, in names */
+    TRACE_KIND_COUNT
+};
+
+/* STEAL_FAIL status: why the attempt got nothing. */
+enum { STEAL_FAIL_EMPTY = 0, STEAL_FAIL_NO_VICTIM = 1, STEAL_FAIL_TIMEOUT = 2 };
+
+/* Task key when the event names no task (job and task both -1 on disk). */
+#define TRACE_NO_TASK UINT64_MAX
+/* Longest `text` (policy name), including the terminating NUL. */
+#define TRACE_TEXT_MAX 64
+
+/* NODE_SAMPLE body: instantaneous lengths, then counters cumulative since node start
+ * so that a reader loses nothing between two samples even if events were dropped. */
+struct trace_sample {
+    int32_t busy, slots;
+    int32_t waitq, lreadyq, sreadyq, completeq;
+    int64_t started, ended, failed;
+    int64_t stolen_in, stolen_out, pushed;
+    int64_t steal_requests, steal_fails;
+    int64_t fetches, fetch_bytes, cache_hits;
+    int64_t busy_ns;
+    int64_t dropped;
+};
+
+/* Where a node daemon's events go.  Every call is on the node's loop thread and must
+ * not block.  wall: CLOCK_REALTIME ns of the event, 0 for now. */
+struct trace_sink {
+    void *ctx;
+    void (*put)(void *ctx, enum trace_kind kind, uint64_t task, int32_t peer, int32_t status,
+                int64_t count, int64_t bytes, int64_t duration_ns, int64_t wall);
+    /* POLICY_CHANGE: the placement policy now in force, and why (a switch reason). */
+    void (*policy)(void *ctx, const char *name, int32_t reason, int64_t wall);
+    void (*sample)(void *ctx, const struct trace_sample *s, int64_t wall);
+    /* Events lost so far (they appear in samples). */
+    uint64_t (*dropped)(void *ctx);
+};
+
+#endif

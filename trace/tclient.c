@@ -1,0 +1,214 @@
+/*
+ * tclient — see tclient.h.
+ */
+#include "trace/tclient.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "core/base/xalloc.h"
+#include "core/net/conn.h"
+#include "core/net/proto.h"
+
+#define NAMES_PER_MESSAGE 4096
+
+struct tclient {
+    uv_loop_t loop;
+    struct conn_hub *hub;
+    struct conn *conn;          /* NULL once closed */
+    bool ready;
+    char addr[96];
+    char *header_json;          /* from INFO */
+    struct wire_state state;    /* the latest STATE */
+    bool fresh;                 /* state arrived since the last poll */
+    bool proto_error;
+};
+
+static void on_ready(struct conn *c)
+{
+    struct tclient *t = conn_hub_data(conn_hub_of(c));
+    t->ready = true;
+}
+
+static int on_message(struct conn *c, uint16_t type, struct rbuf *r, const char **reason)
+{
+    struct tclient *t = conn_hub_data(conn_hub_of(c));
+    if (type == MSG_TRACE_INFO) {
+        char *h = rbuf_strdup(r, PROTO_MAX_STRING);
+        if (!h) {
+            *reason = "malformed trace-info";
+            return -EBADMSG;
+        }
+        free(t->header_json);
+        t->header_json = h;
+        return 0;
+    }
+    if (type == MSG_TRACE_STATE) {
+        struct wire_state s;
+        if (wire_get_state(r, &s) < 0) {
+            *reason = "malformed trace-state";
+            return -EBADMSG;
+        }
+        wire_state_fini(&t->state);
+        t->state = s;
+        t->fresh = true;
+        return 0;
+    }
+    *reason = "unexpected message from the collector";
+    t->proto_error = true;
+    return -EPROTO;
+}
+
+static void on_close(struct conn *c, const char *reason)
+{
+    struct tclient *t = conn_hub_data(conn_hub_of(c));
+    (void)reason;
+    if (c == t->conn)
+        t->conn = NULL;
+}
+
+static void expire(uv_timer_t *h)
+{
+    *(bool *)h->data = true;
+}
+
+/* Runs the loop until *flag says done, the connection is gone or the time is up. */
+static void run_for(struct tclient *t, int timeout_ms, bool (*done)(const struct tclient *))
+{
+    bool expired = false;
+    uv_timer_t timer;
+    uv_timer_init(&t->loop, &timer);
+    timer.data = &expired;
+    uv_timer_start(&timer, expire, (uint64_t)(timeout_ms > 0 ? timeout_ms : 0), 0);
+    while (!expired && t->conn && !(done && done(t)))
+        uv_run(&t->loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&timer, NULL);
+    uv_run(&t->loop, UV_RUN_NOWAIT);
+}
+
+static bool is_ready(const struct tclient *t)
+{
+    return t->ready;
+}
+
+static bool is_fresh(const struct tclient *t)
+{
+    return t->fresh;
+}
+
+static bool sent_all(const struct tclient *t)
+{
+    return !t->conn || conn_pending_bytes(t->conn) == 0;
+}
+
+int tclient_connect(struct tclient **out, const struct cluster *cl, const struct auth_key *key,
+                    int timeout_ms, char **cause)
+{
+    *out = NULL;
+    if (!cl->collector.host[0]) {
+        *cause = xasprintf("the cluster file names no collector (started with --no-trace?)");
+        return -ENOENT;
+    }
+    struct tclient *t = xcalloc(1, sizeof *t);
+    snprintf(t->addr, sizeof t->addr, "%s:%d", cl->collector.host, cl->collector.port);
+    uv_loop_init(&t->loop);
+    static const struct conn_callbacks cb = {on_ready, on_message, on_close};
+    t->hub = conn_hub_create(&t->loop, key, CONN_ROLE_CLIENT, (uint32_t)getpid(), &cb, t);
+    t->conn = conn_connect(t->hub, cl->collector.host, cl->collector.port, NULL, cause);
+    if (t->conn)
+        run_for(t, timeout_ms, is_ready);
+    if (!t->conn || !t->ready) {
+        if (!*cause)
+            *cause = xasprintf("cannot reach the collector at %s (%s)", t->addr,
+                               t->conn ? "no answer" : "connection refused or key rejected");
+        tclient_destroy(t);
+        return -ECONNREFUSED;
+    }
+    *out = t;
+    return 0;
+}
+
+void tclient_destroy(struct tclient *t)
+{
+    if (!t)
+        return;
+    if (t->conn)
+        conn_close(t->conn, "done");
+    conn_hub_destroy(t->hub);
+    uv_run(&t->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&t->loop);
+    free(t->header_json);
+    wire_state_fini(&t->state);
+    free(t);
+}
+
+int tclient_record_job(struct tclient *t, const struct workload *wl, uint32_t job,
+                       const char *digest, int timeout_ms, char **cause)
+{
+    if (!t->conn) {
+        *cause = xasprintf("collector at %s: connection lost", t->addr);
+        return -ECONNRESET;
+    }
+    size_t at;
+    struct wbuf *b = conn_msg_begin(t->conn, MSG_TRACE_JOB, &at);
+    struct wire_job j = {.job = job, .tasks = wl->count, .name = wl->name,
+                         .digest = (char *)(uintptr_t)digest};
+    wire_put_job(b, &j);
+    conn_msg_end(t->conn, at);
+    const char *ids[NAMES_PER_MESSAGE];
+    for (uint32_t first = 0; first < wl->count; first += NAMES_PER_MESSAGE) {
+        uint32_t n = wl->count - first < NAMES_PER_MESSAGE ? wl->count - first : NAMES_PER_MESSAGE;
+        for (uint32_t i = 0; i < n; i++)
+            ids[i] = wl->tasks[first + i].id;
+        struct wire_names names = {.job = job, .first = first, .count = n, .ids = ids};
+        b = conn_msg_begin(t->conn, MSG_TRACE_NAMES, &at);
+        wire_put_names(b, &names);
+        conn_msg_end(t->conn, at);
+        /* Let big id lists leave as they are built rather than pile up in memory. */
+        uv_run(&t->loop, UV_RUN_NOWAIT);
+    }
+    conn_flush(t->conn);
+    run_for(t, timeout_ms, sent_all);
+    if (!t->conn) {
+        *cause = xasprintf("collector at %s closed the connection", t->addr);
+        return -ECONNRESET;
+    }
+    return 0;
+}
+
+int tclient_subscribe(struct tclient *t, uint32_t period_ms, char **cause)
+{
+    if (!t->conn) {
+        *cause = xasprintf("collector at %s: connection lost", t->addr);
+        return -ECONNRESET;
+    }
+    size_t at;
+    struct wbuf *b = conn_msg_begin(t->conn, MSG_TRACE_SUBSCRIBE, &at);
+    wire_put_subscribe(b, period_ms);
+    conn_msg_end(t->conn, at);
+    conn_flush(t->conn);
+    return 0;
+}
+
+int tclient_poll(struct tclient *t, int wait_ms, const struct wire_state **state,
+                 const char **header_json)
+{
+    t->fresh = false;
+    if (wait_ms > 0)
+        run_for(t, wait_ms, is_fresh);
+    else
+        uv_run(&t->loop, UV_RUN_NOWAIT);
+    if (header_json)
+        *header_json = t->header_json;
+    if (t->fresh) {
+        *state = &t->state;
+        return 1;
+    }
+    *state = NULL;
+    return t->conn ? 0 : -ECONNRESET;
+}

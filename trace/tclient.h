@@ -1,0 +1,42 @@
+/*
+ * tclient — a client's conversation with a cluster's collector: record a job (so the
+ * trace maps task numbers to workload ids) and, for consoles, subscribe to live state.
+ *
+ * Owns: a tclient owns its own libuv loop, connection hub and the connection to the
+ * collector; calls are synchronous with timeouts (the console drives its own loop and
+ * polls with tclient_poll).  Called by tools/job.c (record a job) and the console.
+ * Return convention: 0 or negative errno with *cause naming the collector's address.
+ */
+#ifndef JACKDAW_TRACE_TCLIENT_H
+#define JACKDAW_TRACE_TCLIENT_H
+
+#include <stdint.h>
+
+#include "core/model/cluster.h"
+#include "core/model/workload.h"
+#include "core/net/auth.h"
+#include "trace/wire.h"
+
+struct tclient;
+
+/* Connects to the collector the cluster file names; -ENOENT when it names none. */
+int tclient_connect(struct tclient **out, const struct cluster *cl, const struct auth_key *key,
+                    int timeout_ms, char **cause);
+void tclient_destroy(struct tclient *t); /* NULL is a no-op */
+
+/* Sends JOB and the ids of every task (NAMES), and waits until they have left. */
+int tclient_record_job(struct tclient *t, const struct workload *wl, uint32_t job,
+                       const char *digest, int timeout_ms, char **cause);
+
+/* Asks for STATE every period_ms.  The run header arrives with the first poll. */
+int tclient_subscribe(struct tclient *t, uint32_t period_ms, char **cause);
+/*
+ * Runs the loop for up to wait_ms (0: only what is ready).  Returns 1 when a new STATE
+ * arrived (in *state, owned by t until the next poll), 0 when none did, or -ECONNRESET
+ * once the collector is gone.  *header_json, when not NULL, is set to the run header
+ * once INFO arrived (owned by t).
+ */
+int tclient_poll(struct tclient *t, int wait_ms, const struct wire_state **state,
+                 const char **header_json);
+
+#endif

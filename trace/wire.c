@@ -1,0 +1,338 @@
+/*
+ * trace wire — see wire.h.  Strings that a receiver keeps pointing into the payload
+ * (names) travel with their NUL, which the decoder checks.
+ */
+#include "trace/wire.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/xalloc.h"
+#include "core/model/task.h"
+
+#define NAME_MAX_LEN 4096
+
+static void put_text(struct wbuf *b, const char *s)
+{
+    wbuf_put_strn(b, s, strnlen(s, TRACE_TEXT_MAX - 1));
+}
+
+static void get_text(struct rbuf *r, char out[TRACE_TEXT_MAX])
+{
+    uint32_t n;
+    const char *s = rbuf_str(r, &n, TRACE_TEXT_MAX - 1);
+    if (s)
+        memcpy(out, s, n);
+    out[s ? n : 0] = '\0';
+}
+
+/* A NUL-terminated string inside the payload; NULL (and r marked bad) otherwise. */
+static const char *get_cstr(struct rbuf *r, uint32_t max)
+{
+    uint32_t n;
+    const char *s = rbuf_str(r, &n, max + 1);
+    if (!s || n == 0 || s[n - 1] != '\0' || memchr(s, '\0', n - 1)) {
+        r->bad = true;
+        r->left = 0;
+        return NULL;
+    }
+    return s;
+}
+
+static void put_cstr(struct wbuf *b, const char *s)
+{
+    s = s ? s : "";
+    size_t n = strnlen(s, NAME_MAX_LEN);
+    wbuf_put_u32(b, (uint32_t)n + 1);
+    wbuf_put(b, s, n);
+    wbuf_put_u8(b, 0);
+}
+
+void wire_put_hello(struct wbuf *b, const struct wire_hello *h)
+{
+    put_cstr(b, h->run_id);
+    wbuf_put(b, h->sync, TRACE_SYNC_SIZE);
+}
+
+int wire_get_hello(struct rbuf *r, struct wire_hello *h)
+{
+    const char *id = get_cstr(r, WIRE_MAX_RUN_ID - 1);
+    const uint8_t *sync = rbuf_bytes(r, TRACE_SYNC_SIZE);
+    if (!id || !sync || !rbuf_ok(r))
+        return -EBADMSG;
+    snprintf(h->run_id, sizeof h->run_id, "%s", id);
+    memcpy(h->sync, sync, TRACE_SYNC_SIZE);
+    return 0;
+}
+
+void wire_put_next_seq(struct wbuf *b, int64_t next_seq)
+{
+    wbuf_put_i64(b, next_seq);
+}
+
+int wire_get_next_seq(struct rbuf *r, int64_t *next_seq)
+{
+    *next_seq = rbuf_i64(r);
+    return rbuf_ok(r) && *next_seq >= 0 ? 0 : -EBADMSG;
+}
+
+void wire_put_block(struct wbuf *b, const struct wire_block *blk)
+{
+    wbuf_put_i64(b, blk->first_seq);
+    wbuf_put_i64(b, blk->last_seq);
+    wbuf_put_u32(b, blk->count);
+    wbuf_put_u32(b, blk->len);
+    wbuf_put(b, blk->data, blk->len);
+}
+
+int wire_get_block(struct rbuf *r, struct wire_block *blk)
+{
+    blk->first_seq = rbuf_i64(r);
+    blk->last_seq = rbuf_i64(r);
+    blk->count = rbuf_u32(r);
+    blk->len = rbuf_u32(r);
+    blk->data = rbuf_bytes(r, blk->len);
+    if (!rbuf_ok(r) || !blk->data || blk->count == 0 || blk->first_seq < 0 ||
+        blk->last_seq < blk->first_seq ||
+        (uint64_t)(blk->last_seq - blk->first_seq) + 1 != blk->count ||
+        blk->len < TRACE_SYNC_SIZE + 2)
+        return -EBADMSG;
+    return 0;
+}
+
+static void put_sample(struct wbuf *b, const struct trace_sample *s)
+{
+    const int32_t ints[] = {s->busy, s->slots, s->waitq, s->lreadyq, s->sreadyq, s->completeq};
+    const int64_t longs[] = {s->started, s->ended, s->failed, s->stolen_in, s->stolen_out,
+                             s->pushed, s->steal_requests, s->steal_fails, s->fetches,
+                             s->fetch_bytes, s->cache_hits, s->busy_ns, s->dropped};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        wbuf_put_u32(b, (uint32_t)ints[i]);
+    for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
+        wbuf_put_i64(b, longs[i]);
+}
+
+static void get_sample(struct rbuf *r, struct trace_sample *s)
+{
+    int32_t *ints[] = {&s->busy, &s->slots, &s->waitq, &s->lreadyq, &s->sreadyq, &s->completeq};
+    int64_t *longs[] = {&s->started, &s->ended, &s->failed, &s->stolen_in, &s->stolen_out,
+                        &s->pushed, &s->steal_requests, &s->steal_fails, &s->fetches,
+                        &s->fetch_bytes, &s->cache_hits, &s->busy_ns, &s->dropped};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        *ints[i] = (int32_t)rbuf_u32(r);
+    for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
+        *longs[i] = rbuf_i64(r);
+}
+
+bool wire_is_note(const struct trace_event *ev)
+{
+    switch (ev->kind) {
+    case TRACE_TASK_END:
+        return ev->status != TASK_DONE;
+    case TRACE_STEAL_GRANT:
+    case TRACE_NODE_UP:
+    case TRACE_NODE_DOWN:
+    case TRACE_POLICY_CHANGE:
+    case TRACE_DROPPED:
+    case TRACE_JOB_SUBMIT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void wire_note_from_event(struct wire_note *n, const struct trace_event *ev)
+{
+    memset(n, 0, sizeof *n);
+    n->node = ev->node;
+    n->kind = (uint8_t)ev->kind;
+    n->time_ns = ev->time_ns;
+    n->task = ev->task;
+    n->peer = ev->peer;
+    n->status = ev->status;
+    n->count = ev->count;
+    snprintf(n->text, sizeof n->text, "%s", ev->text);
+}
+
+static void put_note(struct wbuf *b, const struct wire_note *n)
+{
+    wbuf_put_u32(b, (uint32_t)n->node);
+    wbuf_put_u8(b, n->kind);
+    wbuf_put_i64(b, n->time_ns);
+    wbuf_put_u64(b, n->task);
+    wbuf_put_u32(b, (uint32_t)n->peer);
+    wbuf_put_u32(b, (uint32_t)n->status);
+    wbuf_put_i64(b, n->count);
+    put_text(b, n->text);
+}
+
+static void get_note(struct rbuf *r, struct wire_note *n)
+{
+    n->node = (int32_t)rbuf_u32(r);
+    n->kind = rbuf_u8(r);
+    n->time_ns = rbuf_i64(r);
+    n->task = rbuf_u64(r);
+    n->peer = (int32_t)rbuf_u32(r);
+    n->status = (int32_t)rbuf_u32(r);
+    n->count = rbuf_i64(r);
+    get_text(r, n->text);
+}
+
+static void put_notes(struct wbuf *b, const struct wire_note *notes, uint32_t n)
+{
+    wbuf_put_u32(b, n);
+    for (uint32_t i = 0; i < n; i++)
+        put_note(b, &notes[i]);
+}
+
+static int get_notes(struct rbuf *r, struct wire_note **out, uint32_t *n)
+{
+    *out = NULL;
+    *n = rbuf_u32(r);
+    if (!rbuf_ok(r) || *n > WIRE_MAX_NOTES)
+        return -EBADMSG;
+    if (*n == 0)
+        return 0;
+    *out = xcalloc(*n, sizeof **out);
+    for (uint32_t i = 0; i < *n && rbuf_ok(r); i++)
+        get_note(r, &(*out)[i]);
+    if (!rbuf_ok(r)) {
+        free(*out);
+        *out = NULL;
+        return -EBADMSG;
+    }
+    return 0;
+}
+
+void wire_put_live(struct wbuf *b, const struct wire_live *l)
+{
+    wbuf_put_i64(b, l->time_ns);
+    put_sample(b, &l->sample);
+    put_notes(b, l->notes, l->nnotes);
+}
+
+int wire_get_live(struct rbuf *r, struct wire_live *l)
+{
+    memset(l, 0, sizeof *l);
+    l->time_ns = rbuf_i64(r);
+    get_sample(r, &l->sample);
+    if (!rbuf_ok(r))
+        return -EBADMSG;
+    return get_notes(r, &l->notes, &l->nnotes);
+}
+
+void wire_put_job(struct wbuf *b, const struct wire_job *j)
+{
+    wbuf_put_u32(b, j->job);
+    wbuf_put_u32(b, j->tasks);
+    put_cstr(b, j->name);
+    put_cstr(b, j->digest);
+}
+
+int wire_get_job(struct rbuf *r, struct wire_job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->job = rbuf_u32(r);
+    j->tasks = rbuf_u32(r);
+    const char *name = get_cstr(r, NAME_MAX_LEN);
+    const char *digest = get_cstr(r, 256);
+    if (!name || !digest || !rbuf_ok(r))
+        return -EBADMSG;
+    j->name = xstrdup(name);
+    j->digest = xstrdup(digest);
+    return 0;
+}
+
+void wire_job_fini(struct wire_job *j)
+{
+    free(j->name);
+    free(j->digest);
+    memset(j, 0, sizeof *j);
+}
+
+void wire_put_names(struct wbuf *b, const struct wire_names *n)
+{
+    wbuf_put_u32(b, n->job);
+    wbuf_put_u32(b, n->first);
+    wbuf_put_u32(b, n->count);
+    for (uint32_t i = 0; i < n->count; i++)
+        put_cstr(b, n->ids[i]);
+}
+
+int wire_get_names(struct rbuf *r, struct wire_names *n)
+{
+    memset(n, 0, sizeof *n);
+    n->job = rbuf_u32(r);
+    n->first = rbuf_u32(r);
+    n->count = rbuf_u32(r);
+    if (!rbuf_ok(r) || n->count > WIRE_MAX_NAMES || n->first > UINT32_MAX - n->count)
+        return -EBADMSG;
+    n->ids = xcalloc(n->count ? n->count : 1, sizeof *n->ids);
+    for (uint32_t i = 0; i < n->count; i++) {
+        n->ids[i] = get_cstr(r, NAME_MAX_LEN);
+        if (!n->ids[i]) {
+            free(n->ids);
+            n->ids = NULL;
+            return -EBADMSG;
+        }
+    }
+    return 0;
+}
+
+void wire_put_subscribe(struct wbuf *b, uint32_t period_ms)
+{
+    wbuf_put_u32(b, period_ms);
+}
+
+int wire_get_subscribe(struct rbuf *r, uint32_t *period_ms)
+{
+    *period_ms = rbuf_u32(r);
+    return rbuf_ok(r) ? 0 : -EBADMSG;
+}
+
+void wire_put_state(struct wbuf *b, const struct wire_state *s)
+{
+    wbuf_put_i64(b, s->now_ns);
+    wbuf_put_u64(b, s->events_written);
+    wbuf_put_u32(b, s->nnodes);
+    for (uint32_t i = 0; i < s->nnodes; i++) {
+        const struct wire_node_state *n = &s->nodes[i];
+        wbuf_put_u8(b, n->seen);
+        wbuf_put_u8(b, n->connected);
+        wbuf_put_i64(b, n->time_ns);
+        put_sample(b, &n->sample);
+    }
+    put_notes(b, s->notes, s->nnotes);
+}
+
+int wire_get_state(struct rbuf *r, struct wire_state *s)
+{
+    memset(s, 0, sizeof *s);
+    s->now_ns = rbuf_i64(r);
+    s->events_written = rbuf_u64(r);
+    s->nnodes = rbuf_u32(r);
+    if (!rbuf_ok(r) || s->nnodes > WIRE_MAX_NODES)
+        return -EBADMSG;
+    s->nodes = xcalloc(s->nnodes ? s->nnodes : 1, sizeof *s->nodes);
+    for (uint32_t i = 0; i < s->nnodes && rbuf_ok(r); i++) {
+        struct wire_node_state *n = &s->nodes[i];
+        n->seen = rbuf_u8(r);
+        n->connected = rbuf_u8(r);
+        n->time_ns = rbuf_i64(r);
+        get_sample(r, &n->sample);
+    }
+    if (!rbuf_ok(r) || get_notes(r, &s->notes, &s->nnotes) < 0) {
+        wire_state_fini(s);
+        return -EBADMSG;
+    }
+    return 0;
+}
+
+void wire_state_fini(struct wire_state *s)
+{
+    free(s->nodes);
+    free(s->notes);
+    memset(s, 0, sizeof *s);
+}
