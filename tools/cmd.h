@@ -30,7 +30,7 @@ struct cmd {
 };
 
 extern const struct cmd cmd_node, cmd_launch, cmd_submit, cmd_status, cmd_stop, cmd_run,
-    cmd_gen, cmd_cancel, cmd_trace;
+    cmd_gen, cmd_cancel, cmd_trace, cmd_collector;
 
 /*
  * Option parsing shared by every command: long options only, "--name value" or

@@ -42,7 +42,7 @@ static int run_main(int argc, char **argv)
         {"timeout", OPT_DOUBLE, &timeout, "S  give up after S seconds"},
         {"keep", OPT_STRING, &keep_dir, "DIR  keep the cluster's files (logs, task dirs) in DIR"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default warn)"},
-        {"trace", OPT_STRING, &trace, "FILE  trace file (default: ./jackdaw-RUNID.avro)"},
+        {"trace", OPT_STRING, &trace, "FILE  trace file (default: $JACKDAW_TRACE_DIR or ., jackdaw-RUNID.avro)"},
         {"no-trace", OPT_FLAG, &no_trace, "  no collector, no trace"},
         {NULL, 0, NULL, NULL},
     };
@@ -113,8 +113,10 @@ static int run_main(int argc, char **argv)
         .node_nargs = data.nwords, .log_level = level, .trace = !no_trace,
         .trace_path = trace, .workload_name = wl.name,
         .workload_digest = digest[0] ? digest : NULL,
-        /* The trace outlives the run's private directory: it goes where the user is. */
-        .trace_dir = ".",
+        /* The trace outlives the run's private directory: it goes where the user is, or
+         * where $JACKDAW_TRACE_DIR says. */
+        .trace_dir = getenv("JACKDAW_TRACE_DIR") && *getenv("JACKDAW_TRACE_DIR")
+                         ? getenv("JACKDAW_TRACE_DIR") : ".",
     };
     struct cluster cl;
     job_catch_signals();

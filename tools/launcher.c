@@ -74,6 +74,11 @@ static int listen_socket(uint16_t *port, char **cause)
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof a;
+    /* Connections accepted here inherit the flag, and so do their TIME_WAIT remains:
+     * without it a daemon restarted on the same port (a collector after a crash) is
+     * refused with EADDRINUSE for a minute. */
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
     if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 1024) < 0 ||
         getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
         int e = errno;
@@ -174,6 +179,8 @@ static char *absolute(const char *path)
 {
     if (path[0] == '/')
         return xstrdup(path);
+    while (path[0] == '.' && path[1] == '/')
+        path += 2;
     char cwd[4096];
     if (!getcwd(cwd, sizeof cwd))
         return xstrdup(path);

@@ -549,9 +549,10 @@ static void maybe_finish(struct tracer *t)
     uv_close((uv_handle_t *)&t->tick, NULL);
     uv_close((uv_handle_t *)&t->retry, NULL);
     uv_close((uv_handle_t *)&t->deadline, NULL);
+    /* Our own closing is not the collector going away: forget the connection first. */
+    t->conn = NULL;
     conn_hub_destroy(t->hub);
     t->hub = NULL;
-    t->conn = NULL;
 }
 
 static void on_deadline(uv_timer_t *h)
@@ -766,6 +767,11 @@ void tracer_stop(struct tracer *t, int timeout_ms)
             n = s->next;
             free(s);
         }
+    for (struct pblock *b = t->ph, *n; b; b = n) {
+        n = b->next;
+        free(b->data);
+        free(b);
+    }
     trace_block_destroy(t->blk);
     pthread_mutex_destroy(&t->mu);
     free(t->ring);

@@ -40,6 +40,8 @@ T="$(mktemp -d "${TMPDIR:-/tmp}/jackdaw-it-${TEST_NAME}.XXXXXX")" || {
     exit 1
 }
 export TMPDIR="$T"
+# `jackdaw run` writes its trace to the current directory unless told: keep them here.
+export JACKDAW_TRACE_DIR="$T"
 # Never touch the user's default cluster.
 export JACKDAW_CLUSTER="$T/default-cluster/cluster.json"
 # A sanitizer report must not look like an ordinary exit code (1 = run had failures).
@@ -124,8 +126,10 @@ start_cluster() {
         cat "$T/launch.out" >&2
         fail "jackdaw launch --nodes $nodes --slots $slots exited $rc"
     fi
-    [ ${#CLUSTER_PIDS[@]} -eq "$nodes" ] ||
-        fail "cluster file $CLUSTER_FILE records ${#CLUSTER_PIDS[@]} daemon PIDs, expected $nodes"
+    local want=$nodes
+    [ -n "$(cluster_field "$CLUSTER_FILE" 'c.get("collector", {}).get("pid", "")')" ] && want=$((nodes + 1))
+    [ ${#CLUSTER_PIDS[@]} -eq "$want" ] ||
+        fail "cluster file $CLUSTER_FILE records ${#CLUSTER_PIDS[@]} daemon PIDs, expected $want"
     for pid in "${CLUSTER_PIDS[@]}"; do
         pid_alive "$pid" || fail "daemon $pid of the new cluster is not running"
     done
@@ -171,11 +175,11 @@ sanitizer_reports() {
 }
 
 # unexpected_log_lines : WARN and ERROR lines of every daemon log under $T (node-I.log
-# of launched clusters and of `jackdaw run --keep`) that LOG_ALLOW does not match.
+# and collector.log of launched clusters and of `jackdaw run --keep`) that LOG_ALLOW does not match.
 # Healthy daemons talking to each other never drop a connection or warn.
 unexpected_log_lines() {
     local f
-    find "$T" -type f -name 'node-*.log' 2>/dev/null | sort | while read -r f; do
+    find "$T" -type f \( -name 'node-*.log' -o -name 'collector.log' \) 2>/dev/null | sort | while read -r f; do
         if [ -n "$LOG_ALLOW" ]; then
             grep -HE ' (WARN|ERROR) ' "$f" | grep -vE -- "$LOG_ALLOW"
         else

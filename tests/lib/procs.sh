@@ -31,13 +31,17 @@ kill_pids() {
     return 0
 }
 
-# cluster_pids FILE : the daemon PIDs a cluster file records, one per line.
+# cluster_pids FILE : the daemon PIDs a cluster file records (nodes, then the
+# collector when there is one), one per line.
 cluster_pids() {
     "$PY" -c '
 import json, sys
-for n in json.load(open(sys.argv[1]))["nodes"]:
+c = json.load(open(sys.argv[1]))
+for n in c["nodes"]:
     if n.get("pid"):
-        print(n["pid"])' "$1"
+        print(n["pid"])
+if c.get("collector", {}).get("pid"):
+    print(c["collector"]["pid"])' "$1"
 }
 
 # pids_matching MARK... : live processes (zombies excepted) whose command line contains

@@ -48,6 +48,8 @@ B="$(mktemp -d "${TMPDIR:-/tmp}/jackdaw-bench-${BENCH_NAME}.XXXXXX")" || {
     exit 2
 }
 export TMPDIR="$B"
+# `jackdaw run` writes its trace to the current directory unless told: keep them here.
+export JACKDAW_TRACE_DIR="$B"
 # Never touch the user's default cluster.
 export JACKDAW_CLUSTER="$B/default-cluster/cluster.json"
 

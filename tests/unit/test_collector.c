@@ -1,0 +1,486 @@
+/*
+ * The collector daemon (trace/collector) in-process: collector_run in a thread on a
+ * listening socket the test bound on loopback, driven by conn_hub endpoints on the
+ * test's own loop acting as nodes and as a client/console, and by a raw socket sending
+ * garbage.  Covers the conversation (HELLO → RESUME, BLOCK → ACK, a resend skipped but
+ * acknowledged), the drops (another run's HELLO, a block with the wrong sync marker,
+ * garbage) while everyone else is served, JOB/NAMES written as records, SUBSCRIBE →
+ * INFO then STATE with samples and notes, and MSG_SHUTDOWN; then reads the file back.
+ *
+ * Every wait is bounded (run_until gives up after WAIT_MS and fails the test; the join
+ * is timed), so a broken collector fails the test instead of hanging it.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <uv.h>
+
+#include "core/base/clock.h"
+#include "core/base/log.h"
+#include "core/model/cluster.h"
+#include "core/net/conn.h"
+#include "core/net/proto.h"
+#include "trace/block.h"
+#include "trace/collect_file.h"
+#include "trace/collector.h"
+#include "trace/reader.h"
+#include "trace/wire.h"
+
+#define RUN_ID "run-collector-test"
+#define WAIT_MS 10000
+
+/* One connection the test made, and what came back on it. */
+struct ep {
+    struct conn *c;
+    bool ready, closed;
+    int nresume, nack, ninfo, nstate;
+    int64_t resume, ack;
+    char info[2048];
+    bool saw_grant_note, saw_job_note;
+    struct wire_state state;  /* the latest STATE */
+};
+
+struct world {
+    uv_loop_t loop;
+    uv_timer_t tick;
+    struct conn_hub *node_hub[2], *client_hub;
+    struct auth_key key;
+    int port;
+    char dir[64], trace[128];
+    struct cluster cluster;
+    struct cluster_node nodes[2];
+    struct collector_config cfg;
+    pthread_t thread;
+    int status;
+    char *cause;
+    bool thread_done;
+};
+
+/* A node's encoder in miniature: blocks made before the collector starts. */
+struct sent_block {
+    uint8_t *data;
+    uint32_t len, count;
+    int64_t first, last;
+};
+
+static struct sent_block make_block(struct trace_block *enc, int32_t node, int64_t first,
+                                    uint32_t count, const uint8_t sync[TRACE_SYNC_SIZE])
+{
+    struct sent_block b = {.first = first, .last = first + count - 1, .count = count};
+    for (uint32_t i = 0; i < count; i++) {
+        struct trace_event ev;
+        trace_event_init(&ev, TRACE_TASK_START, node);
+        ev.seq = first + i;
+        ev.time_ns = 1000000 * (first + i);
+        ev.task = (uint64_t)(first + i);
+        assert_int_equal(trace_block_append(enc, &ev), 0);
+    }
+    const uint8_t *data;
+    size_t len;
+    assert_int_equal(trace_block_finish(enc, sync, &data, &len), 0);
+    b.data = malloc(len);
+    memcpy(b.data, data, len);
+    b.len = (uint32_t)len;
+    return b;
+}
+
+/* ---- the test's side of the wire ---------------------------------------------------------- */
+
+static void on_ready(struct conn *c)
+{
+    struct ep *e = conn_data(c);
+    e->ready = true;
+}
+
+static int on_message(struct conn *c, uint16_t type, struct rbuf *r, const char **reason)
+{
+    struct ep *e = conn_data(c);
+    (void)reason;
+    switch (type) {
+    case MSG_TRACE_RESUME:
+        assert_int_equal(wire_get_next_seq(r, &e->resume), 0);
+        e->nresume++;
+        return 0;
+    case MSG_TRACE_ACK:
+        assert_int_equal(wire_get_next_seq(r, &e->ack), 0);
+        e->nack++;
+        return 0;
+    case MSG_TRACE_INFO: {
+        char *s = rbuf_strdup(r, 1 << 20);
+        assert_non_null(s);
+        snprintf(e->info, sizeof e->info, "%s", s);
+        free(s);
+        e->ninfo++;
+        return 0;
+    }
+    case MSG_TRACE_STATE:
+        wire_state_fini(&e->state);
+        assert_int_equal(wire_get_state(r, &e->state), 0);
+        for (uint32_t i = 0; i < e->state.nnotes; i++) {
+            const struct wire_note *n = &e->state.notes[i];
+            if (n->kind == TRACE_STEAL_GRANT && n->node == 0 && n->count == 4)
+                e->saw_grant_note = true;
+            if (n->kind == TRACE_JOB_SUBMIT && n->node == -1 && n->count == 3 &&
+                strcmp(n->text, "wl-1") == 0)
+                e->saw_job_note = true;
+        }
+        e->nstate++;
+        return 0;
+    default:
+        fail_msg("unexpected message 0x%04x", type);
+        return -EBADMSG;
+    }
+}
+
+static void on_close(struct conn *c, const char *reason)
+{
+    (void)reason;
+    struct ep *e = conn_data(c);
+    if (e) {
+        e->closed = true;
+        e->c = NULL;
+    }
+}
+
+static const struct conn_callbacks callbacks = {
+    .on_ready = on_ready, .on_message = on_message, .on_close = on_close};
+
+static void on_tick(uv_timer_t *t)
+{
+    (void)t; /* only wakes run_until's loop */
+}
+
+/* Runs the test's loop until *flag is true; fails after WAIT_MS. */
+static void run_until(struct world *w, const bool *flag, const char *what)
+{
+    int64_t deadline = clock_mono_ns() + (int64_t)WAIT_MS * 1000000;
+    while (!*flag) {
+        if (clock_mono_ns() > deadline)
+            fail_msg("timed out waiting for %s", what);
+        uv_run(&w->loop, UV_RUN_ONCE);
+    }
+}
+
+#define RUN_UNTIL(w, cond)                                                              \
+    do {                                                                                \
+        int64_t deadline_ = clock_mono_ns() + (int64_t)WAIT_MS * 1000000;               \
+        while (!(cond)) {                                                               \
+            if (clock_mono_ns() > deadline_)                                            \
+                fail_msg("timed out waiting for %s", #cond);                            \
+            uv_run(&(w)->loop, UV_RUN_ONCE);                                            \
+        }                                                                               \
+    } while (0)
+
+static void connect_ep(struct world *w, struct conn_hub *hub, struct ep *e)
+{
+    memset(e, 0, sizeof *e);
+    char *cause = NULL;
+    e->c = conn_connect(hub, "127.0.0.1", w->port, e, &cause);
+    assert_non_null(e->c);
+    run_until(w, &e->ready, "the handshake");
+}
+
+static void send_hello(struct ep *e, const char *run_id, const uint8_t sync[TRACE_SYNC_SIZE])
+{
+    struct wire_hello h;
+    memset(&h, 0, sizeof h);
+    snprintf(h.run_id, sizeof h.run_id, "%s", run_id);
+    memcpy(h.sync, sync, TRACE_SYNC_SIZE);
+    size_t at;
+    struct wbuf *b = conn_msg_begin(e->c, MSG_TRACE_HELLO, &at);
+    wire_put_hello(b, &h);
+    conn_msg_end(e->c, at);
+}
+
+static void send_block(struct ep *e, const struct sent_block *sb)
+{
+    struct wire_block blk = {.first_seq = sb->first, .last_seq = sb->last, .count = sb->count,
+                             .data = sb->data, .len = sb->len};
+    size_t at;
+    struct wbuf *b = conn_msg_begin(e->c, MSG_TRACE_BLOCK, &at);
+    wire_put_block(b, &blk);
+    conn_msg_end(e->c, at);
+}
+
+static void send_live(struct ep *e)
+{
+    struct trace_event grant;
+    trace_event_init(&grant, TRACE_STEAL_GRANT, 0);
+    grant.peer = 1;
+    grant.count = 4;
+    struct wire_note note;
+    wire_note_from_event(&note, &grant);
+    struct wire_live l = {.time_ns = 5000000, .nnotes = 1, .notes = &note};
+    l.sample.busy = 3;
+    l.sample.slots = 4;
+    size_t at;
+    struct wbuf *b = conn_msg_begin(e->c, MSG_TRACE_LIVE, &at);
+    wire_put_live(b, &l);
+    conn_msg_end(e->c, at);
+}
+
+/* ---- the collector's side ------------------------------------------------------------------ */
+
+static void *collector_thread(void *arg)
+{
+    struct world *w = arg;
+    w->status = collector_run(&w->cfg, &w->cause);
+    __atomic_store_n(&w->thread_done, true, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static int bind_loopback(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(fd, 64), 0);
+    socklen_t len = sizeof sa;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+static void world_start(struct world *w)
+{
+    memset(w, 0, sizeof *w);
+    log_set_level(LOG_LEVEL_WARN);
+    log_set_tag("test");
+    strcpy(w->dir, "/tmp/test_collector.XXXXXX");
+    assert_non_null(mkdtemp(w->dir));
+    snprintf(w->trace, sizeof w->trace, "%s/run.jdt", w->dir);
+    assert_int_equal(auth_init(), 0);
+    auth_nonce(w->key.bytes); /* 32 random bytes make a key */
+    for (uint32_t i = 0; i < 2; i++)
+        w->nodes[i] = (struct cluster_node){.id = i, .host = "127.0.0.1", .port = 40000 + (int)i,
+                                            .slots = 4, .speed = 1.0};
+    w->cluster.run_id = RUN_ID;
+    w->cluster.start_ns = clock_wall_ns() - 1000000000;
+    w->cluster.count = 2;
+    w->cluster.nodes = w->nodes;
+    int fd = bind_loopback(&w->port);
+    w->cfg = (struct collector_config){
+        .cluster = &w->cluster, .key = w->key, .trace_path = w->trace, .listen_fd = fd,
+        .workload_name = "wl-1", .workload_digest = "sha256:feed", .state_floor_ms = 10};
+    assert_int_equal(pthread_create(&w->thread, NULL, collector_thread, w), 0);
+
+    assert_int_equal(uv_loop_init(&w->loop), 0);
+    uv_timer_init(&w->loop, &w->tick);
+    uv_timer_start(&w->tick, on_tick, 20, 20);
+    for (uint32_t i = 0; i < 2; i++)
+        w->node_hub[i] = conn_hub_create(&w->loop, &w->key, CONN_ROLE_NODE, i, &callbacks, w);
+    w->client_hub = conn_hub_create(&w->loop, &w->key, CONN_ROLE_CLIENT, 0, &callbacks, w);
+}
+
+static void join_collector(struct world *w)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += WAIT_MS / 1000;
+    int rc = pthread_timedjoin_np(w->thread, NULL, &ts);
+    if (rc != 0)
+        fail_msg("the collector did not stop: %s", strerror(rc));
+}
+
+static void world_stop(struct world *w)
+{
+    uv_timer_stop(&w->tick);
+    uv_close((uv_handle_t *)&w->tick, NULL);
+    for (uint32_t i = 0; i < 2; i++)
+        conn_hub_destroy(w->node_hub[i]);
+    conn_hub_destroy(w->client_hub);
+    for (int i = 0; i < 100 && uv_loop_alive(&w->loop); i++)
+        uv_run(&w->loop, UV_RUN_NOWAIT);
+    assert_int_equal(uv_loop_close(&w->loop), 0);
+}
+
+/* A peer that is not speaking the protocol: the collector drops it (EOF after its
+ * CHALLENGE) and goes on serving. */
+static void garbage_peer(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    struct timeval tv = {.tv_sec = WAIT_MS / 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    static const char junk[] = "GET / HTTP/1.0\r\nHost: collector\r\n\r\n";
+    assert_int_equal(write(fd, junk, sizeof junk - 1), (ssize_t)(sizeof junk - 1));
+    char buf[512];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        ;
+    if (n < 0)
+        assert_true(errno == ECONNRESET); /* EAGAIN would be the timeout */
+    close(fd);
+}
+
+static void test_collector_conversation(void **state)
+{
+    (void)state;
+    /* Blocks first, so that only the collector thread uses libavro while it runs. */
+    uint8_t sync0[TRACE_SYNC_SIZE], sync1[TRACE_SYNC_SIZE];
+    assert_int_equal(trace_sync_new(sync0), 0);
+    assert_int_equal(trace_sync_new(sync1), 0);
+    struct trace_block *enc;
+    assert_int_equal(trace_block_create(&enc, 0), 0);
+    struct sent_block a = make_block(enc, 0, 0, 10, sync0);
+    struct sent_block b = make_block(enc, 0, 10, 5, sync0);
+    struct sent_block c = make_block(enc, 1, 0, 5, sync1);
+    trace_block_destroy(enc);
+
+    struct world *w = calloc(1, sizeof *w);
+    world_start(w);
+
+    /* Node 0: HELLO → RESUME 0; two blocks and a LIVE → ACK 15. */
+    struct ep n0;
+    connect_ep(w, w->node_hub[0], &n0);
+    send_hello(&n0, RUN_ID, sync0);
+    RUN_UNTIL(w, n0.nresume == 1);
+    assert_int_equal(n0.resume, 0);
+    send_block(&n0, &a);
+    send_block(&n0, &b);
+    send_live(&n0);
+    RUN_UNTIL(w, n0.ack == 15);
+    /* A resend is skipped but acknowledged. */
+    int acks = n0.nack;
+    send_block(&n0, &b);
+    RUN_UNTIL(w, n0.nack > acks);
+    assert_int_equal(n0.ack, 15);
+
+    /* Node 1 from another run: dropped. */
+    struct ep bad;
+    connect_ep(w, w->node_hub[1], &bad);
+    send_hello(&bad, "some-other-run", sync1);
+    run_until(w, &bad.closed, "the drop of another run's node");
+    assert_int_equal(bad.nresume, 0);
+    /* Node 1 sending a block that ends with another marker: dropped. */
+    connect_ep(w, w->node_hub[1], &bad);
+    send_hello(&bad, RUN_ID, sync1);
+    RUN_UNTIL(w, bad.nresume == 1);
+    struct sent_block wrong = a;
+    send_block(&bad, &wrong);
+    run_until(w, &bad.closed, "the drop of a bad block");
+    assert_int_equal(bad.nack, 0);
+    garbage_peer(w->port);
+    /* Node 1 done right, while node 0 is still connected. */
+    struct ep n1;
+    connect_ep(w, w->node_hub[1], &n1);
+    send_hello(&n1, RUN_ID, sync1);
+    RUN_UNTIL(w, n1.nresume == 1);
+    assert_int_equal(n1.resume, 0);
+    send_block(&n1, &c);
+    RUN_UNTIL(w, n1.ack == 5);
+    assert_false(n0.closed);
+
+    /* A client: a job with its names, then a console subscription. */
+    struct ep cl;
+    connect_ep(w, w->client_hub, &cl);
+    struct wire_job job = {.job = 1, .tasks = 3, .name = "wl-1", .digest = "sha256:feed"};
+    size_t at;
+    struct wbuf *buf = conn_msg_begin(cl.c, MSG_TRACE_JOB, &at);
+    wire_put_job(buf, &job);
+    conn_msg_end(cl.c, at);
+    const char *ids[] = {"alpha", "beta", "gamma"};
+    struct wire_names names = {.job = 1, .first = 0, .count = 3, .ids = ids};
+    buf = conn_msg_begin(cl.c, MSG_TRACE_NAMES, &at);
+    wire_put_names(buf, &names);
+    conn_msg_end(cl.c, at);
+    buf = conn_msg_begin(cl.c, MSG_TRACE_SUBSCRIBE, &at);
+    wire_put_subscribe(buf, 1); /* below the floor: served every 10 ms */
+    conn_msg_end(cl.c, at);
+    RUN_UNTIL(w, cl.ninfo == 1 && cl.saw_grant_note && cl.saw_job_note &&
+                     cl.state.events_written >= 22);
+    assert_non_null(strstr(cl.info, "\"run_id\":\"" RUN_ID "\""));
+    assert_non_null(strstr(cl.info, "\"workload\":{\"name\":\"wl-1\""));
+    assert_int_equal(cl.state.nnodes, 2);
+    assert_true(cl.state.nodes[0].seen && cl.state.nodes[0].connected);
+    assert_int_equal(cl.state.nodes[0].sample.busy, 3);
+    assert_true(cl.state.nodes[1].connected && !cl.state.nodes[1].seen);
+    /* Notes already sent are not sent again. */
+    int states = cl.nstate;
+    RUN_UNTIL(w, cl.nstate >= states + 2);
+    assert_int_equal(cl.state.nnotes, 0);
+
+    /* Shutdown: the collector writes, closes every connection and returns. */
+    buf = conn_msg_begin(cl.c, MSG_SHUTDOWN, &at);
+    conn_msg_end(cl.c, at);
+    RUN_UNTIL(w, n0.closed && n1.closed && cl.closed);
+    join_collector(w);
+    if (w->status != COLLECTOR_OK)
+        fail_msg("collector_run: %d %s", w->status, w->cause ? w->cause : "");
+    wire_state_fini(&cl.state);
+    world_stop(w);
+
+    /* The file: node 0's 15 events once, node 1's 5, the job and its names. */
+    struct trace_reader *r = NULL;
+    char *cause = NULL;
+    int rc = trace_reader_open(&r, w->trace, &cause);
+    if (rc)
+        fail_msg("reader: %s", cause);
+    assert_int_equal(trace_reader_info(r)->tail, TRACE_TAIL_CLEAN);
+    assert_non_null(strstr(trace_reader_info(r)->header_json, "\"format\":1"));
+    struct trace_event ev;
+    int64_t next[2] = {0, 0};
+    int own = 0;
+    while ((rc = trace_reader_next(r, &ev, &cause)) == 0) {
+        if (ev.node >= 0) {
+            assert_true(ev.node < 2);
+            assert_int_equal(ev.seq, next[ev.node]++);
+            continue;
+        }
+        const char *const *nm;
+        size_t nn;
+        assert_int_equal(trace_reader_names(r, &nm, &nn), 0);
+        if (ev.kind == TRACE_JOB_SUBMIT) {
+            assert_int_equal(nn, 2);
+            assert_string_equal(nm[0], "wl-1");
+            assert_string_equal(ev.text, "sha256:feed");
+        } else {
+            assert_int_equal(ev.kind, TRACE_TASK_NAMES);
+            assert_int_equal(nn, 3);
+            assert_string_equal(nm[2], "gamma");
+        }
+        own++;
+    }
+    assert_int_equal(rc, TRACE_READER_END);
+    assert_int_equal(next[0], 15);
+    assert_int_equal(next[1], 5);
+    assert_int_equal(own, 2);
+    trace_reader_destroy(r);
+
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", w->dir);
+    assert_int_equal(system(cmd), 0);
+    free(w->cause);
+    free(w);
+    free(a.data);
+    free(b.data);
+    free(c.data);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_collector_conversation),
+    };
+    return cmocka_run_group_tests_name("collector", tests, NULL, NULL);
+}
