@@ -308,8 +308,10 @@ int main(int argc, char **argv)
     }
     uv_prepare_stop(&prep);
     uv_close((uv_handle_t *)&prep, NULL);
-    for (int i = 0; i < nodes; i++)
+    for (int i = 0; i < nodes; i++) {
+        fakes[i].conn = NULL; /* closing our own connections is not news */
         conn_hub_destroy(fakes[i].hub);
+    }
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_loop_close(&loop);
     kill(pid, SIGTERM);

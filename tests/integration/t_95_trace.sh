@@ -1,0 +1,139 @@
+#!/bin/bash
+# t_95_trace: event traces end to end, with real daemons and a real collector.
+#  1. A 4-node `jackdaw run`: its trace file opens in Debian's python3-avro with the
+#     record count `trace stats` gives, and `trace verify` passes (every task submitted,
+#     started and ended once, in order; no gap in any node's sequence numbers); the
+#     workload's ids are in it.
+#  2. The same file cut mid-block reads up to its last whole block, and says so.
+#  3. A launched cluster whose collector is killed with SIGKILL mid-run and started
+#     again on the same port: the nodes spool, reconnect and resend; the collector file
+#     plus any spool files, merged, pass `trace verify` with every task of the job.
+#  4. Random bytes on the collector's port are refused and logged with the sender's
+#     address while the collector goes on collecting: that run's trace verifies too.
+. "$(dirname "$0")/lib.sh"
+
+jd() { timeout -k 5 60 "$JACKDAW" "$@"; }
+
+# ---- 1. a run's trace -------------------------------------------------------------------
+jd gen fanout --tasks 300 --kind sleep --duration-s 0.005 -o "$T/fan.jsonl" >/dev/null ||
+    fail "gen fanout"
+jd_run run1 "$T/fan.jsonl" --nodes 4 --slots 2 --trace "$T/run1.avro" --records "$T/run1.rec"
+expect_code 0 "$RUN_RC" "jackdaw run with a trace"
+check_records "$T/fan.jsonl" "$T/run1.rec"
+[ -s "$T/run1.avro" ] || fail "no trace file at $T/run1.avro"
+jd trace stats "$T/run1.avro" --json >"$T/stats1.json" || fail "trace stats exited $?"
+records=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["records"])' "$T/stats1.json")
+pyrecords=$("$PY" -c '
+import sys, avro.datafile, avro.io
+with open(sys.argv[1], "rb") as f:
+    r = avro.datafile.DataFileReader(f, avro.io.DatumReader())
+    n = sum(1 for _ in r)
+print(n)' "$T/run1.avro") || fail "python3-avro cannot read $T/run1.avro"
+note "trace: $records records (trace stats), $pyrecords (python3-avro)"
+[ "$records" -gt 1500 ] || fail "only $records records for 300 tasks"
+[ "$records" = "$pyrecords" ] || fail "trace stats says $records records, python3-avro read $pyrecords"
+jd trace verify "$T/run1.avro" >"$T/verify1.out" 2>&1 || {
+    cat "$T/verify1.out" >&2
+    fail "trace verify of a clean run exited $?"
+}
+grep -q "tasks 300 (300 done" "$T/verify1.out" || { cat "$T/verify1.out" >&2; fail "verify did not count 300 done tasks"; }
+# The ids of the workload are in the file (TASK_NAMES), so a reader can join to it.
+jd trace cat "$T/run1.avro" --json | "$PY" -c '
+import json, sys
+names = [n for line in sys.stdin for e in [json.loads(line)] if e["kind"] == "TASK_NAMES" for n in e["names"]]
+ids = [json.loads(l)["id"] for l in open(sys.argv[1]) if l.strip() and "\"id\"" in l]
+sys.exit(0 if names == ids else "TASK_NAMES %d names, workload %d ids" % (len(names), len(ids)))' "$T/fan.jsonl" ||
+    fail "the trace does not carry the workload ids in order"
+
+# ---- 2. a file cut mid-block ------------------------------------------------------------
+size=$(stat -c %s "$T/run1.avro")
+head -c $((size - 37)) "$T/run1.avro" >"$T/cut.avro"
+jd trace stats "$T/cut.avro" --json >"$T/stats-cut.json" 2>"$T/stats-cut.err"
+expect_code 0 $? "trace stats of a cut file"
+grep -qi "cut" "$T/stats-cut.err" || { cat "$T/stats-cut.err" >&2; fail "no message about the cut"; }
+cut_records=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["records"])' "$T/stats-cut.json")
+[ "$cut_records" -lt "$records" ] && [ "$cut_records" -gt 0 ] ||
+    fail "cut file: $cut_records records of $records"
+note "cut 37 bytes off: $cut_records of $records records readable"
+
+# ---- 3. collector killed and restarted mid-run --------------------------------------------
+LOG_ALLOW='collector at .* away|trace: .* not acknowledged|cut tail|truncat|missing'
+start_cluster 4 2 --trace "$T/killed.avro"
+cport=$(cluster_field "$CLUSTER_FILE" 'c["collector"]["port"]')
+cpid=$(cluster_field "$CLUSTER_FILE" 'c["collector"]["pid"]')
+jd gen bot --tasks 400 --kind sleep --duration-s 0.04 -o "$T/bot.jsonl" >/dev/null || fail "gen bot"
+bg timeout -k 5 60 "$JACKDAW" submit "$T/bot.jsonl" --cluster "$CLUSTER_FILE" --wait --quiet \
+    --timeout 50 --records "$T/bot.rec" >"$T/submit.out" 2>&1
+sub=${BG_PIDS[-1]}
+wait_until 10 test -s "$T/killed.avro" || fail "the collector wrote nothing"
+sleep 0.5
+kill -KILL "$cpid"
+wait_until 5 eval "! pid_alive $cpid" || fail "collector $cpid survived SIGKILL"
+note "collector $cpid killed at $(stat -c %s "$T/killed.avro") bytes; restarting on port $cport"
+sleep 0.5
+bg "$JACKDAW" collector --cluster "$CLUSTER_FILE" --listen "127.0.0.1:$cport" \
+    --trace "$T/killed.avro" --log-level info >"$CLUSTER_WORKDIR/collector-2.log" 2>&1
+cpid2=${BG_PIDS[-1]}
+wait "$sub"
+expect_code 0 $? "the job whose collector was killed"
+check_records "$T/bot.jsonl" "$T/bot.rec"
+stop_cluster
+kill -TERM "$cpid2"
+wait_until 10 eval "! pid_alive $cpid2" || fail "restarted collector did not stop on SIGTERM"
+spools=$(find "$CLUSTER_WORKDIR" -name 'trace-spool*.avro' -size +0 | sort)
+note "spool files left: ${spools:-none}"
+# shellcheck disable=SC2086
+jd trace merge -o "$T/merged.avro" "$T/killed.avro" $spools >"$T/merge.out" 2>&1 || {
+    cat "$T/merge.out" >&2
+    fail "trace merge exited $?"
+}
+jd trace verify "$T/merged.avro" >"$T/verify3.out" 2>&1 || {
+    cat "$T/verify3.out" >&2
+    fail "the merged trace of a run whose collector was killed does not verify"
+}
+grep -q "tasks 400 (400 done" "$T/verify3.out" || { cat "$T/verify3.out" >&2; fail "merged trace lacks tasks"; }
+# The restarted collector told each node where its file ended, and the nodes resent
+# the rest: the collector's file alone is whole too.
+grep -q "resuming at seq [1-9]" "$CLUSTER_WORKDIR/collector-2.log" ||
+    fail "the restarted collector resumed no node past seq 0"
+jd trace verify "$T/killed.avro" >"$T/verify3b.out" 2>&1 || {
+    cat "$T/verify3b.out" >&2
+    fail "the restarted collector's own file does not verify"
+}
+note "merged trace verifies: $(head -2 "$T/verify3.out" | tr '\n' ' ')"
+
+# ---- 4. garbage on the collector's port ---------------------------------------------------
+LOG_ALLOW="$LOG_ALLOW|dropped|garbage|bad frame|handshake|127\\.0\\.0\\.1"
+rm -rf "$T/g"
+jd gen bot --tasks 300 --kind sleep --duration-s 0.02 -o "$T/g.jsonl" >/dev/null || fail "gen"
+start_cluster 3 2 --trace "$T/garbage.avro"
+gport=$(cluster_field "$CLUSTER_FILE" 'c["collector"]["port"]')
+bg timeout -k 5 60 "$JACKDAW" submit "$T/g.jsonl" --cluster "$CLUSTER_FILE" --wait --quiet \
+    --timeout 50 >"$T/gsubmit.out" 2>&1
+gsub=${BG_PIDS[-1]}
+sent=$("$PY" -c '
+import os, socket, sys
+ports = []
+for i in range(3):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+    ports.append(str(s.getsockname()[1]))
+    try:
+        s.sendall(os.urandom(4096))
+        s.recv(1)
+    except OSError:
+        pass
+    s.close()
+print(" ".join(ports))' "$gport") || fail "could not send garbage to the collector"
+wait "$gsub"
+expect_code 0 $? "the job during the garbage"
+glog="$CLUSTER_WORKDIR/collector.log"
+for p in $sent; do
+    grep -q "127.0.0.1:$p" "$glog" || { cat "$glog" >&2; fail "collector log does not name the garbage sender 127.0.0.1:$p"; }
+done
+stop_cluster
+jd trace verify "$T/garbage.avro" >"$T/verify4.out" 2>&1 || {
+    cat "$T/verify4.out" >&2
+    fail "trace of the run with garbage does not verify"
+}
+note "garbage from ports $sent refused and logged; the trace verifies"
+echo "PASS: $TEST_NAME"
