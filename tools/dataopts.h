@@ -37,7 +37,7 @@ struct dataopts {
     {"store-mem", OPT_STRING, &(d)->store_mem, "B  object bytes kept in memory (1 GiB)"},      \
     {"sample-ms", OPT_STRING, &(d)->sample_ms, "MS  trace: node sample period (100)"},          \
     {"trace-buffer", OPT_STRING, &(d)->trace_buffer,                                             \
-     "B  trace: events a node buffers before dropping, in bytes (16MiB)"}
+     "B  trace: events a node buffers before dropping, in bytes (32MiB)"}
 
 struct node_config;
 

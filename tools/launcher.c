@@ -232,6 +232,15 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
                                                o->trace_dir ? o->trace_dir : dir, out->run_id);
         out->collector.trace_path = absolute(name);
         free(name);
+        /* A new run writes a new trace; the collector resumes a file only when it is
+         * restarted for the same run.  Keep what was there, as perf keeps perf.data.old. */
+        if (access(out->collector.trace_path, F_OK) == 0) {
+            char *kept = xasprintf("%s.old", out->collector.trace_path);
+            if (rename(out->collector.trace_path, kept) == 0)
+                fprintf(stderr, "jackdaw: %s existed; moved to %s\n",
+                        out->collector.trace_path, kept);
+            free(kept);
+        }
     }
     free(dir);
     double *speeds = xmalloc(o->nodes * sizeof *speeds);

@@ -31,7 +31,7 @@
 #include "core/net/auth.h"
 #include "trace/event.h"
 
-#define TRACER_DEFAULT_RING_BYTES (16u << 20)
+#define TRACER_DEFAULT_RING_BYTES (32u << 20)
 
 struct tracer_config {
     int32_t node;
@@ -43,7 +43,7 @@ struct tracer_config {
     const char *spool_path;    /* blocks go here while the collector is away */
     const char *header_json;   /* the spool file's jackdaw.header */
     size_t ring_bytes;         /* 0: TRACER_DEFAULT_RING_BYTES */
-    uint32_t flush_ms;         /* longest an event waits in a half-full block; 0: 200 */
+    uint32_t flush_ms;         /* longest an event waits unencoded, then in a block; 0: 1000 */
 };
 
 struct tracer;

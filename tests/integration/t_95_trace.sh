@@ -65,8 +65,14 @@ jd gen bot --tasks 400 --kind sleep --duration-s 0.04 -o "$T/bot.jsonl" >/dev/nu
 bg timeout -k 5 60 "$JACKDAW" submit "$T/bot.jsonl" --cluster "$CLUSTER_FILE" --wait --quiet \
     --timeout 50 --records "$T/bot.rec" >"$T/submit.out" 2>&1
 sub=${BG_PIDS[-1]}
-wait_until 10 test -s "$T/killed.avro" || fail "the collector wrote nothing"
-sleep 0.5
+# Kill it once some node's events are in its file, so that the restart has to resume.
+node_events_in() {
+    "$JACKDAW" trace stats "$1" --json 2>/dev/null | "$PY" -c '
+import json, sys
+j = json.load(sys.stdin)
+sys.exit(0 if any(int(k) >= 0 for k in j["by_node"]) else 1)'
+}
+wait_until 10 node_events_in "$T/killed.avro" || fail "no node's events reached the collector"
 kill -KILL "$cpid"
 wait_until 5 eval "! pid_alive $cpid" || fail "collector $cpid survived SIGKILL"
 note "collector $cpid killed at $(stat -c %s "$T/killed.avro") bytes; restarting on port $cport"
