@@ -66,10 +66,11 @@ const char trace_event_schema_json[] =
     "c\":\"Cumulative: bytes fetched.\"},{\"name\":\"cache_hits\",\"type\":\"long\",\"doc\":\"Cumul"
     "ative: cache hits.\"},{\"name\":\"busy_ns\",\"type\":\"long\",\"doc\":\"Cumulative: slot-ns "
     "spent running tasks (utilisation between two samples is exact).\"},{\"name\":\"dropp"
-    "ed\",\"type\":\"long\",\"doc\":\"Cumulative: events this node dropped.\"}]}]},{\"name\":\"na"
-    "mes\",\"type\":{\"type\":\"array\",\"items\":\"string\"},\"default\":[],\"doc\":\"JOB_SUBMIT: [w"
-    "orkload name]; TASK_NAMES: the workload ids of tasks task..task+count-1. Empty o"
-    "therwise.\"}]}";
+    "ed\",\"type\":\"long\",\"doc\":\"Cumulative: events this node dropped.\"},{\"name\":\"bytes_"
+    "out\",\"type\":\"long\",\"default\":0,\"doc\":\"Cumulative: bytes this node served to othe"
+    "rs.\"}]}]},{\"name\":\"names\",\"type\":{\"type\":\"array\",\"items\":\"string\"},\"default\":[],"
+    "\"doc\":\"JOB_SUBMIT: [workload name]; TASK_NAMES: the workload ids of tasks task.."
+    "task+count-1. Empty otherwise.\"}]}";
 
 void trace_event_init(struct trace_event *ev, enum trace_kind kind, int32_t node)
 {
@@ -119,7 +120,8 @@ static int set_sample(avro_value_t *rec, const struct trace_sample *s)
                              s->completeq };
     const int64_t longs[] = { s->started, s->ended, s->failed, s->stolen_in, s->stolen_out,
                               s->pushed, s->steal_requests, s->steal_fails, s->fetches,
-                              s->fetch_bytes, s->cache_hits, s->busy_ns, s->dropped };
+                              s->fetch_bytes, s->cache_hits, s->busy_ns, s->dropped,
+                              s->bytes_out };
     size_t i = 0;
     int rc = 0;
     for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !rc; k++)
@@ -252,10 +254,12 @@ static int get_sample(avro_value_t *rec, struct trace_sample *s)
     static const char *const long_names[] = { "started", "ended", "failed", "stolen_in",
                                               "stolen_out", "pushed", "steal_requests",
                                               "steal_fails", "fetches", "fetch_bytes",
-                                              "cache_hits", "busy_ns", "dropped" };
+                                              "cache_hits", "busy_ns", "dropped",
+                                              "bytes_out" };
     int64_t *longs[] = { &s->started, &s->ended, &s->failed, &s->stolen_in, &s->stolen_out,
                          &s->pushed, &s->steal_requests, &s->steal_fails, &s->fetches,
-                         &s->fetch_bytes, &s->cache_hits, &s->busy_ns, &s->dropped };
+                         &s->fetch_bytes, &s->cache_hits, &s->busy_ns, &s->dropped,
+                         &s->bytes_out };
     int rc = 0;
     for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !rc; k++)
         rc = get_i32(rec, int_names[k], ints[k]);

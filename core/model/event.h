@@ -56,6 +56,7 @@ struct trace_sample {
     int64_t fetches, fetch_bytes, cache_hits;
     int64_t busy_ns;
     int64_t dropped;
+    int64_t bytes_out;      /* served to other nodes (appended: older files read 0) */
 };
 
 /* Where a node daemon's events go.  Every call is on the node's loop thread and must

@@ -752,6 +752,7 @@ static void trace_sample(struct node *n)
     s.fetch_bytes = (int64_t)n->data.bytes_in;
     s.cache_hits = (int64_t)n->data.cache_hits_traced;
     s.busy_ns = n->busy_ns_done + running_ns;
+    s.bytes_out = (int64_t)n->data.bytes_out;
     s.dropped = (int64_t)n->sink->dropped(n->sink->ctx);
     n->sink->sample(n->sink->ctx, &s, now);
 }

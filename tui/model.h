@@ -1,0 +1,143 @@
+/*
+ * model — what the console knows about a run, separate from how it is drawn.
+ *
+ * The same two inputs drive it live and in replay, so that what the live view showed at
+ * time t the replay shows at t: node samples (struct trace_sample, cumulative counters
+ * plus queue lengths: from the collector's STATE messages live, from NODE_SAMPLE events
+ * in replay) and notes (struct wire_note: job submits, policy changes, failed tasks,
+ * steal grants, node up/down, dropped events: from STATE live, from the same event kinds
+ * in replay).  model_tick(now) then derives everything the screens show: progress,
+ * rates, efficiency, ETA, histories, the steal matrix, the event log.
+ *
+ * Pure: no I/O, no clock, no curses.  Times are ns since the run start (the trace's
+ * time base).  Owns its nodes, histories and log.  Called by tui/console.c (live),
+ * tui/replay.c (replay) and the tests; one thread.
+ */
+#ifndef JACKDAW_TUI_MODEL_H
+#define JACKDAW_TUI_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/model/event.h"
+#include "trace/wire.h"
+
+/* Points kept per history (one per model_tick that moved time forward by at least
+ * MODEL_HISTORY_STEP_NS). */
+#define MODEL_HISTORY 512
+#define MODEL_HISTORY_STEP_NS 250000000LL   /* 0.25 s */
+/* Steals older than this leave the thief x victim matrix ("recent steals"). */
+#define MODEL_STEAL_WINDOW_NS 10000000000LL /* 10 s */
+#define MODEL_LOG_LINES 1000
+/* "Throughput now" is measured over this much of the recent past. */
+#define MODEL_RATE_WINDOW_NS 2000000000LL   /* 2 s */
+
+/* A ring of values, oldest first when read with model_hist_get. */
+struct model_hist {
+    float v[MODEL_HISTORY];
+    uint32_t head, len;
+};
+float model_hist_get(const struct model_hist *h, uint32_t i); /* i < len, 0 = oldest */
+
+struct model_node {
+    int32_t id;
+    uint32_t slots;             /* from the header, then from samples */
+    double speed;               /* from the header; 1.0 when unknown */
+    bool seen;                  /* at least one sample */
+    bool connected;             /* live: its trace stream is up; replay: after NODE_UP
+                                   and before NODE_DOWN */
+    int64_t time_ns;            /* of the latest sample */
+    struct trace_sample s;      /* latest sample */
+    /* derived by model_tick */
+    double util;                /* busy / slots now */
+    double util_avg;            /* busy_ns / (slots x elapsed since its first sample) */
+    double cache_hit_rate;      /* cache_hits / (cache_hits + fetches); -1 when neither */
+    struct model_hist util_hist;            /* busy/slots per history step */
+    struct model_hist waitq_hist, lreadyq_hist, sreadyq_hist;
+    uint64_t steals_in, steals_out;         /* grants seen in notes, all time */
+};
+
+/* One log line: a note rendered for people ("12.3s node 4: task 2:17 failed (exit 1)"). */
+struct model_log_line {
+    int64_t time_ns;
+    uint8_t kind;               /* enum trace_kind of the note */
+    int32_t node;
+    char text[160];
+};
+
+struct model_flow {             /* steals from victim to thief in the recent window */
+    int32_t thief, victim;
+    uint64_t tasks;
+};
+
+struct model_view {
+    /* run */
+    char run_id[64];
+    char workload[128];         /* name from the header or the first JOB_SUBMIT */
+    char policy[64];            /* the placement policy in force: the latest POLICY_CHANGE
+                                   of any node, or "mixed (a, b)" when nodes differ */
+    int64_t now_ns;             /* the latest model_tick */
+    int64_t first_ns;           /* the earliest sample or note: elapsed = now - first */
+    /* progress */
+    uint64_t total;             /* tasks of every JOB_SUBMIT seen; 0 when unknown */
+    uint64_t done, failed;      /* sums over nodes of ended - failed, and failed */
+    uint64_t running;           /* sum of busy */
+    double tput_now;            /* tasks ended per second over MODEL_RATE_WINDOW_NS */
+    double tput_avg;            /* ended / elapsed */
+    double efficiency;          /* sum busy_ns / (sum slots x elapsed); 0 before any */
+    double eta_s;               /* (total - done - failed) / tput_now; -1 when unknown */
+    uint32_t slots;             /* sum over nodes */
+    /* cluster */
+    uint32_t nnodes;
+    const struct model_node *nodes; /* nnodes entries, by id */
+    struct model_hist util_hist;    /* cluster busy / slots per history step */
+    uint64_t steals_total, steal_requests, steal_fails, dropped;
+    /* steal matrix: recent[thief * nnodes + victim] tasks in the recent window (NULL
+     * when nnodes > 64: use flows); flows: the largest recent flows, most tasks first */
+    const uint32_t *recent;
+    const struct model_flow *flows;
+    uint32_t nflows;
+    /* log, oldest first */
+    const struct model_log_line *log;
+    uint32_t nlog;
+};
+
+struct model;
+
+struct model *model_create(void);
+void model_destroy(struct model *m); /* NULL is a no-op */
+/* Forgets everything but the header (replay seeking backwards starts over). */
+void model_reset(struct model *m);
+
+/* The run header (trace metadata or the collector's INFO): run id, nodes with slots
+ * and speeds, workload.  -EINVAL when it is not JSON of that shape (the model keeps
+ * working without it: nodes then appear as their samples arrive). */
+int model_set_header(struct model *m, const char *header_json);
+
+/* Latest state of a node (node >= 0). */
+void model_sample(struct model *m, int32_t node, int64_t time_ns, const struct trace_sample *s,
+                  bool connected);
+/* A notable event (any node, -1 for the collector's JOB_SUBMIT). */
+void model_note(struct model *m, const struct wire_note *n);
+/* Advances the clock to now_ns and recomputes the view; histories take a point per
+ * MODEL_HISTORY_STEP_NS crossed. */
+void model_tick(struct model *m, int64_t now_ns);
+
+const struct model_view *model_view(const struct model *m);
+
+/* Node table: sort keys and a filter, for the console's table (indexes into nodes). */
+enum model_sort {
+    MODEL_SORT_ID, MODEL_SORT_UTIL, MODEL_SORT_SLOTS, MODEL_SORT_SPEED, MODEL_SORT_WAITQ,
+    MODEL_SORT_LREADYQ, MODEL_SORT_SREADYQ, MODEL_SORT_COMPLETEQ, MODEL_SORT_DONE,
+    MODEL_SORT_STEALS_IN, MODEL_SORT_STEALS_OUT, MODEL_SORT_STEALS_FAILED, MODEL_SORT_BYTES_IN,
+    MODEL_SORT_BYTES_OUT, MODEL_SORT_CACHE, MODEL_SORT_COUNT
+};
+const char *model_sort_name(enum model_sort k);
+/* Fills out[] with the indexes of the nodes that match filter (substring of "node N",
+ * or of a state word: "idle", "busy", "down"; NULL or "" for all), sorted by key
+ * (descending when desc), ties by id.  Returns how many. */
+uint32_t model_rows(const struct model *m, enum model_sort key, bool desc, const char *filter,
+                    uint32_t *out, uint32_t cap);
+
+#endif
