@@ -20,7 +20,7 @@ BUILD := build/san
 SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
 
-PKGS     := libuv libsodium jansson avro-c zlib
+PKGS     := libuv libsodium jansson avro-c zlib ncursesw
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
