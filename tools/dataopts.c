@@ -153,6 +153,9 @@ int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cau
         *cause = xasprintf("--store-mem '%s': expected a size like 1GiB", d->store_mem);
         return -EINVAL;
     }
+    cfg->prefetch = NODE_PREFETCH_SLOTS;
+    if (d->prefetch && parse_count("prefetch", d->prefetch, &cfg->prefetch, cause) < 0)
+        return -EINVAL;
     if (d->sample_ms) {
         uint32_t ms;
         if (parse_count("sample-ms", d->sample_ms, &ms, cause) < 0)
@@ -193,11 +196,11 @@ int dataopts_finish(struct dataopts *d, const char *who)
     const char *names[] = {"--steal", "--neighbours", "--poll-initial-ms", "--poll-max-ms",
                            "--widen-after", "--widen-by", "--placement", "--threshold", "--tt",
                            "--bandwidth", "--latency", "--cache", "--cache-bytes", "--store-mem",
-                           "--sample-ms", "--trace-buffer"};
+                           "--sample-ms", "--trace-buffer", "--prefetch"};
     const char *values[] = {d->steal, d->neighbours, d->poll_initial, d->poll_max,
                             d->widen_after, d->widen_by, d->placement, d->threshold, d->tt,
                             d->bandwidth, d->latency, d->cache, d->cache_bytes, d->store_mem,
-                            d->sample_ms, d->trace_buffer};
+                            d->sample_ms, d->trace_buffer, d->prefetch};
     d->nwords = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (!values[i])

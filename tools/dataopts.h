@@ -12,7 +12,7 @@ struct dataopts {
     const char *steal, *neighbours, *poll_initial, *poll_max, *widen_after, *widen_by;
     const char *placement, *threshold, *tt, *bandwidth, *latency, *cache, *cache_bytes,
         *store_mem;
-    const char *sample_ms, *trace_buffer;
+    const char *sample_ms, *trace_buffer, *prefetch;
     const char *words[40];  /* "--flag", "value" pairs for the daemons */
     int nwords;
 };
@@ -35,6 +35,8 @@ struct dataopts {
     {"cache", OPT_STRING, &(d)->cache, "on|off  keep fetched copies (on)"},                     \
     {"cache-bytes", OPT_STRING, &(d)->cache_bytes, "B  cache capacity (1 GiB)"},               \
     {"store-mem", OPT_STRING, &(d)->store_mem, "B  object bytes kept in memory (1 GiB)"},      \
+    {"prefetch", OPT_STRING, &(d)->prefetch,                                                    \
+     "N  tasks fetching inputs ahead of a free slot (default: slots; 0: fetch in the slot)"},   \
     {"sample-ms", OPT_STRING, &(d)->sample_ms, "MS  trace: node sample period (100)"},          \
     {"trace-buffer", OPT_STRING, &(d)->trace_buffer,                                             \
      "B  trace: events a node buffers before dropping, in bytes (32MiB)"}

@@ -444,9 +444,12 @@ static void dispatch(struct node *n)
             return;
         uint32_t spoken = n->busy + (uint32_t)readyq_len(&n->staged);
         bool slot_free = spoken < slots;
-        /* At most `slots` fetching, and at most 2 x slots tasks out of the queues in all:
-         * what sits in the queues stays stealable. */
-        bool window_free = n->staging < slots && spoken + n->staging < 2 * slots;
+        /* At most `prefetch` fetching, and at most slots + prefetch tasks out of the
+         * queues in all: what sits in the queues stays stealable.  Prefetch 0 is
+         * MATRIX's executor: a task fetches its inputs only once it has a slot. */
+        uint32_t pf = n->cfg.prefetch == NODE_PREFETCH_SLOTS ? slots : n->cfg.prefetch;
+        bool window_free = pf ? n->staging < pf && spoken + n->staging < slots + pf
+                              : spoken + n->staging < slots;
         if (head->spec.num_inputs == 0 ? slot_free : window_free) {
             stage(n, readyq_pop(q));
             continue;

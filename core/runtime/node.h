@@ -19,6 +19,8 @@
 #include "core/policy/placement.h"
 #include "core/policy/steal.h"
 
+#define NODE_PREFETCH_SLOTS UINT32_MAX
+
 struct node_config {
     uint32_t id;
     const struct cluster *cluster; /* borrowed: membership; nodes[id] is this node */
@@ -37,6 +39,8 @@ struct node_config {
     uint64_t cache_bytes;      /* capacity of the cache of fetched copies */
     double bandwidth_Bps;      /* emulated per-node egress and ingress rate; 0: none */
     int64_t latency_ns;        /* emulated one-way latency of data messages */
+    uint32_t prefetch;         /* tasks fetching inputs ahead of a free slot;
+                                  NODE_PREFETCH_SLOTS: as many as slots */
     /* tracing: events go to the sink (NULL: none) */
     const struct trace_sink *trace;
     uint32_t sample_ms;        /* NODE_SAMPLE period; 0: 100 */

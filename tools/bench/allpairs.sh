@@ -5,20 +5,25 @@
 # files spread over the nodes (object k on node k mod NODES), on 8 daemons x 4 slots
 # with emulated 1 Gbit/s links (--bandwidth, also Algorithm 1's net_band).
 #
+# Two kinds of executors: "matrix" (--prefetch 0: a task fetches its inputs once it holds
+# a slot, as MATRIX's executors did, so transfers cost slot time) and "jackdaw" (the
+# default: inputs of up to `slots` tasks are fetched while others run, which hides most
+# of MLB's transfers).  FLDS runs as the papers ran it: t = FLDS_T (0.1, "a small
+# percentage"), tt = FLDS_TT (0.5 s: paper 002's 20 s scaled to this run's length).
+#
 # Prints per run: efficiency (ideal / makespan, ideal = N*N*0.1 s / slots), makespan,
 # locality hit rate, bytes moved, cache hit rate, tasks pushed, tasks per node; the
-# median over RUNS when RUNS > 1; FLDS with caching next to its target (>= 90 %); the
-# papers' ordering FLDS > MDL > MLB as "yes/no (values)", with and without caching;
-# then FLDS with a lower threshold (LOW_T), because with the default t = 0.5 and these
-# sizes Algorithm 1 sends every task to the shared queue (see README.md).  With
-# TIEBREAK_DIAG=1, MDL and low-threshold FLDS run again with the files of set A one byte
-# larger, so that every task follows aI: a check of how Algorithm 1's tie-break between
-# a task's two equal-sized inputs spreads the data-following policies' load.
+# median over RUNS; per kind of executor FLDS with caching next to its target (>= 90 %)
+# and the papers' ordering FLDS > MDL > MLB as "yes/no (values)", with and without
+# caching.  With TIEBREAK_DIAG=1, MDL and FLDS run again with the files of set A one
+# byte larger, so that every task follows aI: a check of how Algorithm 1's tie-break
+# between a task's two equal-sized inputs spreads the data-following policies' load.
 #
 #   tools/bench/allpairs.sh [BUILD_DIR]
 #
 # Environment: N (40), FILE_BYTES (2400000), DURATION (0.1 s), NODES (8), SLOTS (4),
-# BANDWIDTH (1Gbit), RUNS (1), LOW_T (0.1; empty: skip), TIEBREAK_DIAG (0),
+# BANDWIDTH (1Gbit), RUNS (3), EXECUTORS ("matrix jackdaw"), FLDS_T (0.1), FLDS_TT (0.5),
+# TIEBREAK_DIAG (0),
 # RUN_TIMEOUT (120 s per run), TMPFS (1), LOGS (0).
 . "$(dirname "$0")/lib.sh"
 
@@ -28,8 +33,12 @@ DURATION="${DURATION:-0.1}"
 NODES="${NODES:-8}"
 SLOTS="${SLOTS:-4}"
 BANDWIDTH="${BANDWIDTH:-1Gbit}"
-RUNS="${RUNS:-1}"
-LOW_T="${LOW_T-0.1}"
+RUNS="${RUNS:-3}"
+FLDS_T="${FLDS_T:-0.1}"
+FLDS_TT="${FLDS_TT:-0.5}"
+# matrix: executors fetch a task's inputs only once it holds a slot, as MATRIX's did
+# (--prefetch 0); jackdaw: the default, inputs of up to `slots` tasks fetched ahead.
+EXECUTORS="${EXECUTORS:-matrix jackdaw}"
 TIEBREAK_DIAG="${TIEBREAK_DIAG:-0}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-120}"
 TARGET=0.90
@@ -73,38 +82,43 @@ measure() {
     fi
 }
 
-for cache in on off; do
-    for p in mlb mdl flds; do
-        measure "$p, cache $cache" "$p $cache" "$wl" --placement "$p" --cache "$cache"
+# FLDS as the papers ran it: t "a small percentage (e.g. 10 %)" (paper 000), so that
+# tasks follow their data, and tt scaled with the run: paper 002 set tt = 20 s near the
+# end of a run of about 125 s (250K tasks of 100 ms on 200 cores); this run's ideal is
+# N*N*D/(NODES*SLOTS), 5 s at the defaults, so tt = 0.5 s keeps the proportion.
+FLDS_ARGS=(--threshold "$FLDS_T" --tt "$FLDS_TT")
+for ex in $EXECUTORS; do
+    case "$ex" in
+    matrix) pf=(--prefetch 0) ;;
+    *) pf=() ;;
+    esac
+    for cache in on off; do
+        for p in mlb mdl flds; do
+            extra=()
+            [ "$p" = flds ] && extra=("${FLDS_ARGS[@]}")
+            measure "$p, cache $cache, $ex executors" "$p $cache $ex" "$wl" --placement "$p" \
+                --cache "$cache" "${pf[@]}" "${extra[@]}"
+        done
     done
 done
 
 show() { [ -n "${EFF[$1]}" ] && pct "${EFF[$1]}" || echo "n/a"; }
 
 say ""
-say "  FLDS with caching: $(show "flds on")   target >= $(pct $TARGET)" \
-    "(paper 000: DAWS 85.9 %, data diffusion 75 %, active storage 91 %)"
-for cache in on off; do
-    f=${EFF["flds $cache"]} m=${EFF["mdl $cache"]} l=${EFF["mlb $cache"]}
-    if [ -n "$f" ] && [ -n "$m" ] && [ -n "$l" ]; then
-        yes=$(awk -v f="$f" -v m="$m" -v l="$l" 'BEGIN { print (f > m && m > l) ? "yes" : "no" }')
-    else
-        yes="n/a"
-    fi
-    say "  ordering FLDS > MDL > MLB, cache $cache: $yes (FLDS $(show "flds $cache")," \
-        "MDL $(show "mdl $cache"), MLB $(show "mlb $cache"))"
+for ex in $EXECUTORS; do
+    say "  FLDS with caching, $ex executors: $(show "flds on $ex")   target >= $(pct $TARGET)" \
+        "(paper 000: DAWS 85.9 %, data diffusion 75 %, active storage 91 %)"
+    for cache in on off; do
+        f=${EFF["flds $cache $ex"]} m=${EFF["mdl $cache $ex"]} l=${EFF["mlb $cache $ex"]}
+        if [ -n "$f" ] && [ -n "$m" ] && [ -n "$l" ]; then
+            yes=$(awk -v f="$f" -v m="$m" -v l="$l" 'BEGIN { print (f > m && m > l) ? "yes" : "no" }')
+        else
+            yes="n/a"
+        fi
+        say "  ordering FLDS > MDL > MLB, cache $cache, $ex executors: $yes" \
+            "(FLDS $(show "flds $cache $ex"), MDL $(show "mdl $cache $ex"), MLB $(show "mlb $cache $ex"))"
+    done
 done
-
-if [ -n "$LOW_T" ]; then
-    say ""
-    # Line 1 compares all the input with t, line 12 the largest object alone.
-    largest=$(algo1_ratio "$FILE_BYTES" "$DURATION")
-    follow=$(awk -v r="$largest" -v t="$LOW_T" 'BEGIN {
-        if (r == "n/a") print "?"; else if (r + 0 > t + 0) print "tasks follow their data";
-        else print "at most t, tasks still go to SReadyQ" }')
-    measure "extra: flds --threshold $LOW_T, cache on (largest input's ratio $largest: $follow)" \
-        "flds-t$LOW_T on" "$wl" --placement flds --threshold "$LOW_T" --cache on
-fi
 
 if [ "$TIEBREAK_DIAG" = 1 ]; then
     # The same workload with every file of set A one byte larger than the files of set
@@ -125,10 +139,8 @@ EOF_PY
     say ""
     say "  diagnostic: files aI one byte larger than bJ, so every task follows aI (200 per node):"
     measure "mdl, cache on" "mdl-a1 on" "$wl2" --placement mdl --cache on
-    if [ -n "$LOW_T" ]; then
-        measure "flds --threshold $LOW_T, cache on" "flds-t$LOW_T-a1 on" "$wl2" \
-            --placement flds --threshold "$LOW_T" --cache on
-    fi
+    measure "flds ${FLDS_ARGS[*]}, cache on" "flds-a1 on" "$wl2" --placement flds \
+        "${FLDS_ARGS[@]}" --cache on
 fi
 
 exit $status
