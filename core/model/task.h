@@ -25,7 +25,11 @@ enum task_status {
     TASK_STATUS_COUNT
 };
 
-enum task_flags { TASK_FLAG_STEALABLE = 1u << 0 };
+enum task_flags {
+    TASK_FLAG_STEALABLE = 1u << 0,
+    /* Runtime only, never on the wire's meaning: some input had to be fetched. */
+    TASK_FLAG_FETCHED = 1u << 7,
+};
 
 /* One input object of a task: what it is, how big, and which node holds it. */
 struct task_input {

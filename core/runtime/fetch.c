@@ -362,6 +362,8 @@ int data_stage(struct node *n, struct ntask *t)
     s->missing = absent;
     if (absent == 0 && !s->error)
         n->locality_hits++;
+    if (absent)
+        t->spec.flags |= TASK_FLAG_FETCHED;
     if (absent == 0 && s->error)
         return s->error;
     return absent == 0;

@@ -347,6 +347,15 @@ static void fail_unstarted(struct node *n, struct ntask *t, const char *why)
     finish(n, t, &r, false);
 }
 
+/* TASK_START says what the task read: count inputs of `bytes` in all, and status 1 when
+ * some had to be fetched (0: all were here, a locality hit). */
+static void trace_start_event(struct node *n, const struct ntask *t, int64_t wall)
+{
+    node_trace_full(n, TRACE_TASK_START, t->spec.key, -1,
+                    (t->spec.flags & TASK_FLAG_FETCHED) ? 1 : 0, t->spec.num_inputs,
+                    (int64_t)t->spec.input_bytes, 0, wall);
+}
+
 /* Takes a slot and starts a task whose inputs are all here. */
 static void run_task(struct node *n, struct ntask *t)
 {
@@ -372,10 +381,10 @@ static void run_task(struct node *n, struct ntask *t)
     if (rc == 0) {
         /* Only tasks that run on take a clock reading here; noops bring their own. */
         t->t_start = clock_wall_ns();
-        node_trace(n, TRACE_TASK_START, t->spec.key, -1, 0, t->t_start);
+        trace_start_event(n, t, t->t_start);
         u64map_put(&n->running, t->spec.key, t);
     } else if (rc == EXEC_DONE_NOW) {
-        node_trace(n, TRACE_TASK_START, t->spec.key, -1, 0, now.t_start);
+        trace_start_event(n, t, now.t_start);
         finish(n, t, &now, true);
     } else {
         now.status = TASK_FAILED;
