@@ -31,6 +31,7 @@ struct cmd {
 
 extern const struct cmd cmd_node, cmd_launch, cmd_submit, cmd_status, cmd_stop, cmd_run,
     cmd_gen, cmd_cancel, cmd_trace, cmd_collector;
+extern const struct cmd cmd_bound;
 
 /*
  * Option parsing shared by every command: long options only, "--name value" or
