@@ -147,7 +147,7 @@ static void print_sample(FILE *out, const struct trace_sample *s, bool json)
         {"fetches", s->fetches}, {"fetch_bytes", s->fetch_bytes},
         {"cache_hits", s->cache_hits}, {"busy_ns", s->busy_ns},
         {"dropped", s->dropped},
-        {"bytes_out", s->bytes_out},
+        {"bytes_out", s->bytes_out}, {"cancelled", s->cancelled},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         if (json)

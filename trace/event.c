@@ -68,9 +68,10 @@ const char trace_event_schema_json[] =
     "spent running tasks (utilisation between two samples is exact).\"},{\"name\":\"dropp"
     "ed\",\"type\":\"long\",\"doc\":\"Cumulative: events this node dropped.\"},{\"name\":\"bytes_"
     "out\",\"type\":\"long\",\"default\":0,\"doc\":\"Cumulative: bytes this node served to othe"
-    "rs.\"}]}]},{\"name\":\"names\",\"type\":{\"type\":\"array\",\"items\":\"string\"},\"default\":[],"
-    "\"doc\":\"JOB_SUBMIT: [workload name]; TASK_NAMES: the workload ids of tasks task.."
-    "task+count-1. Empty otherwise.\"}]}";
+    "rs.\"},{\"name\":\"cancelled\",\"type\":\"long\",\"default\":0,\"doc\":\"Cumulative: tasks can"
+    "celled here (counted in ended, not in failed).\"}]}]},{\"name\":\"names\",\"type\":{\"ty"
+    "pe\":\"array\",\"items\":\"string\"},\"default\":[],\"doc\":\"JOB_SUBMIT: [workload name]; T"
+    "ASK_NAMES: the workload ids of tasks task..task+count-1. Empty otherwise.\"}]}";
 
 void trace_event_init(struct trace_event *ev, enum trace_kind kind, int32_t node)
 {
@@ -121,7 +122,7 @@ static int set_sample(avro_value_t *rec, const struct trace_sample *s)
     const int64_t longs[] = { s->started, s->ended, s->failed, s->stolen_in, s->stolen_out,
                               s->pushed, s->steal_requests, s->steal_fails, s->fetches,
                               s->fetch_bytes, s->cache_hits, s->busy_ns, s->dropped,
-                              s->bytes_out };
+                              s->bytes_out, s->cancelled };
     size_t i = 0;
     int rc = 0;
     for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !rc; k++)
@@ -255,11 +256,11 @@ static int get_sample(avro_value_t *rec, struct trace_sample *s)
                                               "stolen_out", "pushed", "steal_requests",
                                               "steal_fails", "fetches", "fetch_bytes",
                                               "cache_hits", "busy_ns", "dropped",
-                                              "bytes_out" };
+                                              "bytes_out", "cancelled" };
     int64_t *longs[] = { &s->started, &s->ended, &s->failed, &s->stolen_in, &s->stolen_out,
                          &s->pushed, &s->steal_requests, &s->steal_fails, &s->fetches,
                          &s->fetch_bytes, &s->cache_hits, &s->busy_ns, &s->dropped,
-                         &s->bytes_out };
+                         &s->bytes_out, &s->cancelled };
     int rc = 0;
     for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !rc; k++)
         rc = get_i32(rec, int_names[k], ints[k]);

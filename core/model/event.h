@@ -57,6 +57,7 @@ struct trace_sample {
     int64_t busy_ns;
     int64_t dropped;
     int64_t bytes_out;      /* served to other nodes (appended: older files read 0) */
+    int64_t cancelled;      /* tasks cancelled here, within ended (appended) */
 };
 
 /* Where a node daemon's events go.  Every call is on the node's loop thread and must
