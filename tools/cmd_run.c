@@ -154,7 +154,7 @@ static int run_main(int argc, char **argv)
 
 const struct cmd cmd_run = {
     .name = "run",
-    .usage = "WORKLOAD --nodes N [--slots S] [--speeds LIST] [--mode M] [--steal MODE] [--json]",
+    .usage = "WORKLOAD --nodes N [--slots S] [--speeds LIST] [--mode M] [--policy P] [--json]",
     .summary = "launch a local cluster, run a workload, print the summary, stop",
     .main = run_main,
 };

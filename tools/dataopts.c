@@ -12,6 +12,7 @@
 
 #include "core/base/xalloc.h"
 #include "core/net/bucket.h"
+#include "core/policy/preset.h"
 #include "core/policy/steal.h"
 #include "core/runtime/node.h"
 
@@ -60,17 +61,95 @@ static int parse_ms(const char *name, const char *text, double *out, char **caus
     return 0;
 }
 
-int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cause)
+/*
+ * The stealing policy: the preset first, then --steal (the older switch: none turns
+ * stealing off, random1 is one random victim, adaptive sqrt(N)), then each part.  Parts
+ * that read the A2WS vector bring the ring along unless --info says load-query, which
+ * cannot feed them.
+ */
+static int apply_policy(const struct dataopts *d, struct node_config *cfg, char **cause)
 {
-    steal_params_default(&cfg->steal);
+    struct steal_params *s = &cfg->steal;
+    if (d->policy && policy_preset_apply(d->policy, s, &cfg->placement) < 0) {
+        *cause = xasprintf("--policy '%s': expected one of %s", d->policy, policy_preset_names());
+        return -EINVAL;
+    }
     if (d->steal) {
         int m = steal_mode_parse(d->steal);
         if (m < 0) {
             *cause = xasprintf("--steal '%s': expected adaptive, random1 or none", d->steal);
             return -EINVAL;
         }
-        cfg->steal.mode = (enum steal_mode)m;
+        s->mode = (enum steal_mode)m;
+        if (m == STEAL_RANDOM1) {
+            s->victims = STEAL_VICTIMS_RANDOM;
+            s->victims_k = 1;
+        } else if (m == STEAL_ADAPTIVE && s->victims == STEAL_VICTIMS_RANDOM) {
+            s->victims = STEAL_VICTIMS_SQRT;
+        }
     }
+    if (d->starvation && steal_parse_starvation(d->starvation, s) < 0) {
+        *cause = xasprintf("--starvation '%s': expected ready, ready+successors or preemptive",
+                           d->starvation);
+        return -EINVAL;
+    }
+    if (d->victims) {
+        if (steal_parse_victims(d->victims, s) < 0) {
+            *cause = xasprintf("--victims '%s': expected sqrt, random:K (K >= 1) or a2ws",
+                               d->victims);
+            return -EINVAL;
+        }
+        /* Victims are chosen by the adaptive machinery; random1 would ignore them. */
+        if (s->mode == STEAL_RANDOM1)
+            s->mode = STEAL_ADAPTIVE;
+    }
+    if (d->amount && steal_parse_amount(d->amount, s) < 0) {
+        *cause = xasprintf("--amount '%s': expected half, chunk:N (N >= 1), single or a2ws",
+                           d->amount);
+        return -EINVAL;
+    }
+    if (d->info) {
+        if (steal_parse_info(d->info, s) < 0) {
+            *cause = xasprintf("--info '%s': expected load-query or ring", d->info);
+            return -EINVAL;
+        }
+        if (s->info == STEAL_INFO_LOAD_QUERY && steal_needs_ring(s)) {
+            *cause = xasprintf("--info load-query cannot feed --starvation %s, --victims %s, "
+                               "--amount %s: the A2WS parts need --info ring",
+                               steal_starvation_name(s->starvation),
+                               steal_victims_name(s->victims), steal_amount_name(s->amount));
+            return -EINVAL;
+        }
+    } else if (steal_needs_ring(s)) {
+        s->info = STEAL_INFO_RING;
+    }
+    if (d->radius) {
+        if (parse_count("radius", d->radius, &s->radius, cause) < 0)
+            return -EINVAL;
+        if (s->radius == 0) {
+            *cause = xasprintf("--radius '%s': expected a whole number >= 1", d->radius);
+            return -EINVAL;
+        }
+    }
+    if (d->wait_guard) {
+        if (strcmp(d->wait_guard, "on") == 0) {
+            s->wait_guard = true;
+        } else if (strcmp(d->wait_guard, "off") == 0) {
+            s->wait_guard = false;
+        } else {
+            *cause = xasprintf("--wait-guard '%s': expected on or off", d->wait_guard);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cause)
+{
+    steal_params_default(&cfg->steal);
+    placement_params_default(&cfg->placement);
+    if (apply_policy(d, cfg, cause) < 0)
+        return -EINVAL;
     if ((d->neighbours && parse_count("neighbours", d->neighbours, &cfg->steal.neighbours, cause)) ||
         (d->widen_after && parse_count("widen-after", d->widen_after, &cfg->steal.widen_after, cause)) ||
         (d->widen_by && parse_count("widen-by", d->widen_by, &cfg->steal.widen_by, cause)) ||
@@ -78,7 +157,6 @@ int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cau
          parse_ms("poll-initial-ms", d->poll_initial, &cfg->steal.poll_initial_ms, cause)) ||
         (d->poll_max && parse_ms("poll-max-ms", d->poll_max, &cfg->steal.poll_max_ms, cause)))
         return -EINVAL;
-    placement_params_default(&cfg->placement);
     cfg->cache = true;
     cfg->cache_bytes = 1ull << 30;
     cfg->store_mem_bytes = 1ull << 30;
@@ -193,14 +271,20 @@ int dataopts_finish(struct dataopts *d, const char *who)
         free(cause);
         return EXIT_USAGE;
     }
-    const char *names[] = {"--steal", "--neighbours", "--poll-initial-ms", "--poll-max-ms",
+    const char *names[] = {"--policy", "--starvation", "--victims", "--amount", "--info",
+                           "--radius", "--wait-guard",
+                           "--steal", "--neighbours", "--poll-initial-ms", "--poll-max-ms",
                            "--widen-after", "--widen-by", "--placement", "--threshold", "--tt",
                            "--bandwidth", "--latency", "--cache", "--cache-bytes", "--store-mem",
                            "--sample-ms", "--trace-buffer", "--prefetch"};
-    const char *values[] = {d->steal, d->neighbours, d->poll_initial, d->poll_max,
+    const char *values[] = {d->policy, d->starvation, d->victims, d->amount, d->info,
+                            d->radius, d->wait_guard,
+                            d->steal, d->neighbours, d->poll_initial, d->poll_max,
                             d->widen_after, d->widen_by, d->placement, d->threshold, d->tt,
                             d->bandwidth, d->latency, d->cache, d->cache_bytes, d->store_mem,
                             d->sample_ms, d->trace_buffer, d->prefetch};
+    _Static_assert(2 * sizeof names / sizeof names[0] <= sizeof d->words / sizeof d->words[0],
+                   "dataopts words too small for every flag");
     d->nwords = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (!values[i])

@@ -9,16 +9,28 @@
 #include "tools/cmd.h"
 
 struct dataopts {
+    const char *policy, *starvation, *victims, *amount, *info, *radius, *wait_guard;
     const char *steal, *neighbours, *poll_initial, *poll_max, *widen_after, *widen_by;
     const char *placement, *threshold, *tt, *bandwidth, *latency, *cache, *cache_bytes,
         *store_mem;
     const char *sample_ms, *trace_buffer, *prefetch;
-    const char *words[40];  /* "--flag", "value" pairs for the daemons */
+    const char *words[64];  /* "--flag", "value" pairs for the daemons */
     int nwords;
 };
 
 /* The option table entries, to splice into a command's table: DATAOPTS_OPTS(&d). */
 #define DATAOPTS_OPTS(d)                                                                        \
+    {"policy", OPT_STRING, &(d)->policy,                                                        \
+     "P  stealing preset: daws | a2ws | parsec | random1 | none | daws+a2ws"},                  \
+    {"starvation", OPT_STRING, &(d)->starvation,                                                \
+     "S  when to steal: ready | ready+successors | preemptive (ready)"},                        \
+    {"victims", OPT_STRING, &(d)->victims, "V  whom to ask: sqrt | random:K | a2ws (sqrt)"},   \
+    {"amount", OPT_STRING, &(d)->amount,                                                        \
+     "A  how many to take: half | chunk:N | single | a2ws (half)"},                            \
+    {"info", OPT_STRING, &(d)->info, "I  load-query | ring (load-query)"},                     \
+    {"radius", OPT_STRING, &(d)->radius, "R  ring window each side (20% of nodes, >= 1)"},     \
+    {"wait-guard", OPT_STRING, &(d)->wait_guard,                                                \
+     "on|off  victims keep tasks that would start before they arrive (off)"},                  \
     {"steal", OPT_STRING, &(d)->steal, "MODE  adaptive | random1 | none (adaptive)"},           \
     {"neighbours", OPT_STRING, &(d)->neighbours, "K  victims per steal attempt (ceil(sqrt N))"}, \
     {"poll-initial-ms", OPT_STRING, &(d)->poll_initial, "MS  first back-off wait (1)"},         \

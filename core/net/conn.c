@@ -592,6 +592,11 @@ size_t conn_pending_bytes(const struct conn *c)
     return c->out.buf.len + c->hs_out.len + c->inflight;
 }
 
+size_t conn_queued_bytes(const struct conn *c)
+{
+    return c->out.buf.len;
+}
+
 void conn_close(struct conn *c, const char *reason)
 {
     if (c->closing || c->finished || c->close_requested)

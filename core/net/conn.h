@@ -102,6 +102,9 @@ void conn_msg_end(struct conn *c, size_t at);
 void conn_flush(struct conn *c);
 /* Bytes queued or in flight but not yet acknowledged by the kernel (backpressure). */
 size_t conn_pending_bytes(const struct conn *c);
+/* Bytes of messages appended and not yet handed to the kernel: non-zero when a batch
+ * will leave at the end of this pass anyway, so a small message may ride along. */
+size_t conn_queued_bytes(const struct conn *c);
 
 /* Flushes what is queued, then closes. */
 void conn_close(struct conn *c, const char *reason);

@@ -40,6 +40,7 @@ const char *proto_type_name(uint16_t type)
     case MSG_PUSH: return "push";
     case MSG_FETCH_REQ: return "fetch-request";
     case MSG_FETCH_REP: return "fetch-reply";
+    case MSG_INFO: return "info";
     case MSG_TRACE_HELLO: return "trace-hello";
     case MSG_TRACE_RESUME: return "trace-resume";
     case MSG_TRACE_BLOCK: return "trace-block";

@@ -43,6 +43,9 @@ enum proto_type {
     MSG_FETCH_REQ = 0x0208,     /* u32 req, u64 object, u64 offset, u32 len */
     MSG_FETCH_REP = 0x0209,     /* u32 req, i32 status, u64 total, u64 offset, u32 len,
                                    [32-byte hash when offset + len == total], len bytes */
+    MSG_INFO = 0x020a,          /* u32 count, count x (u32 node, u32 version, f64 t_run,
+                                   u32 n, u32 avail, u32 slots): A2WS information
+                                   vector entries (core/runtime/ring.c) */
 
     /* Client to node and back. */
     MSG_JOB_BEGIN = 0x0301,     /* u32 job, u32 tasks: TASK_END reports go to the sender */

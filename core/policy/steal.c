@@ -1,9 +1,11 @@
 /*
  * steal — the adaptive work-stealing policy of MATRIX (paper 000 §III.A, paper 002
  * §2.2.1) as pure functions: the ready-only starvation test, ceil(sqrt(N)) random
- * victims (or one, for the classic baseline), rob the most loaded, take half, and an
- * exponential back-off poll interval that parks the thief at its bound and widens the
- * victim set after runs of failures.
+ * victims (or one, for the classic baseline, or K), rob the most loaded, take half, and
+ * an exponential back-off poll interval that parks the thief at its bound and widens
+ * the victim set after runs of failures.  Also the names of the policy space's parts;
+ * the PaRSEC parts (successors, chunk, single, the waiting-time guard) are in parsec.c
+ * and the A2WS ones in a2ws.c.
  *
  * Owns nothing: every call works on the caller's structs and random state.  Called by
  * core/runtime's stealer on a node's loop thread, by the simulator for every simulated
@@ -14,9 +16,13 @@
 #include "core/policy/steal.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "core/policy/parsec.h"
 
 /*
  * The seen-set for rejection sampling lives on the stack (16 KiB) so that picking
@@ -38,6 +44,13 @@ void steal_params_default(struct steal_params *p)
         return;
     p->mode = STEAL_ADAPTIVE;
     p->amount = STEAL_AMOUNT_HALF;
+    p->starvation = STEAL_STARVE_READY;
+    p->victims = STEAL_VICTIMS_SQRT;
+    p->info = STEAL_INFO_LOAD_QUERY;
+    p->victims_k = 1;
+    p->chunk = 20; /* paper 004: half of its 40 workers */
+    p->radius = 0;
+    p->wait_guard = false;
     p->neighbours = 0;
     p->poll_initial_ms = 1.0;
     p->poll_max_ms = 50000.0;
@@ -62,6 +75,137 @@ const char *steal_mode_name(enum steal_mode mode)
     if ((unsigned)mode < sizeof mode_names / sizeof mode_names[0])
         return mode_names[mode];
     return "unknown";
+}
+
+static const char *const starvation_names[] = {
+    [STEAL_STARVE_READY] = "ready",
+    [STEAL_STARVE_SUCCESSORS] = "ready+successors",
+    [STEAL_STARVE_PREEMPTIVE] = "preemptive",
+};
+static const char *const victims_names[] = {
+    [STEAL_VICTIMS_SQRT] = "sqrt",
+    [STEAL_VICTIMS_RANDOM] = "random",
+    [STEAL_VICTIMS_A2WS] = "a2ws",
+};
+static const char *const amount_names[] = {
+    [STEAL_AMOUNT_HALF] = "half",
+    [STEAL_AMOUNT_CHUNK] = "chunk",
+    [STEAL_AMOUNT_SINGLE] = "single",
+    [STEAL_AMOUNT_A2WS] = "a2ws",
+};
+static const char *const info_names[] = {
+    [STEAL_INFO_LOAD_QUERY] = "load-query",
+    [STEAL_INFO_RING] = "ring",
+};
+
+#define NAME_OF(table, v) \
+    ((unsigned)(v) < sizeof table / sizeof table[0] ? table[v] : "unknown")
+
+static int lookup(const char *const *table, size_t n, const char *text)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(text, table[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* "NAME:K" with K a whole number >= 1; 0 and *k set, or -EINVAL. */
+static int parse_bounded(const char *text, const char *name, uint32_t *k)
+{
+    size_t len = strlen(name);
+    if (strncmp(text, name, len) != 0 || text[len] != ':')
+        return -EINVAL;
+    const char *num = text + len + 1;
+    char *end;
+    if (*num < '1' || *num > '9')
+        return -EINVAL;
+    unsigned long v = strtoul(num, &end, 10);
+    if (*end || v == 0 || v > UINT32_MAX)
+        return -EINVAL;
+    *k = (uint32_t)v;
+    return 0;
+}
+
+int steal_parse_starvation(const char *text, struct steal_params *p)
+{
+    int i = text ? lookup(starvation_names, sizeof starvation_names / sizeof starvation_names[0], text) : -1;
+    if (i < 0 || !p)
+        return -EINVAL;
+    p->starvation = (enum steal_starvation)i;
+    return 0;
+}
+
+int steal_parse_victims(const char *text, struct steal_params *p)
+{
+    uint32_t k;
+    if (!text || !p)
+        return -EINVAL;
+    if (strcmp(text, "sqrt") == 0) {
+        p->victims = STEAL_VICTIMS_SQRT;
+    } else if (strcmp(text, "a2ws") == 0) {
+        p->victims = STEAL_VICTIMS_A2WS;
+    } else if (parse_bounded(text, "random", &k) == 0) {
+        p->victims = STEAL_VICTIMS_RANDOM;
+        p->victims_k = k;
+    } else {
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int steal_parse_amount(const char *text, struct steal_params *p)
+{
+    uint32_t k;
+    if (!text || !p)
+        return -EINVAL;
+    if (strcmp(text, "half") == 0) {
+        p->amount = STEAL_AMOUNT_HALF;
+    } else if (strcmp(text, "single") == 0) {
+        p->amount = STEAL_AMOUNT_SINGLE;
+    } else if (strcmp(text, "a2ws") == 0) {
+        p->amount = STEAL_AMOUNT_A2WS;
+    } else if (parse_bounded(text, "chunk", &k) == 0) {
+        p->amount = STEAL_AMOUNT_CHUNK;
+        p->chunk = k;
+    } else {
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int steal_parse_info(const char *text, struct steal_params *p)
+{
+    int i = text ? lookup(info_names, sizeof info_names / sizeof info_names[0], text) : -1;
+    if (i < 0 || !p)
+        return -EINVAL;
+    p->info = (enum steal_info)i;
+    return 0;
+}
+
+const char *steal_starvation_name(enum steal_starvation s)
+{
+    return NAME_OF(starvation_names, s);
+}
+
+const char *steal_victims_name(enum steal_victims v)
+{
+    return NAME_OF(victims_names, v);
+}
+
+const char *steal_amount_name(enum steal_amount_kind a)
+{
+    return NAME_OF(amount_names, a);
+}
+
+const char *steal_info_name(enum steal_info i)
+{
+    return NAME_OF(info_names, i);
+}
+
+bool steal_needs_ring(const struct steal_params *p)
+{
+    return p && (p->starvation == STEAL_STARVE_PREEMPTIVE || p->victims == STEAL_VICTIMS_A2WS ||
+                 p->amount == STEAL_AMOUNT_A2WS);
 }
 
 /* Exact integer ceil(sqrt(n)): the victim count must not depend on libm rounding. */
@@ -90,7 +234,12 @@ static uint32_t base_neighbours(const struct steal_params *p, uint32_t nodes)
 
     switch (p->mode) {
     case STEAL_ADAPTIVE:
-        k = p->neighbours ? p->neighbours : ceil_sqrt(nodes);
+        if (p->victims == STEAL_VICTIMS_RANDOM)
+            k = p->victims_k ? p->victims_k : 1;
+        else if (p->victims == STEAL_VICTIMS_SQRT)
+            k = p->neighbours ? p->neighbours : ceil_sqrt(nodes);
+        else
+            return 0; /* A2WS: the information vector names the victim, not a draw */
         break;
     case STEAL_RANDOM1:
         k = 1;
@@ -135,7 +284,13 @@ bool steal_starving(const struct steal_params *p, const struct steal_self *self)
         return false;
     if (p->mode != STEAL_ADAPTIVE && p->mode != STEAL_RANDOM1)
         return false;
-    return self->lready == 0 && self->sready == 0 && self->free_slots > 0;
+    struct parsec_self ps = {
+        .ready = self->lready + self->sready, .free_slots = self->free_slots,
+        .running_successors = self->running_successors,
+    };
+    /* Preemptive stealing still starves like ready-only when the node has nothing to
+     * run; its earlier start is the A2WS plan's decision (core/policy/a2ws). */
+    return parsec_starving(p->starvation == STEAL_STARVE_SUCCESSORS, &ps);
 }
 
 uint64_t steal_rng_next(uint64_t *state)
@@ -246,7 +401,12 @@ uint32_t steal_pick_victims(const struct steal_params *p, const struct steal_sta
         return 0;
     switch (p->mode) {
     case STEAL_ADAPTIVE:
-        k = s->neighbours ? s->neighbours : 1;
+        if (p->victims == STEAL_VICTIMS_A2WS)
+            return 0;
+        if (p->victims == STEAL_VICTIMS_RANDOM)
+            k = p->victims_k ? p->victims_k : 1;
+        else
+            k = s->neighbours ? s->neighbours : 1;
         break;
     case STEAL_RANDOM1:
         k = 1;
@@ -304,9 +464,11 @@ int steal_choose_victim(const uint32_t *loads, uint32_t n)
 
 uint32_t steal_amount(const struct steal_params *p, uint32_t available)
 {
-    (void)p; /* STEAL_AMOUNT_HALF is the only kind so far; others will switch on it */
-    /* ceil(n / 2) without the overflow of (n + 1) / 2 at UINT32_MAX. */
-    return available / 2 + available % 2;
+    if (!p)
+        return parsec_amount(STEAL_AMOUNT_HALF, 0, available);
+    if (p->amount == STEAL_AMOUNT_A2WS)
+        return available;
+    return parsec_amount(p->amount, p->chunk, available);
 }
 
 void steal_on_result(const struct steal_params *p, struct steal_state *s, bool success,
@@ -341,8 +503,8 @@ void steal_on_result(const struct steal_params *p, struct steal_state *s, bool s
         s->parked = true;
     }
 
-    /* Only the adaptive mode widens: random1 is the fixed one-victim baseline. */
-    if (p->mode == STEAL_ADAPTIVE && p->widen_after > 0 &&
+    /* Only sqrt victims widen: random1 and random:K are fixed-size baselines. */
+    if (p->mode == STEAL_ADAPTIVE && p->victims == STEAL_VICTIMS_SQRT && p->widen_after > 0 &&
         s->failures % p->widen_after == 0) {
         uint64_t wider = (uint64_t)s->neighbours + p->widen_by;
         s->neighbours = wider < others ? (uint32_t)wider : others;

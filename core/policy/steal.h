@@ -15,19 +15,58 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The on/off switch and the legacy names of --steal; victims, amount, starvation and
+ * information are the parts below. */
 enum steal_mode {
     STEAL_ADAPTIVE = 0, /* MATRIX: ceil(sqrt(N)) random neighbours, rob the most loaded */
     STEAL_RANDOM1 = 1,  /* classic: one random victim, steal half */
     STEAL_NONE = 2,     /* static baseline: never steal */
 };
 
+/*
+ * The orthogonal parts of a stealing policy (DESIGN.md "core/policy is pure"); presets
+ * name points of this space (core/policy/preset.h).
+ */
+
+/* When a node turns thief. */
+enum steal_starvation {
+    STEAL_STARVE_READY = 0,      /* no ready task and a slot free (papers 000, 004) */
+    STEAL_STARVE_SUCCESSORS = 1, /* ... and no local successor of a running task (004 §3) */
+    STEAL_STARVE_PREEMPTIVE = 2, /* after the first finished task, whenever the A2WS
+                                  * steal equation asks for work (001 §2.2.1) */
+};
+
+/* Whom a thief asks. */
+enum steal_victims {
+    STEAL_VICTIMS_SQRT = 0,      /* ceil(sqrt N) random, widening after failures (MATRIX) */
+    STEAL_VICTIMS_RANDOM = 1,    /* victims_k random, never widened */
+    STEAL_VICTIMS_A2WS = 2,      /* closest rate, then in-pair, from the ring (001 §2.2.2) */
+};
+
+/* How many tasks a victim hands over (paper 004's victim policies, and A2WS). */
 enum steal_amount_kind {
-    STEAL_AMOUNT_HALF = 0, /* ceil(n / 2) of the victim's shared ready queue */
+    STEAL_AMOUNT_HALF = 0,       /* ceil(n / 2) of the victim's shared ready queue */
+    STEAL_AMOUNT_CHUNK = 1,      /* at most `chunk` */
+    STEAL_AMOUNT_SINGLE = 2,     /* one */
+    STEAL_AMOUNT_A2WS = 3,       /* what the thief's steal equation asked for */
+};
+
+/* Where a thief's knowledge of its peers comes from. */
+enum steal_info {
+    STEAL_INFO_LOAD_QUERY = 0,   /* ask the victims' queue lengths on demand */
+    STEAL_INFO_RING = 1,         /* the A2WS information vector on the ring (001 §2.1) */
 };
 
 struct steal_params {
     enum steal_mode mode;
     enum steal_amount_kind amount;
+    enum steal_starvation starvation;
+    enum steal_victims victims;
+    enum steal_info info;
+    uint32_t victims_k;      /* STEAL_VICTIMS_RANDOM: how many (>= 1) */
+    uint32_t chunk;          /* STEAL_AMOUNT_CHUNK: the bound (>= 1) */
+    uint32_t radius;         /* STEAL_INFO_RING: R; 0 is 20% of N (a2ws_radius_default) */
+    bool wait_guard;         /* victims refuse tasks that would start before they arrive */
     uint32_t neighbours;     /* 0: ceil(sqrt(nodes)) */
     double poll_initial_ms;  /* first wait after a failure (paper: 1 ms) */
     double poll_max_ms;      /* upper bound of the doubling (paper: 50 s) */
@@ -40,6 +79,26 @@ void steal_params_default(struct steal_params *p);
 /* Parses "adaptive" | "random1" | "none"; -1 when unknown. */
 int steal_mode_parse(const char *name);
 const char *steal_mode_name(enum steal_mode mode);
+
+/*
+ * The parts' names, as the flags spell them.  Each parser returns 0, or -EINVAL for a
+ * name it does not know (and leaves *p alone then).
+ *   starvation: ready | ready+successors | preemptive
+ *   victims:    sqrt | random:K | a2ws          (K >= 1)
+ *   amount:     half | chunk:N | single | a2ws  (N >= 1)
+ *   info:       load-query | ring
+ */
+int steal_parse_starvation(const char *text, struct steal_params *p);
+int steal_parse_victims(const char *text, struct steal_params *p);
+int steal_parse_amount(const char *text, struct steal_params *p);
+int steal_parse_info(const char *text, struct steal_params *p);
+/* Never NULL. */
+const char *steal_starvation_name(enum steal_starvation s);
+const char *steal_victims_name(enum steal_victims v);
+const char *steal_amount_name(enum steal_amount_kind a);
+const char *steal_info_name(enum steal_info i);
+/* True when some part reads the A2WS information vector. */
+bool steal_needs_ring(const struct steal_params *p);
 
 /* A thief's adaptive state; the runtime keeps one per node and changes it only here. */
 struct steal_state {
@@ -57,11 +116,14 @@ struct steal_self {
     uint32_t lready;        /* dedicated ready queue length */
     uint32_t sready;        /* shared (stealable) ready queue length */
     uint32_t free_slots;
+    uint32_t running_successors; /* waiting tasks here whose parent runs here now */
 };
 
 void steal_state_init(struct steal_state *s, const struct steal_params *p, uint32_t nodes);
 
-/* Starvation test (ready-only): both ready queues empty and a slot free. */
+/* Starvation test: both ready queues empty and a slot free; with ready+successors, also
+ * no local successor of a running task (paper 004 §3).  Preemptive stealing starves as
+ * ready-only here: its earlier start is a2ws_plan's to decide. */
 bool steal_starving(const struct steal_params *p, const struct steal_self *self);
 
 /*
@@ -77,7 +139,8 @@ uint32_t steal_pick_victims(const struct steal_params *p, const struct steal_sta
  * go to the lowest index so that results are reproducible. */
 int steal_choose_victim(const uint32_t *loads, uint32_t n);
 
-/* How many tasks a victim with `available` stealable tasks hands over. */
+/* How many tasks a victim with `available` stealable tasks hands over, before the
+ * thief's own bound (STEAL_AMOUNT_A2WS: all of them; the request's bound decides). */
 uint32_t steal_amount(const struct steal_params *p, uint32_t available);
 
 /*

@@ -163,6 +163,7 @@ static void cancel_task(struct node *n, struct ntask *t, const struct exec_resul
         .detail = ran ? "removed while it ran" : "an ancestor failed, or it was removed",
     };
     n->completeq++;
+    n->tasks_cancelled++;
     node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, TASK_CANCELLED, -1, 0, 0, e.t_end);
     report_end(n, &e);
     ntask_free(t);
@@ -336,6 +337,8 @@ static void on_exec_done(struct exec_result *r, void *data)
     struct node *n = data;
     struct ntask *t = r->arg;
     u64map_del(&n->running, t->spec.key);
+    n->running_successors -= t->local_successors;
+    t->local_successors = 0;
     finish(n, t, r, true);
 }
 
@@ -354,6 +357,37 @@ static void trace_start_event(struct node *n, const struct ntask *t, int64_t wal
     node_trace_full(n, TRACE_TASK_START, t->spec.key, -1,
                     (t->spec.flags & TASK_FLAG_FETCHED) ? 1 : 0, t->spec.num_inputs,
                     (int64_t)t->spec.input_bytes, 0, wall);
+}
+
+struct successor_count {
+    struct node *n;
+    uint32_t count;
+};
+
+static void count_waiting_children(void *arg, int status, const struct tmd *rec)
+{
+    struct successor_count *c = arg;
+    if (status != 0 || !rec)
+        return;
+    for (uint32_t i = 0; i < rec->num_children; i++)
+        if (u64map_get(&c->n->waitq, tmd_child(rec, i)))
+            c->count++;
+}
+
+/*
+ * Ready + successors (paper 004 §3): the children of a running task that wait on this
+ * node will be ready here soon.  Only a record in the local shard is read (a lookup
+ * there answers before it returns); a task whose record lives elsewhere (it was stolen
+ * or pushed here) counts none rather than wait for a reply.
+ */
+static uint32_t local_successors(struct node *n, const struct ntask *t)
+{
+    if (n->cfg.steal.starvation != STEAL_STARVE_SUCCESSORS ||
+        kvs_owner(n->kvs, t->spec.key) != n->self)
+        return 0;
+    struct successor_count c = {n, 0};
+    kvs_lookup(n->kvs, t->spec.key, count_waiting_children, &c);
+    return c.count;
 }
 
 /* Takes a slot and starts a task whose inputs are all here. */
@@ -383,6 +417,8 @@ static void run_task(struct node *n, struct ntask *t)
         t->t_start = clock_wall_ns();
         trace_start_event(n, t, t->t_start);
         u64map_put(&n->running, t->spec.key, t);
+        t->local_successors = local_successors(n, t);
+        n->running_successors += t->local_successors;
     } else if (rc == EXEC_DONE_NOW) {
         trace_start_event(n, t, now.t_start);
         finish(n, t, &now, true);
@@ -490,6 +526,8 @@ static void check_cb(uv_check_t *h)
     dispatch(n);
     thief_poll(n);
     thief_wake_idle_peers(n);
+    /* Last: what the pass changed (and the thief's request, a batch to ride on) is in. */
+    ring_step(n);
     bool more = n->busy < n->cfg.slots &&
                 (readyq_len(&n->lready) || readyq_len(&n->sready) || readyq_len(&n->staged));
     if (!more)
@@ -661,6 +699,7 @@ static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct 
     case MSG_LOAD_REPLY: rc = thief_on_load_reply(n, from, r); break;
     case MSG_STEAL_REQUEST: rc = thief_on_steal_request(n, from, r); break;
     case MSG_STEAL_GRANT: rc = thief_on_steal_grant(n, from, r); break;
+    case MSG_INFO: rc = ring_on_info(n, from, r); break;
     case MSG_IDLE:
         n->peers[from].idle = true;
         return 0;
@@ -765,6 +804,7 @@ static void trace_sample(struct node *n)
     s.cache_hits = (int64_t)n->data.cache_hits_traced;
     s.busy_ns = n->busy_ns_done + running_ns;
     s.bytes_out = (int64_t)n->data.bytes_out;
+    s.cancelled = (int64_t)n->tasks_cancelled;
     s.dropped = (int64_t)n->sink->dropped(n->sink->ctx);
     n->sink->sample(n->sink->ctx, &s, now);
 }
@@ -839,6 +879,7 @@ static void node_stop(struct node *n)
     conn_hub_destroy(n->hub);
     n->hub = NULL;
     thief_close(n);
+    ring_close(n);
     place_monitor_stop(n);
     uv_idle_stop(&n->idle);
     uv_close((uv_handle_t *)&n->idle, NULL);
@@ -947,6 +988,7 @@ int node_run(const struct node_config *cfg, char **cause)
     uv_signal_init(&n->loop, &n->sigint);
     n->sigint.data = n;
     thief_init(n);
+    ring_init(n);
     place_monitor_init(n);
     if (rc == 0)
         place_monitor_start(n);

@@ -1,7 +1,8 @@
 /*
  * node — the node daemon: one libuv loop thread that owns the scheduler state (WaitQ,
  * LReadyQ, SReadyQ, CompleteQ count, the metadata shard through core/kvs, the peer
- * table), executor slots (core/runtime/exec) and the thief's stealing state.
+ * table), executor slots (core/runtime/exec), the thief's stealing state and, for the
+ * A2WS parts of the policy, the information vector of its ring window.
  *
  * Called by `jackdaw node` (tools/cmd_node.c), which parses flags into a node_config and
  * calls node_run; it returns when the node is told to shut down (MSG_SHUTDOWN, SIGTERM
@@ -29,7 +30,7 @@ struct node_config {
     double speed;
     const char *workdir;    /* this node's directory for task work dirs */
     int listen_fd;          /* inherited listening socket, or -1 to bind host:port */
-    struct steal_params steal;
+    struct steal_params steal; /* the stealing policy's parts (core/policy/preset.h) */
     struct placement_params placement;
     uint64_t seed;          /* victim selection; 0 picks one from the id and time */
     uint32_t steal_timeout_ms; /* an attempt whose replies are missing fails after this */

@@ -1,7 +1,8 @@
 /*
  * node_impl — the node daemon's state, shared by the files that make up the daemon
  * (node.c: messages, queues, executors; place.c: placement, pushes, the FLDS monitor;
- * fetch.c: the data plane; thief.c: the stealing state machine).  Private
+ * fetch.c: the data plane; thief.c: the stealing state machine; ring.c: the A2WS
+ * information vector on the ring).  Private
  * to core/runtime; nothing outside includes it.
  */
 #ifndef JACKDAW_NODE_IMPL_H
@@ -17,6 +18,7 @@
 #include "core/net/bucket.h"
 #include "core/model/task.h"
 #include "core/net/conn.h"
+#include "core/policy/a2ws.h"
 #include "core/policy/steal.h"
 #include "core/runtime/exec.h"
 #include "core/runtime/node.h"
@@ -33,6 +35,7 @@ struct ntask {
     struct task_spec spec;
     int64_t t_ready;
     int64_t t_start;        /* wall ns once it started (busy time of samples) */
+    uint32_t local_successors; /* while it runs: its children waiting here (ready+successors) */
 };
 
 struct peer {
@@ -65,7 +68,23 @@ struct thief {
     uint32_t victims[THIEF_MAX_VICTIMS];
     uint32_t loads[THIEF_MAX_VICTIMS];
     bool replied[THIEF_MAX_VICTIMS];
+    uint32_t asked;         /* tasks the current request asked for; 0: the victim decides */
+    int64_t next_plan_ns;   /* monotonic: a busy node's next preemptive look */
     uv_timer_t timer;       /* back-off wait, or the attempt's timeout */
+};
+
+/* The A2WS information vector (ring.c): this node's view of its ring window. */
+enum { RING_LEFT = 0, RING_RIGHT = 1 };
+
+struct ring {
+    bool on;                    /* some stealing part reads the vector */
+    struct a2ws_vec vec;        /* entries borrowed from `entries` */
+    struct a2ws_entry *entries; /* owned; `nodes` entries, NULL when off */
+    uv_timer_t timer;           /* sends what waited for the interval */
+    bool timer_armed;
+    int64_t last_sent_ns[2];    /* monotonic, per side (RING_LEFT, RING_RIGHT) */
+    int64_t work_seen_ns;       /* monotonic; 0 until this node saw any work */
+    uint64_t sent, received, piggybacked; /* MSG_INFO messages */
 };
 
 /* The data plane (fetch.c): fetches in flight, and messages held back by the network
@@ -123,9 +142,11 @@ struct node {
     struct data_plane data;
 
     struct thief thief;
+    struct ring ring;
+    uint32_t running_successors; /* sum of local_successors over running tasks */
     const struct trace_sink *sink; /* borrowed from the config; NULL when not tracing */
     uv_timer_t sampler;         /* NODE_SAMPLE every sample_ms */
-    uint64_t tasks_started, steal_requests, steal_fails;
+    uint64_t tasks_started, steal_requests, steal_fails, tasks_cancelled;
     int64_t busy_ns_done;       /* slot-ns of tasks that ended after holding a slot */
     uv_check_t check;       /* the once-per-pass step: dispatch, steal, wake */
     uv_idle_t idle;         /* running while the check step has work: no blocking poll */
@@ -194,5 +215,19 @@ int thief_on_steal_request(struct node *n, uint32_t from, struct rbuf *r);
 int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r);
 /* Tells parked peers that this node has stealable work. */
 void thief_wake_idle_peers(struct node *n);
+
+/* ring.c */
+void ring_init(struct node *n);
+void ring_close(struct node *n);
+/* Brings this node's own entry up to date (Table 1: its t, its counts). */
+void ring_refresh_self(struct node *n);
+/* From the check step: refresh, then send dirty entries to the ring neighbours, riding
+ * on batches already leaving this pass or at most every RING_INTERVAL_MS. */
+void ring_step(struct node *n);
+int ring_on_info(struct node *n, uint32_t from, struct rbuf *r);
+/* Sends this node's own entry to `to` (a victim to its thief, beside the grant). */
+void ring_send_self(struct node *n, uint32_t to);
+/* Seconds since this node first saw work: the preemptive estimate's clock. */
+double ring_elapsed_s(const struct node *n);
 
 #endif

@@ -96,15 +96,27 @@ static void monitor_cb(uv_timer_t *h)
         double tps = elapsed > 0 ? (double)n->tasks_run / elapsed : 0;
         uint64_t move = flds_monitor(p, &n->autop, &n->flds, readyq_len(&n->lready), tps, now_s);
         if (move) {
-            void **moved = xmalloc(move * sizeof *moved);
-            size_t got = readyq_take_tail(&n->lready, move, moved);
-            int64_t wall = got ? clock_wall_ns() : 0;
-            for (size_t i = 0; i < got; i++) {
-                struct ntask *t = moved[i];
+            /* A task the workload pinned stays pinned, however long the queue: pinned
+             * ones met at the tail are held aside and go back once `move` stealable
+             * tasks have spilled (or the queue ran out). */
+            size_t len = readyq_len(&n->lready);
+            void **held = xmalloc((len ? len : 1) * sizeof *held);
+            size_t got = 0, pinned = 0;
+            int64_t wall = clock_wall_ns();
+            void *item;
+            while (got < move && readyq_take_tail(&n->lready, 1, &item) == 1) {
+                struct ntask *t = item;
+                if (!(t->spec.flags & TASK_FLAG_STEALABLE)) {
+                    held[pinned++] = t;
+                    continue;
+                }
                 node_trace(n, TRACE_TASK_QUEUED_SHARED, t->spec.key, -1, 0, wall);
                 readyq_push(&n->sready, t, t->spec.input_bytes);
+                got++;
             }
-            free(moved);
+            for (size_t i = 0; i < pinned; i++)
+                readyq_push(&n->lready, held[i], ((struct ntask *)held[i])->spec.input_bytes);
+            free(held);
             log_debug("flds: moved %zu tasks from LReadyQ to SReadyQ; tt now %.3f s", got,
                       n->flds.tt_s);
             node_mark_dirty(n);

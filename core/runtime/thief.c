@@ -1,14 +1,21 @@
 /*
- * thief — a node's side of adaptive work stealing (papers 000 §III.A, 002 §2.2.1): the
- * state machine that asks neighbours for their load, robs the most loaded, backs off
- * exponentially, parks at the bound and wakes when the cluster has work again; and the
- * victim's side, which answers load queries and hands over the tail of SReadyQ.
+ * thief — a node's side of work stealing, for every policy of the space (DESIGN.md):
+ * the state machine that decides to steal (ready-only, ready+successors, or A2WS's
+ * preemptive start), finds a victim (load queries to sqrt(N) or K random nodes, the
+ * same draw read from the A2WS vector, or A2WS's closest-rate / in-pair choice), asks it
+ * for an amount (the victim's half, chunk or single, or the A2WS steal equation's),
+ * backs off exponentially, parks at the bound and wakes when the cluster has work
+ * again; and the victim's side, which answers load queries and hands over the tail of
+ * SReadyQ within the request's bound and the waiting-time guard.
  *
- * Decisions (starving? whom to ask? whom to rob? how many? how long to wait?) are the
- * pure functions of core/policy/steal; this file only carries them out on the loop.
- * An attempt that loses replies (a peer died) fails after steal_timeout_ms, so the
- * thief never hangs.  Tasks in a grant are always taken, even for a stale attempt: a
- * task once sent must never be dropped.
+ * Decisions are the pure functions of core/policy (steal, parsec, a2ws); this file only
+ * carries them out on the loop.  Theft is asynchronous (paper 001 §2.3) without locks:
+ * the victim takes from its own SReadyQ on its own loop, where the executors' gets also
+ * run, so a task is either taken or run, never both; the thief takes what arrives,
+ * which may be less than it asked for, and its next plan starts from the victim's entry
+ * that came with the grant.  An attempt that loses replies (a peer died) fails after
+ * steal_timeout_ms, so the thief never hangs.  Tasks in a grant are always taken, even
+ * for a stale attempt: a task once sent must never be dropped.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,7 +25,11 @@
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/net/proto.h"
+#include "core/policy/parsec.h"
 #include "core/runtime/node_impl.h"
+
+/* How often a busy node with preemptive stealing looks at its plan again. */
+#define PREEMPTIVE_LOOK_NS 1000000
 
 static void start_timer(struct node *n, double ms);
 
@@ -48,22 +59,49 @@ static struct steal_self self_view(const struct node *n)
         .free_slots = n->busy + n->staging + readyq_len(&n->staged) < n->cfg.slots
                           ? n->cfg.slots - n->busy - n->staging - (uint32_t)readyq_len(&n->staged)
                           : 0,
+        .running_successors = n->running_successors,
     };
     return s;
 }
 
-static void send_steal_request(struct node *n, uint32_t victim)
+static struct a2ws_now a2ws_now_of(const struct node *n, bool starving)
+{
+    struct a2ws_now now = {.elapsed_s = ring_elapsed_s(n), .starving = starving};
+    return now;
+}
+
+/*
+ * max bounds the grant (0: the victim's amount policy alone decides); `expect` is what
+ * the thief counts on getting, for the trace (STEAL_REQUEST count: tasks asked for).
+ */
+static void send_steal_request(struct node *n, uint32_t victim, uint32_t max, uint32_t expect)
 {
     struct thief *th = &n->thief;
     th->state = THIEF_REQUEST;
+    th->asked = max ? max : expect;
     size_t at;
     struct wbuf *b = node_msg_begin(n, victim, MSG_STEAL_REQUEST, &at);
     wbuf_put_u32(b, th->attempt);
-    wbuf_put_u32(b, 0); /* no cap: the victim's amount policy decides */
+    wbuf_put_u32(b, max);
     node_msg_end(n, victim, at);
     n->steal_requests++;
-    node_trace(n, TRACE_STEAL_REQUEST, TRACE_NO_TASK, (int32_t)victim, 0, 0);
+    node_trace(n, TRACE_STEAL_REQUEST, TRACE_NO_TASK, (int32_t)victim, th->asked, 0);
     start_timer(n, n->cfg.steal_timeout_ms);
+}
+
+/* The bound a request carries.  With the A2WS amount the thief's steal equation decides
+ * (at least one: 0 would mean "no bound" to the victim); otherwise the victim's policy. */
+static uint32_t request_bound(struct node *n, uint32_t victim, bool starving)
+{
+    if (n->cfg.steal.amount != STEAL_AMOUNT_A2WS)
+        return 0;
+    uint32_t d = 0;
+    if (n->ring.on) {
+        ring_refresh_self(n);
+        struct a2ws_now now = a2ws_now_of(n, starving);
+        d = a2ws_amount_for(&n->ring.vec, &now, victim);
+    }
+    return d ? d : 1;
 }
 
 static void attempt_done(struct node *n, bool success)
@@ -107,19 +145,25 @@ static void attempt_done(struct node *n, bool success)
     start_timer(n, th->st.interval_ms);
 }
 
+/* Nobody had stealable work: a failed attempt without a request. */
+static void no_victim(struct node *n)
+{
+    n->steal_fails++;
+    node_trace_full(n, TRACE_STEAL_FAIL, TRACE_NO_TASK, -1, STEAL_FAIL_NO_VICTIM, 0, 0, 0, 0);
+    attempt_done(n, false);
+}
+
 static void decide(struct node *n)
 {
     struct thief *th = &n->thief;
     int i = steal_choose_victim(th->loads, th->nvictims);
     if (i < 0) {
-        /* Nobody asked had stealable work: a failure without a request. */
-        n->steal_fails++;
-        node_trace_full(n, TRACE_STEAL_FAIL, TRACE_NO_TASK, -1, STEAL_FAIL_NO_VICTIM, 0, 0,
-                       0, 0);
-        attempt_done(n, false);
-    } else {
-        send_steal_request(n, th->victims[i]);
+        no_victim(n);
+        return;
     }
+    uint32_t victim = th->victims[i];
+    uint32_t max = request_bound(n, victim, true);
+    send_steal_request(n, victim, max, max ? max : steal_amount(&n->cfg.steal, th->loads[i]));
 }
 
 static void timer_cb(uv_timer_t *h)
@@ -152,29 +196,118 @@ static void start_timer(struct node *n, double ms)
     uv_timer_start(&n->thief.timer, timer_cb, t, 0);
 }
 
+/*
+ * Victims drawn from the ring window, their loads read from the vector: sqrt(N) or K
+ * random nodes as with load queries, but no query goes out (--info ring).  Returns how
+ * many were drawn.
+ */
+static uint32_t pick_from_window(struct node *n)
+{
+    struct thief *th = &n->thief;
+    const struct a2ws_vec *v = &n->ring.vec;
+    uint32_t width = v->left + v->right + 1;
+    uint32_t k = steal_pick_victims(&n->cfg.steal, &th->st, v->left, width, &th->rng,
+                                    th->victims, THIEF_MAX_VICTIMS);
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t node = a2ws_node_at(v, (int32_t)th->victims[i] - (int32_t)v->left);
+        th->victims[i] = node;
+        th->loads[i] = n->ring.entries[node].avail;
+    }
+    return k;
+}
+
+/* Starts an attempt: th->attempt and the counters move, the trace follows the request. */
+static void begin_attempt(struct node *n)
+{
+    n->thief.attempt++;
+    n->steals_attempted++;
+}
+
+/* The A2WS thief (paper 001 Algorithm 1, lines 3–7): plan, then ask the chosen victim. */
+static void poll_a2ws(struct node *n, bool starving)
+{
+    struct thief *th = &n->thief;
+    ring_refresh_self(n);
+    struct a2ws_now now = a2ws_now_of(n, starving);
+    struct a2ws_decision d = a2ws_plan(&n->ring.vec, &now, &th->rng);
+    if (d.criterion == A2WS_NO_STEAL) {
+        /* A busy node that found nobody simply looks again later; a starving one has
+         * failed an attempt and backs off like any thief. */
+        if (starving) {
+            begin_attempt(n);
+            no_victim(n);
+        }
+        return;
+    }
+    begin_attempt(n);
+    th->nvictims = 1;
+    th->victims[0] = d.victim;
+    log_debug("steal attempt %u: a2ws %s, S_i %.2f, asking node %u for %u", th->attempt,
+              d.criterion == A2WS_CLOSEST_RATE ? "closest rate" : "in pair", d.rate, d.victim,
+              d.amount);
+    uint32_t max = n->cfg.steal.amount == STEAL_AMOUNT_A2WS ? d.amount : 0;
+    send_steal_request(n, d.victim, max, d.amount);
+}
+
+/* Preemptive stealing with victims other than A2WS's: after the first finished task,
+ * whenever the steal equation says this node should hold at least one more task. */
+static bool preemptive_wants(struct node *n)
+{
+    if (!n->ring.on || !n->est_samples)
+        return false;
+    ring_refresh_self(n);
+    struct a2ws_now now = a2ws_now_of(n, false);
+    return a2ws_rate(&n->ring.vec, &now, n->self) >= 1.0;
+}
+
 void thief_poll(struct node *n)
 {
     struct thief *th = &n->thief;
-    if (th->state != THIEF_IDLE || n->nodes < 2)
+    const struct steal_params *p = &n->cfg.steal;
+    if (th->state != THIEF_IDLE || n->nodes < 2 || p->mode == STEAL_NONE)
         return;
     struct steal_self self = self_view(n);
-    if (!steal_starving(&n->cfg.steal, &self))
+    bool starving = steal_starving(p, &self);
+    if (!starving) {
+        if (p->starvation != STEAL_STARVE_PREEMPTIVE || !n->ring.on)
+            return;
+        /* A busy node's plan changes with the clock and the vector, not with every loop
+         * pass: look at most once a millisecond. */
+        int64_t now = clock_mono_ns();
+        if (now < th->next_plan_ns)
+            return;
+        th->next_plan_ns = now + PREEMPTIVE_LOOK_NS;
+    }
+    if (p->victims == STEAL_VICTIMS_A2WS && n->ring.on) {
+        poll_a2ws(n, starving);
         return;
-    uint32_t k = steal_pick_victims(&n->cfg.steal, &th->st, n->self, n->nodes, &th->rng,
-                                    th->victims, THIEF_MAX_VICTIMS);
+    }
+    if (!starving && !preemptive_wants(n))
+        return;
+    uint32_t k;
+    if (n->ring.on && p->info == STEAL_INFO_RING)
+        k = pick_from_window(n);
+    else
+        k = steal_pick_victims(p, &th->st, n->self, n->nodes, &th->rng, th->victims,
+                               THIEF_MAX_VICTIMS);
     if (k == 0)
         return;
-    th->attempt++;
+    begin_attempt(n);
     th->nvictims = k;
-    log_debug("steal attempt %u: asking %u victims", th->attempt + 0, k);
+    log_debug("steal attempt %u: %u victims", th->attempt, k);
+    if (n->ring.on && p->info == STEAL_INFO_RING) {
+        decide(n);
+        return;
+    }
+    /* One victim leaves nothing to compare: ask it for tasks straight away. */
+    if (k == 1) {
+        uint32_t max = request_bound(n, th->victims[0], starving);
+        send_steal_request(n, th->victims[0], max, max);
+        return;
+    }
     th->nreplies = 0;
     memset(th->loads, 0, k * sizeof th->loads[0]);
     memset(th->replied, 0, k * sizeof th->replied[0]);
-    n->steals_attempted++;
-    if (n->cfg.steal.mode == STEAL_RANDOM1) {
-        send_steal_request(n, th->victims[0]);
-        return;
-    }
     th->state = THIEF_QUERY;
     for (uint32_t i = 0; i < k; i++) {
         size_t at;
@@ -253,17 +386,71 @@ int thief_on_load_reply(struct node *n, uint32_t from, struct rbuf *r)
     return 0;
 }
 
+/* How long moving a task to a thief takes: its inputs over the link, plus the way
+ * there (the waiting-time guard's transfer estimate). */
+static double transfer_estimate(const struct node *n, const struct ntask *t)
+{
+    double s = (double)n->cfg.latency_ns / 1e9;
+    if (n->cfg.placement.bandwidth_Bps > 0)
+        s += (double)t->spec.input_bytes / n->cfg.placement.bandwidth_Bps;
+    return s;
+}
+
+/*
+ * Takes up to `want` tasks from the tail of SReadyQ into taken[] and returns how many.
+ * Tasks that must stay are put back: one that is not stealable (SReadyQ should never
+ * hold one: a bug, reported and repaired by moving it to LReadyQ), and with the
+ * waiting-time guard one that would start here before it could arrive there.
+ */
+static size_t take_for_thief(struct node *n, uint32_t want, void **taken)
+{
+    const struct steal_params *p = &n->cfg.steal;
+    struct parsec_guard g = {
+        .ready = (uint32_t)(readyq_len(&n->lready) + readyq_len(&n->sready)),
+        .slots = n->cfg.slots,
+        .avg_task_s = n->est_samples ? n->est_task_length_s : 0,
+    };
+    size_t got = readyq_take_tail(&n->sready, want, taken);
+    size_t kept = 0;
+    for (size_t i = 0; i < got; i++) {
+        struct ntask *t = taken[i];
+        if (!(t->spec.flags & TASK_FLAG_STEALABLE)) {
+            log_warn("task %llx was in SReadyQ but is not stealable; kept here",
+                     (unsigned long long)t->spec.key);
+            readyq_push(&n->lready, t, t->spec.input_bytes);
+            continue;
+        }
+        g.transfer_s = transfer_estimate(n, t);
+        if (p->wait_guard && !parsec_guard_allows(&g)) {
+            readyq_push(&n->sready, t, t->spec.input_bytes);
+            continue;
+        }
+        taken[kept++] = t;
+    }
+    return kept;
+}
+
 int thief_on_steal_request(struct node *n, uint32_t from, struct rbuf *r)
 {
     uint32_t req = rbuf_u32(r);
     uint32_t max = rbuf_u32(r);
     if (!rbuf_ok(r))
         return -EBADMSG;
-    uint32_t want = steal_amount(&n->cfg.steal, (uint32_t)readyq_len(&n->sready));
+    const struct steal_params *p = &n->cfg.steal;
+    uint32_t avail = (uint32_t)readyq_len(&n->sready);
+    /* The A2WS amount is the thief's to choose; a request without a bound (a thief
+     * configured otherwise) gets the classic half. */
+    uint32_t want = p->amount == STEAL_AMOUNT_A2WS && !max
+                        ? parsec_amount(STEAL_AMOUNT_HALF, 0, avail)
+                        : steal_amount(p, avail);
     if (max && want > max)
         want = max;
     void **taken = want ? xmalloc(want * sizeof *taken) : NULL;
-    size_t got = want ? readyq_take_tail(&n->sready, want, taken) : 0;
+    size_t got = want ? take_for_thief(n, want, taken) : 0;
+    /* The victim's fresh entry goes first, in the same frame: the thief plans its next
+     * steal from what is left here, not from what it believed (Table 1, "victim
+     * realized it was stolen"). */
+    ring_send_self(n, from);
     size_t at;
     struct wbuf *b = node_msg_begin(n, from, MSG_STEAL_GRANT, &at);
     wbuf_put_u32(b, req);
@@ -301,6 +488,13 @@ int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
         readyq_push(&n->sready, t, t->spec.input_bytes);
     }
     n->tasks_stolen += count;
+    bool current = th->state == THIEF_REQUEST && req == th->attempt;
+    /* Fewer than asked (the victim's own slots or another thief got there first): take
+     * what came; the next plan starts from the victim's entry that came with it. */
+    if (current && count < th->asked)
+        log_debug("steal attempt %u: asked node %u for %u, got %u", req, from, th->asked, count);
+    if (n->ring.on)
+        a2ws_on_steal(&n->ring.vec, from, count > 0);
     if (count) {
         node_trace(n, TRACE_STEAL_GRANT, TRACE_NO_TASK, (int32_t)from, count, now);
     } else {
@@ -310,7 +504,7 @@ int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
     }
     if (count)
         node_mark_dirty(n);
-    if (th->state == THIEF_REQUEST && req == th->attempt) {
+    if (current) {
         uv_timer_stop(&th->timer);
         attempt_done(n, count > 0);
     }

@@ -481,7 +481,7 @@ static void test_starving(void **state)
     struct steal_params p;
     steal_params_default(&p);
     const struct steal_self cases[] = {
-        {0, 0, 1}, {0, 0, 0}, {1, 0, 1}, {0, 1, 1}, {3, 4, 2}, {0, 0, 16},
+        {0, 0, 1, 0}, {0, 0, 0, 0}, {1, 0, 1, 0}, {0, 1, 1, 0}, {3, 4, 2, 0}, {0, 0, 16, 0},
     };
     const bool want[] = {true, false, false, false, false, true};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

@@ -1,0 +1,159 @@
+/*
+ * test_preset — unit tests for the policy space's names: the presets of
+ * core/policy/preset.c and the part parsers of core/policy/steal.c (what --policy,
+ * --starvation, --victims, --amount and --info accept).  Run by `make unit`.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdbool.h>
+
+#include "core/policy/preset.h"
+
+static void defaults(struct steal_params *s, struct placement_params *p)
+{
+    steal_params_default(s);
+    placement_params_default(p);
+}
+
+static void test_presets(void **state)
+{
+    (void)state;
+    struct steal_params s;
+    struct placement_params p;
+
+    defaults(&s, &p);
+    assert_int_equal(policy_preset_apply("daws", &s, &p), 0);
+    assert_int_equal(s.mode, STEAL_ADAPTIVE);
+    assert_int_equal(s.starvation, STEAL_STARVE_READY);
+    assert_int_equal(s.victims, STEAL_VICTIMS_SQRT);
+    assert_int_equal(s.amount, STEAL_AMOUNT_HALF);
+    assert_int_equal(s.info, STEAL_INFO_LOAD_QUERY);
+    assert_false(s.wait_guard);
+    assert_int_equal(p.policy, PLACEMENT_FLDS);
+    assert_false(steal_needs_ring(&s));
+
+    defaults(&s, &p);
+    assert_int_equal(policy_preset_apply("a2ws", &s, &p), 0);
+    assert_int_equal(s.starvation, STEAL_STARVE_PREEMPTIVE);
+    assert_int_equal(s.victims, STEAL_VICTIMS_A2WS);
+    assert_int_equal(s.amount, STEAL_AMOUNT_A2WS);
+    assert_int_equal(s.info, STEAL_INFO_RING);
+    assert_int_equal(p.policy, PLACEMENT_WS);
+    assert_true(steal_needs_ring(&s));
+
+    defaults(&s, &p);
+    assert_int_equal(policy_preset_apply("parsec", &s, &p), 0);
+    assert_int_equal(s.starvation, STEAL_STARVE_SUCCESSORS);
+    assert_int_equal(s.victims, STEAL_VICTIMS_RANDOM);
+    assert_int_equal(s.victims_k, 1);
+    assert_int_equal(s.amount, STEAL_AMOUNT_HALF);
+    assert_true(s.wait_guard);
+
+    defaults(&s, &p);
+    assert_int_equal(policy_preset_apply("random1", &s, &p), 0);
+    assert_int_equal(s.mode, STEAL_RANDOM1);
+    defaults(&s, &p);
+    assert_int_equal(policy_preset_apply("none", &s, &p), 0);
+    assert_int_equal(s.mode, STEAL_NONE);
+
+    defaults(&s, &p);
+    assert_int_equal(policy_preset_apply("daws+a2ws", &s, &p), 0);
+    assert_int_equal(p.policy, PLACEMENT_FLDS);
+    assert_int_equal(s.victims, STEAL_VICTIMS_A2WS);
+    assert_int_equal(s.amount, STEAL_AMOUNT_A2WS);
+
+    defaults(&s, &p);
+    assert_int_equal(policy_preset_apply("lw", &s, &p), -EINVAL);
+    assert_int_equal(policy_preset_apply("DAWS", &s, &p), -EINVAL);
+    assert_int_equal(policy_preset_apply(NULL, &s, &p), -EINVAL);
+    assert_int_equal(s.mode, STEAL_ADAPTIVE); /* untouched by a refused name */
+    assert_int_equal(p.policy, PLACEMENT_WS);
+}
+
+static void test_parts(void **state)
+{
+    (void)state;
+    struct steal_params s;
+    steal_params_default(&s);
+
+    assert_int_equal(steal_parse_starvation("ready+successors", &s), 0);
+    assert_int_equal(s.starvation, STEAL_STARVE_SUCCESSORS);
+    assert_int_equal(steal_parse_starvation("preemptive", &s), 0);
+    assert_int_equal(steal_parse_starvation("eager", &s), -EINVAL);
+    assert_int_equal(s.starvation, STEAL_STARVE_PREEMPTIVE);
+
+    assert_int_equal(steal_parse_victims("random:3", &s), 0);
+    assert_int_equal(s.victims, STEAL_VICTIMS_RANDOM);
+    assert_int_equal(s.victims_k, 3);
+    assert_int_equal(steal_parse_victims("random:0", &s), -EINVAL);
+    assert_int_equal(steal_parse_victims("random:", &s), -EINVAL);
+    assert_int_equal(steal_parse_victims("random:2x", &s), -EINVAL);
+    assert_int_equal(steal_parse_victims("random:-1", &s), -EINVAL);
+    assert_int_equal(steal_parse_victims("random", &s), -EINVAL);
+    assert_int_equal(s.victims_k, 3);
+    assert_int_equal(steal_parse_victims("a2ws", &s), 0);
+    assert_int_equal(s.victims, STEAL_VICTIMS_A2WS);
+    assert_int_equal(steal_parse_victims("sqrt", &s), 0);
+    assert_int_equal(s.victims, STEAL_VICTIMS_SQRT);
+
+    assert_int_equal(steal_parse_amount("chunk:20", &s), 0);
+    assert_int_equal(s.amount, STEAL_AMOUNT_CHUNK);
+    assert_int_equal(s.chunk, 20);
+    assert_int_equal(steal_parse_amount("chunk:0", &s), -EINVAL);
+    assert_int_equal(steal_parse_amount("single", &s), 0);
+    assert_int_equal(s.amount, STEAL_AMOUNT_SINGLE);
+    assert_int_equal(steal_parse_amount("a2ws", &s), 0);
+    assert_int_equal(steal_parse_amount("half", &s), 0);
+    assert_int_equal(s.amount, STEAL_AMOUNT_HALF);
+    assert_int_equal(steal_parse_amount("most", &s), -EINVAL);
+
+    assert_int_equal(steal_parse_info("ring", &s), 0);
+    assert_int_equal(s.info, STEAL_INFO_RING);
+    assert_int_equal(steal_parse_info("load-query", &s), 0);
+    assert_int_equal(steal_parse_info("token", &s), -EINVAL);
+
+    assert_string_equal(steal_starvation_name(STEAL_STARVE_SUCCESSORS), "ready+successors");
+    assert_string_equal(steal_victims_name(STEAL_VICTIMS_A2WS), "a2ws");
+    assert_string_equal(steal_amount_name(STEAL_AMOUNT_CHUNK), "chunk");
+    assert_string_equal(steal_info_name(STEAL_INFO_RING), "ring");
+    assert_string_equal(steal_info_name((enum steal_info)9), "unknown");
+}
+
+static void test_random_k_victims(void **state)
+{
+    (void)state;
+    /* random:K asks K victims and never widens, unlike sqrt. */
+    struct steal_params p;
+    struct steal_state st;
+    uint32_t out[16];
+    uint64_t rng = 11;
+    steal_params_default(&p);
+    p.victims = STEAL_VICTIMS_RANDOM;
+    p.victims_k = 3;
+    steal_state_init(&st, &p, 100);
+    assert_int_equal(steal_pick_victims(&p, &st, 0, 100, &rng, out, 16), 3);
+    for (int i = 0; i < 12; i++)
+        steal_on_result(&p, &st, false, 100);
+    assert_int_equal(steal_pick_victims(&p, &st, 0, 100, &rng, out, 16), 3);
+    /* Clamped to the others. */
+    p.victims_k = 9;
+    assert_int_equal(steal_pick_victims(&p, &st, 0, 4, &rng, out, 16), 3);
+    /* A2WS victims come from the vector, never from a draw. */
+    p.victims = STEAL_VICTIMS_A2WS;
+    assert_int_equal(steal_pick_victims(&p, &st, 0, 100, &rng, out, 16), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_presets),
+        cmocka_unit_test(test_parts),
+        cmocka_unit_test(test_random_k_victims),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
