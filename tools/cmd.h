@@ -30,7 +30,11 @@ struct cmd {
 };
 
 extern const struct cmd cmd_node, cmd_launch, cmd_submit, cmd_status, cmd_stop, cmd_run,
-    cmd_gen, cmd_cancel, cmd_trace, cmd_collector;
+    cmd_gen, cmd_cancel, cmd_trace, cmd_collector, cmd_console, cmd_replay;
+
+/* The console and replay commands' shared main (tools/cmd_console.c): `replay` is
+ * non-NULL for `jackdaw replay FILE`. */
+int console_command(const struct cmd *cmd, int argc, char **argv, const char *replay);
 extern const struct cmd cmd_bound;
 
 /*

@@ -32,8 +32,14 @@
 #define MODEL_LOG_LINES 1000
 /* "Throughput now" is measured over this much of the recent past. */
 #define MODEL_RATE_WINDOW_NS 2000000000LL   /* 2 s */
+/* Node ids above this are garbage and ignored (the collector's bound, WIRE_MAX_NODES). */
+#define MODEL_MAX_NODE_ID 65535
+/* Flows kept in the view, largest first. */
+#define MODEL_MAX_FLOWS 16
 
-/* A ring of values, oldest first when read with model_hist_get. */
+/* A ring of values, oldest first when read with model_hist_get (head is the oldest).
+ * The cluster's and every node's histories have the same length and end at the same
+ * step: a node that appears later is padded with zeros. */
 struct model_hist {
     float v[MODEL_HISTORY];
     uint32_t head, len;
@@ -55,15 +61,20 @@ struct model_node {
     double cache_hit_rate;      /* cache_hits / (cache_hits + fetches); -1 when neither */
     struct model_hist util_hist;            /* busy/slots per history step */
     struct model_hist waitq_hist, lreadyq_hist, sreadyq_hist;
-    uint64_t steals_in, steals_out;         /* grants seen in notes, all time */
+    uint64_t steals_in, steals_out;         /* tasks in grants seen in notes, all time */
+    uint64_t done;              /* ended - failed - cancelled (the sample's ended counts
+                                   every end, its failed only FAILED ones) */
+    uint64_t cancelled;         /* cancellation notes covered by its latest sample */
 };
 
-/* One log line: a note rendered for people ("12.3s node 4: task 2:17 failed (exit 1)"). */
+/* One log line: a note rendered for people, or a burst of similar notes folded into one
+ * line that is rewritten as the burst grows ("   0.100 8 nodes up (64 slots)"). */
 struct model_log_line {
-    int64_t time_ns;
+    int64_t time_ns;            /* of the (first) note */
     uint8_t kind;               /* enum trace_kind of the note */
-    int32_t node;
-    char text[160];
+    int32_t node;               /* -1 for the collector or a burst over several nodes */
+    char text[160];             /* seconds since the run start, then the note:
+                                   "  12.345 node 4: task 2:17 failed (exit 1)" */
 };
 
 struct model_flow {             /* steals from victim to thief in the recent window */
@@ -81,26 +92,38 @@ struct model_view {
     int64_t first_ns;           /* the earliest sample or note: elapsed = now - first */
     /* progress */
     uint64_t total;             /* tasks of every JOB_SUBMIT seen; 0 when unknown */
-    uint64_t done, failed;      /* sums over nodes of ended - failed, and failed */
+    uint64_t done, failed;      /* sums over nodes of done (see model_node) and failed */
+    uint64_t cancelled;         /* sum over nodes of cancelled */
     uint64_t running;           /* sum of busy */
     double tput_now;            /* tasks ended per second over MODEL_RATE_WINDOW_NS */
     double tput_avg;            /* ended / elapsed */
     double efficiency;          /* sum busy_ns / (sum slots x elapsed); 0 before any */
-    double eta_s;               /* (total - done - failed) / tput_now; -1 when unknown */
+    double eta_s;               /* (total - done - failed - cancelled) / tput_now; 0 when
+                                   all have ended; -1 when unknown */
+    /* Counters of samples are cumulative since each node started: tput_avg, efficiency
+     * and util_avg count from a node's first sample (and elapsed for efficiency is per
+     * node, first to latest sample), so that a console attached mid-run measures what it
+     * saw.  Totals (done, failed, the steal counters) are absolute. */
     uint32_t slots;             /* sum over nodes */
     /* cluster */
     uint32_t nnodes;
-    const struct model_node *nodes; /* nnodes entries, by id */
+    const struct model_node *nodes; /* nnodes entries, sorted by id; may move when a node
+                                       appears: take it from the view after every call */
     struct model_hist util_hist;    /* cluster busy / slots per history step */
-    uint64_t steals_total, steal_requests, steal_fails, dropped;
-    /* steal matrix: recent[thief * nnodes + victim] tasks in the recent window (NULL
-     * when nnodes > 64: use flows); flows: the largest recent flows, most tasks first */
+    uint64_t steals_total, steal_requests, steal_fails, dropped; /* sums of the samples'
+                                   stolen_in (tasks), steal_requests, steal_fails, dropped */
+    /* steal matrix: recent[thief * nnodes + victim] tasks in the recent window, thief and
+     * victim being indexes into nodes (equal to ids when they are 0..nnodes-1) (NULL when
+     * nnodes > 64: use flows); flows (ids): the largest recent flows, most tasks first,
+     * at most MODEL_MAX_FLOWS */
     const uint32_t *recent;
     const struct model_flow *flows;
     uint32_t nflows;
     /* log, oldest first */
     const struct model_log_line *log;
     uint32_t nlog;
+    /* samples and notes taken since the last reset (replay checks it is still its model) */
+    uint64_t inputs;
 };
 
 struct model;
@@ -134,9 +157,11 @@ enum model_sort {
     MODEL_SORT_BYTES_OUT, MODEL_SORT_CACHE, MODEL_SORT_COUNT
 };
 const char *model_sort_name(enum model_sort k);
-/* Fills out[] with the indexes of the nodes that match filter (substring of "node N",
- * or of a state word: "idle", "busy", "down"; NULL or "" for all), sorted by key
- * (descending when desc), ties by id.  Returns how many. */
+/* "down" (not connected), "busy" (a slot busy) or "idle": the state words of the filter. */
+const char *model_node_state(const struct model_node *n);
+/* Fills out[] with the indexes of the nodes that match filter (substring, ignoring case,
+ * of "node N" or of a state word: "idle", "busy", "down"; NULL or "" for all), sorted by
+ * key (descending when desc), ties by id.  Returns how many (at most cap). */
 uint32_t model_rows(const struct model *m, enum model_sort key, bool desc, const char *filter,
                     uint32_t *out, uint32_t cap);
 

@@ -1,0 +1,202 @@
+#!/bin/bash
+# t_96_console: the ncurses console, driven in tmux (send-keys, capture-pane) on a private
+# tmux socket in $T, and headless.
+#  a. Attached to a running 4-node cluster while a sleep workload runs: the pane shows 4
+#     node rows whose done counts grow (some frame in between) to the workload's total.
+#  d. The pane resized (smaller, then larger) is redrawn cleanly: one header, one table
+#     heading, 4 node rows, the key line on the last row, the columns of the new width.
+#  e. q gives the terminal back as it was: the shell's marker line and prompt reappear.
+#  b. A cluster launched from the form by keystrokes (3 nodes, the C1 mix, 120 tasks)
+#     runs to the end; K tears it down from the console (its daemons are gone, its
+#     cluster file removed) and q leaves with status 0.
+#  c. A recorded trace replayed at x64 to its end shows the totals of `trace verify`.
+#  f. --headless: replay and live (against a cluster) print their last frame with the
+#     same totals; a headless launch starts, watches and tears down its own cluster.
+. "$(dirname "$0")/lib.sh"
+
+command -v tmux >/dev/null || fail "tmux is needed (Debian package tmux)"
+# ncurses takes LINES/COLUMNS over the real size and then ignores resizes.
+unset LINES COLUMNS
+export TERM=xterm-256color
+
+TM() { tmux -S "$T/tmux.sock" "$@"; }
+# The tmux server names $T in its command line: stop it before lib.sh's clean-up looks for
+# processes left over (it would report it), keeping the test's exit status.
+trap 'rc=$?; tmux -S "$T/tmux.sock" kill-server >/dev/null 2>&1; (exit $rc); cleanup' EXIT
+
+jd() { timeout -k 5 60 "$JACKDAW" "$@"; }
+pane() { TM capture-pane -t "$1" -p 2>/dev/null; }
+pane_has() { pane "$1" | grep -qE -- "$2"; }
+# node_rows SESSION : the node rows of the table ("   3 [||  1/2]    2  1.00 ..."), one per
+# line, as "NODE DONE": the fields after the bar are SLOT SPEED WAITQ LRDYQ SRDYQ CMPLQ DONE.
+node_rows() {
+    pane "$1" | grep -E '^ *[0-9]+ \[' |
+        awk -F']' '{ split($1, a, " "); split($2, b, " "); print a[1], b[7] }'
+}
+done_sum() { node_rows "$1" | awk '{ s += $2 } END { print s + 0 }'; }
+show() {
+    echo "--- pane $1:" >&2
+    pane "$1" >&2
+}
+
+# ---- a, d, e: live view of a running cluster --------------------------------------------
+start_cluster 4 2
+TOTAL=400
+jd gen bot --tasks $TOTAL --kind sleep --duration-s 0.05 -o "$T/bot.jsonl" >/dev/null || fail "gen bot"
+TM new-session -d -s live -x 100 -y 30 "env PS1='sh\$ ' bash --norc --noprofile" ||
+    fail "tmux new-session"
+TM send-keys -t live "clear; echo MARKER-before-console" Enter
+wait_until 5 pane_has live '^MARKER-before-console' || { show live; fail "the shell did not start"; }
+# Each console's stderr goes to a file in $T, where lib.sh looks for sanitizer reports.
+TM send-keys -t live "$JACKDAW console --cluster $CLUSTER_FILE --refresh-ms 100 2>>$T/live.err" Enter
+wait_until 10 pane_has live 'collector up' || { show live; fail "the console did not attach"; }
+wait_until 10 eval '[ "$(node_rows live | wc -l)" -eq 4 ]' || { show live; fail "not 4 node rows"; }
+pane live | grep -qE '^NODE +UTIL +SLOT +SPEED +WAITQ +LRDYQ +SRDYQ +CMPLQ +DONE' ||
+    { show live; fail "no table heading"; }
+[ "$(done_sum live)" -eq 0 ] || { show live; fail "tasks done before any was submitted"; }
+# A headless console watches the same cluster meanwhile (f).
+bg timeout -k 5 60 "$JACKDAW" console --cluster "$CLUSTER_FILE" --headless 60 --refresh-ms 100 \
+    >"$T/headless-live.out" 2>"$T/headless-live.err"
+headless_live=${BG_PIDS[-1]}
+bg timeout -k 5 60 "$JACKDAW" submit "$T/bot.jsonl" --cluster "$CLUSTER_FILE" --wait --quiet \
+    --timeout 50 >"$T/submit.out" 2>&1
+sub=${BG_PIDS[-1]}
+seen=()
+for ((i = 0; i < 300; i++)); do
+    s=$(done_sum live)
+    [ "${#seen[@]}" -eq 0 ] || [ "${seen[-1]}" != "$s" ] && seen+=("$s")
+    [ "$s" -ge $TOTAL ] && break
+    sleep 0.1
+done
+note "done counts seen: ${seen[*]}"
+[ "${seen[-1]}" -eq $TOTAL ] || { show live; fail "done counts reached ${seen[-1]}, not $TOTAL"; }
+between=0
+prev=0
+for s in "${seen[@]}"; do
+    [ "$s" -ge "$prev" ] || fail "done counts went down: ${seen[*]}"
+    [ "$s" -gt 0 ] && [ "$s" -lt $TOTAL ] && between=1
+    prev=$s
+done
+[ $between -eq 1 ] || fail "no frame showed the run in progress (counts: ${seen[*]})"
+[ "$(node_rows live | wc -l)" -eq 4 ] || { show live; fail "not 4 node rows at the end"; }
+wait_until 5 pane_has live "Tasks .* $TOTAL/$TOTAL +100.0%" || { show live; fail "header not $TOTAL/$TOTAL"; }
+wait "$sub" || fail "the submitted job failed"
+wait_until 5 pane_has live 'FINISHED' || { show live; fail "the header does not say FINISHED"; }
+
+# d. Resize: smaller, then larger; each frame whole and only once on the screen.
+clean_frame() { # SESSION ROWS COLS
+    local p rows
+    p=$(pane "$1")
+    rows=$(printf '%s\n' "$p" | wc -l)
+    [ "$rows" -eq "$2" ] || return 1
+    [ "$(printf '%s\n' "$p" | grep -c '^jackdaw live')" -eq 1 ] || return 1
+    [ "$(printf '%s\n' "$p" | grep -c '^NODE ')" -eq 1 ] || return 1
+    [ "$(printf '%s\n' "$p" | grep -cE '^ *[0-9]+ \[')" -eq 4 ] || return 1
+    printf '%s\n' "$p" | tail -1 | grep -q '^F1Help' || return 1
+    [ "$(printf '%s\n' "$p" | awk -v c="$3" 'length($0) > c' | wc -l)" -eq 0 ]
+}
+TM resize-window -t live -x 80 -y 24
+wait_until 5 clean_frame live 24 80 || { show live; fail "no clean frame at 80x24"; }
+pane live | grep -q 'HIT%' && { show live; fail "80 columns still show the 100-column table"; }
+TM resize-window -t live -x 120 -y 40
+wait_until 5 clean_frame live 40 120 || { show live; fail "no clean frame at 120x40"; }
+pane live | grep -q '^NODE .*B-IN .*B-OUT .*HIT%' || { show live; fail "120 columns lack columns"; }
+note "resized to 80x24 and 120x40: clean frames"
+
+# e. q: the console goes, the shell's screen comes back.
+TM send-keys -t live q
+wait_until 5 eval '! pane_has live "jackdaw live"' || { show live; fail "q did not leave the console"; }
+pane_has live '^MARKER-before-console' || { show live; fail "the terminal is not as it was (marker gone)"; }
+wait_until 3 pane_has live '^sh\$ ' || { show live; fail "no shell prompt after the console"; }
+[ "$(TM display-message -p -t live '#{pane_current_command}')" = bash ] || fail "the console still runs"
+wait "$headless_live"
+expect_code 0 $? "headless console on the live cluster"
+hl_rows=$(grep -cE '^ *[0-9]+ \[' "$T/headless-live.out")
+[ "$hl_rows" -eq 4 ] || { cat "$T/headless-live.out" >&2; fail "headless live frame has $hl_rows node rows"; }
+grep -qE "Tasks .* $TOTAL/$TOTAL " "$T/headless-live.out" ||
+    { cat "$T/headless-live.out" >&2; fail "headless live frame lacks $TOTAL/$TOTAL"; }
+stop_cluster
+
+# ---- b: launch from the form -------------------------------------------------------------
+TM new-session -d -s form -x 100 -y 30 \
+    "$JACKDAW console --launch --refresh-ms 100 2>>$T/form.err; echo CONSOLE-EXIT=\$?; sleep 60" ||
+    fail "tmux new-session (form)"
+wait_until 10 pane_has form 'launch a cluster' || { show form; fail "no launch form"; }
+# Nodes 3, slots 2, the C1 mix, 120 tasks of 20 ms.
+TM send-keys -t form C-u 3 Down C-u 2 Down Right
+wait_until 3 pane_has form 'Heterogeneity +none +\[C1\]' || { show form; fail "C1 not chosen"; }
+wait_until 3 pane_has form 'C1 over 3 nodes' || { show form; fail "no mix line"; }
+for k in Down Down Down Down Down Down Down; do TM send-keys -t form "$k"; done
+TM send-keys -t form C-u 1 2 0 Down Down C-u 0 . 0 2
+wait_until 3 pane_has form '^ +tasks +120 *$' || { show form; fail "tasks not typed"; }
+wait_until 3 pane_has form '^ +duration s +0.02 *$' || { show form; fail "duration not typed"; }
+TM send-keys -t form F5
+wait_until 30 pane_has form 'jackdaw live' || { show form; fail "the form did not launch"; }
+[ -f "$JACKDAW_CLUSTER" ] || fail "no cluster file at $JACKDAW_CLUSTER after the launch"
+launched_pids=$(cluster_pids "$JACKDAW_CLUSTER" | tr '\n' ' ')
+track_cluster "$JACKDAW_CLUSTER"
+note "launched from the form: pids $launched_pids"
+wait_until 10 eval '[ "$(node_rows form | wc -l)" -eq 3 ]' || { show form; fail "not 3 node rows"; }
+pane form | grep -qE '^ +[0-9]+ \[.*\] +2 +0\.04 ' || { show form; fail "no 1-core node (speed 0.04) of C1"; }
+wait_until 60 pane_has form 'Tasks .* 120/120 +100.0%' || { show form; fail "the run did not finish"; }
+wait_until 5 pane_has form 'FINISHED' || { show form; fail "not FINISHED"; }
+[ "$(done_sum form)" -eq 120 ] || { show form; fail "node done counts sum to $(done_sum form)"; }
+TM send-keys -t form K
+wait_until 3 pane_has form 'Tear the cluster down' || { show form; fail "K did not ask"; }
+TM send-keys -t form y
+wait_until 15 pane_has form 'cluster of 3 nodes stopped' || { show form; fail "no teardown message"; }
+for pid in $launched_pids; do
+    pid_alive "$pid" && fail "daemon $pid still runs after the teardown"
+done
+[ -f "$JACKDAW_CLUSTER" ] && fail "the cluster file is still there after the teardown"
+TM send-keys -t form q
+wait_until 5 pane_has form '^CONSOLE-EXIT=0' || { show form; fail "q after the teardown did not exit 0"; }
+note "form: launched, ran 120 tasks, torn down"
+
+# ---- c: replay ---------------------------------------------------------------------------
+jd gen fanout --tasks 600 --degree 4 --kind sleep --duration-s 0.01-0.03 -o "$T/fan.jsonl" \
+    >/dev/null || fail "gen fanout"
+jd_run rec "$T/fan.jsonl" --nodes 4 --slots 2 --trace "$T/x.avro"
+expect_code 0 "$RUN_RC" "jackdaw run with a trace"
+jd trace verify "$T/x.avro" >"$T/verify.out" 2>&1 || { cat "$T/verify.out" >&2; fail "trace verify"; }
+read -r vtasks vdone vfailed < <(sed -nE 's/.*tasks ([0-9]+) \(([0-9]+) done, ([0-9]+) failed.*/\1 \2 \3/p' "$T/verify.out")
+ends=$(jd trace stats "$T/x.avro" --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["by_kind"]["TASK_END"])')
+note "trace: $vtasks tasks, $vdone done, $vfailed failed, $ends TASK_END"
+[ "$ends" -eq "$vtasks" ] || fail "trace stats and verify disagree"
+TM new-session -d -s rep -x 100 -y 30 \
+    "$JACKDAW replay $T/x.avro --refresh-ms 100 2>>$T/replay.err; echo REPLAY-EXIT=\$?; sleep 60" ||
+    fail "tmux (replay)"
+wait_until 10 pane_has rep '^jackdaw replay' || { show rep; fail "no replay"; }
+for k in + + + + + +; do TM send-keys -t rep "$k"; done
+wait_until 5 pane_has rep 'x64 ' || { show rep; fail "not at x64"; }
+wait_until 30 pane_has rep 'end of the trace' || { show rep; fail "the replay did not reach the end"; }
+pane rep | grep -qE "Tasks .* $vdone/$vtasks +100.0% +run 0 +fail $vfailed" ||
+    { show rep; fail "replay totals differ from trace verify ($vdone/$vtasks, $vfailed failed)"; }
+[ "$(done_sum rep)" -eq "$vdone" ] || { show rep; fail "node rows sum to $(done_sum rep), not $vdone"; }
+TM send-keys -t rep q
+wait_until 5 pane_has rep '^REPLAY-EXIT=0' || { show rep; fail "replay did not exit 0 on q"; }
+note "replay at x64: $vdone/$vtasks, as trace verify counts"
+
+# ---- f: headless replay and launch -------------------------------------------------------
+jd replay "$T/x.avro" --headless 40 --refresh-ms 20 --speed 64 >"$T/headless-rep.out" 2>&1
+expect_code 0 $? "headless replay"
+grep -qE "Tasks .* $vdone/$vtasks " "$T/headless-rep.out" ||
+    { cat "$T/headless-rep.out" >&2; fail "headless replay frame lacks $vdone/$vtasks"; }
+jd console --launch --headless 40 --refresh-ms 50 >"$T/headless-launch.out" 2>&1
+expect_code 0 $? "headless launch"
+grep -qE '^jackdaw live' "$T/headless-launch.out" ||
+    { cat "$T/headless-launch.out" >&2; fail "the headless launch never reached the live view"; }
+[ -f "$JACKDAW_CLUSTER" ] && fail "the headless launch left its cluster file"
+jd console --cluster "$T/none.json" --headless 2 >"$T/none.out" 2>&1
+expect_code 3 $? "console on a missing cluster file"
+grep -q "no cluster file at '$T/none.json'" "$T/none.out" || { cat "$T/none.out" >&2; fail "message"; }
+jd replay "$T/bot.jsonl" --headless 2 >"$T/bad.out" 2>&1
+expect_code 3 $? "replay of a file that is no trace"
+jd console </dev/null >"$T/notty.out" 2>&1
+expect_code 2 $? "console without a terminal"
+
+# The panes' shells name $T too; they go when the server does, a moment later.
+TM kill-server
+wait_until 5 eval '[ -z "$(pids_in_tmpdir)" ]'
+no_daemons_left "after the console tests"
+note "console: live, resize, quit, launch form, replay and headless all pass"
