@@ -16,6 +16,8 @@
 #include "core/net/proto.h"
 
 #define NAMES_PER_MESSAGE 4096
+/* Notes kept for a console that has not polled yet (the oldest go first beyond). */
+#define TCLIENT_MAX_HELD_NOTES (4 * WIRE_MAX_NOTES)
 
 struct tclient {
     uv_loop_t loop;
@@ -53,6 +55,20 @@ static int on_message(struct conn *c, uint16_t type, struct rbuf *r, const char 
         if (wire_get_state(r, &s) < 0) {
             *reason = "malformed trace-state";
             return -EBADMSG;
+        }
+        /* STATEs that arrive between two polls replace each other's samples, but their
+         * notes add up: a console busy elsewhere must not lose a failure or a switch. */
+        if (t->fresh && t->state.nnotes) {
+            uint32_t keep = t->state.nnotes;
+            if (keep + s.nnotes > TCLIENT_MAX_HELD_NOTES)
+                keep = s.nnotes >= TCLIENT_MAX_HELD_NOTES ? 0 : TCLIENT_MAX_HELD_NOTES - s.nnotes;
+            struct wire_note *all = xcalloc((size_t)keep + s.nnotes + 1, sizeof *all);
+            memcpy(all, t->state.notes + (t->state.nnotes - keep), keep * sizeof *all);
+            if (s.nnotes)
+                memcpy(all + keep, s.notes, s.nnotes * sizeof *all);
+            free(s.notes);
+            s.notes = all;
+            s.nnotes += keep;
         }
         wire_state_fini(&t->state);
         t->state = s;

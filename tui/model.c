@@ -100,6 +100,8 @@ struct model {
     struct job *jobs;           /* owned; njobs */
     size_t njobs, cap_jobs;
     char job_workload[128];     /* the first JOB_SUBMIT's text */
+    int64_t job_ns;             /* the first JOB_SUBMIT's time; INT64_MIN before one */
+    int64_t end_ns;             /* when every submitted task had ended; INT64_MAX before */
 
     struct grant *grants;       /* owned ring of recent steal grants, oldest first */
     size_t grant_head, grant_len, grant_cap;
@@ -553,6 +555,9 @@ void model_note(struct model *m, const struct wire_note *note)
         break;
     case TRACE_JOB_SUBMIT:
         add_job(m, note);
+        if (m->job_ns == INT64_MIN || note->time_ns < m->job_ns)
+            m->job_ns = note->time_ns;
+        m->end_ns = INT64_MAX; /* a new job: not finished any more */
         break;
     default:
         return;
@@ -637,9 +642,14 @@ void model_tick(struct model *m, int64_t now_ns)
         dropped += nonneg(n->s.dropped);
         ended += (int64_t)nonneg(n->s.ended);
         if (x->has_base) {
+            /* The job's window, not the node's life: an idle cluster before the submit
+             * and after the last end is not the run's inefficiency. */
+            int64_t from = x->t0 > m->job_ns ? x->t0 : m->job_ns;
+            int64_t to = n->time_ns < m->end_ns ? n->time_ns : m->end_ns;
             ended_since_base += n->s.ended - x->ended0;
             busy_ns += (double)(n->s.busy_ns - x->busy_ns0);
-            slot_ns += (double)n->slots * (double)(n->time_ns - x->t0);
+            if (to > from)
+                slot_ns += (double)n->slots * (double)(to - from);
         }
     }
     v->done = done;
@@ -652,15 +662,26 @@ void model_tick(struct model *m, int64_t now_ns)
     v->steal_fails = fails;
     v->dropped = dropped;
 
-    double elapsed = m->any_input ? (double)(now_ns - v->first_ns) : 0.0;
+    int64_t from = m->job_ns > v->first_ns ? m->job_ns : v->first_ns;
+    int64_t to = now_ns < m->end_ns ? now_ns : m->end_ns;
+    double elapsed = m->any_input && to > from ? (double)(to - from) : 0.0;
     v->tput_avg = elapsed > 0 && ended_since_base > 0 ? ended_since_base * 1e9 / elapsed : 0.0;
     v->tput_now = rate_now(m, now_ns, ended);
     v->efficiency = slot_ns > 0 && busy_ns > 0 ? busy_ns / slot_ns : 0.0;
     v->eta_s = -1.0;
     if (v->total) {
         uint64_t finished = done + failed + cancelled;
-        if (finished >= v->total)
+        if (finished >= v->total) {
             v->eta_s = 0.0;
+            if (m->end_ns == INT64_MAX) {
+                /* The latest sample that counted the last end closes the window. */
+                int64_t last = INT64_MIN;
+                for (uint32_t i = 0; i < m->nnodes; i++)
+                    if (m->nodes[i].seen && m->nodes[i].time_ns > last)
+                        last = m->nodes[i].time_ns;
+                m->end_ns = last == INT64_MIN ? now_ns : last;
+            }
+        }
         else if (v->tput_now > 0)
             v->eta_s = (double)(v->total - finished) / v->tput_now;
     }
@@ -769,6 +790,8 @@ static void clear_run(struct model *m)
     m->inputs = 0;
     m->step_next = 0;
     m->rate_head = m->rate_len = 0;
+    m->job_ns = INT64_MIN;
+    m->end_ns = INT64_MAX;
 }
 
 void model_reset(struct model *m)
