@@ -37,8 +37,10 @@ static const struct field_spec specs[FF_COUNT] = {
     [FF_MIX] = {"Heterogeneity", CHOICES("none", "C1", "C2", "C3", "C4", "C5", "custom"), "none",
                 "paper 001 Table 2: nodes of 1 to 24 cores scaled to N; or a custom speed list"},
     [FF_SPEEDS] = {"Speeds", NULL, "1,0.5", "speed factors in (0,1], cycled over the nodes"},
-    [FF_STEAL] = {"Stealing", CHOICES("adaptive", "random1", "none"), "adaptive",
-                  "adaptive: sqrt(N) victims, steal half, back-off; random1: 1 victim; none"},
+    [FF_STEAL] = {"Stealing", CHOICES("adaptive", "random1", "none", "a2ws", "parsec", "daws",
+                                      "daws+a2ws"),
+                  "adaptive",
+                  "adaptive: sqrt(N) victims, steal half; random1; none; or a --policy preset"},
     [FF_NEIGHBOURS] = {"  victims per try", NULL, "",
                        "victims asked per steal attempt (empty: ceil(sqrt N))"},
     [FF_POLL_MAX] = {"  back-off bound ms", NULL, "", "longest wait between failed steals "
@@ -342,7 +344,9 @@ static int plan_policy(struct form *f, struct form_plan *p, char **cause)
 {
     double d;
     uint64_t v;
-    add_word(p, "--steal", form_value(f, FF_STEAL));
+    /* The first three are --steal modes; the rest name --policy presets (paper 001's
+     * A2WS, paper 004's PaRSEC policies, DAWS, and the hybrid). */
+    add_word(p, f->choice[FF_STEAL] <= 2 ? "--steal" : "--policy", form_value(f, FF_STEAL));
     if (form_visible(f, FF_NEIGHBOURS) && f->text[FF_NEIGHBOURS][0]) {
         if (!parse_u64(f->text[FF_NEIGHBOURS], 1, LAUNCH_MAX_NODES, &v))
             return refuse(f, FF_NEIGHBOURS, cause, "a whole number of victims, at least 1");
@@ -353,7 +357,9 @@ static int plan_policy(struct form *f, struct form_plan *p, char **cause)
             return refuse(f, FF_POLL_MAX, cause, "milliseconds > 0");
         add_word(p, "--poll-max-ms", f->text[FF_POLL_MAX]);
     }
-    add_word(p, "--placement", form_value(f, FF_PLACEMENT));
+    /* ws is every preset's default too: only a choice overrides a preset's placement. */
+    if (f->choice[FF_PLACEMENT] != 0)
+        add_word(p, "--placement", form_value(f, FF_PLACEMENT));
     if (form_visible(f, FF_THRESHOLD) && f->text[FF_THRESHOLD][0]) {
         if (!parse_double(f->text[FF_THRESHOLD], 0, &d))
             return refuse(f, FF_THRESHOLD, cause, "a number >= 0");

@@ -39,6 +39,19 @@ static const char *word(const struct form_plan *p, const char *flag)
     return NULL;
 }
 
+static void test_policy_preset_plan(void **state)
+{
+    (void)state;
+    struct form f;
+    form_init(&f);
+    form_set(&f, FF_STEAL, "a2ws");
+    struct form_plan p;
+    char *cause = NULL;
+    assert_int_equal(form_plan(&f, &p, &cause), 0);
+    assert_string_equal(word(&p, "--policy"), "a2ws");
+    assert_null(word(&p, "--steal"));
+}
+
 static void test_defaults_plan(void **state)
 {
     (void)state;
@@ -51,7 +64,9 @@ static void test_defaults_plan(void **state)
     assert_int_equal(p.slots, 2);
     assert_string_equal(p.speeds, "");
     assert_string_equal(word(&p, "--steal"), "adaptive");
-    assert_string_equal(word(&p, "--placement"), "ws");
+    /* ws is the daemons' default: the plan leaves it out, so presets keep theirs. */
+    assert_null(word(&p, "--placement"));
+    assert_null(word(&p, "--policy"));
     assert_null(word(&p, "--bandwidth"));
     assert_true(p.generate);
     assert_int_equal(p.gen.shape, GEN_BOT);
@@ -243,6 +258,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_plan),
+        cmocka_unit_test(test_policy_preset_plan),
         cmocka_unit_test(test_navigation_skips_hidden),
         cmocka_unit_test(test_typing),
         cmocka_unit_test(test_refusals),
