@@ -36,6 +36,7 @@ extern const struct cmd cmd_node, cmd_launch, cmd_submit, cmd_status, cmd_stop, 
  * non-NULL for `jackdaw replay FILE`. */
 int console_command(const struct cmd *cmd, int argc, char **argv, const char *replay);
 extern const struct cmd cmd_bound;
+extern const struct cmd cmd_report, cmd_compare, cmd_diff;
 
 /*
  * Option parsing shared by every command: long options only, "--name value" or

@@ -1,0 +1,132 @@
+#!/bin/bash
+# t_97_report: `jackdaw report`, `compare` and `diff` on the traces of real runs.
+#  1. A 4-node fan-out run with `--mode one` (most work moves by stealing): the HTML
+#     report parses with python3's html.parser (every element closed in order), holds
+#     every section heading and an inline SVG chart per plot; its JSON agrees with the
+#     run's own summary (tasks, makespan within the client's measure) and its lost
+#     core-seconds add up to capacity - busy; the CSV directory holds every table.
+#  2. An all-pairs run with data (FLDS, 1 Gbit/s): bytes moved and the locality hit rate
+#     are there, and agree with `trace stats`' DATA_FETCH count.
+#  3. `compare` of the two runs writes HTML with every section; `diff` of a run against
+#     itself exits 0, against a run of twice-as-long tasks exits 1 naming the makespan;
+#     an unreadable trace gives exit status 3.
+#  4. Without gnuplot ($JACKDAW_GNUPLOT names nothing) the report still comes out, says
+#     why it has no charts, and writes the data behind each chart as CSV.
+. "$(dirname "$0")/lib.sh"
+
+jd() { timeout -k 5 120 "$JACKDAW" "$@"; }
+
+# python3 check: HTML well nested, with the given <h2> headings and at least MIN svgs.
+html_ok() {
+    "$PY" - "$@" <<'EOF'
+import sys
+from html.parser import HTMLParser
+VOID = {'meta', 'br', 'img', 'hr', 'input', 'link', 'col', 'source'}
+class P(HTMLParser):
+    def __init__(s):
+        super().__init__(); s.stack = []; s.h2 = []; s.inh = False; s.bad = []; s.svg = 0
+    def handle_starttag(s, t, a):
+        if t == 'svg': s.svg += 1
+        if t == 'h2': s.inh = True; s.h2.append('')
+        if t not in VOID: s.stack.append(t)
+    def handle_endtag(s, t):
+        if t == 'h2': s.inh = False
+        if not s.stack or s.stack[-1] != t: s.bad.append(t); return
+        s.stack.pop()
+    def handle_data(s, d):
+        if s.inh: s.h2[-1] += d
+path, min_svg, heads = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+p = P(); p.feed(open(path, encoding='utf-8').read()); p.close()
+missing = [h for h in heads if h not in p.h2]
+if p.bad or p.stack or missing or p.svg < min_svg:
+    sys.exit('%s: bad end tags %s, unclosed %s, missing headings %s, %d svg (want %d)'
+             % (path, p.bad[:5], p.stack[:5], missing, p.svg, min_svg))
+EOF
+}
+
+REPORT_SECTIONS=("Run" "Summary" "How far from possible" "Utilization over time" "Per node"
+    "Data" "Steals" "Steal audit" "Queue lengths over time" "Potential for work stealing"
+    "Warnings")
+COMPARE_SECTIONS=("Runs" "Figures side by side" "Utilization over time"
+    "Efficiency and makespan" "Tasks per node" "Lost core-seconds" "Steal matrices" "Warnings")
+
+# ---- 1. a stealing run ------------------------------------------------------------------
+jd gen fanout --tasks 400 --kind sleep --duration-s 0.005 -o "$T/fan.jsonl" >/dev/null ||
+    fail "gen fanout"
+jd_run one "$T/fan.jsonl" --nodes 4 --slots 2 --mode one --trace "$T/one.avro" --json
+expect_code 0 "$RUN_RC" "jackdaw run --mode one"
+jd report "$T/one.avro" -o "$T/one.html" 2>"$T/one.err" || { cat "$T/one.err" >&2; fail "report exited $?"; }
+svgs=0
+gnuplot --version >/dev/null 2>&1 && svgs=5
+html_ok "$T/one.html" $svgs "${REPORT_SECTIONS[@]}" || fail "the HTML report does not parse as it should"
+jd report "$T/one.avro" --format json -o "$T/one.json" || fail "report --format json exited $?"
+"$PY" - "$T/one.json" "$T/one.out" <<'EOF' || fail "the JSON report disagrees with the run"
+import json, sys
+r = json.load(open(sys.argv[1]))
+run = json.load(open(sys.argv[2]))
+f = r["figures"]
+assert f["tasks_done"] == 400 == run["tasks_done"], (f["tasks_done"], run["tasks_done"])
+# The client measures from its first submit, the trace from the collector's JOB_SUBMIT.
+assert abs(f["makespan_s"] - run["makespan_s"]) < 0.1 * run["makespan_s"], (f["makespan_s"], run["makespan_s"])
+assert 0 < f["efficiency"] <= 1.0001, f["efficiency"]
+assert f["tasks_stolen"] > 0, "mode one moves work by stealing"
+lost = sum(r["lost"]["causes"].values())
+assert abs(lost - r["lost"]["idle_core_s"]) < 1e-6, (lost, r["lost"]["idle_core_s"])
+assert abs(r["lost"]["capacity_core_s"] - r["lost"]["busy_core_s"] - lost) < 1e-3 * r["lost"]["capacity_core_s"]
+assert f["steals_helpful"] + f["steals_harmful"] == f["steals_audited"] > 0
+assert len(r["series"]["utilization"]) == 100
+assert sum(n["tasks_run"] for n in r["nodes"]) == 400
+assert sum(map(sum, r["steals"]["matrix"]["tasks"])) == f["tasks_stolen"]
+print("-- report: efficiency %.3f, %d tasks stolen, %d helpful, %.3f s idle" %
+      (f["efficiency"], f["tasks_stolen"], f["steals_helpful"], lost))
+EOF
+jd report "$T/one.avro" --format csv -o "$T/one-csv" || fail "report --format csv exited $?"
+for t in figures nodes lost series node_utilization steal_tasks steal_requests steal_audit; do
+    [ -s "$T/one-csv/$t.csv" ] || fail "no $t.csv in the CSV directory"
+done
+
+# ---- 2. a run with data -----------------------------------------------------------------
+jd gen allpairs -n 8 --file-bytes 200000 --duration-s 0.01 -o "$T/ap.jsonl" >/dev/null ||
+    fail "gen allpairs"
+jd_run ap "$T/ap.jsonl" --nodes 4 --slots 2 --placement flds --bandwidth 1Gbit --trace "$T/ap.avro"
+expect_code 0 "$RUN_RC" "jackdaw run allpairs"
+jd report "$T/ap.avro" --format json -o "$T/ap.json" || fail "report of the all-pairs run exited $?"
+fetches=$(jd trace stats "$T/ap.avro" --json | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["by_kind"].get("DATA_FETCH", 0))')
+"$PY" - "$T/ap.json" "$fetches" <<'EOF' || fail "the data figures of the all-pairs run are wrong"
+import json, sys
+f = json.load(open(sys.argv[1]))["figures"]
+assert f["tasks_with_inputs"] == 64, f["tasks_with_inputs"]
+assert 0 <= f["locality_hit_rate"] <= 1
+assert f["fetches"] == int(sys.argv[2]), (f["fetches"], sys.argv[2])
+assert f["fetches"] == 0 or f["bytes_moved"] >= 200000 * f["fetches"] * 0.99
+print("-- all-pairs: locality %.2f, %d fetches, %d bytes moved" %
+      (f["locality_hit_rate"], f["fetches"], f["bytes_moved"]))
+EOF
+
+# ---- 3. compare and diff ------------------------------------------------------------------
+jd compare "$T/one.avro" "$T/ap.avro" -o "$T/cmp.html" 2>"$T/cmp.err" ||
+    { cat "$T/cmp.err" >&2; fail "compare exited $?"; }
+html_ok "$T/cmp.html" 0 "${COMPARE_SECTIONS[@]}" || fail "the comparison does not parse as it should"
+jd diff "$T/one.avro" "$T/one.avro" >"$T/diff-same.out"
+expect_code 0 $? "diff of a run against itself"
+jd gen fanout --tasks 400 --kind sleep --duration-s 0.010 -o "$T/slow.jsonl" >/dev/null ||
+    fail "gen fanout (slow)"
+jd_run slow "$T/slow.jsonl" --nodes 4 --slots 2 --mode one --trace "$T/slow.avro"
+expect_code 0 "$RUN_RC" "jackdaw run of the slower workload"
+jd diff "$T/one.avro" "$T/slow.avro" >"$T/diff-slow.out"
+expect_code 1 $? "diff against a run whose tasks take twice as long"
+grep -q "regression: makespan" "$T/diff-slow.out" || { cat "$T/diff-slow.out" >&2; fail "diff did not name the makespan"; }
+head -c 100 "$T/one.avro" >"$T/broken.avro"
+jd diff "$T/one.avro" "$T/broken.avro" >/dev/null 2>"$T/diff-broken.err"
+expect_code 3 $? "diff with an unreadable trace"
+grep -q "broken.avro" "$T/diff-broken.err" || fail "the diff error does not name the file"
+
+# ---- 4. no gnuplot ------------------------------------------------------------------------
+JACKDAW_GNUPLOT="$T/no-gnuplot" jd report "$T/one.avro" -o "$T/plain.html" --plots svg \
+    2>"$T/plain.err" || fail "report without gnuplot exited $?"
+grep -q "gnuplot is not available" "$T/plain.err" || fail "no message about the missing gnuplot"
+html_ok "$T/plain.html" 0 "${REPORT_SECTIONS[@]}" || fail "the report without charts does not parse"
+for c in utilization queues potential lost nodes; do
+    [ -s "$T/plain-$c.csv" ] || fail "no CSV for the $c chart without gnuplot"
+done
+note "report, compare, diff: ok"

@@ -1,0 +1,24 @@
+/*
+ * report cli — what `jackdaw report` and `jackdaw compare` share on their command line:
+ * "-o FILE" as the short form of "--output FILE" (the shared parser takes long options
+ * only), and the writing of the output file.
+ *
+ * Owns nothing past the calls.  Callers: tools/cmd_report.c and tools/cmd_compare.c.
+ */
+#ifndef JACKDAW_REPORT_CLI_H
+#define JACKDAW_REPORT_CLI_H
+
+#include <stdio.h>
+
+/* A copy of argv (owned array, borrowed strings) with "-o" spelt "--output" where it
+ * stands as an option. */
+char **report_cli_rewrite(int argc, char **argv);
+
+/* Opens path for writing, or stdout when path is NULL or "-"; prints
+ * "jackdaw CMD: cannot write 'x': …" and returns NULL on failure. */
+FILE *report_cli_open(const char *cmd, const char *path);
+/* Closes what report_cli_open gave; prints the error and returns -1 when the writing
+ * failed (a full disk shows here). */
+int report_cli_close(const char *cmd, const char *path, FILE *f);
+
+#endif
