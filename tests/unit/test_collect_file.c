@@ -13,6 +13,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,27 +34,12 @@
 #define START_NS 1700000000000000000LL
 #define MAX_EVENTS 4096
 
-static char tmpdir[64];
 
 static int setup_dir(void **state)
 {
     (void)state;
     log_set_level(LOG_LEVEL_ERROR);
-    strcpy(tmpdir, "/tmp/test_collect_file.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path_in_dir(char *out, size_t n, const char *name)
-{
-    snprintf(out, n, "%s/%s", tmpdir, name);
+    return tmpdir_make("test_collect_file");
 }
 
 static off_t file_size(const char *path)

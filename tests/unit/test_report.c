@@ -24,6 +24,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,23 +48,13 @@
 
 #define EPS 1e-9
 
-static char tmpdir[64];
 static const char *hand_names[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6"};
 static const char *hand_workload[] = {"hand.jsonl"};
 
 static int setup_dir(void **state)
 {
     (void)state;
-    strcpy(tmpdir, "/tmp/test_report.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_make("test_report");
 }
 
 static char *in_dir(const char *name)

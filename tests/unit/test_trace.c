@@ -9,6 +9,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,26 +25,11 @@
 #define SCHEMA_PATH "share/schema/jackdaw-event.avsc"
 #define HEADER_JSON "{\"run\":\"t-1\",\"start_ns\":1700000000000000000,\"nodes\":[{\"slots\":8}]}"
 
-static char tmpdir[64];
 
 static int setup_dir(void **state)
 {
     (void)state;
-    strcpy(tmpdir, "/tmp/test_trace.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path_in_dir(char *out, size_t n, const char *name)
-{
-    snprintf(out, n, "%s/%s", tmpdir, name);
+    return tmpdir_make("test_trace");
 }
 
 /* A growing byte string: the file image. */

@@ -12,6 +12,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
@@ -26,26 +28,16 @@
 #define TASKS 200
 #define PID(node) ((node) + 1000)
 
-static char tmpdir[64];
 static char trace_path[128], json_path[128];
 
 static int setup_dir(void **state)
 {
     (void)state;
-    strcpy(tmpdir, "/tmp/test_trace_chrome.XXXXXX");
-    if (!mkdtemp(tmpdir))
+    if (tmpdir_make("test_trace_chrome") < 0)
         return -1;
     snprintf(trace_path, sizeof trace_path, "%s/run.avro", tmpdir);
     snprintf(json_path, sizeof json_path, "%s/run.json", tmpdir);
     return 0;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 /* Exports trace_path to json_path as the command does and parses the result. */

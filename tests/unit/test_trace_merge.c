@@ -12,6 +12,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -33,21 +35,11 @@
 /* A node's spool file names its node in a header of its own. */
 #define SPOOL_HEADER "{\"format\":1,\"run_id\":\"fixture\",\"spool\":{\"node\":2}}"
 
-static char tmpdir[64];
 
 static int setup_dir(void **state)
 {
     (void)state;
-    strcpy(tmpdir, "/tmp/test_trace_merge.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_make("test_trace_merge");
 }
 
 static void in_dir(char *out, const char *name)

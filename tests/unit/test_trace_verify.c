@@ -10,6 +10,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include <fcntl.h>
 #include <inttypes.h>
 
@@ -20,25 +22,15 @@
 #define NODES 4
 #define TASKS 500
 
-static char tmpdir[64];
 static char path[128];
 
 static int setup_dir(void **state)
 {
     (void)state;
-    strcpy(tmpdir, "/tmp/test_trace_verify.XXXXXX");
-    if (!mkdtemp(tmpdir))
+    if (tmpdir_make("test_trace_verify") < 0)
         return -1;
     snprintf(path, sizeof path, "%s/run.avro", tmpdir);
     return 0;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
 }
 
 /* Verifies the file at `path` as the command does; the caller destroys *v. */

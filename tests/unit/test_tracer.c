@@ -11,6 +11,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,21 +21,11 @@
 #include "trace/reader.h"
 #include "trace/tracer.h"
 
-static char tmpdir[64];
 
 static int setup_dir(void **state)
 {
     (void)state;
-    strcpy(tmpdir, "/tmp/test_tracer.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tmpdir_make("test_tracer");
 }
 
 static struct tracer *start(const char *name, size_t ring_bytes, char *path, size_t n)
