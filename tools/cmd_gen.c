@@ -7,7 +7,10 @@
  * chosen shape or kind) is refused rather than ignored, so a typo never produces a
  * workload different from the one the user asked for.  The paper workloads (allpairs,
  * imagestack, and the DAGs with --table3) start from the papers' values, which any
- * option given overrides.
+ * option given overrides.  The work-stealing benchmarks (seismic, cholesky, uts) are
+ * applications with their own parameters and costs: their tasks are sleep tasks whose
+ * kind, count and duration follow from those, so --kind, --tasks and --duration-s are
+ * refused for them.
  */
 #include <errno.h>
 #include <limits.h>
@@ -31,9 +34,12 @@ static int gen_main(int argc, char **argv);
 
 const struct cmd cmd_gen = {
     .name = "gen",
-    .usage = "bot|fanin|fanout|pipeline|allpairs|imagestack [--tasks N] [-n N] [--locality L] "
-             "[--table3] [--degree D] [--pipe-size P] [--kind noop|sleep|command] [--cmd STRING] "
-             "[--duration-s D|A-B] [--output-bytes B|A-B] [--file-bytes B|A-B] "
+    .usage = "bot|fanin|fanout|pipeline|allpairs|imagestack|seismic|cholesky|uts [--tasks N] "
+             "[-n N] [--locality L] [--table3] [--degree D] [--pipe-size P] "
+             "[--kind noop|sleep|command] [--cmd STRING] [--duration-s D|A-B] "
+             "[--output-bytes B|A-B] [--file-bytes B|A-B] [--shots N] [--cost C|A-B] "
+             "[--tiles T] [--sparsity S] [--tile-size N] [--tile-cost C|A-B] [--nodes P] "
+             "[--fill-in] [--b B] [--m M] [--q Q] [--depth D] [--max-tasks N] "
              "[--data-scale F] [--time-scale F] [--seed S] [-o FILE]",
     .summary = "write a synthetic workload (JSON Lines) for run or submit",
     .main = gen_main,
@@ -104,6 +110,10 @@ struct gen_options {
     const char *kind, *cmd, *duration, *duration_s, *output_bytes, *file_bytes;
     const char *locality, *data_scale, *time_scale, *output;
     bool table3;
+    /* seismic, cholesky, uts */
+    unsigned long shots, tiles, tile_size, nodes, b, m, depth, max_tasks;
+    const char *cost, *sparsity, *tile_cost, *q;
+    bool fill_in;
 };
 
 /* Parses a real option value: a finite number >= `min`. */
@@ -137,26 +147,188 @@ static int only_for(bool applies, bool given, const char *option, const char *sh
     return given && !applies ? usage_error("--%s applies to %s only", option, shapes) : 0;
 }
 
+/* A whole-number option in [min, max]: 0, or EXIT_USAGE after printing why. */
+static int check_count(const char *option, unsigned long v, unsigned long min, unsigned long max)
+{
+    if (v < min || v > max)
+        return usage_error("--%s must be between %lu and %lu", option, min, max);
+    return 0;
+}
+
+/* Checks the parameters as gen_write will: 0, or EXIT_USAGE after printing why. */
+static int check_params(const struct gen_params *p)
+{
+    char *cause = NULL;
+    if (gen_check(p, &cause) == 0)
+        return 0;
+    int rc = usage_error("%s", cause);
+    free(cause);
+    return rc;
+}
+
+/* Seismic shots (paper 001 §3): --shots and --cost. */
+static int build_seismic(struct gen_params *p, const struct gen_options *o)
+{
+    int rc;
+    if (o->shots == UNSET)
+        return usage_error("seismic needs --shots N (independent shots)");
+    if ((rc = check_count("shots", o->shots, 1, UINT32_MAX - 1)))
+        return rc;
+    if (!o->cost)
+        return usage_error("seismic needs --cost C (seconds per shot at speed 1)");
+    gen_params_seismic(p, (uint32_t)o->shots, 0);
+    return parse_range("cost", o->cost, false, &p->duration);
+}
+
+/* The tiled sparse Cholesky (paper 004 §4.1): its tiles and their costs. */
+static int build_cholesky(struct gen_params *p, const struct gen_options *o)
+{
+    int rc;
+    if (o->tiles == UNSET)
+        return usage_error("cholesky needs --tiles T (tiles per side of the matrix)");
+    if ((rc = check_count("tiles", o->tiles, 1, UINT32_MAX)))
+        return rc;
+    if (o->output_bytes)
+        return usage_error("cholesky writes tiles: their size comes from --tile-size, not "
+                           "--output-bytes");
+    gen_params_cholesky(p, (uint32_t)o->tiles);
+    if (o->sparsity && (rc = parse_real("sparsity", o->sparsity, 0, &p->cholesky.sparsity)))
+        return rc;
+    if (p->cholesky.sparsity > 1)
+        return usage_error("--sparsity: '%s' must be at most 1 (a fraction of the tiles)",
+                           o->sparsity);
+    if (o->tile_size != UNSET) {
+        if ((rc = check_count("tile-size", o->tile_size, 1, 1u << 24)))
+            return rc;
+        p->cholesky.tile_size = (uint32_t)o->tile_size;
+    }
+    if (o->tile_cost && (rc = parse_range("tile-cost", o->tile_cost, false, &p->duration)))
+        return rc;
+    if (o->nodes != UNSET) {
+        if ((rc = check_count("nodes", o->nodes, 1, INT32_MAX)))
+            return rc;
+        p->cholesky.nodes = (uint32_t)o->nodes;
+    }
+    p->cholesky.fill_in = o->fill_in;
+    return 0;
+}
+
+/* Unbalanced tree search (paper 004 §4.4): the tree's parameters and its bound. */
+static int build_uts(struct gen_params *p, const struct gen_options *o)
+{
+    int rc;
+    if (!o->cost)
+        return usage_error("uts needs --cost C (seconds per tree node at speed 1)");
+    gen_params_uts(p, 0);
+    if ((rc = parse_range("cost", o->cost, false, &p->duration)))
+        return rc;
+    if (o->b != UNSET) {
+        if ((rc = check_count("b", o->b, 1, UINT32_MAX - 2)))
+            return rc;
+        p->uts.b = (uint32_t)o->b;
+    }
+    if (o->m != UNSET) {
+        if ((rc = check_count("m", o->m, 1, UINT32_MAX - 2)))
+            return rc;
+        p->uts.m = (uint32_t)o->m;
+    }
+    if (o->q && (rc = parse_real("q", o->q, 0, &p->uts.q)))
+        return rc;
+    if (p->uts.q > 1)
+        return usage_error("--q: '%s' must be at most 1 (a probability)", o->q);
+    if (o->depth != UNSET) {
+        if ((rc = check_count("depth", o->depth, 1, UINT32_MAX)))
+            return rc;
+        p->uts.depth = (uint32_t)o->depth;
+    }
+    if (o->max_tasks != UNSET) {
+        if ((rc = check_count("max-tasks", o->max_tasks, 1, UINT32_MAX - 1)))
+            return rc;
+        p->uts.max_tasks = (uint32_t)o->max_tasks;
+    }
+    return 0;
+}
+
+/*
+ * The work-stealing benchmarks: seismic shots (paper 001), the tiled sparse Cholesky
+ * and UTS (paper 004).  Options of another shape were refused by the caller.
+ */
+static int build_application(struct gen_params *p, enum gen_shape s, const struct gen_options *o)
+{
+    const char *name = gen_shape_name(s);
+    if (o->tasks != UNSET)
+        return usage_error("%s takes no --tasks: %s", name,
+                           s == GEN_SEISMIC    ? "give --shots N"
+                           : s == GEN_CHOLESKY ? "the tiles (--tiles T) set the task count"
+                                               : "the tree's size is drawn (bound it with "
+                                                 "--max-tasks)");
+    if (o->kind || o->cmd)
+        return usage_error("%s tasks are sleep tasks (no --kind or --cmd)", name);
+    if (o->duration || o->duration_s)
+        return usage_error("%s takes %s, not --duration-s", name,
+                           s == GEN_CHOLESKY ? "--tile-cost" : "--cost");
+    int rc = s == GEN_SEISMIC    ? build_seismic(p, o)
+             : s == GEN_CHOLESKY ? build_cholesky(p, o)
+                                 : build_uts(p, o);
+    if (rc)
+        return rc;
+    if (o->output_bytes && (rc = parse_range("output-bytes", o->output_bytes, true,
+                                             &p->output_bytes)))
+        return rc;
+    if (o->data_scale && (rc = parse_real("data-scale", o->data_scale, 0, &p->data_scale)))
+        return rc;
+    if (o->time_scale && (rc = parse_real("time-scale", o->time_scale, 0, &p->time_scale)))
+        return rc;
+    p->seed = o->seed;
+    /* Grown here, not only in gen_check, to name the options in the refusal. */
+    if (s == GEN_UTS && gen_task_count(p) > p->uts.max_tasks)
+        return usage_error("uts: the tree of seed %llu grows past --max-tasks %u (its "
+                           "expected size is %.6g); lower --q, --m or --depth, or raise "
+                           "--max-tasks",
+                           (unsigned long long)o->seed, p->uts.max_tasks,
+                           gen_uts_expected_tasks(&p->uts));
+    return check_params(p);
+}
+
 /* Fills `p` from the options; returns 0 or EXIT_USAGE after printing why. */
 static int build_params(struct gen_params *p, const char *shape, const struct gen_options *o)
 {
     int s = gen_shape_parse(shape);
     if (s < 0)
-        return usage_error("unknown shape '%s' (bot, fanin, fanout, pipeline, allpairs or "
-                           "imagestack)",
+        return usage_error("unknown shape '%s' (bot, fanin, fanout, pipeline, allpairs, "
+                           "imagestack, seismic, cholesky or uts)",
                            shape);
     bool allpairs = s == GEN_ALLPAIRS, imagestack = s == GEN_IMAGESTACK;
-    bool dag = !allpairs && !imagestack;
+    bool seismic = s == GEN_SEISMIC, cholesky = s == GEN_CHOLESKY, uts = s == GEN_UTS;
+    bool application = seismic || cholesky || uts;
+    bool dag = !allpairs && !imagestack && !application;
     bool paper = !dag || o->table3; /* starts from a paper's values, durations included */
     int rc;
+    if ((rc = only_for(seismic, o->shots != UNSET, "shots", "seismic")) ||
+        (rc = only_for(seismic || uts, o->cost != NULL, "cost", "seismic and uts")) ||
+        (rc = only_for(cholesky, o->tiles != UNSET, "tiles", "cholesky")) ||
+        (rc = only_for(cholesky, o->sparsity != NULL, "sparsity", "cholesky")) ||
+        (rc = only_for(cholesky, o->tile_size != UNSET, "tile-size", "cholesky")) ||
+        (rc = only_for(cholesky, o->tile_cost != NULL, "tile-cost", "cholesky")) ||
+        (rc = only_for(cholesky, o->nodes != UNSET, "nodes", "cholesky")) ||
+        (rc = only_for(cholesky, o->fill_in, "fill-in", "cholesky")) ||
+        (rc = only_for(uts, o->b != UNSET, "b", "uts")) ||
+        (rc = only_for(uts, o->m != UNSET, "m", "uts")) ||
+        (rc = only_for(uts, o->q != NULL, "q", "uts")) ||
+        (rc = only_for(uts, o->depth != UNSET, "depth", "uts")) ||
+        (rc = only_for(uts, o->max_tasks != UNSET, "max-tasks", "uts")))
+        return rc;
     if ((rc = only_for(dag, o->table3, "table3", "bot, fanin, fanout and pipeline")) ||
         (rc = only_for(s == GEN_FANIN || s == GEN_FANOUT, o->degree != UNSET, "degree",
                        "fanin and fanout")) ||
         (rc = only_for(s == GEN_PIPELINE, o->pipe_size != UNSET, "pipe-size", "pipeline")) ||
         (rc = only_for(allpairs, o->set_size != UNSET, "set-size (-n)", "allpairs")) ||
         (rc = only_for(imagestack, o->locality != NULL, "locality", "imagestack")) ||
-        (rc = only_for(!dag, o->file_bytes != NULL, "file-bytes", "allpairs and imagestack")))
+        (rc = only_for(allpairs || imagestack, o->file_bytes != NULL, "file-bytes",
+                       "allpairs and imagestack")))
         return rc;
+    if (application)
+        return build_application(p, (enum gen_shape)s, o);
     if (allpairs && o->tasks != UNSET)
         return usage_error("allpairs takes -n N (files per set; N*N tasks), not --tasks");
     if (o->duration && o->duration_s)
@@ -238,20 +410,15 @@ static int build_params(struct gen_params *p, const char *shape, const struct ge
             return rc;
     }
     p->seed = o->seed;
-    char *cause = NULL;
-    if (gen_check(p, &cause) < 0) {
-        rc = usage_error("%s", cause);
-        free(cause);
-        return rc;
-    }
-    return 0;
+    return check_params(p);
 }
 
 static int gen_main(int argc, char **argv)
 {
     struct gen_options o = {
         .tasks = UNSET, .degree = UNSET, .pipe_size = UNSET, .set_size = UNSET,
-        .seed = GEN_DEFAULT_SEED,
+        .seed = GEN_DEFAULT_SEED, .shots = UNSET, .tiles = UNSET, .tile_size = UNSET,
+        .nodes = UNSET, .b = UNSET, .m = UNSET, .depth = UNSET, .max_tasks = UNSET,
     };
     const struct opt opts[] = {
         {"tasks", OPT_UINT, &o.tasks, "N  number of tasks (imagestack: stacking tasks)"},
@@ -268,6 +435,22 @@ static int gen_main(int argc, char **argv)
         {"output-bytes", OPT_STRING, &o.output_bytes, "B|A-B  output object size (default 0)"},
         {"file-bytes", OPT_STRING, &o.file_bytes, "B|A-B  allpairs, imagestack: input file size"},
         {"data-scale", OPT_STRING, &o.data_scale, "F  multiply every byte count (default 1)"},
+        {"shots", OPT_UINT, &o.shots, "N  seismic: independent shots"},
+        {"cost", OPT_STRING, &o.cost, "C|A-B  seismic: seconds per shot; uts: per tree node"},
+        {"tiles", OPT_UINT, &o.tiles, "T  cholesky: tiles per side of the matrix"},
+        {"sparsity", OPT_STRING, &o.sparsity,
+         "S  cholesky: fraction of off-diagonal tiles empty (0.5)"},
+        {"tile-size", OPT_UINT, &o.tile_size, "N  cholesky: elements per tile side (50)"},
+        {"tile-cost", OPT_STRING, &o.tile_cost,
+         "C|A-B  cholesky: seconds of n^3 flops, one TRSM (0.01)"},
+        {"nodes", OPT_UINT, &o.nodes,
+         "P  cholesky: pin tiles block-cyclically on P nodes (default: spread)"},
+        {"fill-in", OPT_FLAG, &o.fill_in, "   cholesky: follow fill-in (default: pattern held)"},
+        {"b", OPT_UINT, &o.b, "B  uts: the root's children (120)"},
+        {"m", OPT_UINT, &o.m, "M  uts: children of a node that has any (5)"},
+        {"q", OPT_STRING, &o.q, "Q  uts: probability that a node has children (0.200014)"},
+        {"depth", OPT_UINT, &o.depth, "D  uts: deepest level, the root's is 0 (no limit)"},
+        {"max-tasks", OPT_UINT, &o.max_tasks, "N  uts: refuse a larger tree (1000000)"},
         {"time-scale", OPT_STRING, &o.time_scale, "F  multiply every duration (default 1)"},
         {"seed", OPT_UINT, &o.seed, "S  random seed (default 1)"},
         {"output", OPT_STRING, &o.output, "FILE  write here instead of stdout (also -o)"},
@@ -284,7 +467,8 @@ static int gen_main(int argc, char **argv)
     if (rc)
         return rc;
     if (npos != 1)
-        return usage_error("which shape? bot, fanin, fanout, pipeline, allpairs or imagestack");
+        return usage_error("which shape? bot, fanin, fanout, pipeline, allpairs, imagestack, "
+                           "seismic, cholesky or uts");
 
     struct gen_params p;
     rc = build_params(&p, pos[0], &o);

@@ -6,22 +6,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/base/xalloc.h"
 #include "tools/cmd.h"
 #include "tools/dataopts.h"
 #include "tools/launcher.h"
 
 static int launch_main(int argc, char **argv)
 {
-    unsigned long nodes = 0, slots = 0;
-    const char *speeds = NULL, *cluster = NULL, *workdir = NULL,
+    unsigned long nodes = 0;
+    const char *speeds = NULL, *slots_text = NULL, *cluster = NULL, *workdir = NULL,
                *level = "info", *trace = NULL;
     bool no_trace = false;
     struct dataopts data = {0};
     struct opt opts[] = {
         DATAOPTS_OPTS(&data),
         {"nodes", OPT_UINT, &nodes, "N  number of node daemons (required)"},
-        {"slots", OPT_UINT, &slots, "S  executor slots per node (default: cores)"},
-        {"speeds", OPT_STRING, &speeds, "LIST  speed factors in (0,1], cycled: 1,0.5"},
+        {"slots", OPT_STRING, &slots_text,
+         "S|cores  executor slots per node (default: the machine's cores; 1 with a mix)"},
+        {"speeds", OPT_STRING, &speeds,
+         "LIST|MIX  speed factors in (0,1], cycled: 1,0.5; or a mix of paper 001: C1..C5"},
         {"cluster", OPT_STRING, &cluster, "FILE  cluster file to write (default: see man)"},
         {"workdir", OPT_STRING, &workdir, "DIR  work directory (default: beside the cluster file)"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default info)"},
@@ -41,15 +44,27 @@ static int launch_main(int argc, char **argv)
         fprintf(stderr, "jackdaw launch: --nodes N (1..4096) is required\n");
         return EXIT_USAGE;
     }
+    uint32_t slots = 0;
+    bool slots_cores = false;
+    char *cause = NULL;
+    double *check = xmalloc(nodes * sizeof *check);
+    rc = launcher_parse_speeds(speeds, check, (uint32_t)nodes, &cause);
+    free(check);
+    if (rc == 0)
+        rc = launcher_parse_slots(slots_text, speeds, &slots, &slots_cores, &cause);
+    if (rc < 0) {
+        fprintf(stderr, "jackdaw launch: %s\n", cause);
+        free(cause);
+        return EXIT_USAGE;
+    }
     char *path = cluster ? NULL : cluster_default_path();
     struct launch_options o = {
-        .nodes = (uint32_t)nodes, .slots = (uint32_t)slots, .speeds = speeds,
+        .nodes = (uint32_t)nodes, .slots = slots, .slots_cores = slots_cores, .speeds = speeds,
         .cluster_path = cluster ? cluster : path, .workdir = workdir, .log_level = level,
         .node_args = data.words, .node_nargs = data.nwords, .trace = !no_trace,
         .trace_path = trace,
     };
     struct cluster cl;
-    char *cause = NULL;
     rc = launcher_start(&o, &cl, &cause);
     if (rc < 0) {
         fprintf(stderr, "jackdaw launch: %s\n", cause ? cause : "failed");
@@ -68,7 +83,7 @@ static int launch_main(int argc, char **argv)
 
 const struct cmd cmd_launch = {
     .name = "launch",
-    .usage = "--nodes N [--slots S] [--speeds LIST] [--cluster FILE] [options]",
+    .usage = "--nodes N [--slots S|cores] [--speeds LIST|C1..C5] [--cluster FILE] [options]",
     .summary = "start a local cluster of node daemons and return",
     .main = launch_main,
 };

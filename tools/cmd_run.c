@@ -24,17 +24,19 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 
 static int run_main(int argc, char **argv)
 {
-    unsigned long nodes = 0, slots = 0;
+    unsigned long nodes = 0;
     double timeout = 0;
-    const char *speeds = NULL, *mode = "hashed", *records = NULL,
+    const char *speeds = NULL, *slots_text = NULL, *mode = "hashed", *records = NULL,
                *level = "warn", *keep_dir = NULL, *trace = NULL;
     bool json = false, quiet = false, no_trace = false;
     struct dataopts data = {0};
     struct opt opts[] = {
         DATAOPTS_OPTS(&data),
         {"nodes", OPT_UINT, &nodes, "N  number of node daemons (required)"},
-        {"slots", OPT_UINT, &slots, "S  executor slots per node (default: cores)"},
-        {"speeds", OPT_STRING, &speeds, "LIST  speed factors in (0,1], cycled: 1,0.5"},
+        {"slots", OPT_STRING, &slots_text,
+         "S|cores  executor slots per node (default: the machine's cores; 1 with a mix)"},
+        {"speeds", OPT_STRING, &speeds,
+         "LIST|MIX  speed factors in (0,1], cycled: 1,0.5; or a mix of paper 001: C1..C5"},
         {"mode", OPT_STRING, &mode, "M  hashed | one | roundrobin (default hashed)"},
         {"records", OPT_STRING, &records, "FILE  one JSON line per task end"},
         {"json", OPT_FLAG, &json, "  summary as one JSON object on stdout"},
@@ -67,6 +69,10 @@ static int run_main(int argc, char **argv)
     double *check = xmalloc(nodes * sizeof *check);
     rc = launcher_parse_speeds(speeds, check, (uint32_t)nodes, &cause);
     free(check);
+    uint32_t slots = 0;
+    bool slots_cores = false;
+    if (rc == 0)
+        rc = launcher_parse_slots(slots_text, speeds, &slots, &slots_cores, &cause);
     if (rc < 0) {
         fprintf(stderr, "jackdaw run: %s\n", cause);
         free(cause);
@@ -108,7 +114,7 @@ static int run_main(int argc, char **argv)
     char digest[33];
     job_workload_digest(pos[0], digest);
     struct launch_options lo = {
-        .nodes = (uint32_t)nodes, .slots = (uint32_t)slots, .speeds = speeds,
+        .nodes = (uint32_t)nodes, .slots = slots, .slots_cores = slots_cores, .speeds = speeds,
         .cluster_path = cluster_path, .die_with_parent = true, .node_args = data.words,
         .node_nargs = data.nwords, .log_level = level, .trace = !no_trace,
         .trace_path = trace, .workload_name = wl.name,
@@ -154,7 +160,8 @@ static int run_main(int argc, char **argv)
 
 const struct cmd cmd_run = {
     .name = "run",
-    .usage = "WORKLOAD --nodes N [--slots S] [--speeds LIST] [--mode M] [--policy P] [--json]",
+    .usage = "WORKLOAD --nodes N [--slots S|cores] [--speeds LIST|C1..C5] [--mode M] [--policy P] "
+             "[--json]",
     .summary = "launch a local cluster, run a workload, print the summary, stop",
     .main = run_main,
 };

@@ -23,6 +23,7 @@
 #include "core/base/clock.h"
 #include "core/base/fs.h"
 #include "core/base/xalloc.h"
+#include "core/model/mix.h"
 #include "core/net/auth.h"
 #include "core/net/client.h"
 
@@ -33,6 +34,15 @@ int launcher_parse_speeds(const char *list, double *out, uint32_t n, char **caus
             out[i] = 1.0;
         return 0;
     }
+    int mix = mix_parse(list);
+    if (mix >= 0) {
+        for (uint32_t i = 0; i < n; i++) {
+            struct mix_node m;
+            mix_node((enum mix_preset)mix, i, &m);
+            out[i] = m.speed;
+        }
+        return 0;
+    }
     double vals[4096];
     uint32_t count = 0;
     const char *p = list;
@@ -40,8 +50,9 @@ int launcher_parse_speeds(const char *list, double *out, uint32_t n, char **caus
         char *end;
         double v = strtod(p, &end);
         if (end == p || (*end && *end != ',') || !(v > 0 && v <= 1)) {
-            *cause = xasprintf("--speeds '%s': entry %u is not a number in (0, 1]", list,
-                               count + 1);
+            *cause = xasprintf("--speeds '%s': entry %u is not a number in (0, 1] (or give "
+                               "a mix: none, C1..C5)",
+                               list, count + 1);
             return -EINVAL;
         }
         if (count == 4096) {
@@ -54,6 +65,50 @@ int launcher_parse_speeds(const char *list, double *out, uint32_t n, char **caus
     for (uint32_t i = 0; i < n; i++)
         out[i] = vals[i % count];
     return 0;
+}
+
+int launcher_parse_slots(const char *text, const char *speeds, uint32_t *slots, bool *cores,
+                         char **cause)
+{
+    *slots = 0;
+    *cores = false;
+    if (!text)
+        return 0;
+    if (strcmp(text, "cores") == 0) {
+        if (!speeds || mix_parse(speeds) < 0) {
+            *cause = xasprintf("--slots cores takes each node's cores from a mix: give "
+                               "--speeds none or C1..C5 with it");
+            return -EINVAL;
+        }
+        *cores = true;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    unsigned long v = text[0] >= '0' && text[0] <= '9' ? strtoul(text, &end, 10) : 0;
+    if (text[0] < '0' || text[0] > '9' || errno || *end || v < 1 || v > 1000000) {
+        *cause = xasprintf("--slots '%s' is not a whole number from 1 to 1000000, nor "
+                           "'cores'",
+                           text);
+        return -EINVAL;
+    }
+    *slots = (uint32_t)v;
+    return 0;
+}
+
+uint32_t launcher_node_slots(const struct launch_options *o, uint32_t index,
+                             uint32_t machine_cores)
+{
+    if (o->slots)
+        return o->slots;
+    int mix = o->speeds ? mix_parse(o->speeds) : -EINVAL;
+    if (mix < 0)
+        return machine_cores ? machine_cores : 1;
+    if (!o->slots_cores)
+        return 1;
+    struct mix_node m;
+    mix_node((enum mix_preset)mix, index, &m);
+    return m.slots;
 }
 
 static char *dir_of(const char *path)
@@ -245,6 +300,10 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
     free(dir);
     double *speeds = xmalloc(o->nodes * sizeof *speeds);
     rc = launcher_parse_speeds(o->speeds, speeds, o->nodes, cause);
+    if (rc == 0 && o->slots_cores && (!o->speeds || mix_parse(o->speeds) < 0)) {
+        *cause = xasprintf("--slots cores needs a mix in --speeds (none, C1..C5)");
+        rc = -EINVAL;
+    }
     if (rc == 0)
         rc = fs_mkdirs(out->workdir, 0755, NULL);
     if (rc < 0 && !*cause)
@@ -269,7 +328,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         n->id = i;
         snprintf(n->host, sizeof n->host, "127.0.0.1");
         n->port = port;
-        n->slots = o->slots ? o->slots : (uint32_t)(cores > 0 ? cores : 1);
+        n->slots = launcher_node_slots(o, i, (uint32_t)(cores > 0 ? cores : 1));
         n->speed = speeds[i];
     }
     free(speeds);

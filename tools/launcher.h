@@ -20,8 +20,11 @@
 
 struct launch_options {
     uint32_t nodes;
-    uint32_t slots;         /* 0: the machine's cores */
-    const char *speeds;     /* "1,0.5,..." cycled over the nodes; NULL: all 1.0 */
+    uint32_t slots;         /* every node's slots; 0: see launcher_node_slots */
+    bool slots_cores;       /* `--slots cores`: each node of the mix in `speeds` gets its
+                             * cores as slots (slots is then 0) */
+    const char *speeds;     /* "1,0.5,..." cycled over the nodes, or a heterogeneous mix of
+                             * paper 001 (none, C1..C5: core/model/mix.h); NULL: all 1.0 */
     const char *cluster_path; /* where the cluster file goes */
     const char *workdir;    /* NULL: next to the cluster file */
     const char *log_level;  /* NULL: info */
@@ -37,8 +40,33 @@ struct launch_options {
     const char *workload_digest;
 };
 
-/* Parses a speed list into out[0..n); 0 or -EINVAL with *cause naming the bad entry. */
+/*
+ * Parses --speeds into out[0..n): a list of factors in (0, 1] cycled over the nodes, or
+ * a mix name (none, C1..C5, any case), which gives node i the speed cores/24 of node i
+ * of the mix.  0 or -EINVAL with *cause naming the bad entry.
+ */
 int launcher_parse_speeds(const char *list, double *out, uint32_t n, char **cause);
+
+/*
+ * Parses --slots: a whole number >= 1 into *slots (*cores false), or "cores" (*slots 0,
+ * *cores true), which only a mix in `speeds` gives a meaning.  0 or -EINVAL with *cause.
+ */
+int launcher_parse_slots(const char *text, const char *speeds, uint32_t *slots, bool *cores,
+                         char **cause);
+
+/*
+ * The executor slots of node `index`:
+ *   - o->slots when it is not 0 (--slots S): every node alike;
+ *   - with o->slots_cores (--slots cores), the node's cores in the mix of o->speeds: a
+ *     node of k cores runs k tasks at once, each at speed k/24;
+ *   - with a mix in o->speeds and no --slots, 1: paper 001 runs one process per node,
+ *     one shot at a time on all the node's cores, so a node of k cores does k/24 of a
+ *     24-core node's work, which speed k/24 on one slot reproduces (k slots at speed
+ *     k/24 would give it (k/24)^2 x 24, counting its cores twice);
+ *   - otherwise machine_cores, as for a homogeneous cluster.
+ */
+uint32_t launcher_node_slots(const struct launch_options *o, uint32_t index,
+                             uint32_t machine_cores);
 
 /* Starts the daemons and waits until every one accepts authenticated connections. */
 int launcher_start(const struct launch_options *o, struct cluster *out, char **cause);

@@ -9,7 +9,9 @@
  * on demand by the naming callbacks instead of being held.  Randomness is a private
  * splitmix64 stream: libc's rand() differs between systems and a seed must reproduce
  * the same workload anywhere.  Draws happen in file order (each object's size, then
- * each task's duration and output size), so adding a scale changes no draw.
+ * each task's duration and output size), so adding a scale changes no draw.  The
+ * Cholesky and UTS writers live in gen_cholesky.c and gen_uts.c and share the stream
+ * through gen_internal.h.
  */
 #include "workloads/gen.h"
 
@@ -21,16 +23,16 @@
 
 #include "core/base/xalloc.h"
 #include "core/model/workload.h"
+#include "workloads/gen_internal.h"
 
-/* Byte counts travel through doubles; above this they stop being exact integers. */
-#define MAX_EXACT 9007199254740992.0 /* 2^53 */
+#define MAX_EXACT GEN_MAX_EXACT
 /* The workload reader's limit (uint32 indices with one value kept free). */
 #define MAX_TASKS (UINT32_MAX - 1)
 /* Room for the longest id, "t_" + 10 digits + "_" + 10 digits + NUL. */
 #define ID_SIZE 32
 
 static const char *const shape_names[GEN_SHAPE_COUNT] = {
-    "bot", "fanin", "fanout", "pipeline", "allpairs", "imagestack",
+    "bot", "fanin", "fanout", "pipeline", "allpairs", "imagestack", "seismic", "cholesky", "uts",
 };
 
 void gen_params_init(struct gen_params *p)
@@ -80,6 +82,42 @@ void gen_params_imagestack(struct gen_params *p, uint32_t tasks, double locality
     p->output_bytes =
         (struct gen_range){GEN_IMAGESTACK_OUTPUT_BYTES, GEN_IMAGESTACK_OUTPUT_BYTES};
     p->file_bytes = (struct gen_range){GEN_IMAGESTACK_FILE_BYTES, GEN_IMAGESTACK_FILE_BYTES};
+}
+
+void gen_params_seismic(struct gen_params *p, uint32_t shots, double cost)
+{
+    gen_params_init(p);
+    p->shape = GEN_SEISMIC;
+    p->tasks = shots;
+    p->kind = TASK_SLEEP;
+    p->duration = (struct gen_range){cost, cost};
+}
+
+void gen_params_cholesky(struct gen_params *p, uint32_t tiles)
+{
+    gen_params_init(p);
+    p->shape = GEN_CHOLESKY;
+    p->tasks = 0;
+    p->kind = TASK_SLEEP;
+    p->duration = (struct gen_range){GEN_CHOLESKY_TILE_COST, GEN_CHOLESKY_TILE_COST};
+    p->cholesky = (struct gen_cholesky){
+        .tiles = tiles,
+        .sparsity = GEN_CHOLESKY_SPARSITY,
+        .tile_size = GEN_CHOLESKY_TILE_SIZE,
+    };
+}
+
+void gen_params_uts(struct gen_params *p, double cost)
+{
+    gen_params_init(p);
+    p->shape = GEN_UTS;
+    p->tasks = 0;
+    p->kind = TASK_SLEEP;
+    p->duration = (struct gen_range){cost, cost};
+    p->output_bytes = (struct gen_range){GEN_UTS_OUTPUT_BYTES, GEN_UTS_OUTPUT_BYTES};
+    p->uts = (struct gen_uts){
+        .b = GEN_UTS_B, .m = GEN_UTS_M, .q = GEN_UTS_Q, .max_tasks = GEN_UTS_MAX_TASKS,
+    };
 }
 
 const char *gen_shape_name(enum gen_shape shape)
@@ -173,6 +211,10 @@ uint64_t gen_task_count(const struct gen_params *p)
         return (uint64_t)p->set_size * p->set_size;
     case GEN_IMAGESTACK:
         return (uint64_t)p->tasks + 1;
+    case GEN_CHOLESKY:
+        return gen_cholesky_tasks(p->cholesky.tiles);
+    case GEN_UTS:
+        return gen_uts_count(p);
     default:
         return p->tasks;
     }
@@ -187,6 +229,8 @@ uint64_t gen_object_count(const struct gen_params *p)
         return 2 * (uint64_t)p->set_size;
     case GEN_IMAGESTACK:
         return p->locality >= 1 && p->tasks >= 1 ? imagestack_files(p) : 0;
+    case GEN_CHOLESKY:
+        return (uint64_t)p->cholesky.tiles * ((uint64_t)p->cholesky.tiles + 1) / 2;
     default:
         return 0;
     }
@@ -201,6 +245,19 @@ static int check_shape(const struct gen_params *p, char **cause)
         return check_error(cause, "a locality is only for imagestack");
     if (p->shape != GEN_ALLPAIRS && p->shape != GEN_IMAGESTACK && !range_zero(p->file_bytes))
         return check_error(cause, "file sizes are only for allpairs and imagestack");
+    const struct gen_cholesky *c = &p->cholesky;
+    const struct gen_uts *u = &p->uts;
+    if (p->shape != GEN_CHOLESKY &&
+        (c->tiles || c->sparsity != 0 || c->tile_size || c->nodes || c->fill_in))
+        return check_error(cause, "tile parameters are only for cholesky");
+    if (p->shape != GEN_UTS && (u->b || u->m || u->q != 0 || u->depth || u->max_tasks))
+        return check_error(cause, "tree parameters are only for uts");
+    bool application = p->shape == GEN_SEISMIC || p->shape == GEN_CHOLESKY || p->shape == GEN_UTS;
+    if (application && p->kind != TASK_SLEEP)
+        return check_error(cause, "the tasks of seismic, cholesky and uts are sleep tasks");
+    if ((p->shape == GEN_CHOLESKY || p->shape == GEN_UTS) && p->tasks)
+        return check_error(cause, "the task count of cholesky and uts follows from their "
+                                  "parameters");
     switch (p->shape) {
     case GEN_ALLPAIRS:
         if (p->set_size < 1)
@@ -221,6 +278,10 @@ static int check_shape(const struct gen_params *p, char **cause)
             return check_error(cause, "too many tasks (a workload with objects holds at "
                                       "most 2147483647)");
         break;
+    case GEN_CHOLESKY:
+        return gen_cholesky_check(p, cause);
+    case GEN_UTS:
+        return gen_uts_check(p, cause);
     default:
         if (p->tasks < 1)
             return check_error(cause, "the task count must be at least 1");
@@ -279,7 +340,7 @@ int gen_check(const struct gen_params *p, char **cause)
 /* ------------------------------------------------------------------------------------ */
 
 /* splitmix64 (Steele, Lea, Flood 2014): one add and a mix per draw, no bad seeds. */
-static uint64_t rng_next(uint64_t *state)
+uint64_t gen_rng_next(uint64_t *state)
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -287,21 +348,30 @@ static uint64_t rng_next(uint64_t *state)
     return z ^ (z >> 31);
 }
 
+double gen_rng_unit(uint64_t *state)
+{
+    return (double)(gen_rng_next(state) >> 11) * 0x1.0p-53;
+}
+
 static double draw_seconds(uint64_t *rng, struct gen_range r)
 {
     if (r.lo == r.hi)
         return r.lo;
-    double u = (double)(rng_next(rng) >> 11) * 0x1.0p-53;
+    double u = gen_rng_unit(rng);
     /* Microseconds are finer than any scheduler measures and keep the file readable. */
     double d = round((r.lo + (r.hi - r.lo) * u) * 1e6) / 1e6;
     return d < r.lo ? r.lo : d > r.hi ? r.hi : d;
 }
 
-static double draw_scaled_seconds(uint64_t *rng, struct gen_range r, double scale)
+static double scale_seconds(double seconds, double scale)
 {
-    double d = draw_seconds(rng, r);
     /* Exactly the unscaled value at scale 1, whatever the rounding would do. */
-    return scale == 1 ? d : round(d * scale * 1e6) / 1e6;
+    return scale == 1 ? seconds : round(seconds * scale * 1e6) / 1e6;
+}
+
+double gen_draw_seconds(uint64_t *rng, struct gen_range r, double scale)
+{
+    return scale_seconds(draw_seconds(rng, r), scale);
 }
 
 static uint64_t draw_bytes(uint64_t *rng, struct gen_range r)
@@ -314,12 +384,12 @@ static uint64_t draw_bytes(uint64_t *rng, struct gen_range r)
     uint64_t threshold = -span % span;
     uint64_t x;
     do
-        x = rng_next(rng);
+        x = gen_rng_next(rng);
     while (x < threshold);
     return lo + x % span;
 }
 
-static uint64_t draw_scaled_bytes(uint64_t *rng, struct gen_range r, double scale)
+uint64_t gen_draw_bytes(uint64_t *rng, struct gen_range r, double scale)
 {
     uint64_t b = draw_bytes(rng, r);
     return scale == 1 ? b : (uint64_t)round((double)b * scale);
@@ -357,6 +427,9 @@ static uint32_t parents_of(const struct gen_params *p, uint32_t i, uint32_t *out
     case GEN_BOT:
     case GEN_ALLPAIRS:
     case GEN_IMAGESTACK:
+    case GEN_SEISMIC:
+    case GEN_CHOLESKY:
+    case GEN_UTS:
     case GEN_SHAPE_COUNT:
         break;
     }
@@ -370,9 +443,9 @@ static uint32_t parents_of(const struct gen_params *p, uint32_t i, uint32_t *out
 /* Fills the parts of a task every family draws the same way. */
 static void draw_task(const struct gen_params *p, uint64_t *rng, struct workload_task *t)
 {
-    t->duration_s = p->kind == TASK_SLEEP ? draw_scaled_seconds(rng, p->duration, p->time_scale)
+    t->duration_s = p->kind == TASK_SLEEP ? gen_draw_seconds(rng, p->duration, p->time_scale)
                                           : 0;
-    t->output_bytes = draw_scaled_bytes(rng, p->output_bytes, p->data_scale);
+    t->output_bytes = gen_draw_bytes(rng, p->output_bytes, p->data_scale);
 }
 
 static struct workload_task task_template(const struct gen_params *p, char *id)
@@ -389,7 +462,7 @@ static int write_object(FILE *out, const struct gen_params *p, uint64_t *rng, co
 {
     struct workload_object o = {
         .id = (char *)id,
-        .bytes = draw_scaled_bytes(rng, p->file_bytes, p->data_scale),
+        .bytes = gen_draw_bytes(rng, p->file_bytes, p->data_scale),
         .node = WORKLOAD_NODE_SPREAD,
     };
     return workload_write_object(out, &o);
@@ -542,6 +615,12 @@ int gen_write(FILE *out, const struct gen_params *p, char **cause)
         break;
     case GEN_IMAGESTACK:
         rc = write_imagestack(out, p);
+        break;
+    case GEN_CHOLESKY:
+        rc = gen_cholesky_write(out, p);
+        break;
+    case GEN_UTS:
+        rc = gen_uts_write(out, p);
         break;
     default:
         rc = write_dag(out, p);
