@@ -65,7 +65,7 @@ static int parse_ms(const char *name, const char *text, double *out, char **caus
  * The stealing policy: the preset first, then --steal (the older switch: none turns
  * stealing off, random1 is one random victim, adaptive sqrt(N)), then each part.  Parts
  * that read the A2WS vector bring the ring along unless --info says load-query, which
- * cannot feed them.
+ * cannot feed them; the token victims bring the CTWS token along the same way.
  */
 static int apply_policy(const struct dataopts *d, struct node_config *cfg, char **cause)
 {
@@ -95,8 +95,8 @@ static int apply_policy(const struct dataopts *d, struct node_config *cfg, char 
     }
     if (d->victims) {
         if (steal_parse_victims(d->victims, s) < 0) {
-            *cause = xasprintf("--victims '%s': expected sqrt, random:K (K >= 1) or a2ws",
-                               d->victims);
+            *cause = xasprintf("--victims '%s': expected sqrt, random:K (K >= 1), a2ws, token "
+                               "or leader", d->victims);
             return -EINVAL;
         }
         /* Victims are chosen by the adaptive machinery; random1 would ignore them. */
@@ -110,7 +110,7 @@ static int apply_policy(const struct dataopts *d, struct node_config *cfg, char 
     }
     if (d->info) {
         if (steal_parse_info(d->info, s) < 0) {
-            *cause = xasprintf("--info '%s': expected load-query or ring", d->info);
+            *cause = xasprintf("--info '%s': expected load-query, ring or token", d->info);
             return -EINVAL;
         }
         if (s->info == STEAL_INFO_LOAD_QUERY && steal_needs_ring(s)) {
@@ -120,8 +120,19 @@ static int apply_policy(const struct dataopts *d, struct node_config *cfg, char 
                                steal_victims_name(s->victims), steal_amount_name(s->amount));
             return -EINVAL;
         }
+    } else if (s->victims == STEAL_VICTIMS_TOKEN) {
+        s->info = STEAL_INFO_TOKEN;
     } else if (steal_needs_ring(s)) {
         s->info = STEAL_INFO_RING;
+    } else if (s->info == STEAL_INFO_TOKEN) {
+        /* The ctws preset's token with other victims (--policy ctws --victims sqrt): the
+         * token would feed nobody, so the victims get the information they read. */
+        s->info = STEAL_INFO_LOAD_QUERY;
+    }
+    const char *why = NULL;
+    if (steal_check_parts(s, &why) < 0) {
+        *cause = xstrdup(why);
+        return -EINVAL;
     }
     if (d->radius) {
         if (parse_count("radius", d->radius, &s->radius, cause) < 0)

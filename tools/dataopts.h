@@ -21,13 +21,14 @@ struct dataopts {
 /* The option table entries, to splice into a command's table: DATAOPTS_OPTS(&d). */
 #define DATAOPTS_OPTS(d)                                                                        \
     {"policy", OPT_STRING, &(d)->policy,                                                        \
-     "P  stealing preset: daws | a2ws | parsec | random1 | none | daws+a2ws"},                  \
+     "P  stealing preset: daws | a2ws | parsec | random1 | none | daws+a2ws | lw | ctws"},      \
     {"starvation", OPT_STRING, &(d)->starvation,                                                \
      "S  when to steal: ready | ready+successors | preemptive (ready)"},                        \
-    {"victims", OPT_STRING, &(d)->victims, "V  whom to ask: sqrt | random:K | a2ws (sqrt)"},   \
+    {"victims", OPT_STRING, &(d)->victims,                                                      \
+     "V  whom to ask: sqrt | random:K | a2ws | token | leader (sqrt)"},                         \
     {"amount", OPT_STRING, &(d)->amount,                                                        \
      "A  how many to take: half | chunk:N | single | a2ws (half)"},                            \
-    {"info", OPT_STRING, &(d)->info, "I  load-query | ring (load-query)"},                     \
+    {"info", OPT_STRING, &(d)->info, "I  load-query | ring | token (load-query)"},             \
     {"radius", OPT_STRING, &(d)->radius, "R  ring window each side (20% of nodes, >= 1)"},     \
     {"wait-guard", OPT_STRING, &(d)->wait_guard,                                                \
      "on|off  victims keep tasks that would start before they arrive (off)"},                  \

@@ -38,7 +38,7 @@ static const struct field_spec specs[FF_COUNT] = {
                 "paper 001 Table 2: nodes of 1 to 24 cores scaled to N; or a custom speed list"},
     [FF_SPEEDS] = {"Speeds", NULL, "1,0.5", "speed factors in (0,1], cycled over the nodes"},
     [FF_STEAL] = {"Stealing", CHOICES("adaptive", "random1", "none", "a2ws", "parsec", "daws",
-                                      "daws+a2ws"),
+                                      "daws+a2ws", "lw", "ctws"),
                   "adaptive",
                   "adaptive: sqrt(N) victims, steal half; random1; none; or a --policy preset"},
     [FF_NEIGHBOURS] = {"  victims per try", NULL, "",
@@ -345,7 +345,7 @@ static int plan_policy(struct form *f, struct form_plan *p, char **cause)
     double d;
     uint64_t v;
     /* The first three are --steal modes; the rest name --policy presets (paper 001's
-     * A2WS, paper 004's PaRSEC policies, DAWS, and the hybrid). */
+     * A2WS, paper 004's PaRSEC policies, DAWS, the hybrid, and paper 001's baselines). */
     add_word(p, f->choice[FF_STEAL] <= 2 ? "--steal" : "--policy", form_value(f, FF_STEAL));
     if (form_visible(f, FF_NEIGHBOURS) && f->text[FF_NEIGHBOURS][0]) {
         if (!parse_u64(f->text[FF_NEIGHBOURS], 1, LAUNCH_MAX_NODES, &v))

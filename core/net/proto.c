@@ -41,6 +41,10 @@ const char *proto_type_name(uint16_t type)
     case MSG_FETCH_REQ: return "fetch-request";
     case MSG_FETCH_REP: return "fetch-reply";
     case MSG_INFO: return "info";
+    case MSG_TOKEN: return "token";
+    case MSG_LW_FORWARD: return "lw-forward";
+    case MSG_LW_REQUEST: return "lw-request";
+    case MSG_LW_GRANT: return "lw-grant";
     case MSG_TRACE_HELLO: return "trace-hello";
     case MSG_TRACE_RESUME: return "trace-resume";
     case MSG_TRACE_BLOCK: return "trace-block";

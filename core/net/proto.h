@@ -46,6 +46,12 @@ enum proto_type {
     MSG_INFO = 0x020a,          /* u32 count, count x (u32 node, u32 version, f64 t_run,
                                    u32 n, u32 avail, u32 slots): A2WS information
                                    vector entries (core/runtime/ring.c) */
+    MSG_TOKEN = 0x020b,         /* u32 hops, u32 quiet, u32 nodes, nodes x (u32 count,
+                                   u8 flags): the CTWS token (core/runtime/token.c) */
+    MSG_LW_FORWARD = 0x020c,    /* u32 count, count x task_spec: ready tasks for the LW
+                                   leader's SReadyQ (core/runtime/leader.c) */
+    MSG_LW_REQUEST = 0x020d,    /* u32 req, u32 want: a starving LW worker asks the leader */
+    MSG_LW_GRANT = 0x020e,      /* u32 req, u32 count, count x task_spec: the answer */
 
     /* Client to node and back. */
     MSG_JOB_BEGIN = 0x0301,     /* u32 job, u32 tasks: TASK_END reports go to the sender */

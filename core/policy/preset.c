@@ -33,6 +33,12 @@ static const struct preset presets[] = {
      STEAL_INFO_LOAD_QUERY, false, PLACEMENT_WS},
     {"daws+a2ws", STEAL_ADAPTIVE, STEAL_STARVE_PREEMPTIVE, STEAL_VICTIMS_A2WS, 1,
      STEAL_AMOUNT_A2WS, STEAL_INFO_RING, false, PLACEMENT_FLDS},
+    /* Paper 001 §4: the leader hands out one task per request of each idle worker slot. */
+    {"lw", STEAL_ADAPTIVE, STEAL_STARVE_READY, STEAL_VICTIMS_LEADER, 1, STEAL_AMOUNT_SINGLE,
+     STEAL_INFO_LOAD_QUERY, false, PLACEMENT_WS},
+    /* Assis et al. 2019: an idle holder of the token steals half of the most loaded. */
+    {"ctws", STEAL_ADAPTIVE, STEAL_STARVE_READY, STEAL_VICTIMS_TOKEN, 1, STEAL_AMOUNT_HALF,
+     STEAL_INFO_TOKEN, false, PLACEMENT_WS},
 };
 
 int policy_preset_apply(const char *name, struct steal_params *s, struct placement_params *p)
@@ -58,5 +64,5 @@ int policy_preset_apply(const char *name, struct steal_params *s, struct placeme
 
 const char *policy_preset_names(void)
 {
-    return "daws, a2ws, parsec, random1, none, daws+a2ws";
+    return "daws, a2ws, parsec, random1, none, daws+a2ws, lw, ctws";
 }

@@ -10,9 +10,13 @@
  *   random1     ready              random:1   half    load-query  off    ws
  *   none        (never steals)                                           ws
  *   daws+a2ws   preemptive         a2ws       a2ws    ring        off    flds
+ *   lw          ready              leader     single  load-query  off    ws
+ *   ctws        ready              token      half    token       off    ws
  *
  * daws+a2ws is the hybrid none of the papers has: DAWS's data-aware placement with
- * A2WS's speed-aware amounts and victims.
+ * A2WS's speed-aware amounts and victims.  lw and ctws are paper 001's baselines
+ * (core/policy/lw.h, core/policy/ctws.h): under lw the leader asks nobody's load (it
+ * holds the movable tasks) and `single` is one task per idle slot of the asking worker.
  *
  * Owns nothing; pure.  Called by tools/dataopts.c and tests/unit/test_parsec.c.
  */
@@ -28,7 +32,7 @@
  */
 int policy_preset_apply(const char *name, struct steal_params *s, struct placement_params *p);
 
-/* "daws, a2ws, parsec, random1, none, daws+a2ws", for messages and help. */
+/* "daws, a2ws, parsec, random1, none, daws+a2ws, lw, ctws", for messages and help. */
 const char *policy_preset_names(void);
 
 #endif

@@ -4,8 +4,9 @@
  * victims (or one, for the classic baseline, or K), rob the most loaded, take half, and
  * an exponential back-off poll interval that parks the thief at its bound and widens
  * the victim set after runs of failures.  Also the names of the policy space's parts;
- * the PaRSEC parts (successors, chunk, single, the waiting-time guard) are in parsec.c
- * and the A2WS ones in a2ws.c.
+ * the PaRSEC parts (successors, chunk, single, the waiting-time guard) are in parsec.c,
+ * the A2WS ones in a2ws.c, and the baselines' in lw.c (leader/workers) and ctws.c (the
+ * cyclic token).
  *
  * Owns nothing: every call works on the caller's structs and random state.  Called by
  * core/runtime's stealer on a node's loop thread, by the simulator for every simulated
@@ -86,6 +87,8 @@ static const char *const victims_names[] = {
     [STEAL_VICTIMS_SQRT] = "sqrt",
     [STEAL_VICTIMS_RANDOM] = "random",
     [STEAL_VICTIMS_A2WS] = "a2ws",
+    [STEAL_VICTIMS_TOKEN] = "token",
+    [STEAL_VICTIMS_LEADER] = "leader",
 };
 static const char *const amount_names[] = {
     [STEAL_AMOUNT_HALF] = "half",
@@ -96,6 +99,7 @@ static const char *const amount_names[] = {
 static const char *const info_names[] = {
     [STEAL_INFO_LOAD_QUERY] = "load-query",
     [STEAL_INFO_RING] = "ring",
+    [STEAL_INFO_TOKEN] = "token",
 };
 
 #define NAME_OF(table, v) \
@@ -144,6 +148,10 @@ int steal_parse_victims(const char *text, struct steal_params *p)
         p->victims = STEAL_VICTIMS_SQRT;
     } else if (strcmp(text, "a2ws") == 0) {
         p->victims = STEAL_VICTIMS_A2WS;
+    } else if (strcmp(text, "token") == 0) {
+        p->victims = STEAL_VICTIMS_TOKEN;
+    } else if (strcmp(text, "leader") == 0) {
+        p->victims = STEAL_VICTIMS_LEADER;
     } else if (parse_bounded(text, "random", &k) == 0) {
         p->victims = STEAL_VICTIMS_RANDOM;
         p->victims_k = k;
@@ -208,6 +216,31 @@ bool steal_needs_ring(const struct steal_params *p)
                  p->amount == STEAL_AMOUNT_A2WS);
 }
 
+int steal_check_parts(const struct steal_params *p, const char **why)
+{
+    const char *w = NULL;
+    if (!p) {
+        w = "no parameters";
+    } else if (p->victims == STEAL_VICTIMS_TOKEN && p->info != STEAL_INFO_TOKEN) {
+        w = "--victims token reads the CTWS token's counts: it needs --info token";
+    } else if (p->info == STEAL_INFO_TOKEN && p->victims != STEAL_VICTIMS_TOKEN) {
+        w = "--info token feeds only --victims token (only the token's holder steals)";
+    } else if ((p->victims == STEAL_VICTIMS_TOKEN || p->victims == STEAL_VICTIMS_LEADER) &&
+               steal_needs_ring(p)) {
+        /* Preemptive starts and the A2WS amount read the ring's vector, which neither the
+         * token nor the leader keeps current. */
+        w = p->victims == STEAL_VICTIMS_TOKEN
+                ? "--victims token cannot take --starvation preemptive or --amount a2ws"
+                : "--victims leader cannot take --starvation preemptive or --amount a2ws";
+    }
+    if (w) {
+        if (why)
+            *why = w;
+        return -EINVAL;
+    }
+    return 0;
+}
+
 /* Exact integer ceil(sqrt(n)): the victim count must not depend on libm rounding. */
 static uint32_t ceil_sqrt(uint32_t n)
 {
@@ -239,7 +272,7 @@ static uint32_t base_neighbours(const struct steal_params *p, uint32_t nodes)
         else if (p->victims == STEAL_VICTIMS_SQRT)
             k = p->neighbours ? p->neighbours : ceil_sqrt(nodes);
         else
-            return 0; /* A2WS: the information vector names the victim, not a draw */
+            return 0; /* A2WS, token, leader: the victim is named, not drawn */
         break;
     case STEAL_RANDOM1:
         k = 1;
@@ -401,7 +434,8 @@ uint32_t steal_pick_victims(const struct steal_params *p, const struct steal_sta
         return 0;
     switch (p->mode) {
     case STEAL_ADAPTIVE:
-        if (p->victims == STEAL_VICTIMS_A2WS)
+        if (p->victims == STEAL_VICTIMS_A2WS || p->victims == STEAL_VICTIMS_TOKEN ||
+            p->victims == STEAL_VICTIMS_LEADER)
             return 0;
         if (p->victims == STEAL_VICTIMS_RANDOM)
             k = p->victims_k ? p->victims_k : 1;

@@ -41,6 +41,10 @@ enum steal_victims {
     STEAL_VICTIMS_SQRT = 0,      /* ceil(sqrt N) random, widening after failures (MATRIX) */
     STEAL_VICTIMS_RANDOM = 1,    /* victims_k random, never widened */
     STEAL_VICTIMS_A2WS = 2,      /* closest rate, then in-pair, from the ring (001 §2.2.2) */
+    STEAL_VICTIMS_TOKEN = 3,     /* CTWS: only the token's holder steals, from the node the
+                                  * token says is most loaded (core/policy/ctws.h) */
+    STEAL_VICTIMS_LEADER = 4,    /* LW: workers never rob each other; they ask the leader,
+                                  * which holds every movable task (core/policy/lw.h) */
 };
 
 /* How many tasks a victim hands over (paper 004's victim policies, and A2WS). */
@@ -55,6 +59,7 @@ enum steal_amount_kind {
 enum steal_info {
     STEAL_INFO_LOAD_QUERY = 0,   /* ask the victims' queue lengths on demand */
     STEAL_INFO_RING = 1,         /* the A2WS information vector on the ring (001 §2.1) */
+    STEAL_INFO_TOKEN = 2,        /* the CTWS token's per-node task counts (001 §4) */
 };
 
 struct steal_params {
@@ -84,9 +89,9 @@ const char *steal_mode_name(enum steal_mode mode);
  * The parts' names, as the flags spell them.  Each parser returns 0, or -EINVAL for a
  * name it does not know (and leaves *p alone then).
  *   starvation: ready | ready+successors | preemptive
- *   victims:    sqrt | random:K | a2ws          (K >= 1)
- *   amount:     half | chunk:N | single | a2ws  (N >= 1)
- *   info:       load-query | ring
+ *   victims:    sqrt | random:K | a2ws | token | leader   (K >= 1)
+ *   amount:     half | chunk:N | single | a2ws            (N >= 1)
+ *   info:       load-query | ring | token
  */
 int steal_parse_starvation(const char *text, struct steal_params *p);
 int steal_parse_victims(const char *text, struct steal_params *p);
@@ -99,6 +104,12 @@ const char *steal_amount_name(enum steal_amount_kind a);
 const char *steal_info_name(enum steal_info i);
 /* True when some part reads the A2WS information vector. */
 bool steal_needs_ring(const struct steal_params *p);
+/*
+ * Whether the parts fit together: the CTWS victims and the token feed only each other,
+ * and neither the token nor the leader can take the A2WS parts (they read a vector
+ * those policies do not keep).  0, or -EINVAL with *why saying which flags clash.
+ */
+int steal_check_parts(const struct steal_params *p, const char **why);
 
 /* A thief's adaptive state; the runtime keeps one per node and changes it only here. */
 struct steal_state {

@@ -525,6 +525,10 @@ static void check_cb(uv_check_t *h)
     }
     dispatch(n);
     thief_poll(n);
+    /* After dispatch: the leader's own free slots take their tasks first, like any
+     * worker's that asked, only without the round trip. */
+    leader_step(n);
+    token_step(n);
     thief_wake_idle_peers(n);
     /* Last: what the pass changed (and the thief's request, a batch to ride on) is in. */
     ring_step(n);
@@ -700,6 +704,10 @@ static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct 
     case MSG_STEAL_REQUEST: rc = thief_on_steal_request(n, from, r); break;
     case MSG_STEAL_GRANT: rc = thief_on_steal_grant(n, from, r); break;
     case MSG_INFO: rc = ring_on_info(n, from, r); break;
+    case MSG_TOKEN: rc = token_on_message(n, from, r); break;
+    case MSG_LW_FORWARD: rc = leader_on_forward(n, from, r); break;
+    case MSG_LW_REQUEST: rc = leader_on_request(n, from, r); break;
+    case MSG_LW_GRANT: rc = leader_on_grant(n, from, r); break;
     case MSG_IDLE:
         n->peers[from].idle = true;
         return 0;
@@ -880,6 +888,8 @@ static void node_stop(struct node *n)
     n->hub = NULL;
     thief_close(n);
     ring_close(n);
+    token_close(n);
+    leader_close(n);
     place_monitor_stop(n);
     uv_idle_stop(&n->idle);
     uv_close((uv_handle_t *)&n->idle, NULL);
@@ -946,6 +956,8 @@ int node_run(const struct node_config *cfg, char **cause)
         free(n);
         return rc;
     }
+    /* Before the executors exist: the LW leader runs tasks with less (leader.c). */
+    leader_configure(n);
     uv_loop_init(&n->loop);
     n->peers = xcalloc(n->nodes, sizeof *n->peers);
     u64map_init(&n->waitq);
@@ -968,7 +980,7 @@ int node_run(const struct node_config *cfg, char **cause)
     rc = cfg->listen_fd >= 0 ? conn_hub_listen_fd(n->hub, cfg->listen_fd, cause)
                              : conn_hub_listen(n->hub, me->host, me->port, cause);
     if (rc == 0) {
-        n->exec = exec_create(&n->loop, cfg->workdir, cfg->speed, on_exec_done, n, cause);
+        n->exec = exec_create(&n->loop, cfg->workdir, n->cfg.speed, on_exec_done, n, cause);
         if (!n->exec)
             rc = -EINVAL;
     }
@@ -989,6 +1001,8 @@ int node_run(const struct node_config *cfg, char **cause)
     n->sigint.data = n;
     thief_init(n);
     ring_init(n);
+    token_init(n);
+    leader_init(n);
     place_monitor_init(n);
     if (rc == 0)
         place_monitor_start(n);
@@ -996,7 +1010,7 @@ int node_run(const struct node_config *cfg, char **cause)
         uv_signal_start(&n->sigterm, on_signal, SIGTERM);
         uv_signal_start(&n->sigint, on_signal, SIGINT);
         log_info("node %u listening on %s:%d with %u slots at speed %.3g", n->self, me->host,
-                 conn_hub_port(n->hub), cfg->slots, cfg->speed);
+                 conn_hub_port(n->hub), n->cfg.slots, n->cfg.speed);
     } else {
         n->stop_requested = true;
         node_mark_dirty(n);

@@ -2,8 +2,8 @@
  * node_impl — the node daemon's state, shared by the files that make up the daemon
  * (node.c: messages, queues, executors; place.c: placement, pushes, the FLDS monitor;
  * fetch.c: the data plane; thief.c: the stealing state machine; ring.c: the A2WS
- * information vector on the ring).  Private
- * to core/runtime; nothing outside includes it.
+ * information vector on the ring; leader.c: the LW leader and its workers; token.c: the
+ * CTWS token).  Private to core/runtime; nothing outside includes it.
  */
 #ifndef JACKDAW_NODE_IMPL_H
 #define JACKDAW_NODE_IMPL_H
@@ -19,6 +19,8 @@
 #include "core/model/task.h"
 #include "core/net/conn.h"
 #include "core/policy/a2ws.h"
+#include "core/policy/ctws.h"
+#include "core/policy/lw.h"
 #include "core/policy/steal.h"
 #include "core/runtime/exec.h"
 #include "core/runtime/node.h"
@@ -87,6 +89,33 @@ struct ring {
     uint64_t sent, received, piggybacked; /* MSG_INFO messages */
 };
 
+/* LW (leader.c): the leader's held requests, or a worker's request in flight. */
+struct leader {
+    bool on;                    /* --victims leader, two nodes or more, stealing on */
+    bool is_leader;             /* this node is LW_LEADER */
+    bool asked;                 /* worker: a request is out and not answered yet */
+    uint32_t req, want;         /* worker: its latest request */
+    double resend_ms;           /* worker: wait before repeating it (a lost message) */
+    uv_timer_t timer;           /* worker: repeats an unanswered request */
+    struct lw_request *pending; /* leader: owned, `nodes` entries; the held requests, FIFO */
+    uint32_t npending;
+    uint32_t *grants;           /* leader: owned, `nodes` entries; lw_serve's answer */
+    uint32_t *answered;         /* leader: owned, `nodes` entries; last request id answered */
+    uint64_t forwarded, received, requests, handed_out; /* for the closing log line */
+};
+
+/* CTWS (token.c): the token while this node holds it. */
+struct token {
+    bool on;                    /* --victims token, two nodes or more, stealing on */
+    bool held;                  /* the token is here */
+    bool resting;               /* held, and nothing was stealable: waits for news of work */
+    struct ctws_token tok;      /* entries borrowed from `entries` */
+    struct ctws_entry *entries; /* owned; `nodes` entries, NULL when off */
+    uv_timer_t timer;           /* a paced pass */
+    int64_t last_pass_ns;       /* monotonic: when this node last passed the token */
+    uint64_t passes, rests, steals;
+};
+
 /* The data plane (fetch.c): fetches in flight, and messages held back by the network
  * emulation's token buckets and latency. */
 struct fetch;
@@ -143,6 +172,8 @@ struct node {
 
     struct thief thief;
     struct ring ring;
+    struct leader leader;
+    struct token token;
     uint32_t running_successors; /* sum of local_successors over running tasks */
     const struct trace_sink *sink; /* borrowed from the config; NULL when not tracing */
     uv_timer_t sampler;         /* NODE_SAMPLE every sample_ms */
@@ -205,6 +236,11 @@ int data_on_fetch_reply(struct node *n, uint32_t from, struct rbuf *r);
 /* thief.c */
 void thief_init(struct node *n);
 void thief_close(struct node *n);
+/* What the starvation test sees of this node now. */
+struct steal_self thief_self(const struct node *n);
+/* Starts an attempt and asks `victim` for tasks: max bounds the grant (0: the victim's
+ * amount policy decides), `expect` is what the trace says was asked for. */
+void thief_request(struct node *n, uint32_t victim, uint32_t max, uint32_t expect);
 /* From the check step: starts an attempt if the node is starving. */
 void thief_poll(struct node *n);
 /* The cluster has (new) unfinished work: unpark and start over. */
@@ -229,5 +265,30 @@ int ring_on_info(struct node *n, uint32_t from, struct rbuf *r);
 void ring_send_self(struct node *n, uint32_t to);
 /* Seconds since this node first saw work: the preemptive estimate's clock. */
 double ring_elapsed_s(const struct node *n);
+
+/* leader.c.  leader_configure runs before the executors exist: it sets the leader's
+ * reduced capacity (lw_leader_capacity) in n->cfg; leader_init once the loop exists. */
+void leader_configure(struct node *n);
+void leader_init(struct node *n);
+void leader_close(struct node *n);
+/* From node_make_ready: a movable ready task of a worker goes to the leader.  True when
+ * it was sent (and freed). */
+bool leader_forward(struct node *n, struct ntask *t);
+/* From the thief's poll: a starving worker asks the leader. */
+void leader_poll(struct node *n, const struct steal_self *self);
+/* From the check step: the leader answers the requests it can. */
+void leader_step(struct node *n);
+int leader_on_forward(struct node *n, uint32_t from, struct rbuf *r);
+int leader_on_request(struct node *n, uint32_t from, struct rbuf *r);
+int leader_on_grant(struct node *n, uint32_t from, struct rbuf *r);
+
+/* token.c */
+void token_init(struct node *n);
+void token_close(struct node *n);
+/* From the check step: a resting token moves again when this node's own count changed. */
+void token_step(struct node *n);
+/* The cluster has (new) work: a token resting here moves again. */
+void token_wake(struct node *n);
+int token_on_message(struct node *n, uint32_t from, struct rbuf *r);
 
 #endif

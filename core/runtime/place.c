@@ -56,6 +56,9 @@ void node_make_ready(struct node *n, struct ntask *t)
         return;
     }
     bool shared = d.queue == PLACE_SREADY;
+    /* LW: a task that may move belongs in the leader's queue, not in a worker's. */
+    if (shared && leader_forward(n, t))
+        return;
     node_trace(n, shared ? TRACE_TASK_QUEUED_SHARED : TRACE_TASK_QUEUED_LOCAL, t->spec.key, -1,
                0, t->t_ready);
     readyq_push(shared ? &n->sready : &n->lready, t, t->spec.input_bytes);
@@ -110,9 +113,12 @@ static void monitor_cb(uv_timer_t *h)
                     held[pinned++] = t;
                     continue;
                 }
+                got++;
+                /* Spilled tasks may move: under LW that means to the leader. */
+                if (leader_forward(n, t))
+                    continue;
                 node_trace(n, TRACE_TASK_QUEUED_SHARED, t->spec.key, -1, 0, wall);
                 readyq_push(&n->sready, t, t->spec.input_bytes);
-                got++;
             }
             for (size_t i = 0; i < pinned; i++)
                 readyq_push(&n->lready, held[i], ((struct ntask *)held[i])->spec.input_bytes);

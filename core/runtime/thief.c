@@ -9,13 +9,16 @@
  * SReadyQ within the request's bound and the waiting-time guard.
  *
  * Decisions are the pure functions of core/policy (steal, parsec, a2ws); this file only
- * carries them out on the loop.  Theft is asynchronous (paper 001 §2.3) without locks:
- * the victim takes from its own SReadyQ on its own loop, where the executors' gets also
- * run, so a task is either taken or run, never both; the thief takes what arrives,
- * which may be less than it asked for, and its next plan starts from the victim's entry
- * that came with the grant.  An attempt that loses replies (a peer died) fails after
- * steal_timeout_ms, so the thief never hangs.  Tasks in a grant are always taken, even
- * for a stale attempt: a task once sent must never be dropped.
+ * carries them out on the loop.  The baselines reuse parts of it: CTWS's holder asks
+ * its victim through thief_request (token.c decides when and whom), and an LW worker's
+ * poll goes to leader.c, which asks the leader instead of any victim.  Theft is
+ * asynchronous (paper 001 §2.3) without locks: the victim takes from its own SReadyQ on
+ * its own loop, where the executors' gets also run, so a task is either taken or run,
+ * never both; the thief takes what arrives, which may be less than it asked for, and
+ * its next plan starts from the victim's entry that came with the grant.  An attempt
+ * that loses replies (a peer died) fails after steal_timeout_ms, so the thief never
+ * hangs.  Tasks in a grant are always taken, even for a stale attempt: a task once sent
+ * must never be dropped.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,7 +53,7 @@ void thief_close(struct node *n)
     uv_close((uv_handle_t *)&n->thief.timer, NULL);
 }
 
-static struct steal_self self_view(const struct node *n)
+struct steal_self thief_self(const struct node *n)
 {
     struct steal_self s = {
         .lready = (uint32_t)readyq_len(&n->lready),
@@ -107,9 +110,14 @@ static uint32_t request_bound(struct node *n, uint32_t victim, bool starving)
 static void attempt_done(struct node *n, bool success)
 {
     struct thief *th = &n->thief;
-    steal_on_result(&n->cfg.steal, &th->st, success, n->nodes);
+    bool token = n->cfg.steal.victims == STEAL_VICTIMS_TOKEN;
+    /* CTWS: the next chance to steal is the token's next visit, so there is nothing to
+     * back off from and nothing to park: a resting token does the waiting. */
+    if (!token)
+        steal_on_result(&n->cfg.steal, &th->st, success, n->nodes);
     log_debug("steal attempt %u %s; next wait %.0f ms, %u neighbours", th->attempt,
-              success ? "succeeded" : "failed", th->st.interval_ms, th->st.neighbours);
+              success ? "succeeded" : "failed", token ? 0.0 : th->st.interval_ms,
+              th->st.neighbours);
     if (success) {
         n->steals_succeeded++;
         th->state = THIEF_IDLE;
@@ -123,6 +131,11 @@ static void attempt_done(struct node *n, bool success)
     if (n->first_start_ns &&
         placement_in_force(&n->cfg.placement, &n->autop) == PLACEMENT_FLDS)
         flds_on_steal_failed(&n->cfg.placement, &n->flds);
+    if (token) {
+        th->state = THIEF_IDLE;
+        uv_timer_stop(&th->timer);
+        return;
+    }
     if (th->st.parked && flds_poll_should_reset(&n->cfg.placement, &n->autop, &n->flds)) {
         /* FLDS: the threshold fell low enough that stealing may pay again (002 §4.4). */
         steal_on_wake(&n->cfg.steal, &th->st);
@@ -223,6 +236,14 @@ static void begin_attempt(struct node *n)
     n->steals_attempted++;
 }
 
+void thief_request(struct node *n, uint32_t victim, uint32_t max, uint32_t expect)
+{
+    begin_attempt(n);
+    n->thief.nvictims = 1;
+    n->thief.victims[0] = victim;
+    send_steal_request(n, victim, max, expect);
+}
+
 /* The A2WS thief (paper 001 Algorithm 1, lines 3–7): plan, then ask the chosen victim. */
 static void poll_a2ws(struct node *n, bool starving)
 {
@@ -266,7 +287,14 @@ void thief_poll(struct node *n)
     const struct steal_params *p = &n->cfg.steal;
     if (th->state != THIEF_IDLE || n->nodes < 2 || p->mode == STEAL_NONE)
         return;
-    struct steal_self self = self_view(n);
+    /* CTWS steals only when the token visits (token.c). */
+    if (p->victims == STEAL_VICTIMS_TOKEN)
+        return;
+    struct steal_self self = thief_self(n);
+    if (p->victims == STEAL_VICTIMS_LEADER) {
+        leader_poll(n, &self);
+        return;
+    }
     bool starving = steal_starving(p, &self);
     if (!starving) {
         if (p->starvation != STEAL_STARVE_PREEMPTIVE || !n->ring.on)
@@ -326,6 +354,7 @@ void thief_wake(struct node *n)
         uv_timer_stop(&th->timer);
         th->state = THIEF_IDLE;
     }
+    token_wake(n);
     node_mark_dirty(n);
 }
 

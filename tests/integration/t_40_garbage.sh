@@ -22,7 +22,7 @@ local port, which the daemon's log names) and, for `idle`, the outcome."""
 import hashlib, hmac, os, socket, struct, sys, time
 
 HOST = "127.0.0.1"
-MAGIC, VERSION = 0x4A44, 2  # FRAME_VERSION of core/net/frame.h
+MAGIC, VERSION = 0x4A44, 3  # FRAME_VERSION of core/net/frame.h
 CHALLENGE, RESPONSE, ACCEPT = 1, 2, 3
 ROLE_CLIENT = 2
 

@@ -50,6 +50,13 @@ static void test_policy_preset_plan(void **state)
     assert_int_equal(form_plan(&f, &p, &cause), 0);
     assert_string_equal(word(&p, "--policy"), "a2ws");
     assert_null(word(&p, "--steal"));
+    /* Paper 001's baselines are presets too. */
+    form_set(&f, FF_STEAL, "ctws");
+    assert_int_equal(form_plan(&f, &p, &cause), 0);
+    assert_string_equal(word(&p, "--policy"), "ctws");
+    form_set(&f, FF_STEAL, "lw");
+    assert_int_equal(form_plan(&f, &p, &cause), 0);
+    assert_string_equal(word(&p, "--policy"), "lw");
 }
 
 static void test_defaults_plan(void **state)
