@@ -148,6 +148,8 @@ static void print_sample(FILE *out, const struct trace_sample *s, bool json)
         {"cache_hits", s->cache_hits}, {"busy_ns", s->busy_ns},
         {"dropped", s->dropped},
         {"bytes_out", s->bytes_out}, {"cancelled", s->cancelled},
+        {"info_sent", s->info_sent}, {"info_received", s->info_received},
+        {"token_passes", s->token_passes},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         if (json)

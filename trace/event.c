@@ -69,9 +69,14 @@ const char trace_event_schema_json[] =
     "ed\",\"type\":\"long\",\"doc\":\"Cumulative: events this node dropped.\"},{\"name\":\"bytes_"
     "out\",\"type\":\"long\",\"default\":0,\"doc\":\"Cumulative: bytes this node served to othe"
     "rs.\"},{\"name\":\"cancelled\",\"type\":\"long\",\"default\":0,\"doc\":\"Cumulative: tasks can"
-    "celled here (counted in ended, not in failed).\"}]}]},{\"name\":\"names\",\"type\":{\"ty"
-    "pe\":\"array\",\"items\":\"string\"},\"default\":[],\"doc\":\"JOB_SUBMIT: [workload name]; T"
-    "ASK_NAMES: the workload ids of tasks task..task+count-1. Empty otherwise.\"}]}";
+    "celled here (counted in ended, not in failed).\"},{\"name\":\"info_sent\",\"type\":\"lon"
+    "g\",\"default\":0,\"doc\":\"Cumulative: A2WS information-vector messages sent to ring "
+    "neighbours.\"},{\"name\":\"info_received\",\"type\":\"long\",\"default\":0,\"doc\":\"Cumulativ"
+    "e: A2WS information-vector messages received.\"},{\"name\":\"token_passes\",\"type\":\"l"
+    "ong\",\"default\":0,\"doc\":\"Cumulative: CTWS token passes by this node.\"}]}]},{\"name"
+    "\":\"names\",\"type\":{\"type\":\"array\",\"items\":\"string\"},\"default\":[],\"doc\":\"JOB_SUBMI"
+    "T: [workload name]; TASK_NAMES: the workload ids of tasks task..task+count-1. Em"
+    "pty otherwise.\"}]}";
 
 void trace_event_init(struct trace_event *ev, enum trace_kind kind, int32_t node)
 {
@@ -122,7 +127,8 @@ static int set_sample(avro_value_t *rec, const struct trace_sample *s)
     const int64_t longs[] = { s->started, s->ended, s->failed, s->stolen_in, s->stolen_out,
                               s->pushed, s->steal_requests, s->steal_fails, s->fetches,
                               s->fetch_bytes, s->cache_hits, s->busy_ns, s->dropped,
-                              s->bytes_out, s->cancelled };
+                              s->bytes_out, s->cancelled, s->info_sent, s->info_received,
+                              s->token_passes };
     size_t i = 0;
     int rc = 0;
     for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !rc; k++)
@@ -256,11 +262,13 @@ static int get_sample(avro_value_t *rec, struct trace_sample *s)
                                               "stolen_out", "pushed", "steal_requests",
                                               "steal_fails", "fetches", "fetch_bytes",
                                               "cache_hits", "busy_ns", "dropped",
-                                              "bytes_out", "cancelled" };
+                                              "bytes_out", "cancelled", "info_sent",
+                                              "info_received", "token_passes" };
     int64_t *longs[] = { &s->started, &s->ended, &s->failed, &s->stolen_in, &s->stolen_out,
                          &s->pushed, &s->steal_requests, &s->steal_fails, &s->fetches,
                          &s->fetch_bytes, &s->cache_hits, &s->busy_ns, &s->dropped,
-                         &s->bytes_out, &s->cancelled };
+                         &s->bytes_out, &s->cancelled, &s->info_sent, &s->info_received,
+                         &s->token_passes };
     int rc = 0;
     for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !rc; k++)
         rc = get_i32(rec, int_names[k], ints[k]);

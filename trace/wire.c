@@ -108,7 +108,7 @@ static void put_sample(struct wbuf *b, const struct trace_sample *s)
     const int64_t longs[] = {s->started, s->ended, s->failed, s->stolen_in, s->stolen_out,
                              s->pushed, s->steal_requests, s->steal_fails, s->fetches,
                              s->fetch_bytes, s->cache_hits, s->busy_ns, s->dropped, s->bytes_out,
-                             s->cancelled};
+                             s->cancelled, s->info_sent, s->info_received, s->token_passes};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         wbuf_put_u32(b, (uint32_t)ints[i]);
     for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)
@@ -121,7 +121,8 @@ static void get_sample(struct rbuf *r, struct trace_sample *s)
     int64_t *longs[] = {&s->started, &s->ended, &s->failed, &s->stolen_in, &s->stolen_out,
                         &s->pushed, &s->steal_requests, &s->steal_fails, &s->fetches,
                         &s->fetch_bytes, &s->cache_hits, &s->busy_ns, &s->dropped,
-                        &s->bytes_out, &s->cancelled};
+                        &s->bytes_out, &s->cancelled, &s->info_sent, &s->info_received,
+                        &s->token_passes};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         *ints[i] = (int32_t)rbuf_u32(r);
     for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++)

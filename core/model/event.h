@@ -58,6 +58,8 @@ struct trace_sample {
     int64_t dropped;
     int64_t bytes_out;      /* served to other nodes (appended: older files read 0) */
     int64_t cancelled;      /* tasks cancelled here, within ended (appended) */
+    int64_t info_sent, info_received; /* A2WS ring messages (appended) */
+    int64_t token_passes;   /* CTWS (appended) */
 };
 
 /* Where a node daemon's events go.  Every call is on the node's loop thread and must

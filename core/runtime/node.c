@@ -813,6 +813,9 @@ static void trace_sample(struct node *n)
     s.busy_ns = n->busy_ns_done + running_ns;
     s.bytes_out = (int64_t)n->data.bytes_out;
     s.cancelled = (int64_t)n->tasks_cancelled;
+    s.info_sent = (int64_t)n->ring.sent;
+    s.info_received = (int64_t)n->ring.received;
+    s.token_passes = (int64_t)n->token.passes;
     s.dropped = (int64_t)n->sink->dropped(n->sink->ctx);
     n->sink->sample(n->sink->ctx, &s, now);
 }

@@ -67,7 +67,11 @@ void run_header_parse(struct run_header *h, const char *json, char **problem)
     json_t *args = json_object_get(json_object_get(root, "config"), "node_args");
     if (json_is_array(args)) {
         h->placement = arg_value(args, "--placement");
-        h->steal_policy = arg_value(args, "--steal");
+        /* A --policy preset names the stealing policy; --steal is the older, narrower
+         * flag (and may still override the preset's parts). */
+        h->steal_policy = arg_value(args, "--policy");
+        if (!h->steal_policy)
+            h->steal_policy = arg_value(args, "--steal");
     }
     json_t *nodes = json_object_get(root, "nodes");
     if (json_is_array(nodes) && json_array_size(nodes) > 0) {
