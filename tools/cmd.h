@@ -37,6 +37,7 @@ extern const struct cmd cmd_node, cmd_launch, cmd_submit, cmd_status, cmd_stop, 
 int console_command(const struct cmd *cmd, int argc, char **argv, const char *replay);
 extern const struct cmd cmd_bound;
 extern const struct cmd cmd_report, cmd_compare, cmd_diff;
+extern const struct cmd cmd_bench;
 
 /*
  * Option parsing shared by every command: long options only, "--name value" or

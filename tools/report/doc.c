@@ -153,7 +153,7 @@ int doc_end(struct doc *d)
     if (d->kind == DOC_HTML) {
         if (d->in_section)
             fputs("</section>\n", d->out);
-        html_end(d->out);
+        html_end(d->out, d->footer);
     }
     fflush(d->out);
     return ferror(d->out) ? -EIO : 0;

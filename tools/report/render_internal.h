@@ -1,7 +1,7 @@
 /*
  * Helpers shared by the renderers (render_*.c, doc.c): figures as people read them, and
  * the escaping each format needs.  Private to tools/report/ and the report commands
- * (cmd_diff prints figures with fmt_figure).
+ * (cmd_diff prints figures with fmt_figure; `bench paper` writes its page with doc).
  */
 #ifndef JACKDAW_REPORT_RENDER_INTERNAL_H
 #define JACKDAW_REPORT_RENDER_INTERNAL_H
@@ -31,9 +31,10 @@ void csv_num(FILE *out, double v);         /* empty for NaN */
 /* The run described in one line for headings. */
 const char *run_workload(const struct report_analysis *a); /* name, path or "?" */
 
-/* HTML: the page head (title, CSS) and foot. */
+/* HTML: the page head (title, CSS) and foot; note is the foot's sentence (NULL: the
+ * report's). */
 void html_begin(FILE *out, const char *title);
-void html_end(FILE *out);
+void html_end(FILE *out, const char *note);
 /* HTML: a chart's SVG inline, or a note and a link to its CSV. */
 void html_chart(FILE *out, const struct chart_set *cs, const char *name);
 /* Markdown: a link to a chart's file and CSV when they were written. */
@@ -53,6 +54,7 @@ struct doc {
     bool in_section;
     size_t ncols;               /* of the open table */
     const bool *numeric;        /* borrowed, of the open table */
+    const char *footer;         /* borrowed; the HTML foot's sentence, NULL: the report's */
 };
 
 void doc_begin(struct doc *d, FILE *out, enum doc_kind kind, const struct chart_set *cs,

@@ -250,10 +250,15 @@ void html_begin(FILE *out, const char *title)
           "</style>\n</head>\n<body>\n", out);
 }
 
-void html_end(FILE *out)
+void html_end(FILE *out, const char *note)
 {
-    fputs("<p class=\"note\">Made by jackdaw from the trace alone; the definitions of every "
-          "figure are in share/doc/report.md.</p>\n</body>\n</html>\n", out);
+    fputs("<p class=\"note\">", out);
+    if (note)
+        html_text(out, note);
+    else
+        fputs("Made by jackdaw from the trace alone; the definitions of every figure are in "
+              "share/doc/report.md.", out);
+    fputs("</p>\n</body>\n</html>\n", out);
 }
 
 void html_chart(FILE *out, const struct chart_set *cs, const char *name)
