@@ -242,20 +242,11 @@ int leader_on_request(struct node *n, uint32_t from, struct rbuf *r)
 int leader_on_grant(struct node *n, uint32_t from, struct rbuf *r)
 {
     struct leader *w = &n->leader;
-    uint32_t req = rbuf_u32(r);
-    uint32_t count = rbuf_u32(r);
-    if (!rbuf_ok(r) || count > PROTO_MAX_BATCH)
-        return -EBADMSG;
+    uint32_t req, count;
     int64_t now = clock_wall_ns();
-    for (uint32_t i = 0; i < count; i++) {
-        struct ntask *t = ntask_decode(r);
-        if (!t)
-            return -EBADMSG;
-        t->t_ready = now;
-        node_trace(n, TRACE_TASK_STOLEN_IN, t->spec.key, (int32_t)from, 0, now);
-        readyq_push(&n->lready, t, t->spec.input_bytes);
-    }
-    n->tasks_stolen += count;
+    int rc = node_take_granted(n, from, r, &n->lready, &req, &count, now);
+    if (rc < 0)
+        return rc;
     if (count) {
         n->steals_succeeded++;
         node_trace(n, TRACE_STEAL_GRANT, TRACE_NO_TASK, (int32_t)from, count, now);

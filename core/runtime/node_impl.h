@@ -249,6 +249,10 @@ int thief_on_load_query(struct node *n, uint32_t from, struct rbuf *r);
 int thief_on_load_reply(struct node *n, uint32_t from, struct rbuf *r);
 int thief_on_steal_request(struct node *n, uint32_t from, struct rbuf *r);
 int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r);
+/* A grant's tasks (u32 req, u32 count, count x task_spec) into q, traced as stolen in
+ * from `from`; thief.c's steals and leader.c's LW hand-outs share it. */
+int node_take_granted(struct node *n, uint32_t from, struct rbuf *r, struct readyq *q,
+                      uint32_t *req, uint32_t *count, int64_t now);
 /* Tells parked peers that this node has stealable work. */
 void thief_wake_idle_peers(struct node *n);
 

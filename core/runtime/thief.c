@@ -499,24 +499,34 @@ int thief_on_steal_request(struct node *n, uint32_t from, struct rbuf *r)
     return 0;
 }
 
-int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
+int node_take_granted(struct node *n, uint32_t from, struct rbuf *r, struct readyq *q,
+                      uint32_t *req, uint32_t *count, int64_t now)
 {
-    struct thief *th = &n->thief;
-    uint32_t req = rbuf_u32(r);
-    uint32_t count = rbuf_u32(r);
-    if (!rbuf_ok(r) || count > PROTO_MAX_BATCH)
+    *req = rbuf_u32(r);
+    *count = rbuf_u32(r);
+    if (!rbuf_ok(r) || *count > PROTO_MAX_BATCH)
         return -EBADMSG;
-    int64_t now = clock_wall_ns();
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = 0; i < *count; i++) {
         struct ntask *t = ntask_decode(r);
         if (!t)
             return -EBADMSG;
         t->t_ready = now;
         node_trace(n, TRACE_TASK_STOLEN_IN, t->spec.key, (int32_t)from, 0, now);
-        /* Stolen tasks go to SReadyQ, so they may move on again if this node is slow. */
-        readyq_push(&n->sready, t, t->spec.input_bytes);
+        readyq_push(q, t, t->spec.input_bytes);
     }
-    n->tasks_stolen += count;
+    n->tasks_stolen += *count;
+    return 0;
+}
+
+int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
+{
+    struct thief *th = &n->thief;
+    uint32_t req, count;
+    int64_t now = clock_wall_ns();
+    /* Stolen tasks go to SReadyQ, so they may move on again if this node is slow. */
+    int rc = node_take_granted(n, from, r, &n->sready, &req, &count, now);
+    if (rc < 0)
+        return rc;
     bool current = th->state == THIEF_REQUEST && req == th->attempt;
     /* Fewer than asked (the victim's own slots or another thief got there first): take
      * what came; the next plan starts from the victim's entry that came with it. */
