@@ -1,7 +1,8 @@
 #!/bin/bash
 # run-all.sh — runs every benchmark in tools/bench (noop, command, efficiency, memory, trace,
-# console, bound, report, allpairs, imagestack, dags; the last three take about 4 minutes
-# together), each bounded by `timeout`, and prints their figures next to their targets.
+# console, bound, report, allpairs, imagestack, dags, a2ws, parsec; allpairs, imagestack
+# and dags take about 4 minutes together, a2ws and parsec about 5 and 2), each bounded by
+# `timeout`, and prints their figures next to their targets.
 # `make bench` calls it with the build directory.  A missed target is printed, not
 # judged; the exit status is 1 only when a benchmark could not run to its end (crash,
 # timeout, no summary), 2 on a usage error.
@@ -28,7 +29,7 @@ if [ ! -x "$BUILD_DIR/jackdaw" ]; then
 fi
 
 benches=()
-for b in noop command efficiency memory trace console bound report allpairs imagestack dags; do
+for b in noop command efficiency memory trace console bound report allpairs imagestack dags a2ws parsec; do
     if [ $# -gt 0 ]; then
         keep=0
         for want in "$@"; do
