@@ -26,22 +26,8 @@
 #include "tools/cmd.h"
 #include "workloads/gen.h"
 
-struct output {
-    char *text;
-    size_t len;
-};
+#include "gen_fixture.h"
 
-static void generate(const struct gen_params *p, struct output *o)
-{
-    FILE *out = open_memstream(&o->text, &o->len);
-    assert_non_null(out);
-    char *cause = NULL;
-    int rc = gen_write(out, p, &cause);
-    if (rc)
-        print_error("gen_write: %s\n", cause);
-    assert_int_equal(rc, 0);
-    assert_int_equal(fclose(out), 0);
-}
 
 /* Generates, parses back, and checks the counts gen.h promises and the file order. */
 static void generate_workload(const struct gen_params *p, struct workload *wl)
@@ -683,19 +669,6 @@ static void test_seed_apps(void **state)
         free(b.text);
         free(c.text);
     }
-}
-
-static int run_gen(const char *first, ...)
-{
-    char *argv[64] = {"gen"};
-    int argc = 1;
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a; a = va_arg(ap, const char *))
-        argv[argc++] = (char *)a;
-    va_end(ap);
-    argv[argc] = NULL;
-    return cmd_gen.main(argc, argv);
 }
 
 static void test_command_apps(void **state)
