@@ -152,7 +152,7 @@ static void answer(struct node *n, const struct lw_request *q, uint32_t count)
             /* SReadyQ should never hold one: a bug, repaired as the victim's side does. */
             log_warn("task %llx was in SReadyQ but is not stealable; kept here",
                      (unsigned long long)t->spec.key);
-            readyq_push(&n->lready, t, t->spec.input_bytes);
+            node_queue(n, &n->lready, t, t->spec.input_bytes);
             continue;
         }
         tasks[got++] = t;
@@ -206,7 +206,7 @@ int leader_on_forward(struct node *n, uint32_t from, struct rbuf *r)
         node_trace(n, TRACE_TASK_QUEUED_SHARED, t->spec.key, (int32_t)from, 0, now);
         /* A node that is not the leader (a cluster configured unevenly) keeps what it is
          * sent rather than drop it: a task once sent must run somewhere. */
-        readyq_push(&n->sready, t, t->spec.input_bytes);
+        node_queue(n, &n->sready, t, t->spec.input_bytes);
     }
     n->leader.received += count;
     if (count)

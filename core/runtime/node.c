@@ -127,11 +127,20 @@ static struct job *job_get(struct node *n, uint32_t id, struct conn *client)
     if (!j) {
         j = xcalloc(1, sizeof *j);
         j->id = id;
+        j->rank = n->next_job_rank++;
         u64map_put(&n->jobs, id, j);
     }
     if (client)
         j->client = client;
     return j;
+}
+
+void node_queue(struct node *n, struct readyq *q, struct ntask *t, uint64_t priority)
+{
+    struct job *j = job_get(n, task_key_job(t->spec.key), NULL);
+    uint64_t order = (uint64_t)j->rank << 32 | task_key_index(t->spec.key);
+    readyq_push_ordered(q, t, priority, order);
+    node_mark_dirty(n);
 }
 
 static void report_end(struct node *n, const struct proto_task_end *e)
@@ -217,8 +226,8 @@ static struct ntask *take_ready(struct node *n, uint64_t key)
 {
     struct readyq *queues[3] = {&n->lready, &n->sready, &n->staged};
     for (int q = 0; q < 3; q++) {
-        for (size_t i = 0; i < queues[q]->len; i++) {
-            struct ntask *t = queues[q]->heap[i].item;
+        for (size_t i = 0; i < readyq_len(queues[q]); i++) {
+            struct ntask *t = readyq_at(queues[q], i);
             if (t->spec.key == key) {
                 readyq_remove(queues[q], t);
                 return t;
@@ -438,7 +447,7 @@ static void run_or_queue(struct node *n, struct ntask *t)
     if (n->busy < n->cfg.slots)
         run_task(n, t);
     else
-        readyq_push(&n->staged, t, 0);
+        node_queue(n, &n->staged, t, 0);
     node_mark_dirty(n);
 }
 
@@ -472,10 +481,15 @@ static void stage(struct node *n, struct ntask *t)
  * slot frees (the papers' executors fetch, then run; without this a slot idles for every
  * fetch).  Tasks without inputs are left in the queues until a slot is free for them,
  * where thieves can still take them.  When a slot is free but the fetch window is full
- * and the queue's head needs data, a task from the low end of the queue (the least
- * input) runs instead of the slot idling.
+ * and the queue's head needs data, the oldest task that needs no data runs instead of
+ * the slot idling.
+ *
+ * Returns true when it stopped at the batch bound with work perhaps left, false when
+ * nothing more can start now: then the loop may block until a message, a fetch or a
+ * task end changes that (node_mark_dirty), instead of spinning on a queue whose head
+ * waits for the fetch window.
  */
-static void dispatch(struct node *n)
+static bool dispatch(struct node *n)
 {
     uint32_t slots = n->cfg.slots;
     for (int step = 0; step < DISPATCH_BATCH; step++) {
@@ -486,7 +500,7 @@ static void dispatch(struct node *n)
         struct readyq *q = readyq_len(&n->lready) ? &n->lready : &n->sready;
         struct ntask *head = readyq_peek(q);
         if (!head)
-            return;
+            return false;
         uint32_t spoken = n->busy + (uint32_t)readyq_len(&n->staged);
         bool slot_free = spoken < slots;
         /* At most `prefetch` fetching, and at most slots + prefetch tasks out of the
@@ -500,18 +514,14 @@ static void dispatch(struct node *n)
             continue;
         }
         if (!slot_free)
-            return;
+            return false;
         /* A slot is free, the fetch window is full and the head needs data. */
-        void *low = NULL;
-        if (readyq_take_tail(q, 1, &low) != 1)
-            return;
-        struct ntask *t = low;
-        if (t->spec.num_inputs) {
-            readyq_push(q, t, t->spec.input_bytes);
-            return;
-        }
-        stage(n, t);
+        struct ntask *low = readyq_peek_low(q);
+        if (!low || low->spec.num_inputs)
+            return false;
+        stage(n, readyq_take_low(q));
     }
+    return true;
 }
 
 static void node_stop(struct node *n);
@@ -523,7 +533,7 @@ static void check_cb(uv_check_t *h)
         node_stop(n);
         return;
     }
-    dispatch(n);
+    bool more = dispatch(n);
     thief_poll(n);
     /* After dispatch: the leader's own free slots take their tasks first, like any
      * worker's that asked, only without the round trip. */
@@ -532,8 +542,6 @@ static void check_cb(uv_check_t *h)
     thief_wake_idle_peers(n);
     /* Last: what the pass changed (and the thief's request, a batch to ride on) is in. */
     ring_step(n);
-    bool more = n->busy < n->cfg.slots &&
-                (readyq_len(&n->lready) || readyq_len(&n->sready) || readyq_len(&n->staged));
     if (!more)
         uv_idle_stop(&n->idle);
 }

@@ -48,6 +48,7 @@ struct peer {
 
 struct job {
     uint32_t id;
+    uint32_t rank;          /* how many jobs this node had seen before it */
     struct conn *client;    /* borrowed; NULL once the client left */
     uint32_t tasks;
     uint32_t done, failed, cancelled;
@@ -147,9 +148,10 @@ struct node {
     struct u64map waitq;    /* key -> struct ntask * (owned) */
     struct u64map early;    /* key -> struct early * (owned): notices that beat their task */
     struct readyq lready, sready; /* items: struct ntask * (owned) */
-    struct readyq staged;   /* inputs all here, waiting for a slot (FIFO); owned */
+    struct readyq staged;   /* inputs all here, waiting for a slot (oldest first); owned */
     uint32_t staging;       /* tasks whose inputs are being fetched */
     struct u64map jobs;     /* job id -> struct job * (owned) */
+    uint32_t next_job_rank;
     struct u64map running;  /* key -> struct ntask * (owned) handed to exec, not yet back */
     struct u64map removed;  /* key -> (void *)1: removed while staging or running */
     uint32_t busy;
@@ -187,6 +189,10 @@ struct node {
 
 /* node.c */
 void node_mark_dirty(struct node *n);
+/* Puts a ready task into q (lready, sready or staged) at its priority (required input
+ * bytes; 0 for staged) and its place in its job: older jobs first, then lower index.
+ * Marks the node dirty, so that the next pass dispatches it. */
+void node_queue(struct node *n, struct readyq *q, struct ntask *t, uint64_t priority);
 /* A trace event without a body (no-op when tracing is off).  wall 0: now. */
 static inline void node_trace_full(struct node *n, enum trace_kind kind, uint64_t task,
                                    int32_t peer, int32_t status, int64_t count, int64_t bytes,

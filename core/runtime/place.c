@@ -61,7 +61,7 @@ void node_make_ready(struct node *n, struct ntask *t)
         return;
     node_trace(n, shared ? TRACE_TASK_QUEUED_SHARED : TRACE_TASK_QUEUED_LOCAL, t->spec.key, -1,
                0, t->t_ready);
-    readyq_push(shared ? &n->sready : &n->lready, t, t->spec.input_bytes);
+    node_queue(n, shared ? &n->sready : &n->lready, t, t->spec.input_bytes);
     node_mark_dirty(n);
 }
 
@@ -78,7 +78,7 @@ int place_on_push(struct node *n, uint32_t from, struct rbuf *r)
             return -EBADMSG;
         t->t_ready = clock_wall_ns();
         node_trace(n, TRACE_TASK_QUEUED_LOCAL, t->spec.key, (int32_t)from, 0, t->t_ready);
-        readyq_push(&n->lready, t, t->spec.input_bytes);
+        node_queue(n, &n->lready, t, t->spec.input_bytes);
     }
     if (count)
         node_mark_dirty(n);
@@ -104,24 +104,29 @@ static void monitor_cb(uv_timer_t *h)
              * tasks have spilled (or the queue ran out). */
             size_t len = readyq_len(&n->lready);
             void **held = xmalloc((len ? len : 1) * sizeof *held);
-            size_t got = 0, pinned = 0;
+            void **batch = xmalloc((len ? len : 1) * sizeof *batch);
+            size_t got = 0, pinned = 0, taken;
             int64_t wall = clock_wall_ns();
-            void *item;
-            while (got < move && readyq_take_tail(&n->lready, 1, &item) == 1) {
-                struct ntask *t = item;
-                if (!(t->spec.flags & TASK_FLAG_STEALABLE)) {
-                    held[pinned++] = t;
-                    continue;
+            /* Rounds, each O(len): the pinned ones met are held aside, so the next round
+             * asks only for what is still missing and never meets them again. */
+            while (got < move && (taken = readyq_take_tail(&n->lready, move - got, batch)) > 0) {
+                for (size_t i = 0; i < taken; i++) {
+                    struct ntask *t = batch[i];
+                    if (!(t->spec.flags & TASK_FLAG_STEALABLE)) {
+                        held[pinned++] = t;
+                        continue;
+                    }
+                    got++;
+                    /* Spilled tasks may move: under LW that means to the leader. */
+                    if (leader_forward(n, t))
+                        continue;
+                    node_trace(n, TRACE_TASK_QUEUED_SHARED, t->spec.key, -1, 0, wall);
+                    node_queue(n, &n->sready, t, t->spec.input_bytes);
                 }
-                got++;
-                /* Spilled tasks may move: under LW that means to the leader. */
-                if (leader_forward(n, t))
-                    continue;
-                node_trace(n, TRACE_TASK_QUEUED_SHARED, t->spec.key, -1, 0, wall);
-                readyq_push(&n->sready, t, t->spec.input_bytes);
             }
+            free(batch);
             for (size_t i = 0; i < pinned; i++)
-                readyq_push(&n->lready, held[i], ((struct ntask *)held[i])->spec.input_bytes);
+                node_queue(n, &n->lready, held[i], ((struct ntask *)held[i])->spec.input_bytes);
             free(held);
             log_debug("flds: moved %zu tasks from LReadyQ to SReadyQ; tt now %.3f s", got,
                       n->flds.tt_s);

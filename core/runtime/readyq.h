@@ -1,12 +1,19 @@
 /*
  * readyq — a ready queue (LReadyQ or SReadyQ): a max-priority queue on a task's
- * required input bytes, first-in first-out among equal priorities.
+ * required input bytes; among equal priorities the lower `order` leaves first, and
+ * among equal orders the older entry.
+ *
+ * The runtime passes a task's place in its job (job arrival, then index in the
+ * workload) as the order, so every node runs the oldest tasks of the workload first
+ * whether they were submitted to it or stolen: a batch that arrives by theft does not
+ * jump ahead of the node's own older work, and siblings of a fan-in finish close
+ * together instead of one of them waiting behind a stolen batch.
  *
  * Owns its heap array, not the tasks (opaque `void *` items the node owns).  Called
  * only from the node's loop thread (core/runtime/node.c).  Stealing takes from the
- * low-priority end — the heap's last array slots, which are leaves, so removing them
- * keeps the heap valid in O(1) each — leaving the victim the tasks that need the most
- * data, which the data-aware policies want to keep where their data is.
+ * low-priority end — the tasks that need the least data, spread over their order —
+ * leaving the victim the tasks that need the most data, which the data-aware policies
+ * want to keep where their data is.
  */
 #ifndef JACKDAW_READYQ_H
 #define JACKDAW_READYQ_H
@@ -16,14 +23,27 @@
 
 struct readyq_entry {
     uint64_t priority;      /* required input bytes */
-    uint64_t seq;           /* insertion order, for FIFO among equals */
+    uint64_t order;         /* caller's order among equal priorities, lowest first */
+    uint64_t seq;           /* insertion order, among equal orders */
     void *item;             /* borrowed */
 };
 
-struct readyq {
-    struct readyq_entry *heap; /* owned */
+/* A binary heap of entries (see readyq.c). */
+struct readyq_heap {
+    struct readyq_entry *e; /* owned */
     size_t len;
     size_t cap;
+};
+
+/*
+ * Two heaps: tasks that need input data, and those that need none (priority 0).  The
+ * split makes the two questions the runtime asks besides "what next" exact and cheap:
+ * a task that can start without a fetch while the fetch window is full (the oldest of
+ * `zero`, O(log n)), and what a thief gets (the oldest of `zero` first).
+ */
+struct readyq {
+    struct readyq_heap data;  /* priority > 0 */
+    struct readyq_heap zero;  /* priority 0 */
     uint64_t next_seq;
 };
 
@@ -31,14 +51,25 @@ void readyq_init(struct readyq *q);
 void readyq_fini(struct readyq *q);
 static inline size_t readyq_len(const struct readyq *q)
 {
-    return q->len;
+    return q->data.len + q->zero.len;
 }
+/* The i-th item for i < readyq_len, in no particular order (for scans). */
+void *readyq_at(const struct readyq *q, size_t i);
+/* First-in first-out among equal priorities (order 0). */
 void readyq_push(struct readyq *q, void *item, uint64_t priority);
-/* Highest priority, oldest first; NULL when empty. */
+void readyq_push_ordered(struct readyq *q, void *item, uint64_t priority, uint64_t order);
+/* Highest priority, lowest order, oldest first; NULL when empty. */
 void *readyq_pop(struct readyq *q);
 /* Highest priority without removing it; NULL when empty. */
 void *readyq_peek(const struct readyq *q);
-/* Removes up to n items from the low-priority end into out[]; returns how many. */
+/* A task of the lowest priority, the oldest among them when that priority is 0 (an
+ * arbitrary low one otherwise), and its removal; NULL when empty.  O(log n). */
+void *readyq_peek_low(const struct readyq *q);
+void *readyq_take_low(struct readyq *q);
+/* Removes up to n items for a thief into out[] (in no particular order): the lowest
+ * priorities first; of the priority-0 items a share spread evenly over their order
+ * (one item: the oldest), of the others the lowest orders.  O(len log len).  Returns
+ * how many. */
 size_t readyq_take_tail(struct readyq *q, size_t n, void **out);
 /* Removes the given item if present (linear; for cancellation). Returns 1 if found. */
 int readyq_remove(struct readyq *q, void *item);

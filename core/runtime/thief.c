@@ -53,17 +53,32 @@ void thief_close(struct node *n)
     uv_close((uv_handle_t *)&n->thief.timer, NULL);
 }
 
+/*
+ * What the starvation test sees.  Staged tasks fill slots at once.  Staging ones hold a
+ * slot only under MATRIX's executors (--prefetch 0), which fetch inside the slot; with
+ * prefetch a slot idles until the fetches end, which on a loaded link is many task
+ * lengths (the tail of a fan-in: every node fetching inputs of its last aggregations
+ * while another still holds a queue of leaves).  So with prefetch the slots the
+ * staging tasks will take are free now, and a short queue of tasks that wait for the
+ * fetch window (no more than one window) is not ready work either: such a node steals
+ * work that runs meanwhile (the victim gives tasks that need no data first).  A longer
+ * backlog counts, so a node with data work of its own does not hoard more.
+ */
 struct steal_self thief_self(const struct node *n)
 {
+    uint32_t slots = n->cfg.slots;
+    uint32_t pf = n->cfg.prefetch == NODE_PREFETCH_SLOTS ? slots : n->cfg.prefetch;
+    uint32_t held = n->busy + (uint32_t)readyq_len(&n->staged) + (pf == 0 ? n->staging : 0);
     struct steal_self s = {
         .lready = (uint32_t)readyq_len(&n->lready),
         .sready = (uint32_t)readyq_len(&n->sready),
-        /* Tasks staging or staged will fill slots soon: they are not free. */
-        .free_slots = n->busy + n->staging + readyq_len(&n->staged) < n->cfg.slots
-                          ? n->cfg.slots - n->busy - n->staging - (uint32_t)readyq_len(&n->staged)
-                          : 0,
+        .free_slots = held < slots ? slots - held : 0,
         .running_successors = n->running_successors,
     };
+    if (pf && n->lready.data.len + n->sready.data.len <= pf) {
+        s.lready = (uint32_t)n->lready.zero.len;
+        s.sready = (uint32_t)n->sready.zero.len;
+    }
     return s;
 }
 
@@ -446,12 +461,12 @@ static size_t take_for_thief(struct node *n, uint32_t want, void **taken)
         if (!(t->spec.flags & TASK_FLAG_STEALABLE)) {
             log_warn("task %llx was in SReadyQ but is not stealable; kept here",
                      (unsigned long long)t->spec.key);
-            readyq_push(&n->lready, t, t->spec.input_bytes);
+            node_queue(n, &n->lready, t, t->spec.input_bytes);
             continue;
         }
         g.transfer_s = transfer_estimate(n, t);
         if (p->wait_guard && !parsec_guard_allows(&g)) {
-            readyq_push(&n->sready, t, t->spec.input_bytes);
+            node_queue(n, &n->sready, t, t->spec.input_bytes);
             continue;
         }
         taken[kept++] = t;
@@ -512,7 +527,7 @@ int node_take_granted(struct node *n, uint32_t from, struct rbuf *r, struct read
             return -EBADMSG;
         t->t_ready = now;
         node_trace(n, TRACE_TASK_STOLEN_IN, t->spec.key, (int32_t)from, 0, now);
-        readyq_push(q, t, t->spec.input_bytes);
+        node_queue(n, q, t, t->spec.input_bytes);
     }
     n->tasks_stolen += *count;
     return 0;

@@ -30,19 +30,31 @@ static size_t token_index(const void *item)
     return (size_t)((const char *)item - tokens);
 }
 
-/* Same order as the queue promises: higher priority first, then older first. */
+/* Same order as the queue promises: higher priority first, then lower order, then
+ * older first. */
 static bool entry_before(const struct readyq_entry *a, const struct readyq_entry *b)
 {
     if (a->priority != b->priority)
         return a->priority > b->priority;
+    if (a->order != b->order)
+        return a->order < b->order;
     return a->seq < b->seq;
+}
+
+static void assert_one_heap_valid(const struct readyq_heap *h, bool zero)
+{
+    assert_true(h->len <= h->cap || (h->len == 0 && h->cap == 0));
+    for (size_t i = 0; i < h->len; i++) {
+        assert_true(zero ? h->e[i].priority == 0 : h->e[i].priority > 0);
+        if (i > 0)
+            assert_false(entry_before(&h->e[i], &h->e[(i - 1) / 2]));
+    }
 }
 
 static void assert_heap_valid(const struct readyq *q)
 {
-    assert_true(q->len <= q->cap);
-    for (size_t i = 1; i < q->len; i++)
-        assert_false(entry_before(&q->heap[i], &q->heap[(i - 1) / 2]));
+    assert_one_heap_valid(&q->data, false);
+    assert_one_heap_valid(&q->zero, true);
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
@@ -114,6 +126,8 @@ static void test_fifo_among_equals(void **state)
     readyq_fini(&q);
 }
 
+/* What a thief must get from n items pushed with priority (i * 37) % 11: the lowest
+ * priorities, and among equals the oldest. */
 static void test_take_tail(void **state)
 {
     (void)state;
@@ -124,17 +138,17 @@ static void test_take_tail(void **state)
     for (size_t i = 0; i < 64; i++)
         readyq_push(&q, token(i), (i * 37) % 11);
 
-    /* The taken items are the heap's last slots, in last-first order. */
-    void *expect[10];
-    for (size_t i = 0; i < 10; i++)
-        expect[i] = q.heap[q.len - 1 - i].item;
+    /* Priority 0: i = 0, 11, 22, 33, 44, 55; priority 1: i = 3, 14, 25, 36, 47, 58
+     * ((3 * 37) % 11 = 1).  Ten items: all six 0s and the four oldest 1s. */
+    static const size_t expect[] = {0, 11, 22, 33, 44, 55, 3, 14, 25, 36};
     assert_int_equal(readyq_take_tail(&q, 10, out), 10);
     assert_int_equal(readyq_len(&q), 54);
     for (size_t i = 0; i < 10; i++) {
-        assert_ptr_equal(out[i], expect[i]);
         assert_false(taken[token_index(out[i])]);
         taken[token_index(out[i])] = true;
     }
+    for (size_t i = 0; i < 10; i++)
+        assert_true(taken[expect[i]]);
     assert_heap_valid(&q);
 
     /* What is left pops in sorted order and is exactly what was not taken. */
@@ -167,6 +181,77 @@ static void test_take_tail(void **state)
     readyq_fini(&q);
 }
 
+/* The caller's order decides among equal priorities, whatever the push order: a batch
+ * pushed newest first (as a thief receives one) still pops oldest first, and a thief
+ * asking for half gets the oldest half. */
+static void test_order(void **state)
+{
+    (void)state;
+    struct readyq q;
+    void *out[100];
+    readyq_init(&q);
+    for (size_t i = 100; i-- > 0;)
+        readyq_push_ordered(&q, token(i), 0, i);
+    readyq_push_ordered(&q, token(100), 5, 1000); /* more input: first, whatever its order */
+    assert_ptr_equal(readyq_pop(&q), token(100));
+    /* Half: every other one from the oldest on, so thief and victim move through the
+     * order side by side; one: the oldest. */
+    assert_int_equal(readyq_take_tail(&q, 50, out), 50);
+    bool got[100] = {false};
+    for (size_t i = 0; i < 50; i++)
+        got[token_index(out[i])] = true;
+    for (size_t i = 0; i < 100; i++)
+        assert_int_equal(got[i], i % 2 == 0);
+    assert_heap_valid(&q);
+    assert_int_equal(readyq_take_tail(&q, 1, out), 1);
+    assert_ptr_equal(out[0], token(1));
+    for (size_t i = 3; i < 100; i += 2)
+        assert_ptr_equal(readyq_pop(&q), token(i));
+    assert_null(readyq_pop(&q));
+
+    /* Equal orders fall back to push order. */
+    for (size_t i = 0; i < 10; i++)
+        readyq_push_ordered(&q, token(i), 0, 7);
+    for (size_t i = 0; i < 10; i++)
+        assert_ptr_equal(readyq_pop(&q), token(i));
+    readyq_fini(&q);
+}
+
+/* take_low is the dispatcher's pick while the fetch window is full: the oldest task
+ * that needs no data, whatever else is queued. */
+static void test_take_low(void **state)
+{
+    (void)state;
+    struct readyq q;
+    readyq_init(&q);
+    assert_null(readyq_peek_low(&q));
+    assert_null(readyq_take_low(&q));
+    for (size_t i = 0; i < 30; i++)
+        readyq_push_ordered(&q, token(i), i % 3 ? 0 : 100 + i, 30 - i);
+    /* Priority 0: i not a multiple of 3; the lowest order is the highest such i. */
+    static const size_t expect[] = {29, 28, 26, 25, 23, 22, 20, 19, 17, 16,
+                                    14, 13, 11, 10, 8, 7, 5, 4, 2, 1};
+    for (size_t k = 0; k < 20; k++) {
+        assert_ptr_equal(readyq_peek_low(&q), token(expect[k]));
+        assert_ptr_equal(readyq_take_low(&q), token(expect[k]));
+        assert_heap_valid(&q);
+    }
+    /* Only data tasks left: some low one, each exactly once. */
+    bool seen[30] = {false};
+    for (size_t k = 0; k < 10; k++) {
+        void *low = readyq_peek_low(&q);
+        assert_non_null(low);
+        assert_ptr_equal(readyq_take_low(&q), low);
+        assert_int_equal(token_index(low) % 3, 0);
+        assert_false(seen[token_index(low)]);
+        seen[token_index(low)] = true;
+        assert_heap_valid(&q);
+    }
+    assert_null(readyq_take_low(&q));
+    assert_int_equal(readyq_len(&q), 0);
+    readyq_fini(&q);
+}
+
 static void test_remove(void **state)
 {
     (void)state;
@@ -177,7 +262,7 @@ static void test_remove(void **state)
 
     assert_int_equal(readyq_remove(&q, token(31)), 1); /* a top-priority item */
     assert_heap_valid(&q);
-    assert_int_equal(readyq_remove(&q, q.heap[q.len - 1].item), 1); /* the last slot */
+    assert_int_equal(readyq_remove(&q, readyq_at(&q, readyq_len(&q) - 1)), 1);
     assert_heap_valid(&q);
     assert_int_equal(readyq_remove(&q, token(12)), 1); /* somewhere in the middle */
     assert_heap_valid(&q);
@@ -221,16 +306,41 @@ static void test_remove_sifts_up(void **state)
 /* The reference: an unsorted array searched linearly. */
 struct model_entry {
     uint64_t priority;
+    uint64_t order;
     uint64_t seq;
     size_t id;
 };
+
+static bool model_before(const struct model_entry *a, const struct model_entry *b)
+{
+    if (a->priority != b->priority)
+        return a->priority > b->priority;
+    if (a->order != b->order)
+        return a->order < b->order;
+    return a->seq < b->seq;
+}
 
 static size_t model_best(const struct model_entry *m, size_t n)
 {
     size_t best = 0;
     for (size_t i = 1; i < n; i++) {
-        if (m[i].priority > m[best].priority ||
-            (m[i].priority == m[best].priority && m[i].seq < m[best].seq))
+        if (model_before(&m[i], &m[best]))
+            best = i;
+    }
+    return best;
+}
+
+/* The entry a thief gets first: the least priority, then the lowest order, then the
+ * oldest. */
+static size_t model_steal_first(const struct model_entry *m, size_t n)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++) {
+        const struct model_entry *a = &m[i], *b = &m[best];
+        bool first = a->priority != b->priority ? a->priority < b->priority
+                     : a->order != b->order     ? a->order < b->order
+                                                : a->seq < b->seq;
+        if (first)
             best = i;
     }
     return best;
@@ -245,16 +355,63 @@ static ptrdiff_t model_find(const struct model_entry *m, size_t n, size_t id)
     return -1;
 }
 
+static int model_cmp_queue(const void *a, const void *b)
+{
+    const struct model_entry *x = a, *y = b;
+    return model_before(x, y) ? -1 : model_before(y, x) ? 1 : 0;
+}
+
+/*
+ * The thief's due, from the model: priority-0 entries first — all of them, the oldest
+ * alone, or those at queue positions floor(i * z / m) — then the data entries with the
+ * least priority and lowest order.  Checks that exactly those were handed out (hit)
+ * and removes them from the model.
+ */
+static void check_thief_share(struct model_entry *model, size_t *n, size_t want,
+                              const bool *hit)
+{
+    size_t z = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (model[i].priority == 0) {
+            struct model_entry t = model[z];
+            model[z++] = model[i];
+            model[i] = t;
+        }
+    }
+    qsort(model, z, sizeof *model, model_cmp_queue);
+    size_t m = want < z ? want : z;
+    size_t kept = 0, next = 0;
+    for (size_t i = 0; i < z; i++) {
+        bool due = m == z || (m == 1 ? i == 0 : next < m && i == next * z / m);
+        if (due) {
+            next++;
+            assert_true(hit[model[i].id]);
+        } else {
+            assert_false(hit[model[i].id]);
+            model[kept++] = model[i];
+        }
+    }
+    size_t rest = *n - z; /* data entries at model[z..n) */
+    memmove(model + kept, model + z, rest * sizeof *model);
+    *n = kept + rest;
+    for (size_t k = m; k < want && *n > kept; k++) {
+        size_t first = kept + model_steal_first(model + kept, *n - kept);
+        assert_true(hit[model[first].id]);
+        model[first] = model[--*n];
+    }
+}
+
 static void test_random_against_model(void **state)
 {
     (void)state;
     struct readyq q;
     struct model_entry *model = calloc(RANDOM_OPS, sizeof *model);
-    void *out[8];
+    void **out = calloc(RANDOM_OPS, sizeof *out);
     size_t n = 0, pushed = 0;
     uint64_t seq = 0;
 
     assert_non_null(model);
+    assert_non_null(out);
     readyq_init(&q);
     for (size_t op = 0; op < RANDOM_OPS; op++) {
         /* Alternate growing and draining phases so the heap gets deep, then empty. */
@@ -266,8 +423,9 @@ static void test_random_against_model(void **state)
             /* Few distinct priorities so that ties (FIFO) are common, plus rare big
              * ones so that the full 64-bit range is compared. */
             uint64_t prio = rnd() % 16 == 0 ? rnd() : rnd() % 8;
-            readyq_push(&q, token(pushed), prio);
-            model[n++] = (struct model_entry){prio, seq++, pushed};
+            uint64_t order = rnd() % 4 == 0 ? 0 : rnd() % 64;
+            readyq_push_ordered(&q, token(pushed), prio, order);
+            model[n++] = (struct model_entry){prio, order, seq++, pushed};
             pushed++;
         } else if (r < push_share + 20) {
             void *item = readyq_pop(&q);
@@ -279,14 +437,19 @@ static void test_random_against_model(void **state)
                 model[b] = model[--n];
             }
         } else if (r < push_share + 27) {
-            size_t want = (size_t)(rnd() % 8);
+            /* Mostly small steals, sometimes half the queue (the selection's long
+             * partitions). */
+            size_t want = rnd() % 8 == 0 ? n / 2 : (size_t)(rnd() % 8);
             size_t got = readyq_take_tail(&q, want, out);
             assert_int_equal(got, want < n ? want : n);
+            bool *hit = calloc(pushed + 1, sizeof *hit);
+            assert_non_null(hit);
             for (size_t i = 0; i < got; i++) {
-                ptrdiff_t at = model_find(model, n, token_index(out[i]));
-                assert_true(at >= 0); /* present, and not handed out twice */
-                model[at] = model[--n];
+                assert_false(hit[token_index(out[i])]); /* not handed out twice */
+                hit[token_index(out[i])] = true;
             }
+            check_thief_share(model, &n, want, hit);
+            free(hit);
         } else if (r < push_share + 37) {
             /* Mostly present items, sometimes ones already gone. */
             size_t id;
@@ -318,6 +481,7 @@ static void test_random_against_model(void **state)
     assert_null(readyq_pop(&q));
     readyq_fini(&q);
     free(model);
+    free(out);
 }
 
 int main(void)
@@ -327,6 +491,8 @@ int main(void)
         cmocka_unit_test(test_priority_order),
         cmocka_unit_test(test_fifo_among_equals),
         cmocka_unit_test(test_take_tail),
+        cmocka_unit_test(test_order),
+        cmocka_unit_test(test_take_low),
         cmocka_unit_test(test_remove),
         cmocka_unit_test(test_remove_sifts_up),
         cmocka_unit_test(test_random_against_model),

@@ -201,7 +201,7 @@ static void hammer(uint64_t seed)
         }
         /* Now and then a removal (cancellation) from the middle of a queue. */
         if (below(&rng, 64) == 0 && readyq_len(q)) {
-            void *victim_item = q->heap[below(&rng, (uint32_t)readyq_len(q))].item;
+            void *victim_item = readyq_at(q, below(&rng, (uint32_t)readyq_len(q)));
             assert_int_equal(readyq_remove(q, victim_item), 1);
             run_task(w, victim_item);
         }
