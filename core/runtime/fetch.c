@@ -6,7 +6,7 @@
  * A fetch is receiver-driven: the node that needs object X asks its holder for X in
  * chunks of FETCH_CHUNK bytes, keeping FETCH_WINDOW chunks in flight, and writes what
  * comes back into the object store's receiver; the last chunk carries the source's
- * BLAKE2b hash, and the copy becomes visible only if it matches.  Tasks that need an
+ * CRC-32, and the copy becomes visible only if it matches.  Tasks that need an
  * object already being fetched wait on that fetch rather than start another.
  *
  * Emulation (off unless --bandwidth/--latency): the thief-side ingress bucket meters

@@ -33,9 +33,9 @@
  * one pin, released by objstore_unpin.  A pinned copy is never evicted and a pinned
  * object cannot be removed.  Pin an object while a task uses it or a transfer reads it.
  *
- * Content checks: objects are checksummed with BLAKE2b-256 (libsodium
- * crypto_generichash, 32-byte output, no key).  A received copy becomes visible only
- * if its hash matches the sender's.
+ * Content checks: objects are checksummed with CRC-32 (zlib, 4 bytes big-endian; why
+ * not a cryptographic hash: objstore.c).  A received copy becomes visible only if its
+ * checksum matches the sender's.  "hash" below means this checksum.
  *
  * Return convention: 0 or a negative errno (reads return a byte count).  Functions
  * that create or write files fill *cause (owned, when cause is not NULL) on failure,
@@ -49,7 +49,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define OBJSTORE_HASH_BYTES 32u
+#define OBJSTORE_HASH_BYTES 4u
 
 struct objstore;
 struct objstore_recv;
@@ -112,7 +112,7 @@ int objstore_remove(struct objstore *os, uint64_t key);
  * second begin for the same key gets -EALREADY, one for a key held here -EEXIST.
  * write takes chunks in order: offset must equal the bytes already written and the
  * total must stay within total_bytes, else -EPROTO (the receiver stays valid; abort
- * it).  commit checks that every byte arrived (-EPROTO) and that the BLAKE2b-256 of the
+ * it).  commit checks that every byte arrived (-EPROTO) and that the CRC-32 of the
  * content equals `hash` (-EBADMSG); only then is the copy visible, as a cached copy
  * holding one pin for the caller.  commit always consumes the receiver; on failure the
  * copy is discarded.  abort discards it; NULL is a no-op.
@@ -152,11 +152,11 @@ int objstore_unpin(struct objstore *os, uint64_t key);
  */
 ssize_t objstore_read(struct objstore *os, uint64_t key, uint64_t offset, void *buf, size_t len);
 /*
- * BLAKE2b-256 of the content, remembered once known.  Known at once for received
+ * The CRC-32 of the content (4 bytes, big-endian), remembered once known.  Known at once for received
  * copies.  For an owned object, objstore_read calls that walk it in order from offset
  * 0 (a transfer streaming it out) compute it as they go, so asking after the last
- * chunk costs nothing; otherwise this call hashes what is left, synchronously (about
- * 1 s per GB).  -ENOENT, -ENOMEM or an I/O errno.
+ * chunk costs nothing; otherwise this call checksums what is left, synchronously
+ * (about 0.25 s per GB).  -ENOENT, -ENOMEM or an I/O errno.
  */
 int objstore_hash(struct objstore *os, uint64_t key, uint8_t out[OBJSTORE_HASH_BYTES]);
 /*

@@ -15,6 +15,11 @@ pid=$(cluster_field "$CLUSTER_FILE" "c['nodes'][$target]['pid']")
 key=$(cluster_field "$CLUSTER_FILE" 'c["key"]')
 log="$CLUSTER_WORKDIR/node-$target.log"
 note "target node $target: pid $pid port $port"
+# The wire version the daemons speak, read from the source so that a bump never
+# leaves this test talking an old dialect.
+JACKDAW_FRAME_VERSION=$(sed -n 's/^#define FRAME_VERSION \([0-9]*\)u.*/\1/p' "$HERE/../../core/net/frame.h")
+[ -n "$JACKDAW_FRAME_VERSION" ] || fail "cannot read FRAME_VERSION from core/net/frame.h"
+export JACKDAW_FRAME_VERSION
 
 cat >"$T/wire.py" <<'EOF_PY'
 """Hostile clients for t_40.  Loopback only.  Prints 'CASE PORT' lines (PORT is our
@@ -22,7 +27,7 @@ local port, which the daemon's log names) and, for `idle`, the outcome."""
 import hashlib, hmac, os, socket, struct, sys, time
 
 HOST = "127.0.0.1"
-MAGIC, VERSION = 0x4A44, 3  # FRAME_VERSION of core/net/frame.h
+MAGIC, VERSION = 0x4A44, int(os.environ["JACKDAW_FRAME_VERSION"])  # core/net/frame.h
 CHALLENGE, RESPONSE, ACCEPT = 1, 2, 3
 ROLE_CLIENT = 2
 
