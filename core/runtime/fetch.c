@@ -9,11 +9,18 @@
  * CRC-32, and the copy becomes visible only if it matches.  Tasks that need an
  * object already being fetched wait on that fetch rather than start another.
  *
- * Emulation (off unless --bandwidth/--latency): the thief-side ingress bucket meters
- * each chunk request, the holder's egress bucket meters each chunk reply, and both are
- * held back by the one-way latency.  Held messages wait in a min-heap with one uv_timer,
- * so hundreds of transfers cost one timer.  Chunks of one fetch leave in order (FIFO
- * reservations on one bucket, one connection), which the receiver relies on.
+ * Emulation (off unless --bandwidth/--latency): each node has an egress and an ingress
+ * link.  The holder's egress bucket meters each chunk reply before it leaves; the
+ * receiver's ingress bucket meters each chunk as it arrives, and a fetch completes
+ * (its copy is committed and its waiters told) only when the ingress link would have
+ * delivered its last byte.  Every message is held back by the one-way latency.  So a
+ * chunk queues where the bottleneck is, as behind a switch: metering ingress when a
+ * chunk is *requested* (as this did before) made every chunk queue twice, once at each
+ * end, and under all-to-all load each link ran half empty while fetches took twice as
+ * long.  Held messages wait in a min-heap with one uv_timer, so hundreds of transfers
+ * cost one timer.  Chunks of one fetch leave in order (FIFO reservations on one bucket,
+ * one connection), which the receiver relies on; the bytes are written on arrival,
+ * only the completion waits.
  *
  * Owns the fetches, the staging records and the deferred messages; the object store
  * itself is owned here too (data_init/data_close).  Runs on the node's loop thread.
@@ -56,7 +63,7 @@ struct fetch {
     int64_t t_begin;        /* wall ns, for the trace's fetch duration */
 };
 
-enum { DEFER_REQUEST = 1, DEFER_REPLY = 2 };
+enum { DEFER_REQUEST = 1, DEFER_REPLY = 2, DEFER_ARRIVAL = 3 };
 
 struct deferred {
     int64_t due;
@@ -66,6 +73,7 @@ struct deferred {
     uint32_t req;
     uint64_t key, offset;
     uint32_t len;
+    uint8_t hash[OBJSTORE_HASH_BYTES]; /* DEFER_ARRIVAL: the holder's check */
 };
 
 /* ---- deferred messages ------------------------------------------------------------ */
@@ -166,6 +174,16 @@ static void send_reply(struct node *n, const struct deferred *x)
 }
 
 static void pacer_cb(uv_timer_t *h);
+static void arrival_done(struct node *n, const struct deferred *x);
+
+static void run_deferred(struct node *n, const struct deferred *x)
+{
+    switch (x->kind) {
+    case DEFER_REQUEST: send_request(n, x); break;
+    case DEFER_REPLY: send_reply(n, x); break;
+    default: arrival_done(n, x); break;
+    }
+}
 
 static void arm_pacer(struct node *n)
 {
@@ -185,25 +203,21 @@ static void pacer_cb(uv_timer_t *h)
     /* Within half a millisecond counts as due: the timer's resolution is 1 ms. */
     while (d->heap_len && d->heap[0].due <= now + 500000) {
         struct deferred x = heap_pop(d);
-        if (x.kind == DEFER_REQUEST)
-            send_request(n, &x);
-        else
-            send_reply(n, &x);
+        run_deferred(n, &x);
     }
     arm_pacer(n);
 }
 
-/* Sends now, or after the bucket's wait plus the latency. */
+/* Runs x now, or after the bucket's wait (none without a bucket) plus the latency
+ * (none for an arrival: the sender's side paid it). */
 static void send_or_defer(struct node *n, struct bucket *bucket, struct deferred x)
 {
     struct data_plane *d = &n->data;
     int64_t now = clock_mono_ns();
-    int64_t wait = bucket_reserve(bucket, now, x.len) + d->latency_ns;
+    int64_t wait = (bucket ? bucket_reserve(bucket, now, x.len) : 0) +
+                   (x.kind == DEFER_ARRIVAL ? 0 : d->latency_ns);
     if (wait <= 0 && !d->heap_len) {
-        if (x.kind == DEFER_REQUEST)
-            send_request(n, &x);
-        else
-            send_reply(n, &x);
+        run_deferred(n, &x);
         return;
     }
     x.due = now + (wait > 0 ? wait : 0);
@@ -223,7 +237,7 @@ static void request_more(struct node *n, struct fetch *f)
         struct deferred x = {.kind = DEFER_REQUEST, .peer = f->holder, .req = f->req,
                              .key = f->key, .offset = f->requested, .len = len};
         f->requested += len;
-        send_or_defer(n, &n->data.ingress, x);
+        send_or_defer(n, NULL, x);
     }
 }
 
@@ -307,7 +321,7 @@ static int fetch_start(struct node *n, struct ntask *t, const struct task_input 
             /* Nothing to pull but the hash: ask for the empty tail. */
             struct deferred x = {.kind = DEFER_REQUEST, .peer = f->holder, .req = f->req,
                                  .key = f->key, .offset = 0, .len = 0};
-            send_or_defer(n, &d->ingress, x);
+            send_or_defer(n, NULL, x);
         } else {
             request_more(n, f);
         }
@@ -431,10 +445,6 @@ int data_on_fetch_reply(struct node *n, uint32_t from, struct rbuf *r)
     int rc = len ? objstore_recv_write(f->rx, offset, data, len, &cause) : 0;
     f->received += len;
     d->bytes_in += len;
-    if (rc == 0 && last) {
-        rc = objstore_recv_commit(f->rx, hash, &cause);
-        f->rx = NULL; /* commit consumes the receiver, even on failure */
-    }
     if (rc < 0) {
         log_warn("fetch of %llx from node %u: %s", (unsigned long long)f->key, from,
                  cause ? cause : strerror(-rc));
@@ -442,11 +452,34 @@ int data_on_fetch_reply(struct node *n, uint32_t from, struct rbuf *r)
         fetch_end(n, f, rc);
         return 0;
     }
-    if (last)
-        fetch_end(n, f, 0);
-    else
+    /* Every chunk takes its turn on the ingress link; the fetch ends when the last
+     * one is through. */
+    struct deferred x = {.kind = DEFER_ARRIVAL, .peer = from, .req = req, .len = len};
+    if (last) {
+        memcpy(x.hash, hash, OBJSTORE_HASH_BYTES);
+        send_or_defer(n, &d->ingress, x);
+    } else {
+        bucket_reserve(&d->ingress, clock_mono_ns(), len);
         request_more(n, f);
+    }
     return 0;
+}
+
+/* The last chunk of a fetch is through the ingress link: commit the copy. */
+static void arrival_done(struct node *n, const struct deferred *x)
+{
+    struct fetch *f = u64map_get(&n->data.by_req, x->req);
+    if (!f || f->holder != x->peer || !f->rx)
+        return; /* the fetch ended meanwhile (its task failed or was removed) */
+    char *cause = NULL;
+    int rc = objstore_recv_commit(f->rx, x->hash, &cause);
+    f->rx = NULL; /* commit consumes the receiver, even on failure */
+    if (rc < 0) {
+        log_warn("fetch of %llx from node %u: %s", (unsigned long long)f->key, x->peer,
+                 cause ? cause : strerror(-rc));
+        free(cause);
+    }
+    fetch_end(n, f, rc < 0 ? rc : 0);
 }
 
 /* ---- outputs and staged inputs ------------------------------------------------------- */
