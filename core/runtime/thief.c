@@ -181,9 +181,33 @@ static void no_victim(struct node *n)
     attempt_done(n, false);
 }
 
+static bool preemptive_wants(struct node *n);
+
+/*
+ * Whether the node still wants to steal when the load replies are in.  Work may have
+ * come meanwhile: at a job's start a node asks its neighbours for loads while its own
+ * submission is on the way, and taking half of a neighbour's queue on top of its own
+ * leaves it with half as much again as anyone, a long tail and the workload's order
+ * broken (fan-in siblings run seconds apart).
+ */
+static bool still_wanted(struct node *n)
+{
+    struct steal_self self = thief_self(n);
+    if (steal_starving(&n->cfg.steal, &self))
+        return true;
+    return n->cfg.steal.starvation == STEAL_STARVE_PREEMPTIVE && n->ring.on &&
+           preemptive_wants(n);
+}
+
 static void decide(struct node *n)
 {
     struct thief *th = &n->thief;
+    if (!still_wanted(n)) {
+        log_debug("steal attempt %u dropped: work arrived meanwhile", th->attempt);
+        th->state = THIEF_IDLE;
+        uv_timer_stop(&th->timer);
+        return;
+    }
     int i = steal_choose_victim(th->loads, th->nvictims);
     if (i < 0) {
         no_victim(n);
