@@ -6,6 +6,8 @@
  */
 #include "tools/benchpaper/experiments.h"
 
+#include "core/model/mix.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -222,6 +224,110 @@ static const struct bench_published imagestack_published[] = {
     {NULL, "mdl", BF_EFFICIENCY, '>', 0.75, "paper 000 Fig. 5 (\"above 75%\")"},
 };
 
+/* ---- A2WS on heterogeneous clusters (paper 001) -------------------------------------- */
+
+/* Every configuration's ideal makespan (total shot seconds over the sum of the speeds):
+ * seconds, not the paper's hours; the shots per node and the speed ratios are the
+ * paper's, so a 1-core node still runs a shot 24 times slower than a 24-core one. */
+#define SEISMIC_IDEAL_S 3.0
+
+static double speed_sum(const struct bench_experiment *e)
+{
+    int preset = e->speeds ? mix_parse(e->speeds) : MIX_NONE;
+    double sum = 0;
+    for (uint32_t i = 0; i < e->nodes; i++) {
+        struct mix_node m;
+        sum += preset > 0 && mix_node((enum mix_preset)preset, i, &m) == 0 ? m.speed : 1.0;
+    }
+    return sum;
+}
+
+static void plan_seismic(const struct bench_experiment *e, const struct bench_point_def *p,
+                         double scale, struct bench_plan *out)
+{
+    memset(out, 0, sizeof *out);
+    double shots = fmax(e->nodes, round(p->param * scale));
+    out->tasks = (uint64_t)shots;
+    text(out, "seismic");
+    text(out, "--shots");
+    number(out, shots);
+    text(out, "--cost");
+    number(out, SEISMIC_IDEAL_S * speed_sum(e) / shots);
+}
+
+static const struct bench_point_def seismic_points[] = {
+    {"s480", "480 shots", "seismic", 480},
+    {"s960", "960 shots", "seismic", 960},
+    {"s1920", "1920 shots", "seismic", 1920},
+};
+
+static const struct bench_series seismic_series[] = {
+    {"a2ws", "A2WS", {"--policy", "a2ws", NULL}, false},
+    {"ctws", "CTWS (cyclic token)", {"--policy", "ctws", NULL}, false},
+    {"lw", "LW (leader hands out tasks)", {"--policy", "lw", NULL}, false},
+};
+
+static const enum bench_figure seismic_columns[] = {
+    BF_MAKESPAN_S, BF_BOUND_RATIO, BF_THROUGHPUT_TPS, BF_COUNT,
+};
+
+/* Tables 3 and 4 give A2WS's gain over LW and over CTWS at every size, larger over LW:
+ * A2WS finishes first, CTWS second, LW last. */
+static const struct bench_ordering seismic_orderings[] = {
+    {false, "s480", {"a2ws", "ctws", "lw", NULL}, BF_THROUGHPUT_TPS, "paper 001 Tables 3-4"},
+    {false, "s960", {"a2ws", "ctws", "lw", NULL}, BF_THROUGHPUT_TPS, "paper 001 Tables 3-4"},
+    {false, "s1920", {"a2ws", "ctws", "lw", NULL}, BF_THROUGHPUT_TPS, "paper 001 Tables 3-4"},
+};
+
+/* ---- PaRSEC's victim policies on sparse Cholesky (paper 004) ------------------------- */
+
+/* The paper fixes the matrix and varies the tile size, which sets every task's
+ * granularity; here the tiles are fixed and the point's param is the task cost. */
+#define CHOLESKY_TILES 24
+
+static void plan_cholesky(const struct bench_experiment *e, const struct bench_point_def *p,
+                          double scale, struct bench_plan *out)
+{
+    memset(out, 0, sizeof *out);
+    /* Tasks grow with the cube of the tile count. */
+    double tiles = fmax(4, round(CHOLESKY_TILES * cbrt(scale)));
+    out->tasks = (uint64_t)(tiles * tiles * tiles / 6); /* about, before sparsity */
+    text(out, "cholesky");
+    text(out, "--tiles");
+    number(out, tiles);
+    text(out, "--sparsity");
+    text(out, "0.5");
+    text(out, "--nodes");
+    number(out, e->nodes);
+    text(out, "--tile-cost");
+    number(out, p->param);
+}
+
+static const struct bench_point_def cholesky_points[] = {
+    {"c10ms", "tasks of 10 ms", "cholesky", 0.01},
+    {"c20ms", "tasks of 20 ms", "cholesky", 0.02},
+    {"c40ms", "tasks of 40 ms", "cholesky", 0.04},
+};
+
+#define PARSEC "--policy", "parsec", "--starvation", "ready+successors", "--wait-guard", "on"
+static const struct bench_series cholesky_series[] = {
+    {"none", "no stealing", {"--policy", "none", NULL}, false},
+    {"single", "PaRSEC, Single", {PARSEC, "--amount", "single", NULL}, false},
+    {"chunk", "PaRSEC, Chunk (4)", {PARSEC, "--amount", "chunk:4", NULL}, false},
+    {"half", "PaRSEC, Half", {PARSEC, "--amount", "half", NULL}, false},
+};
+
+static const enum bench_figure cholesky_columns[] = {
+    BF_MAKESPAN_S, BF_BOUND_RATIO, BF_THROUGHPUT_TPS, BF_COUNT,
+};
+
+/* Table 1 at its largest tile size (50x50): Single 1.25x, Chunk 1.12x, Half 1.11x over
+ * no stealing. */
+static const struct bench_ordering cholesky_orderings[] = {
+    {false, "c40ms", {"single", "chunk", "half", "none", NULL}, BF_THROUGHPUT_TPS,
+     "paper 004 Table 1 (50x50 tiles)"},
+};
+
 /* ---- the table ------------------------------------------------------------------------ */
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -320,6 +426,68 @@ const struct bench_experiment bench_experiments[] = {
         .norderings = N(imagestack_orderings),
         .paper_setup = "MATRIX on 64 nodes x 2 cores (128 cores) for Fig. 4, up to 200 cores "
                        "for Fig. 5; MDL; files uniformly spread, tasks randomly.",
+    },
+    {
+        .key = "a2ws",
+        .title = "Heterogeneous clusters: A2WS against LW and CTWS",
+        .reproduces = "paper 001 Tables 3 and 4",
+        .about = "Independent seismic shots (jackdaw gen seismic) on the C2 mix of paper 001 "
+                 "Table 2: 16 nodes of 24, 1, 8, 2, 16, 4, 24 and 1 cores, each one slot at "
+                 "speed cores/24. A2WS (information ring, steal equation, preemptive "
+                 "stealing, speed-aware victims) against LW (a leader hands out tasks on "
+                 "demand) and CTWS (a cyclic token; only its holder steals). The paper's gain "
+                 "is 1 - A2WS / other on the makespan; the throughputs in the table give it. "
+                 "Scaled: each configuration's ideal makespan is 3 s instead of hours; the "
+                 "shots per node and the speed ratios are the paper's. At these sizes a "
+                 "1-core node runs about a dozen shots, so a policy that gives it one more "
+                 "loses about 8 %: the gains come in such steps.",
+        .nodes = 16,
+        .slots = 1,
+        .bandwidth = "1Gbit",
+        .speeds = "C2",
+        .points = seismic_points,
+        .npoints = N(seismic_points),
+        .series = seismic_series,
+        .nseries = N(seismic_series),
+        .plan = plan_seismic,
+        .tt_fraction = 0,
+        .headline = BF_MAKESPAN_S,
+        .columns = seismic_columns,
+        .orderings = seismic_orderings,
+        .norderings = N(seismic_orderings),
+        .paper_setup = "Up to 128 nodes of a Grid'5000 cluster with 1 to 24 cores each (Table "
+                       "2, C1-C5), 480 to 7680 shots of a seismic imaging code; gain over LW "
+                       "8.5 % and over CTWS 7.31 % at C2 with 960 shots.",
+    },
+    {
+        .key = "parsec",
+        .title = "PaRSEC victim policies on sparse Cholesky",
+        .reproduces = "paper 004 Table 1",
+        .about = "A tiled Cholesky factorization (jackdaw gen cholesky: POTRF, TRSM, SYRK and "
+                 "GEMM tasks) on a 24 x 24 matrix of tiles, half of them empty, the tiles "
+                 "distributed block-cyclically over 4 nodes of 2 slots, which leaves the nodes "
+                 "unequally loaded. No stealing against PaRSEC's thief policy (steal when no "
+                 "task is ready and no running task has a local successor) with each victim "
+                 "policy (Single, Chunk of 4, Half) and the waiting-time guard. As in the "
+                 "paper the tile size varies, and with it every task's granularity: here "
+                 "the task cost (10, 20, 40 ms); the paper's speedup over no stealing grows "
+                 "with it (Single 1.25x at 50 x 50 tiles).",
+        .nodes = 4,
+        .slots = 2,
+        .bandwidth = "1Gbit",
+        .points = cholesky_points,
+        .npoints = N(cholesky_points),
+        .series = cholesky_series,
+        .nseries = N(cholesky_series),
+        .plan = plan_cholesky,
+        .tt_fraction = 0,
+        .headline = BF_MAKESPAN_S,
+        .columns = cholesky_columns,
+        .orderings = cholesky_orderings,
+        .norderings = N(cholesky_orderings),
+        .paper_setup = "PaRSEC on 4 nodes, sparse Cholesky of 100 x 100 tiles of 10 x 10 to "
+                       "50 x 50 elements; speedups over no stealing 1.0-1.08x at small tiles, "
+                       "1.11-1.25x at 50 x 50.",
     },
 };
 

@@ -105,6 +105,7 @@ struct bench_experiment {
     const char *about;      /* what runs and why these settings are the faithful ones */
     uint32_t nodes, slots;
     const char *bandwidth;  /* emulated per-node link, also Algorithm 1's net_band */
+    const char *speeds;     /* --speeds of run and bound (a mix "C2" or a list); NULL: 1 */
     const struct bench_point_def *points;
     size_t npoints;
     const struct bench_series *series;

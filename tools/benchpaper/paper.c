@@ -167,7 +167,11 @@ static void compute_bound(struct runner *rn, const struct bench_exp *x, struct b
     snprintf(nodes, sizeof nodes, "%u", x->e->nodes);
     snprintf(slots, sizeof slots, "%u", x->e->slots);
     char *argv[] = {"jackdaw", "bound", (char *)wl, "--nodes", nodes, "--slots", slots,
-                    "--bandwidth", (char *)x->e->bandwidth, "--json", NULL};
+                    "--bandwidth", (char *)x->e->bandwidth, "--json", NULL, NULL, NULL};
+    if (x->e->speeds) {
+        argv[10] = "--speeds";
+        argv[11] = (char *)x->e->speeds;
+    }
     char *out = work_file(rn, "%s-%s.bound.json", x->e->key, pt->def->key);
     char *err = work_file(rn, "%s-%s.bound.err", x->e->key, pt->def->key);
     struct bench_child child;
@@ -223,6 +227,10 @@ static void settings(const struct bench_exp *x, const struct bench_point *pt,
     st->w[n++] = st->slots;
     st->w[n++] = "--bandwidth";
     st->w[n++] = (char *)x->e->bandwidth;
+    if (x->e->speeds) {
+        st->w[n++] = "--speeds";
+        st->w[n++] = (char *)x->e->speeds;
+    }
     for (int i = 0; s->args[i] && n < 32 - 2; i++)
         st->w[n++] = (char *)s->args[i];
     double tt = s->flds_tt && pt->bound.ok ? bench_flds_tt(x->e, pt->bound.capacity_s) : 0;
