@@ -106,7 +106,7 @@ static void hand_run(struct fixture *f, double scale)
     }
     at(f, TRACE_TASK_START, 0, 0, 0, scale);
     e = at(f, TRACE_NODE_SAMPLE, 0, 0.5, -1, scale);
-    e->sample = (struct trace_sample){.busy = 1, .slots = 1, .sreadyq = 2};
+    e->sample = (struct trace_sample){.busy = 1, .slots = 1, .sreadyq = 2, .info_sent = 3};
     at(f, TRACE_TASK_END, 0, 2, 0, scale)->status = TASK_DONE;
     at(f, TRACE_TASK_START, 0, 2, 1, scale);
     at(f, TRACE_TASK_STOLEN_OUT, 0, 3, 2, scale)->peer = 1;
@@ -117,7 +117,8 @@ static void hand_run(struct fixture *f, double scale)
     at(f, TRACE_TASK_READY, 0, 5, 5, scale);
     at(f, TRACE_TASK_QUEUED_LOCAL, 0, 5, 5, scale);
     e = at(f, TRACE_NODE_SAMPLE, 0, 5.5, -1, scale);
-    e->sample = (struct trace_sample){.busy = 1, .slots = 1, .lreadyq = 1};
+    e->sample = (struct trace_sample){.busy = 1, .slots = 1, .lreadyq = 1, .info_sent = 7,
+                                      .info_received = 5, .token_passes = 2};
     at(f, TRACE_TASK_END, 0, 6, 4, scale)->status = TASK_DONE;
     task_run(f, 0, 5, 6, 9, scale);
     /* node 1 */
@@ -147,8 +148,10 @@ static void hand_run(struct fixture *f, double scale)
     e->status = 1; /* fetched */
     at(f, TRACE_TASK_END, 1, 5, 2, scale)->status = TASK_DONE;
     e = at(f, TRACE_NODE_SAMPLE, 1, 5.5, -1, scale);
-    e->sample = (struct trace_sample){.slots = 1};
-    at(f, TRACE_STEAL_REQUEST, 1, 6.2, -1, scale)->peer = 0;
+    e->sample = (struct trace_sample){.slots = 1, .info_sent = 4};
+    e = at(f, TRACE_STEAL_REQUEST, 1, 6.2, -1, scale);
+    e->peer = 0;
+    e->count = 3; /* asked for three; the earlier request left it to the victim (0) */
     e = at(f, TRACE_STEAL_FAIL, 1, 6.4, -1, scale);
     e->peer = 0;
     e->status = STEAL_FAIL_EMPTY;
@@ -247,6 +250,12 @@ static void test_hand_data_and_steals(void **state)
     assert_float_equal(f[RF_STEAL_SUCCESS_PCT], 50, EPS);
     assert_float_equal(f[RF_STEAL_ATTEMPT_SUCCESS_PCT], 100.0 / 3, EPS);
     assert_float_equal(f[RF_TASKS_STOLEN], 1, 0);
+    assert_float_equal(f[RF_STEAL_TASKS_ASKED], 3, 0);
+    assert_float_equal(f[RF_STEAL_TASKS_GRANTED], 1, 0);
+    /* Counters since start: each node's last sample, summed (7 + 4, not 3 + 7 + 4). */
+    assert_float_equal(f[RF_INFO_SENT], 11, 0);
+    assert_float_equal(f[RF_INFO_RECEIVED], 5, 0);
+    assert_float_equal(f[RF_TOKEN_PASSES], 2, 0);
     /* thief x victim: only node 1 stole, from node 0 */
     const uint64_t tasks[] = {0, 0, 1, 0}, asks[] = {0, 0, 2, 0};
     for (int k = 0; k < 4; k++) {

@@ -359,10 +359,14 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
         break;
     case TRACE_STEAL_REQUEST:
         nd->steal_requests++;
+        if (ev->count > 0) /* what the thief asked for; 0: the victim's policy decides */
+            nd->tasks_asked += (uint64_t)ev->count;
         push_rec(p, t, 0, n, SW_STEAL_ASK);
         break;
     case TRACE_STEAL_GRANT:
         nd->steal_grants++;
+        if (ev->count > 0)
+            nd->tasks_granted += (uint64_t)ev->count;
         push_rec(p, t, 0, n, SW_STEAL_ANSWER);
         break;
     case TRACE_STEAL_FAIL:
@@ -390,6 +394,14 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
     case TRACE_NODE_SAMPLE:
         if (!p->header_slots && ev->sample.slots > nd->slots)
             nd->slots = ev->sample.slots;
+        /* Counters since the daemon started: the last sample holds the totals. */
+        if (ev->sample.info_sent > 0 && (uint64_t)ev->sample.info_sent > nd->info_sent)
+            nd->info_sent = (uint64_t)ev->sample.info_sent;
+        if (ev->sample.info_received > 0 &&
+            (uint64_t)ev->sample.info_received > nd->info_received)
+            nd->info_received = (uint64_t)ev->sample.info_received;
+        if (ev->sample.token_passes > 0 && (uint64_t)ev->sample.token_passes > nd->token_passes)
+            nd->token_passes = (uint64_t)ev->sample.token_passes;
         p->samples = xgrow(p->samples, &p->cap_samples, p->nsamples + 1, sizeof *p->samples);
         p->samples[p->nsamples++] = (struct sample_rec){
             .t = t, .node = (uint32_t)n, .waitq = ev->sample.waitq,
@@ -447,6 +459,7 @@ static void fill_figures(struct pass *p)
     double slots = 0, cap_speed = 0;
     uint64_t with_inputs = 0, hits = 0, fetches = 0, fetch_bytes = 0, cache_hits = 0;
     uint64_t pushed = 0, requests = 0, grants = 0, fails = 0, stolen = 0;
+    uint64_t asked = 0, granted = 0, info_sent = 0, info_received = 0, token_passes = 0;
     for (size_t i = 0; i < a->nnodes; i++) {
         struct report_node *n = &a->nodes[i];
         slots += n->slots;
@@ -461,6 +474,11 @@ static void fill_figures(struct pass *p)
         grants += n->steal_grants;
         fails += n->steal_fails;
         stolen += n->stolen_in;
+        asked += n->tasks_asked;
+        granted += n->tasks_granted;
+        info_sent += n->info_sent;
+        info_received += n->info_received;
+        token_passes += n->token_passes;
         n->utilization = ratio(n->busy_s, n->slots * mk);
         n->first_start_s = p->pn[i].first_start_ns == NO_TIME ? NAN
                                                               : ns_s(p->pn[i].first_start_ns);
@@ -497,6 +515,11 @@ static void fill_figures(struct pass *p)
     f[RF_STEAL_ATTEMPT_SUCCESS_PCT] =
         100 * ratio((double)grants, (double)(requests + a->steal_fails_no_victim));
     f[RF_TASKS_STOLEN] = (double)stolen;
+    f[RF_STEAL_TASKS_ASKED] = (double)asked;
+    f[RF_STEAL_TASKS_GRANTED] = (double)granted;
+    f[RF_INFO_SENT] = (double)info_sent;
+    f[RF_INFO_RECEIVED] = (double)info_received;
+    f[RF_TOKEN_PASSES] = (double)token_passes;
     f[RF_CAPACITY_CORE_S] = slots * mk;
     f[RF_BUSY_CORE_S] = p->busy_s;
     f[RF_EVENTS_DROPPED] = (double)p->dropped;

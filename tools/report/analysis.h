@@ -135,6 +135,11 @@ enum report_figure {
     RF_STEAL_SUCCESS_PCT,
     RF_STEAL_ATTEMPT_SUCCESS_PCT,
     RF_TASKS_STOLEN,
+    RF_STEAL_TASKS_ASKED,
+    RF_STEAL_TASKS_GRANTED,
+    RF_INFO_SENT,
+    RF_INFO_RECEIVED,
+    RF_TOKEN_PASSES,
     RF_POTENTIAL_MEAN,
     RF_POTENTIAL_MAX,
     RF_CAPACITY_CORE_S,
@@ -186,6 +191,8 @@ struct report_node {
     double first_start_s, last_end_s; /* NaN when it ran nothing */
     uint64_t stolen_in, stolen_out, pushed_out;
     uint64_t steal_requests, steal_grants, steal_fails;
+    uint64_t tasks_asked, tasks_granted; /* summed counts of its requests and grants */
+    uint64_t info_sent, info_received, token_passes; /* its last sample's counters */
     uint64_t tasks_with_inputs, locality_hits;
     uint64_t fetches, fetch_bytes, cache_hits;
     double lost_s[REPORT_LOST_COUNT];

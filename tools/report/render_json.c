@@ -66,6 +66,11 @@ static json_t *nodes(const struct report_analysis *a)
         json_object_set_new(o, "steal_requests", count(n->steal_requests));
         json_object_set_new(o, "steal_grants", count(n->steal_grants));
         json_object_set_new(o, "steal_fails", count(n->steal_fails));
+        json_object_set_new(o, "steal_tasks_asked", count(n->tasks_asked));
+        json_object_set_new(o, "steal_tasks_granted", count(n->tasks_granted));
+        json_object_set_new(o, "info_sent", count(n->info_sent));
+        json_object_set_new(o, "info_received", count(n->info_received));
+        json_object_set_new(o, "token_passes", count(n->token_passes));
         json_object_set_new(o, "tasks_with_inputs", count(n->tasks_with_inputs));
         json_object_set_new(o, "locality_hits", count(n->locality_hits));
         json_object_set_new(o, "fetches", count(n->fetches));
