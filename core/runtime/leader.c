@@ -209,8 +209,6 @@ int leader_on_forward(struct node *n, uint32_t from, struct rbuf *r)
         node_queue(n, &n->sready, t, t->spec.input_bytes);
     }
     n->leader.received += count;
-    if (count)
-        node_mark_dirty(n);
     return 0;
 }
 

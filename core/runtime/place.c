@@ -62,7 +62,6 @@ void node_make_ready(struct node *n, struct ntask *t)
     node_trace(n, shared ? TRACE_TASK_QUEUED_SHARED : TRACE_TASK_QUEUED_LOCAL, t->spec.key, -1,
                0, t->t_ready);
     node_queue(n, shared ? &n->sready : &n->lready, t, t->spec.input_bytes);
-    node_mark_dirty(n);
 }
 
 /* Tasks another node's placement sent here because their data is here: they run here
@@ -80,8 +79,6 @@ int place_on_push(struct node *n, uint32_t from, struct rbuf *r)
         node_trace(n, TRACE_TASK_QUEUED_LOCAL, t->spec.key, (int32_t)from, 0, t->t_ready);
         node_queue(n, &n->lready, t, t->spec.input_bytes);
     }
-    if (count)
-        node_mark_dirty(n);
     return 0;
 }
 
@@ -130,7 +127,6 @@ static void monitor_cb(uv_timer_t *h)
             free(held);
             log_debug("flds: moved %zu tasks from LReadyQ to SReadyQ; tt now %.3f s", got,
                       n->flds.tt_s);
-            node_mark_dirty(n);
         }
     }
     if (!n->auto_last_s)

@@ -580,8 +580,6 @@ int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
         node_trace_full(n, TRACE_STEAL_FAIL, TRACE_NO_TASK, (int32_t)from,
                        STEAL_FAIL_EMPTY, 0, 0, 0, now);
     }
-    if (count)
-        node_mark_dirty(n);
     if (current) {
         uv_timer_stop(&th->timer);
         attempt_done(n, count > 0);

@@ -305,21 +305,6 @@ static void test_unfinished_and_bad_names(void **state)
     fixture_free(&f);
 }
 
-static int run_trace(char **argv, int argc)
-{
-    fflush(stdout);
-    int saved = dup(1);
-    int null = open("/dev/null", O_WRONLY);
-    assert_true(saved >= 0 && null >= 0);
-    dup2(null, 1);
-    close(null);
-    int rc = cmd_trace.main(argc, argv);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    return rc;
-}
-
 static void test_command(void **state)
 {
     (void)state;
@@ -328,19 +313,19 @@ static void test_command(void **state)
     fixture_number(&f);
     fixture_write(&f, trace_path, 40, NULL, NULL, 0);
     char *argv[] = { "trace", "export", "--chrome", trace_path, NULL };
-    assert_int_equal(run_trace(argv, 4), 0);
+    assert_int_equal(fixture_trace_quiet(argv, 4), 0);
     char dflt[160];
     snprintf(dflt, sizeof dflt, "%s.json", trace_path); /* FILE.json by default */
     json_t *doc = json_load_file(dflt, 0, NULL);
     assert_non_null(doc);
     json_decref(doc);
     char *named[] = { "trace", "export", "--chrome", trace_path, "-o", json_path, NULL };
-    assert_int_equal(run_trace(named, 6), 0);
+    assert_int_equal(fixture_trace_quiet(named, 6), 0);
     doc = json_load_file(json_path, 0, NULL);
     assert_non_null(doc);
     json_decref(doc);
     char *no_format[] = { "trace", "export", trace_path, NULL };
-    assert_int_equal(run_trace(no_format, 3), EXIT_USAGE);
+    assert_int_equal(fixture_trace_quiet(no_format, 3), EXIT_USAGE);
     fixture_free(&f);
 }
 

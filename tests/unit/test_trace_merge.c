@@ -374,21 +374,6 @@ static void test_event_larger_than_a_block(void **state)
     free(ids);
 }
 
-static int run_trace(char **argv, int argc)
-{
-    fflush(stdout);
-    int saved = dup(1);
-    int null = open("/dev/null", O_WRONLY);
-    assert_true(saved >= 0 && null >= 0);
-    dup2(null, 1);
-    close(null);
-    int rc = cmd_trace.main(argc, argv);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    return rc;
-}
-
 static void test_command(void **state)
 {
     (void)state;
@@ -398,15 +383,15 @@ static void test_command(void **state)
     write_inputs(&f, paths);
     in_dir(out, "cli.avro");
     char *argv[] = { "trace", "merge", "-o", out, paths[0], paths[1], paths[2], NULL };
-    assert_int_equal(run_trace(argv, 7), 0);
+    assert_int_equal(fixture_trace_quiet(argv, 7), 0);
     size_t n;
     free(check_merged(&f, out, &n));
     char *no_out[] = { "trace", "merge", paths[0], NULL };
-    assert_int_equal(run_trace(no_out, 3), EXIT_USAGE);
+    assert_int_equal(fixture_trace_quiet(no_out, 3), EXIT_USAGE);
     char missing[128];
     in_dir(missing, "missing.avro");
     char *bad[] = { "trace", "merge", "--output", out, missing, NULL };
-    assert_int_equal(run_trace(bad, 5), EXIT_BAD_INPUT);
+    assert_int_equal(fixture_trace_quiet(bad, 5), EXIT_BAD_INPUT);
     fixture_free(&f);
 }
 

@@ -293,18 +293,7 @@ static void test_listing_is_bounded(void **state)
 static int run_trace(const char *a1, const char *a2, const char *a3)
 {
     char *argv[] = { (char *)"trace", (char *)a1, (char *)a2, (char *)a3, NULL };
-    int argc = a3 ? 4 : a2 ? 3 : 2;
-    fflush(stdout);
-    int saved = dup(1);
-    int null = open("/dev/null", O_WRONLY);
-    assert_true(saved >= 0 && null >= 0);
-    dup2(null, 1);
-    close(null);
-    int rc = cmd_trace.main(argc, argv);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    return rc;
+    return fixture_trace_quiet(argv, a3 ? 4 : a2 ? 3 : 2);
 }
 
 static void test_command_exit_codes(void **state)

@@ -20,6 +20,7 @@
 #define JACKDAW_TEST_TRACE_FIXTURE_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/model/task.h"
+#include "tools/cmd.h"
 #include "trace/block.h"
 #include "trace/event.h"
 #include "trace/reader.h"
@@ -328,6 +330,23 @@ static inline size_t fixture_write(const struct fixture *f, const char *path, si
                                    fixture_filter keep, void *arg, size_t cut)
 {
     return fixture_write_with(f, path, FIXTURE_HEADER, chunk, keep, arg, cut);
+}
+
+/* Runs `jackdaw trace ARGV…` (argv[0] is "trace") in this process with its stdout sent
+ * to /dev/null; returns its exit code. */
+static inline int fixture_trace_quiet(char **argv, int argc)
+{
+    fflush(stdout);
+    int saved = dup(1);
+    int null = open("/dev/null", O_WRONLY);
+    assert_true(saved >= 0 && null >= 0);
+    dup2(null, 1);
+    close(null);
+    int rc = cmd_trace.main(argc, argv);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    return rc;
 }
 
 #endif
