@@ -37,7 +37,7 @@ static int run_main(int argc, char **argv)
          "S|cores  executor slots per node (default: the machine's cores; 1 with a mix)"},
         {"speeds", OPT_STRING, &speeds,
          "LIST|MIX  speed factors in (0,1], cycled: 1,0.5; or a mix of paper 001: C1..C5"},
-        {"mode", OPT_STRING, &mode, "M  hashed | one | roundrobin (default hashed)"},
+        {"mode", OPT_STRING, &mode, "M  hashed | one | roundrobin | data (default hashed)"},
         {"records", OPT_STRING, &records, "FILE  one JSON line per task end"},
         {"json", OPT_FLAG, &json, "  summary as one JSON object on stdout"},
         {"quiet", OPT_FLAG, &quiet, "  no progress line"},
@@ -62,7 +62,7 @@ static int run_main(int argc, char **argv)
         return EXIT_USAGE;
     int m = submit_mode_parse(mode);
     if (m < 0) {
-        fprintf(stderr, "jackdaw run: unknown --mode '%s' (hashed, one, roundrobin)\n", mode);
+        fprintf(stderr, "jackdaw run: unknown --mode '%s' (hashed, one, roundrobin, data)\n", mode);
         return EXIT_USAGE;
     }
     char *cause = NULL;

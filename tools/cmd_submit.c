@@ -15,7 +15,7 @@ static int submit_main(int argc, char **argv)
     double timeout = 0;
     struct opt opts[] = {
         {"cluster", OPT_STRING, &cluster, "FILE  cluster file (default: see man)"},
-        {"mode", OPT_STRING, &mode, "M  hashed | one | roundrobin (default hashed)"},
+        {"mode", OPT_STRING, &mode, "M  hashed | one | roundrobin | data (default hashed)"},
         {"wait", OPT_FLAG, &wait, "  follow the job to its end and print the summary"},
         {"json", OPT_FLAG, &json, "  with --wait: summary as one JSON object"},
         {"quiet", OPT_FLAG, &quiet, "  no progress line"},
@@ -35,7 +35,7 @@ static int submit_main(int argc, char **argv)
     }
     int m = submit_mode_parse(mode);
     if (m < 0) {
-        fprintf(stderr, "jackdaw submit: unknown --mode '%s' (hashed, one, roundrobin)\n", mode);
+        fprintf(stderr, "jackdaw submit: unknown --mode '%s' (hashed, one, roundrobin, data)\n", mode);
         return EXIT_USAGE;
     }
     struct workload wl;
@@ -64,7 +64,7 @@ static int submit_main(int argc, char **argv)
 
 const struct cmd cmd_submit = {
     .name = "submit",
-    .usage = "WORKLOAD [--cluster FILE] [--mode hashed|one|roundrobin] [--wait] [--json]",
+    .usage = "WORKLOAD [--cluster FILE] [--mode hashed|one|roundrobin|data] [--wait] [--json]",
     .summary = "submit a workload to a running cluster",
     .main = submit_main,
 };

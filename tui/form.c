@@ -67,8 +67,8 @@ static const struct field_spec specs[FF_COUNT] = {
                       "emulated per-node link, e.g. 1Gbit or 100MB (empty: no emulation)"},
     [FF_LATENCY] = {"Network latency", NULL, "",
                     "emulated one-way latency, e.g. 100us (empty: none)"},
-    [FF_MODE] = {"Submission", CHOICES("hashed", "one", "roundrobin"), "hashed",
-                 "hashed: tasks start at their metadata owner; one: all on node 0; roundrobin"},
+    [FF_MODE] = {"Submission", CHOICES("hashed", "one", "roundrobin", "data"), "hashed",
+                 "where tasks start: metadata owner, node 0, i mod N, first input's node"},
     [FF_LAUNCH] = {"", NULL, "", "Enter: start daemons and collector, submit, watch live"},
 };
 

@@ -53,13 +53,15 @@ int submit_mode_parse(const char *name)
         return SUBMIT_ONE;
     if (strcasecmp(name, "roundrobin") == 0)
         return SUBMIT_ROUNDROBIN;
+    if (strcasecmp(name, "data") == 0)
+        return SUBMIT_DATA;
     return -1;
 }
 
 const char *submit_mode_name(enum submit_mode mode)
 {
-    static const char *names[] = {"hashed", "one", "roundrobin"};
-    return (unsigned)mode <= SUBMIT_ROUNDROBIN ? names[mode] : "unknown";
+    static const char *names[] = {"hashed", "one", "roundrobin", "data"};
+    return (unsigned)mode <= SUBMIT_DATA ? names[mode] : "unknown";
 }
 
 uint32_t client_new_job(void)
@@ -306,9 +308,16 @@ static int barrier(struct client *c, int timeout_ms, char **cause)
     return rc;
 }
 
-static uint32_t target(const struct client *c, enum submit_mode mode, uint64_t key, uint32_t i)
+static uint32_t target(const struct client *c, const struct workload *wl,
+                       enum submit_mode mode, uint64_t key, uint32_t i)
 {
     switch (mode) {
+    case SUBMIT_DATA: {
+        const struct workload_task *wt = &wl->tasks[i];
+        uint32_t node = wt->num_inputs ? workload_object_node(wl, wt->inputs[0], c->nodes)
+                                       : WORKLOAD_NO_NODE;
+        return node < c->nodes ? node : task_key_owner(key, c->nodes);
+    }
     case SUBMIT_ONE: return 0;
     case SUBMIT_ROUNDROBIN: return i % c->nodes;
     default: return task_key_owner(key, c->nodes);
@@ -370,7 +379,7 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
             .num_wait_parent = wt->num_parents, .data_size = wt->output_bytes,
             .t_submit = *t_submit,
         };
-        t.holder = target(c, mode, t.key, i);
+        t.holder = target(c, wl, mode, t.key, i);
         if (wt->num_children > keys_cap) {
             keys_cap = wt->num_children;
             keys = xrealloc(keys, keys_cap * sizeof *keys);
@@ -407,7 +416,7 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
             spec.inputs = inputs;
             spec.num_inputs = wt->num_inputs;
         }
-        uint32_t node = target(c, mode, spec.key, i);
+        uint32_t node = target(c, wl, mode, spec.key, i);
         if (!c->conns[node])
             continue;
         struct open_submit *o = &open[node];

@@ -2,7 +2,10 @@
 # t_20_mode_one: a bag of sleep tasks all submitted to node 0 (--mode one) spreads over
 # the cluster by work stealing: every node runs tasks (in the --json summary and in the
 # records) and some node's steals succeeded.  The control run with --steal none leaves
-# every task on node 0, which shows the assertion above can fail.
+# every task on node 0, which shows the assertion above can fail.  --mode data (owner
+# computes) starts each task of a tiled Cholesky on the node that holds the tile it
+# updates: with stealing off, every record's node is that tile's node; the same run
+# hashed puts tasks elsewhere, which shows that check can fail.
 . "$(dirname "$0")/lib.sh"
 
 wl="$T/bot.jsonl"
@@ -60,4 +63,41 @@ expect_code 0 "$RUN_RC" "jackdaw run --mode one --steal none"
 check_records "$wl" "$T/none.records"
 summary_and_records "$T/none.out" "$T/none.records" 4 node0 ||
     fail "--mode one --steal none ran tasks off node 0"
+
+# on_owner WORKLOAD RECORDS owner|elsewhere : whether every task ran on the node of its
+# first input object (owner), or some did not (elsewhere).
+on_owner() {
+    "$PY" - "$@" <<'EOF_PY'
+import json, sys
+wl, records, want = sys.argv[1], sys.argv[2], sys.argv[3]
+objects, first, index = {}, [], 0
+for line in open(wl):
+    d = json.loads(line)
+    if "object" in d:
+        objects[d["object"]] = d["node"]
+        continue
+    first.append(objects[d["inputs"][0]])
+off = []
+for line in open(records):
+    r = json.loads(line)
+    if r["node"] != first[r["index"]]:
+        off.append((r["id"], r["node"], first[r["index"]]))
+print("%d of %d tasks ran off their tile's node, e.g. %s" % (len(off), len(first), off[:3]))
+sys.exit(0 if (not off) == (want == "owner") else 1)
+EOF_PY
+}
+
+chol="$T/cholesky.jsonl"
+"$JACKDAW" gen cholesky --tiles 8 --sparsity 0.5 --nodes 4 --tile-cost 0.002 -o "$chol" ||
+    fail "jackdaw gen cholesky failed"
+jd_run data "$chol" --nodes 4 --slots 2 --mode data --policy none --json --records "$T/data.records"
+expect_code 0 "$RUN_RC" "jackdaw run --mode data --policy none"
+check_records "$chol" "$T/data.records"
+on_owner "$chol" "$T/data.records" owner || fail "--mode data ran tasks off their tile's node"
+jd_run hashed "$chol" --nodes 4 --slots 2 --mode hashed --policy none --json \
+    --records "$T/hashed.records"
+expect_code 0 "$RUN_RC" "jackdaw run --mode hashed --policy none"
+check_records "$chol" "$T/hashed.records"
+on_owner "$chol" "$T/hashed.records" elsewhere ||
+    fail "--mode hashed ran every task on its tile's node: the check above cannot fail"
 no_daemons_left "after the runs"
