@@ -362,6 +362,11 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         if (rc < 0)
             return rc;
     }
+    /* Each node learns how many tasks it is about to get, so that it does not take to
+     * stealing while its own are on the way (they follow after a barrier). */
+    uint32_t *share = xcalloc(c->nodes, sizeof *share);
+    for (uint32_t i = 0; i < wl->count; i++)
+        share[target(c, wl, mode, task_key(job, i), i)]++;
     *t_submit = clock_wall_ns();
     for (uint32_t i = 0; i < c->nodes; i++) {
         if (!c->conns[i])
@@ -370,8 +375,10 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         struct wbuf *b = conn_msg_begin(c->conns[i], MSG_JOB_BEGIN, &at);
         wbuf_put_u32(b, job);
         wbuf_put_u32(b, wl->count);
+        wbuf_put_u32(b, share[i]);
         conn_msg_end(c->conns[i], at);
     }
+    free(share);
     for (uint32_t i = 0; i < wl->count; i++) {
         const struct workload_task *wt = &wl->tasks[i];
         struct tmd t = {

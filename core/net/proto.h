@@ -54,7 +54,8 @@ enum proto_type {
     MSG_LW_GRANT = 0x020e,      /* u32 req, u32 count, count x task_spec: the answer */
 
     /* Client to node and back. */
-    MSG_JOB_BEGIN = 0x0301,     /* u32 job, u32 tasks: TASK_END reports go to the sender */
+    MSG_JOB_BEGIN = 0x0301,     /* u32 job, u32 tasks, u32 tasks this node will get: TASK_END
+                                 * reports go to the sender */
     MSG_SUBMIT = 0x0302,        /* u32 count, count x task_spec */
     MSG_SYNC = 0x0303,          /* u64 token: answered after everything sent before it */
     MSG_SYNC_REPLY = 0x0304,    /* u64 token */

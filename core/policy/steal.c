@@ -317,6 +317,8 @@ bool steal_starving(const struct steal_params *p, const struct steal_self *self)
         return false;
     if (p->mode != STEAL_ADAPTIVE && p->mode != STEAL_RANDOM1)
         return false;
+    if (self->arriving)
+        return false;
     struct parsec_self ps = {
         .ready = self->lready + self->sready, .free_slots = self->free_slots,
         .running_successors = self->running_successors,

@@ -128,13 +128,16 @@ struct steal_self {
     uint32_t sready;        /* shared (stealable) ready queue length */
     uint32_t free_slots;
     uint32_t running_successors; /* waiting tasks here whose parent runs here now */
+    uint32_t arriving;      /* tasks a job's begin announced for this node, not here yet */
 };
 
 void steal_state_init(struct steal_state *s, const struct steal_params *p, uint32_t nodes);
 
 /* Starvation test: both ready queues empty and a slot free; with ready+successors, also
  * no local successor of a running task (paper 004 §3).  Preemptive stealing starves as
- * ready-only here: its earlier start is a2ws_plan's to decide. */
+ * ready-only here: its earlier start is a2ws_plan's to decide.  Never while tasks are
+ * arriving: a node whose own submission is on the way would take a neighbour's share and
+ * then get its own on top. */
 bool steal_starving(const struct steal_params *p, const struct steal_self *self);
 
 /*

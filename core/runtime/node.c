@@ -610,7 +610,11 @@ static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char 
             *reason = "malformed task in submit";
             return -EBADMSG;
         }
-        job_get(n, task_key_job(t->spec.key), c);
+        struct job *j = job_get(n, task_key_job(t->spec.key), c);
+        if (j->arriving) {
+            j->arriving--;
+            n->arriving--;
+        }
         if (u64map_get(&n->waitq, t->spec.key)) {
             log_warn("duplicate submit of task %llx from %s ignored",
                      (unsigned long long)t->spec.key, conn_peer_name(c));
@@ -640,10 +644,20 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
     case MSG_JOB_BEGIN: {
         uint32_t id = rbuf_u32(r);
         uint32_t tasks = rbuf_u32(r);
+        uint32_t here = rbuf_u32(r);
         if (!rbuf_ok(r))
             break;
+        if (here > tasks) {
+            *reason = "job begin announces more tasks for this node than the job has";
+            return -EBADMSG;
+        }
         struct job *j = job_get(n, id, c);
         j->tasks = tasks;
+        n->arriving -= j->arriving;
+        j->arriving = here;
+        n->arriving += here;
+        /* Nodes that get nothing of this job may steal at once; the others wait for
+         * their own tasks (steal_starving). */
         thief_wake(n);
         return 0;
     }
@@ -777,8 +791,12 @@ static void on_close(struct conn *c, const char *reason)
     void *v;
     for (size_t pos = 0; (pos = u64map_next(&n->jobs, pos, &k, &v)) != 0;) {
         struct job *j = v;
-        if (j->client == c)
-            j->client = NULL;
+        if (j->client != c)
+            continue;
+        j->client = NULL;
+        /* A client gone mid-submission sends no more: stop waiting for its tasks. */
+        n->arriving -= j->arriving;
+        j->arriving = 0;
     }
 }
 

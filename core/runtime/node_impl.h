@@ -51,6 +51,7 @@ struct job {
     uint32_t rank;          /* how many jobs this node had seen before it */
     struct conn *client;    /* borrowed; NULL once the client left */
     uint32_t tasks;
+    uint32_t arriving;      /* of those this node was told it gets, not received yet */
     uint32_t done, failed, cancelled;
 };
 
@@ -152,6 +153,7 @@ struct node {
     uint32_t staging;       /* tasks whose inputs are being fetched */
     struct u64map jobs;     /* job id -> struct job * (owned) */
     uint32_t next_job_rank;
+    uint64_t arriving;      /* sum of the jobs' arriving: not starving while non-zero */
     struct u64map running;  /* key -> struct ntask * (owned) handed to exec, not yet back */
     struct u64map removed;  /* key -> (void *)1: removed while staging or running */
     uint32_t busy;

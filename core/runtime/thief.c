@@ -74,6 +74,7 @@ struct steal_self thief_self(const struct node *n)
         .sready = (uint32_t)readyq_len(&n->sready),
         .free_slots = held < slots ? slots - held : 0,
         .running_successors = n->running_successors,
+        .arriving = n->arriving,
     };
     if (pf && n->lready.data.len + n->sready.data.len <= pf) {
         s.lready = (uint32_t)n->lready.zero.len;

@@ -481,7 +481,8 @@ static void test_starving(void **state)
     struct steal_params p;
     steal_params_default(&p);
     const struct steal_self cases[] = {
-        {0, 0, 1, 0}, {0, 0, 0, 0}, {1, 0, 1, 0}, {0, 1, 1, 0}, {3, 4, 2, 0}, {0, 0, 16, 0},
+        {0, 0, 1, 0, 0}, {0, 0, 0, 0, 0}, {1, 0, 1, 0, 0}, {0, 1, 1, 0, 0}, {3, 4, 2, 0, 0},
+        {0, 0, 16, 0, 0},
     };
     const bool want[] = {true, false, false, false, false, true};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -490,6 +491,24 @@ static void test_starving(void **state)
     assert_true(steal_starving(&p, &cases[0]));
     assert_false(steal_starving(&p, &cases[2]));
     assert_false(steal_starving(&p, NULL));
+}
+
+/* A node told that tasks are on their way to it waits for them, under every starvation
+ * test, and starves again as soon as the last has arrived. */
+static void test_arriving_is_not_starving(void **state)
+{
+    (void)state;
+    struct steal_params p;
+    steal_params_default(&p);
+    const enum steal_starvation tests[] = {STEAL_STARVE_READY, STEAL_STARVE_SUCCESSORS,
+                                           STEAL_STARVE_PREEMPTIVE};
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        p.starvation = tests[i];
+        struct steal_self idle = {.free_slots = 4, .arriving = 1};
+        assert_false(steal_starving(&p, &idle));
+        idle.arriving = 0;
+        assert_true(steal_starving(&p, &idle));
+    }
 }
 
 static void test_single_node(void **state)
@@ -531,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_wake),
         cmocka_unit_test(test_none_never_steals),
         cmocka_unit_test(test_starving),
+        cmocka_unit_test(test_arriving_is_not_starving),
         cmocka_unit_test(test_single_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
