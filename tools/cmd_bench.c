@@ -1,7 +1,7 @@
 /*
  * cmd_bench — `jackdaw bench paper [-o DIR] [--scale F] [--runs N] [--only LIST] [--keep]`:
  * the papers' results as one command (tools/benchpaper/).  Runs scaled versions of the
- * DAWS papers' experiments on private local clusters and writes DIR/index.html,
+ * papers' experiments (DAWS, A2WS, PaRSEC) on private local clusters and writes DIR/index.html,
  * DIR/results.json and DIR/traces/.
  *
  * Exit codes: 0 when every run gave its result; EXIT_RUN_FAILED when some did not (the
@@ -25,8 +25,8 @@ static int bench_main(int argc, char **argv);
 
 const struct cmd cmd_bench = {
     .name = "bench",
-    .usage = "paper [-o DIR] [--scale F] [--runs N] [--only dags,allpairs,imagestack] [--keep]",
-    .summary = "the DAWS papers' results on this machine, beside the published values",
+    .usage = "paper [-o DIR] [--scale F] [--runs N] [--only LIST] [--keep]",
+    .summary = "the papers' results on this machine, beside the published values",
     .main = bench_main,
 };
 
@@ -47,9 +47,9 @@ static void more_help(void)
     }
     printf("and writes DIR/index.html (each result beside the published value, the scale and\n"
            "the settings, charts through gnuplot), DIR/results.json and DIR/traces/.\n"
-           "At --scale 1 with one run the whole bench takes about 4 minutes on a 2-core\n"
-           "machine, at most ~10 on a loaded one; --runs N takes N times as long; --scale\n"
-           "0.1 is a smoke run of about 30 s.\n");
+           "At --scale 1 with one run the whole bench takes about 6 minutes on a 2-core\n"
+           "machine, more on a loaded one; --runs N takes N times as long; --scale 0.1 is a\n"
+           "smoke run of about 75 s.\n");
 }
 
 static int bench_main(int argc, char **argv)
@@ -68,10 +68,11 @@ static int bench_main(int argc, char **argv)
     const struct opt opts[] = {
         {"output", OPT_STRING, &dir, "DIR  where the page, results.json and traces go (-o; "
                                      "default: bench-paper)"},
-        {"scale", OPT_DOUBLE, &scale, "F  size of every workload, 1 = the default (~4 min on "
-                                      "2 cores); 0.1: ~30 s"},
+        {"scale", OPT_DOUBLE, &scale, "F  size of every workload, 1 = the default (~6 min on "
+                                      "2 cores); 0.1: ~75 s"},
         {"runs", OPT_UINT, &runs, "N  runs of each configuration, medians reported (1)"},
-        {"only", OPT_STRING, &only, "LIST  experiments to run: dags, allpairs, imagestack (all)"},
+        {"only", OPT_STRING, &only, "LIST  experiments to run, comma-separated: keys below "
+                                    "(all)"},
         {"keep", OPT_FLAG, &keep, "  keep the workloads, the children's output and the "
                                   "daemons' logs in DIR/work"},
         {NULL, 0, NULL, NULL},

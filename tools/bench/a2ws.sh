@@ -2,9 +2,9 @@
 # a2ws.sh — the heterogeneous-cluster experiments of paper 001 (A2WS), scaled to seconds.
 #
 # (a) Gain table (paper 001 Tables 3-4): the seismic workload (`jackdaw gen seismic`,
-#     independent shots) on the node mixes C1, C2 (8, 16 nodes; C3 = 32 with MIXES) of
-#     `--speeds`, one slot per node at speed cores/24, under `--policy a2ws`, `lw` and
-#     `ctws`, RUNS runs each.  The shot cost is scaled so that the ideal makespan (total
+#     independent shots) on the node mixes C1, C2, C3 (8, 16, 32 nodes) of `--speeds`
+#     with 480 to 3840 shots, one slot per node at speed cores/24, under `--policy a2ws`,
+#     `lw` and `ctws`, RUNS runs each.  The shot cost is scaled so that the ideal makespan (total
 #     shot seconds / sum of the speeds) is IDEAL seconds in every configuration.  Gain =
 #     1 - median(A2WS) / median(other), printed next to the paper's value and the target
 #     (A2WS >= +10 % over LW and CTWS at the largest configuration; never below -2 %
@@ -19,13 +19,13 @@
 #
 #   tools/bench/a2ws.sh [BUILD_DIR]
 #
-# Environment: MIXES ("C1 C2"), SHOTS ("480 960"), IDEAL (3 s), RUNS (3), RADII
-# ("1 2 4 8"), AP_N (20), AP_BYTES (2400000), AP_IDEAL (3 s), AP_MIX (C2), PARTS
+# Environment: MIXES ("C1 C2 C3"), SHOTS ("480 960 1920 3840"), IDEAL (3 s), RUNS (3),
+# RADII ("1 2 4 8"), AP_N (20), AP_BYTES (2400000), AP_IDEAL (3 s), AP_MIX (C2), PARTS
 # ("gain radius hybrid"), RUN_TIMEOUT (120 s per run).
 . "$(dirname "$0")/lib.sh"
 
-MIXES="${MIXES:-C1 C2}"
-SHOTS="${SHOTS:-480 960}"
+MIXES="${MIXES:-C1 C2 C3}"
+SHOTS="${SHOTS:-480 960 1920 3840}"
 IDEAL="${IDEAL:-3}"
 RUNS="${RUNS:-3}"
 RADII="${RADII:-1 2 4 8}"
