@@ -353,6 +353,14 @@ static const struct bench_ordering cholesky_orderings[] = {
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
+/* What the three seismic experiments (C1, C2, C3) share: one slot per node as the
+ * paper's one process per node, the shot counts, the three policies. */
+#define SEISMIC_COMMON                                                                    \
+    .slots = 1, .bandwidth = "1Gbit", .points = seismic_points,                           \
+    .npoints = N(seismic_points), .series = seismic_series, .nseries = N(seismic_series), \
+    .plan = plan_seismic, .tt_fraction = 0, .headline = BF_MAKESPAN_S,                    \
+    .columns = seismic_columns
+
 const struct bench_experiment bench_experiments[] = {
     {
         .key = "dags",
@@ -463,17 +471,8 @@ const struct bench_experiment bench_experiments[] = {
                  "1-core node runs about a dozen shots, so a policy that gives it one more "
                  "loses about 8 %: the gains come in such steps.",
         .nodes = 16,
-        .slots = 1,
-        .bandwidth = "1Gbit",
         .speeds = "C2",
-        .points = seismic_points,
-        .npoints = N(seismic_points),
-        .series = seismic_series,
-        .nseries = N(seismic_series),
-        .plan = plan_seismic,
-        .tt_fraction = 0,
-        .headline = BF_MAKESPAN_S,
-        .columns = seismic_columns,
+        SEISMIC_COMMON,
         .orderings = seismic_orderings,
         .norderings = N(seismic_orderings),
         .paper_setup = "Up to 128 nodes of the SDumont supercomputer limited to 1 to 24 cores "
@@ -489,17 +488,8 @@ const struct bench_experiment bench_experiments[] = {
                  "8, 2, 16, 4, 24 and 1 cores, one slot each at speed cores/24, 480 to 3840 "
                  "shots scaled to an ideal makespan of 3 s at scale 1.",
         .nodes = 8,
-        .slots = 1,
-        .bandwidth = "1Gbit",
         .speeds = "C1",
-        .points = seismic_points,
-        .npoints = N(seismic_points),
-        .series = seismic_series,
-        .nseries = N(seismic_series),
-        .plan = plan_seismic,
-        .tt_fraction = 0,
-        .headline = BF_MAKESPAN_S,
-        .columns = seismic_columns,
+        SEISMIC_COMMON,
         .orderings = seismic_c1_orderings,
         .norderings = N(seismic_c1_orderings),
         .paper_setup = "8 nodes of SDumont (C1); gains over LW 16.0, 17.1, 14.8, 12.3 % and "
@@ -516,17 +506,8 @@ const struct bench_experiment bench_experiments[] = {
                  "ideal 3 s, so a policy that gives it a 13th ends at 3.25 s and no policy can "
                  "gain more than 1 - 3 / 3.25 = 7.7 % over one that does.",
         .nodes = 32,
-        .slots = 1,
-        .bandwidth = "1Gbit",
         .speeds = "C3",
-        .points = seismic_points,
-        .npoints = N(seismic_points),
-        .series = seismic_series,
-        .nseries = N(seismic_series),
-        .plan = plan_seismic,
-        .tt_fraction = 0,
-        .headline = BF_MAKESPAN_S,
-        .columns = seismic_columns,
+        SEISMIC_COMMON,
         .orderings = seismic_orderings,
         .norderings = N(seismic_orderings),
         .paper_setup = "32 nodes of SDumont (C3); gains over LW 3.9, 10.0, 2.3, 7.4 % and "
