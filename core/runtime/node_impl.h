@@ -87,7 +87,8 @@ struct ring {
     uv_timer_t timer;           /* sends what waited for the interval */
     bool timer_armed;
     int64_t last_sent_ns[2];    /* monotonic, per side (RING_LEFT, RING_RIGHT) */
-    int64_t work_seen_ns;       /* monotonic; 0 until this node saw any work */
+    int64_t work_seen_ns;       /* monotonic; 0 until this node saw work in this epoch */
+    uint64_t run_base;          /* tasks_run when the epoch began: n_j counts from here */
     uint64_t sent, received, piggybacked; /* MSG_INFO messages */
 };
 
@@ -277,6 +278,8 @@ int ring_on_info(struct node *n, uint32_t from, struct rbuf *r);
 void ring_send_self(struct node *n, uint32_t to);
 /* Seconds since this node first saw work: the preemptive estimate's clock. */
 double ring_elapsed_s(const struct node *n);
+/* A job begins on an idle node: n_j and the elapsed time start again from zero. */
+void ring_new_epoch(struct node *n);
 
 /* leader.c.  leader_configure runs before the executors exist: it sets the leader's
  * reduced capacity (lw_leader_capacity) in n->cfg; leader_init once the loop exists. */

@@ -77,6 +77,23 @@ double ring_elapsed_s(const struct node *n)
     return (double)(clock_mono_ns() - n->ring.work_seen_ns) / 1e9;
 }
 
+/*
+ * n_j is "executed + available" of the work at hand (paper 001 runs one job).  A daemon
+ * that runs job after job would otherwise carry every earlier task into the steal
+ * equation: a node that ran a long job alone looks that many tasks ahead, and thieves
+ * strip it of its share of the next.  Only an idle node starts over, so the counts of a
+ * job still running here stay whole; t_j (the node's time per task) is kept, as it is
+ * the node's speed more than the job's.
+ */
+void ring_new_epoch(struct node *n)
+{
+    if (!n->ring.on)
+        return;
+    n->ring.run_base = n->tasks_run;
+    n->ring.work_seen_ns = 0;
+    ring_refresh_self(n);
+}
+
 static void saw_work(struct node *n)
 {
     if (!n->ring.work_seen_ns)
@@ -91,7 +108,7 @@ void ring_refresh_self(struct node *n)
      * node's to run; waiting tasks are not counted (a2ws.h). */
     uint64_t held = readyq_len(&n->lready) + readyq_len(&n->sready) +
                     readyq_len(&n->staged) + n->staging + n->busy;
-    uint64_t total = held + n->tasks_run;
+    uint64_t total = held + (n->tasks_run - n->ring.run_base);
     uint32_t count = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
     if (count)
         saw_work(n);
