@@ -14,8 +14,9 @@
  *   - t_j is per node: a jackdaw node runs `slots` tasks at once, so its time per task
  *     is the mean task run time divided by its slots, and 1/t_j its tasks per second.
  *   - n_j counts the tasks a node holds or has finished: ready (both queues), staged,
- *     running and done.  Tasks still waiting for parents are not counted: they may never
- *     move, and eq. 4 is about work that can.
+ *     running and done (since the job at hand began on it idle: the caller's epoch).
+ *     Tasks still waiting for parents are not counted: they may never move, and eq. 4
+ *     is about work that can.
  *   - eq. 6 reads U(S) = (n_k + S)/t_k; with t_k a time per task the runtime is
  *     (n_k + S)·t_k, which is what is used.
  *   - "capped by eq. 4" (§2.2.1): a thief never takes more from a victim than the
