@@ -55,8 +55,8 @@ int client_connect(struct client *c, int timeout_ms, char **cause);
 
 /*
  * Submits a workload as job `job` (task keys job<<32 | index): JOB_BEGIN to every
- * node with the number of tasks it will get, every task's metadata to its shard owner, a barrier so that all records exist,
- * then the tasks to the nodes the mode picks.  Returns once every node has acknowledged
+ * node with the number of tasks it will get, every task's metadata to its shard owner,
+ * a barrier so that all records exist, then the tasks to the nodes the mode picks.  Returns once every node has acknowledged
  * the tasks (a second barrier) or the timeout passed.  *t_submit is the wall time the
  * first message of the job went out, after the workload's initial data objects were
  * made on their nodes (setup, like the papers' pre-existing input files).

@@ -651,11 +651,7 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
             *reason = "job begin announces more tasks for this node than the job has";
             return -EBADMSG;
         }
-        bool idle = !n->busy && !n->staging && !readyq_len(&n->lready) &&
-                    !readyq_len(&n->sready) && !readyq_len(&n->staged) &&
-                    !u64map_len(&n->waitq);
-        if (idle)
-            ring_new_epoch(n);
+        ring_job_begins(n);
         struct job *j = job_get(n, id, c);
         j->tasks = tasks;
         n->arriving -= j->arriving;

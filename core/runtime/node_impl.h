@@ -278,8 +278,8 @@ int ring_on_info(struct node *n, uint32_t from, struct rbuf *r);
 void ring_send_self(struct node *n, uint32_t to);
 /* Seconds since this node first saw work: the preemptive estimate's clock. */
 double ring_elapsed_s(const struct node *n);
-/* A job begins on an idle node: n_j and the elapsed time start again from zero. */
-void ring_new_epoch(struct node *n);
+/* A job begins: on an idle node n_j and the elapsed time start again from zero. */
+void ring_job_begins(struct node *n);
 
 /* leader.c.  leader_configure runs before the executors exist: it sets the leader's
  * reduced capacity (lw_leader_capacity) in n->cfg; leader_init once the loop exists. */

@@ -77,6 +77,13 @@ double ring_elapsed_s(const struct node *n)
     return (double)(clock_mono_ns() - n->ring.work_seen_ns) / 1e9;
 }
 
+/* Ready, staged, staging and running tasks: this node's to run. */
+static uint64_t held_here(const struct node *n)
+{
+    return readyq_len(&n->lready) + readyq_len(&n->sready) + readyq_len(&n->staged) +
+           n->staging + n->busy;
+}
+
 /*
  * n_j is "executed + available" of the work at hand (paper 001 runs one job).  A daemon
  * that runs job after job would otherwise carry every earlier task into the steal
@@ -85,9 +92,9 @@ double ring_elapsed_s(const struct node *n)
  * job still running here stay whole; t_j (the node's time per task) is kept, as it is
  * the node's speed more than the job's.
  */
-void ring_new_epoch(struct node *n)
+void ring_job_begins(struct node *n)
 {
-    if (!n->ring.on)
+    if (!n->ring.on || held_here(n) || u64map_len(&n->waitq))
         return;
     n->ring.run_base = n->tasks_run;
     n->ring.work_seen_ns = 0;
@@ -104,11 +111,8 @@ void ring_refresh_self(struct node *n)
 {
     if (!n->ring.on)
         return;
-    /* n_j: executed + available.  Ready, staged, staging and running tasks are this
-     * node's to run; waiting tasks are not counted (a2ws.h). */
-    uint64_t held = readyq_len(&n->lready) + readyq_len(&n->sready) +
-                    readyq_len(&n->staged) + n->staging + n->busy;
-    uint64_t total = held + (n->tasks_run - n->ring.run_base);
+    /* n_j: executed + available; waiting tasks are not counted (a2ws.h). */
+    uint64_t total = held_here(n) + (n->tasks_run - n->ring.run_base);
     uint32_t count = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
     if (count)
         saw_work(n);
