@@ -507,6 +507,22 @@ uint32_t steal_amount(const struct steal_params *p, uint32_t available)
     return parsec_amount(p->amount, p->chunk, available);
 }
 
+uint32_t steal_grant(const struct steal_params *p, uint32_t stealable, uint32_t max)
+{
+    uint32_t want = p && p->amount == STEAL_AMOUNT_A2WS && !max
+                        ? parsec_amount(STEAL_AMOUNT_HALF, 0, stealable)
+                        : steal_amount(p, stealable);
+    return max && want > max ? max : want;
+}
+
+uint32_t steal_keep(uint32_t free_slots, uint32_t lready_startable, uint32_t sready_startable)
+{
+    if (free_slots <= lready_startable)
+        return 0;
+    uint32_t want = free_slots - lready_startable;
+    return want < sready_startable ? want : sready_startable;
+}
+
 void steal_on_result(const struct steal_params *p, struct steal_state *s, bool success,
                      uint32_t nodes)
 {

@@ -158,6 +158,25 @@ int steal_choose_victim(const uint32_t *loads, uint32_t n);
 uint32_t steal_amount(const struct steal_params *p, uint32_t available);
 
 /*
+ * How many of its `stealable` tasks a victim grants one request whose bound is `max`
+ * (0: none).  The A2WS amount is the thief's to choose; a request without a bound (a
+ * thief configured otherwise) gets the classic half.
+ */
+uint32_t steal_grant(const struct steal_params *p, uint32_t stealable, uint32_t max);
+
+/*
+ * The progress rule's victim half: how many of the victim's stealable tasks that need
+ * no input data it keeps for its own free slots.  A ready task that can start where it
+ * is, starts there; granting it away instead is what let a task bounce between two idle
+ * nodes forever (each granted it back on the request that rode with the grant, before
+ * either dispatched it).  `free_slots` are the victim's slots with nothing running or
+ * staged, `lready_startable` and `sready_startable` its no-data tasks in LReadyQ (which
+ * its dispatcher takes first) and SReadyQ.  Tasks that need data stay stealable: they
+ * wait for the fetch window, not for a slot.
+ */
+uint32_t steal_keep(uint32_t free_slots, uint32_t lready_startable, uint32_t sready_startable);
+
+/*
  * Updates the back-off after an attempt: success resets the interval, the failure count
  * and the neighbour count; failure doubles the interval (capped by poll_max_ms; reaching
  * the cap parks the thief) and widens the neighbour set every widen_after failures.

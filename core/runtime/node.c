@@ -534,6 +534,9 @@ static void check_cb(uv_check_t *h)
         return;
     }
     bool more = dispatch(n);
+    /* After dispatch, so that what this pass brought starts here before any of it can
+     * be granted away (the progress rule, thief.c). */
+    thief_answer(n);
     thief_poll(n);
     /* After dispatch: the leader's own free slots take their tasks first, like any
      * worker's that asked, only without the round trip. */

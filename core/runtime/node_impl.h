@@ -63,6 +63,11 @@ enum thief_state {
     THIEF_PARKED,           /* at the bound: waits for a wake-up */
 };
 
+/* A steal request received this pass, answered after the pass's dispatch. */
+struct steal_ask {
+    uint32_t from, req, max;
+};
+
 struct thief {
     struct steal_state st;
     enum thief_state state;
@@ -75,6 +80,8 @@ struct thief {
     uint32_t asked;         /* tasks the current request asked for; 0: the victim decides */
     int64_t next_plan_ns;   /* monotonic: a busy node's next preemptive look */
     uv_timer_t timer;       /* back-off wait, or the attempt's timeout */
+    struct steal_ask *asks; /* owned, `asks_cap` entries: requests of this pass */
+    size_t nasks, asks_cap;
 };
 
 /* The A2WS information vector (ring.c): this node's view of its ring window. */
@@ -256,7 +263,11 @@ void thief_poll(struct node *n);
 void thief_wake(struct node *n);
 int thief_on_load_query(struct node *n, uint32_t from, struct rbuf *r);
 int thief_on_load_reply(struct node *n, uint32_t from, struct rbuf *r);
+/* Holds a steal request until thief_answer: requests are answered once per pass. */
 int thief_on_steal_request(struct node *n, uint32_t from, struct rbuf *r);
+/* From the check step, after dispatch: answers the pass's steal requests from what the
+ * node's own free slots could not start (the progress rule, thief.c). */
+void thief_answer(struct node *n);
 int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r);
 /* A grant's tasks (u32 req, u32 count, count x task_spec) into q, traced as stolen in
  * from `from`; thief.c's steals and leader.c's LW hand-outs share it. */

@@ -19,6 +19,21 @@
  * that loses replies (a peer died) fails after steal_timeout_ms, so the thief never
  * hangs.  Tasks in a grant are always taken, even for a stale attempt: a task once sent
  * must never be dropped.
+ *
+ * The progress rule, kept here for every policy that answers steal requests (all but
+ * LW, whose leader answers in leader_step after its own dispatch too): a ready task that
+ * can start where it is, starts there.  (1) Requests are not answered where they are
+ * read but in the check step, after dispatch (thief_answer), so whatever a pass brought
+ * — a submission, a ready notice, a grant this node stole — meets the dispatcher before
+ * any thief can take it: a task just stolen cannot be stolen again before it had its
+ * chance to start.  (2) Of what dispatch left, the victim keeps as many tasks that need
+ * no data as it has free slots (steal_keep; dispatch leaves such tasks behind only at
+ * its batch bound).  Without the rule, two idle nodes granted one task back and forth
+ * for ever, each on the request that rode in the same frame as the grant.  A task moves
+ * only from a node that cannot start it now toward one that asked while starving, so a
+ * task is stolen again only after a slot changed somewhere: no livelock.  Checked by
+ * tests/unit/test_progress.c (random interleavings on a fake network) and
+ * tests/integration/t_23_progress.sh.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -51,6 +66,18 @@ void thief_close(struct node *n)
 {
     uv_timer_stop(&n->thief.timer);
     uv_close((uv_handle_t *)&n->thief.timer, NULL);
+    free(n->thief.asks);
+    n->thief.asks = NULL;
+    n->thief.nasks = n->thief.asks_cap = 0;
+}
+
+/* Slots with nothing running, staged or (MATRIX executors) fetching in them. */
+static uint32_t free_slots_now(const struct node *n)
+{
+    uint32_t slots = n->cfg.slots;
+    uint32_t held = n->busy + (uint32_t)readyq_len(&n->staged) +
+                    (n->cfg.prefetch == 0 ? n->staging : 0);
+    return held < slots ? slots - held : 0;
 }
 
 /*
@@ -66,13 +93,11 @@ void thief_close(struct node *n)
  */
 struct steal_self thief_self(const struct node *n)
 {
-    uint32_t slots = n->cfg.slots;
-    uint32_t pf = n->cfg.prefetch == NODE_PREFETCH_SLOTS ? slots : n->cfg.prefetch;
-    uint32_t held = n->busy + (uint32_t)readyq_len(&n->staged) + (pf == 0 ? n->staging : 0);
+    uint32_t pf = n->cfg.prefetch == NODE_PREFETCH_SLOTS ? n->cfg.slots : n->cfg.prefetch;
     struct steal_self s = {
         .lready = (uint32_t)readyq_len(&n->lready),
         .sready = (uint32_t)readyq_len(&n->sready),
-        .free_slots = held < slots ? slots - held : 0,
+        .free_slots = free_slots_now(n),
         .running_successors = n->running_successors,
         .arriving = n->arriving,
     };
@@ -466,12 +491,13 @@ static double transfer_estimate(const struct node *n, const struct ntask *t)
 }
 
 /*
- * Takes up to `want` tasks from the tail of SReadyQ into taken[] and returns how many.
+ * Takes up to `want` tasks from the tail of SReadyQ into taken[] and returns how many,
+ * never one of the `keep` oldest no-data tasks (the progress rule: they start here).
  * Tasks that must stay are put back: one that is not stealable (SReadyQ should never
  * hold one: a bug, reported and repaired by moving it to LReadyQ), and with the
  * waiting-time guard one that would start here before it could arrive there.
  */
-static size_t take_for_thief(struct node *n, uint32_t want, void **taken)
+static size_t take_for_thief(struct node *n, uint32_t want, uint32_t keep, void **taken)
 {
     const struct steal_params *p = &n->cfg.steal;
     struct parsec_guard g = {
@@ -479,7 +505,14 @@ static size_t take_for_thief(struct node *n, uint32_t want, void **taken)
         .slots = n->cfg.slots,
         .avg_task_s = n->est_samples ? n->est_task_length_s : 0,
     };
+    /* keep <= free slots <= slots: a small array; set aside, then queued again. */
+    void **kept_back = keep ? xmalloc(keep * sizeof *kept_back) : NULL;
+    for (uint32_t i = 0; i < keep; i++)
+        kept_back[i] = readyq_take_low(&n->sready);
     size_t got = readyq_take_tail(&n->sready, want, taken);
+    for (uint32_t i = 0; i < keep; i++)
+        node_queue(n, &n->sready, kept_back[i], 0);
+    free(kept_back);
     size_t kept = 0;
     for (size_t i = 0; i < got; i++) {
         struct ntask *t = taken[i];
@@ -499,44 +532,66 @@ static size_t take_for_thief(struct node *n, uint32_t want, void **taken)
     return kept;
 }
 
+/*
+ * A request is not answered where it is read: the message that brings a thief's request
+ * may also bring the tasks this node stole a moment ago, or its own submission, and
+ * answering at once would hand them on before this node's dispatcher saw them — with two
+ * idle nodes, one task went back and forth between them millions of times and never
+ * started.  Requests wait for the check step, after dispatch (thief_answer).
+ */
 int thief_on_steal_request(struct node *n, uint32_t from, struct rbuf *r)
 {
     uint32_t req = rbuf_u32(r);
     uint32_t max = rbuf_u32(r);
     if (!rbuf_ok(r))
         return -EBADMSG;
-    const struct steal_params *p = &n->cfg.steal;
-    uint32_t avail = (uint32_t)readyq_len(&n->sready);
-    /* The A2WS amount is the thief's to choose; a request without a bound (a thief
-     * configured otherwise) gets the classic half. */
-    uint32_t want = p->amount == STEAL_AMOUNT_A2WS && !max
-                        ? parsec_amount(STEAL_AMOUNT_HALF, 0, avail)
-                        : steal_amount(p, avail);
-    if (max && want > max)
-        want = max;
+    struct thief *th = &n->thief;
+    if (th->nasks == th->asks_cap) {
+        th->asks_cap = th->asks_cap ? 2 * th->asks_cap : 8;
+        th->asks = xrealloc(th->asks, th->asks_cap * sizeof *th->asks);
+    }
+    th->asks[th->nasks++] = (struct steal_ask){.from = from, .req = req, .max = max};
+    node_mark_dirty(n);
+    return 0;
+}
+
+static void answer(struct node *n, const struct steal_ask *ask)
+{
+    uint32_t keep = steal_keep(free_slots_now(n), (uint32_t)n->lready.zero.len,
+                               (uint32_t)n->sready.zero.len);
+    uint32_t avail = (uint32_t)readyq_len(&n->sready) - keep;
+    uint32_t want = steal_grant(&n->cfg.steal, avail, ask->max);
     void **taken = want ? xmalloc(want * sizeof *taken) : NULL;
-    size_t got = want ? take_for_thief(n, want, taken) : 0;
+    size_t got = want ? take_for_thief(n, want, keep, taken) : 0;
     /* The victim's fresh entry goes first, in the same frame: the thief plans its next
      * steal from what is left here, not from what it believed (Table 1, "victim
      * realized it was stolen"). */
-    ring_send_self(n, from);
+    ring_send_self(n, ask->from);
     size_t at;
-    struct wbuf *b = node_msg_begin(n, from, MSG_STEAL_GRANT, &at);
-    wbuf_put_u32(b, req);
+    struct wbuf *b = node_msg_begin(n, ask->from, MSG_STEAL_GRANT, &at);
+    wbuf_put_u32(b, ask->req);
     wbuf_put_u32(b, (uint32_t)got);
     for (size_t i = 0; i < got; i++)
         proto_put_task(b, &((struct ntask *)taken[i])->spec);
-    node_msg_end(n, from, at);
+    node_msg_end(n, ask->from, at);
     int64_t wall = got && n->sink ? clock_wall_ns() : 0;
     for (size_t i = 0; i < got; i++) {
         struct ntask *t = taken[i];
-        node_trace(n, TRACE_TASK_STOLEN_OUT, t->spec.key, (int32_t)from, 0, wall);
-        kvs_append(n->kvs, t->spec.key, KVS_FIELD_HISTORY, from, 0, 0);
+        node_trace(n, TRACE_TASK_STOLEN_OUT, t->spec.key, (int32_t)ask->from, 0, wall);
+        kvs_append(n->kvs, t->spec.key, KVS_FIELD_HISTORY, ask->from, 0, 0);
         ntask_free(t);
     }
     n->tasks_given += got;
     free(taken);
-    return 0;
+}
+
+void thief_answer(struct node *n)
+{
+    struct thief *th = &n->thief;
+    /* In arrival order, so that with several thieves the first to ask is served first. */
+    for (size_t i = 0; i < th->nasks; i++)
+        answer(n, &th->asks[i]);
+    th->nasks = 0;
 }
 
 int node_take_granted(struct node *n, uint32_t from, struct rbuf *r, struct readyq *q,

@@ -530,6 +530,34 @@ static void test_single_node(void **state)
     assert_true(out[0] >= 1 && out[0] < 4);
 }
 
+/* The progress rule's victim half: free slots first take LReadyQ's startable tasks,
+ * then SReadyQ's; what they would start is never granted. */
+static void test_keep_for_free_slots(void **state)
+{
+    (void)state;
+    assert_int_equal(steal_keep(0, 0, 5), 0);  /* no free slot: all stealable */
+    assert_int_equal(steal_keep(2, 0, 5), 2);  /* two free slots keep two */
+    assert_int_equal(steal_keep(2, 1, 5), 1);  /* LReadyQ fills one of them */
+    assert_int_equal(steal_keep(2, 3, 5), 0);  /* LReadyQ fills both */
+    assert_int_equal(steal_keep(4, 0, 1), 1);  /* never more than there is */
+    assert_int_equal(steal_keep(1, 0, 0), 0);
+}
+
+static void test_grant_amounts(void **state)
+{
+    (void)state;
+    struct steal_params p;
+    steal_params_default(&p);
+    assert_int_equal(steal_grant(&p, 5, 0), 3);  /* half, rounded up */
+    assert_int_equal(steal_grant(&p, 5, 2), 2);  /* the request's bound */
+    assert_int_equal(steal_grant(&p, 0, 0), 0);
+    assert_int_equal(steal_parse_amount("a2ws", &p), 0);
+    assert_int_equal(steal_grant(&p, 7, 5), 5);  /* the thief's equation decides */
+    assert_int_equal(steal_grant(&p, 7, 0), 4);  /* unbounded: the classic half */
+    assert_int_equal(steal_parse_amount("single", &p), 0);
+    assert_int_equal(steal_grant(&p, 7, 0), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -552,6 +580,8 @@ int main(void)
         cmocka_unit_test(test_starving),
         cmocka_unit_test(test_arriving_is_not_starving),
         cmocka_unit_test(test_single_node),
+        cmocka_unit_test(test_keep_for_free_slots),
+        cmocka_unit_test(test_grant_amounts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
