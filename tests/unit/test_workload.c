@@ -741,9 +741,10 @@ static void test_error_long_line(void **state)
 
     /* The in-memory parser applies the same limit. */
     size_t len = ((size_t)64 << 20) + 2;
-    char *text = xmalloc(len);
+    char *text = xmalloc(len + 1);
     memset(text, ' ', len);
     text[len - 1] = '\n';
+    text[len] = '\0';
     expect_error_prefix(text, "w.jsonl:1: line longer than 67108864 bytes");
     free(text);
 }
