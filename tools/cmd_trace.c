@@ -3,8 +3,10 @@
  *
  *   jackdaw trace cat FILE [--json]      one event per line, in file order
  *   jackdaw trace stats FILE [--json]    counts by kind and node, time span, size, end
- *   jackdaw trace verify FILE [--json] [--limit N]
- *                                        is the story complete? (trace/verify)
+ *   jackdaw trace verify FILE [--workload W] [--json] [--limit N]
+ *                                        is the story complete? (trace/verify); are the
+ *                                        blocks intact (their checksums); with W, did
+ *                                        every task start after its parents ended?
  *   jackdaw trace merge -o OUT FILE...   the collector's file and spool files as one
  *                                        trace, each event once, in time order
  *   jackdaw trace export --chrome FILE [-o OUT]
@@ -42,7 +44,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/model/workload.h"
 #include "tools/cmd.h"
+#include "tools/job.h"
 #include "trace/chrome.h"
 #include "trace/merge.h"
 #include "trace/reader.h"
@@ -276,10 +280,11 @@ static void print_stats(FILE *out, const char *path, const struct trace_reader_i
 }
 
 /* Opens path for reading, printing the error once; 0 or the exit code. */
-static int open_trace(const char *path, struct trace_reader **r)
+static int open_trace(const char *path, bool verified, struct trace_reader **r)
 {
     char *cause = NULL;
-    int rc = trace_reader_open(r, path, &cause);
+    int rc = verified ? trace_reader_open_verified(r, path, &cause)
+                      : trace_reader_open(r, path, &cause);
     if (rc == 0)
         return 0;
     if (cause)
@@ -322,7 +327,7 @@ static int check_stdout(void)
 static int cat_stats_main(const char *path, bool stats, bool json)
 {
     struct trace_reader *r;
-    int rc = open_trace(path, &r);
+    int rc = open_trace(path, false, &r);
     if (rc)
         return rc;
     const struct trace_reader_info *in = trace_reader_info(r);
@@ -379,8 +384,18 @@ static int cat_stats_main(const char *path, bool stats, bool json)
     return exit_code;
 }
 
+static const char *checksums_name(enum trace_checksums c)
+{
+    switch (c) {
+    case TRACE_CHECKSUMS_CRC32: return "crc32";
+    case TRACE_CHECKSUMS_NONE: return "none";
+    case TRACE_CHECKSUMS_BAD: return "bad";
+    default: return "unknown";
+    }
+}
+
 static void print_verify(FILE *out, const char *path, const struct trace_verify_report *rep,
-                         bool json)
+                         const struct trace_reader_info *in, bool json)
 {
     if (json) {
         fputs("{\"file\":", out);
@@ -389,10 +404,14 @@ static void print_verify(FILE *out, const char *path, const struct trace_verify_
                 PRIu64 ",\"jobs\":%" PRIu64 ",\"done\":%" PRIu64 ",\"failed\":%" PRIu64
                 ",\"cancelled\":%" PRIu64 ",\"missing_events\":%" PRIu64
                 ",\"duplicate_events\":%" PRIu64 ",\"unknown_kinds\":%" PRIu64
-                ",\"problems\":%" PRIu64 ",\"by_kind\":{",
+                ",\"problems\":%" PRIu64,
                 rep->problems ? "false" : "true", rep->events, rep->nodes, rep->tasks,
                 rep->jobs, rep->tasks_done, rep->tasks_failed, rep->tasks_cancelled,
                 rep->missing_events, rep->duplicate_events, rep->unknown_kinds, rep->problems);
+        fprintf(out, ",\"checksums\":\"%s\",\"blocks_checked\":%" PRIu64
+                ",\"blocks_failed\":%" PRIu64 ",\"dependency_jobs\":%" PRIu64
+                ",\"dependency_edges\":%" PRIu64 ",\"by_kind\":{", checksums_name(in->checksums),
+                in->blocks_checked, in->blocks_failed, rep->dag_jobs, rep->dag_edges);
         int n = 0;
         for (int k = 0; k < TRACE_PROBLEM_KIND_COUNT; k++)
             if (rep->by_kind[k])
@@ -413,6 +432,22 @@ static void print_verify(FILE *out, const char *path, const struct trace_verify_
             " (%" PRIu64 " done, %" PRIu64 " failed, %" PRIu64 " cancelled)\n", rep->events,
             rep->nodes, rep->jobs, rep->tasks, rep->tasks_done, rep->tasks_failed,
             rep->tasks_cancelled);
+    if (in->checksums == TRACE_CHECKSUMS_CRC32)
+        fprintf(out, "  blocks %" PRIu64 ", checksums (crc32): %" PRIu64 " match, %" PRIu64
+                " fail\n", in->blocks_checked + in->blocks_failed, in->blocks_checked,
+                in->blocks_failed);
+    else if (in->checksums == TRACE_CHECKSUMS_NONE)
+        fprintf(out, "  blocks %" PRIu64 ", no checksums (written before jackdaw recorded "
+                "them): damage inside a block cannot be told\n", in->blocks);
+    else
+        fprintf(out, "  blocks %" PRIu64 ", checksums of a scheme this jackdaw does not know: "
+                "not checked\n", in->blocks);
+    if (rep->dag_jobs == 1)
+        fprintf(out, "  dependencies: job %" PRIu32 ", %" PRIu64 " edges checked\n",
+                rep->dag_job, rep->dag_edges);
+    else if (rep->dag_jobs)
+        fprintf(out, "  dependencies: %" PRIu64 " jobs, %" PRIu64 " edges checked\n",
+                rep->dag_jobs, rep->dag_edges);
     if (!rep->problems)
         return;
     fprintf(out, "  %" PRIu64 " problem%s", rep->problems, rep->problems == 1 ? "" : "s");
@@ -438,15 +473,33 @@ static void print_verify(FILE *out, const char *path, const struct trace_verify_
     }
 }
 
-static int verify_main(const char *path, bool json, unsigned long limit)
+static int verify_main(const char *path, const char *workload, bool json, unsigned long limit)
 {
+    struct workload wl = {0};
+    char digest[33] = "";
+    if (workload) {
+        char *why = NULL;
+        if (workload_load(&wl, workload, &why) < 0) {
+            fprintf(stderr, "jackdaw trace: %s\n", why ? why : "cannot read the workload");
+            free(why);
+            return EXIT_BAD_INPUT;
+        }
+        /* The digest JOB_SUBMIT records is the file's; a pipe has none, and then the
+         * jobs are matched by their size. */
+        if (job_workload_digest(workload, digest) < 0)
+            digest[0] = '\0';
+    }
     struct trace_reader *r;
-    int rc = open_trace(path, &r);
-    if (rc)
+    int rc = open_trace(path, true, &r);
+    if (rc) {
+        workload_fini(&wl);
         return rc;
+    }
     const struct trace_reader_info *in = trace_reader_info(r);
     struct trace_verify *v;
     trace_verify_create(&v, limit);
+    if (workload)
+        trace_verify_workload(v, &wl, digest);
     char *cause = NULL;
     struct trace_event ev;
     while ((rc = trace_reader_next(r, &ev, &cause)) == 0) {
@@ -462,6 +515,16 @@ static int verify_main(const char *path, bool json, unsigned long limit)
         exit_code = EXIT_BAD_INPUT;
     } else {
         char note[256];
+        if (in->checksums == TRACE_CHECKSUMS_UNKNOWN)
+            trace_verify_note(v, "the header declares block checksums of a scheme this "
+                                 "jackdaw does not know: the blocks were not checked");
+        if (in->blocks_failed) {
+            snprintf(note, sizeof note, "block %" PRIu64 " at offset %" PRIu64 " is corrupt: "
+                     "%s (%" PRIu64 " of %" PRIu64 " blocks fail their check); the events "
+                     "from that block on are not read", in->failed_index, in->failed_offset,
+                     in->failed_why, in->blocks_failed, in->blocks_checked + in->blocks_failed);
+            trace_verify_note(v, note);
+        }
         if (in->tail == TRACE_TAIL_CUT) {
             snprintf(note, sizeof note, "the file is cut after %" PRIu64 " whole blocks (%"
                      PRIu64 " records, %" PRIu64 " of %" PRIu64 " bytes): the events after "
@@ -474,7 +537,7 @@ static int verify_main(const char *path, bool json, unsigned long limit)
             trace_verify_note(v, note);
         }
         const struct trace_verify_report *rep = trace_verify_finish(v);
-        print_verify(stdout, path, rep, json);
+        print_verify(stdout, path, rep, in, json);
         if (rep->problems)
             exit_code = EXIT_BAD_INPUT;
         int out = check_stdout();
@@ -484,6 +547,7 @@ static int verify_main(const char *path, bool json, unsigned long limit)
     free(cause);
     trace_verify_destroy(v);
     trace_reader_destroy(r);
+    workload_fini(&wl);
     return exit_code;
 }
 
@@ -521,7 +585,7 @@ static int merge_main(const char *out, const char *const *files, size_t n)
 static int export_main(const char *path, const char *output)
 {
     struct trace_reader *r;
-    int rc = open_trace(path, &r);
+    int rc = open_trace(path, false, &r);
     if (rc)
         return rc;
     const struct trace_reader_info *in = trace_reader_info(r);
@@ -631,12 +695,15 @@ static int trace_main(int argc, char **argv)
     bool json = false, chrome = false;
     const char *output = NULL;
     unsigned long limit = 10;
+    const char *workload = NULL;
     struct opt opts[] = {
         {"json", OPT_FLAG, &json, "      cat: one JSON object per line; stats, verify: one object"},
         {"output", OPT_STRING, &output, "FILE  merge, export: write here (also -o; export: - "
                                         "for stdout)"},
         {"chrome", OPT_FLAG, &chrome, "      export: Chrome trace-event JSON (Perfetto)"},
         {"limit", OPT_UINT, &limit, "N  verify: problems listed per kind, >= 1 (default 10)"},
+        {"workload", OPT_STRING, &workload, "FILE  verify: no task started before its parents "
+                                            "ended, per this workload"},
         {NULL, 0, NULL, NULL},
     };
     char **args = rewrite_short(argc, argv);
@@ -663,8 +730,10 @@ static int trace_main(int argc, char **argv)
             exit_code = usage_error("--output and --chrome are for merge and export");
         else if (!strcmp(sub, "verify") && limit == 0)
             exit_code = usage_error("--limit must be at least 1");
+        else if (workload && strcmp(sub, "verify"))
+            exit_code = usage_error("--workload is for verify");
         else if (!strcmp(sub, "verify"))
-            exit_code = verify_main(pos[1], json, limit);
+            exit_code = verify_main(pos[1], workload, json, limit);
         else
             exit_code = cat_stats_main(pos[1], !strcmp(sub, "stats"), json);
     } else if (!strcmp(sub, "merge")) {
@@ -697,8 +766,8 @@ static int trace_main(int argc, char **argv)
 
 const struct cmd cmd_trace = {
     .name = "trace",
-    .usage = "cat|stats|verify FILE [--json] | merge -o OUT FILE... | "
-             "export --chrome FILE [-o OUT]",
+    .usage = "cat|stats FILE [--json] | verify FILE [--workload W] [--json] | "
+             "merge -o OUT FILE... | export --chrome FILE [-o OUT]",
     .summary = "print, count, verify, merge or export a trace's events",
     .main = trace_main,
 };

@@ -10,7 +10,12 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/text.h"
 #include "core/base/xalloc.h"
+
+/* A failed task's reason or output tail, as the summary shows it: exec sends the last
+ * KiB of the output, but a daemon's message may be up to the protocol's 1 MiB. */
+#define FOLLOW_DETAIL_SHOWN 2048
 
 void follow_init(struct follow *f, const struct workload *wl, uint32_t job, uint32_t nodes,
                  const double *speeds, int64_t t_submit, FILE *records)
@@ -95,7 +100,10 @@ void follow_on_task_end(void *arg, const struct proto_task_end *e)
             x->node = e->node;
             x->exit_code = e->exit_code;
             x->term_signal = e->term_signal;
-            x->detail = e->detail ? xstrdup(e->detail) : NULL;
+            /* Whatever a daemon sent (up to PROTO_MAX_STRING), the summary quotes at
+             * most FOLLOW_DETAIL_SHOWN bytes of it. */
+            x->detail = e->detail ? text_clip(e->detail, strlen(e->detail), FOLLOW_DETAIL_SHOWN)
+                                  : NULL;
         }
         break;
     default: f->cancelled++; break;

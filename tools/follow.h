@@ -3,6 +3,9 @@
  * memory and optionally written as JSON Lines), a live progress line, and the summary
  * with the papers' figures.  Used by `jackdaw run` and `jackdaw submit --wait`.
  *
+ * The summary lists the first failed tasks with their reason or output, each cut to 2 KiB
+ * with its full length named (core/base/text.h), so one task cannot flood the terminal.
+ *
  * Records file (--records FILE), one line per report:
  *   {"id": "t3", "index": 3, "status": "done", "node": 2, "ready_ns": …, "start_ns": …,
  *    "end_ns": …, "exit": 0}

@@ -186,6 +186,15 @@ static int scan_existing(struct collect_file *f, const uint8_t *map, size_t size
                                          : "its records are not jackdaw.Event");
         return rc == -ENOTSUP ? rc : -EBADMSG;
     }
+    /* Blocks of ours appended to a file of another schema would be read with its schema
+     * (an older one lacks the block checksum field): records of two shapes in one file. */
+    if (fi.schema_len != strlen(trace_event_schema_json) ||
+        memcmp(fi.schema, trace_event_schema_json, fi.schema_len)) {
+        *cause = xasprintf("trace '%s' was written with another event schema (by another "
+                           "version of jackdaw); refusing to append to it: move it away, or "
+                           "name another file", f->path);
+        return -EBADMSG;
+    }
     struct trace_scan sc;
     trace_scan_blocks(map + fi.header_end, size - fi.header_end, fi.sync, &sc);
     out->header_end = fi.header_end;

@@ -8,8 +8,9 @@
  * buffered and written by collect_file_flush, a whole number of blocks per write(), so a
  * process killed at any moment leaves the file ending at a block boundary or cut inside
  * one block; collect_file_open repairs the cut by truncating to the last whole block
- * before it appends.  A file that exists but is not a jackdaw trace, or whose framing is
- * corrupt (not merely cut), is refused and never written to.
+ * before it appends.  A file that exists but is not a jackdaw trace, whose framing is
+ * corrupt (not merely cut), or whose event schema is not ours (another version's), is
+ * refused and never written to.
  *
  * The collector's own records (JOB_SUBMIT and TASK_NAMES, for the jobs clients submit)
  * belong to node -1, with their own sequence numbers, and are encoded here with a

@@ -11,7 +11,7 @@
 /* Field positions in jackdaw.Event and jackdaw.Sample (encoding only). */
 enum {
     F_KIND, F_NODE, F_SEQ, F_TIME, F_JOB, F_TASK, F_PEER, F_STATUS, F_COUNT, F_BYTES,
-    F_DURATION, F_TEXT, F_SAMPLE, F_NAMES
+    F_DURATION, F_TEXT, F_SAMPLE, F_NAMES, F_CHECK
 };
 
 static const char *const kind_names[TRACE_KIND_COUNT] = {
@@ -76,7 +76,10 @@ const char trace_event_schema_json[] =
     "ong\",\"default\":0,\"doc\":\"Cumulative: CTWS token passes by this node.\"}]}]},{\"name"
     "\":\"names\",\"type\":{\"type\":\"array\",\"items\":\"string\"},\"default\":[],\"doc\":\"JOB_SUBMI"
     "T: [workload name]; TASK_NAMES: the workload ids of tasks task..task+count-1. Em"
-    "pty otherwise.\"}]}";
+    "pty otherwise.\"},{\"name\":\"check\",\"type\":\"long\",\"default\":0,\"doc\":\"0, except in t"
+    "he last record of each block of a file whose metadata has jackdaw.check: 2^32 + "
+    "the CRC-32 (zlib) of the block's record count (its zigzag varint) followed by th"
+    "e block's uncompressed bytes before this field.\"}]}";
 
 void trace_event_init(struct trace_event *ev, enum trace_kind kind, int32_t node)
 {
@@ -186,6 +189,10 @@ int trace_event_to_value(const struct trace_event *ev, const struct trace_event 
             avro_value_set_string_len(&item, s, strlen(s) + 1))
             return -EINVAL;
     }
+    /* Always 0 here: the block encoder writes the last record's check when it finishes
+     * the block (block.c), as the field's last byte. */
+    if ((rc = set_long(rec, F_CHECK, 0)))
+        return rc;
     if (avro_value_get_by_index(rec, F_SAMPLE, &f, NULL))
         return -EINVAL;
     if (ev->kind == TRACE_NODE_SAMPLE) {

@@ -11,6 +11,8 @@
  * first record of every block, and every record whose node differs from the one before
  * it, is an anchor carrying absolute values; every other record is relative to the
  * record just before it in the file (share/doc/trace-schema.md, "time and seq").
+ * Every record ends with the `check` field, written 0 here; the block encoder puts the
+ * block's checksum in the last record's (trace/block.h).
  *
  * Return convention: 0 or a negative errno.
  */

@@ -500,7 +500,8 @@ static int read_input(struct merge *m, const char *path, struct trace_merge_inpu
 {
     struct trace_reader *r;
     char *why = NULL;
-    int rc = trace_reader_open(&r, path, &why);
+    /* Verified: a damaged block re-encoded here would come out with fresh checksums. */
+    int rc = trace_reader_open_verified(&r, path, &why);
     if (rc < 0) {
         if (why)
             set_cause(m->cause, "%s", why);
@@ -514,7 +515,8 @@ static int read_input(struct merge *m, const char *path, struct trace_merge_inpu
     in->path = path;
     in->records = info->records;
     in->blocks = info->blocks;
-    in->tail = info->tail;
+    /* A block failing its checksum ends what is read, as corrupt framing does. */
+    in->tail = info->blocks_failed ? TRACE_TAIL_BAD : info->tail;
     in->has_header = info->header_json != NULL;
     if (info->header_json)
         choose_header(m, path, info->header_json);

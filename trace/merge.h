@@ -54,7 +54,8 @@ struct trace_merge_input {
     const char *path;     /* borrowed from the caller's array */
     uint64_t records;     /* records in its whole blocks, all of which were used */
     uint64_t blocks;
-    enum trace_tail tail; /* CUT or BAD: what followed the whole blocks was not used */
+    enum trace_tail tail; /* CUT or BAD (corrupt framing, or a block failing its
+                             checksum): what followed the whole blocks was not used */
     bool has_header;      /* it carries a jackdaw.header */
 };
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,40 @@ static int map_file(struct trace_reader *r, const char *path, char **cause)
     return 0;
 }
 
-static int scan(struct trace_reader *r, const char *path, char **cause)
+/*
+ * Checks the blocks of the accepted prefix; the prefix is cut back before the first
+ * block that fails, so that libavro never decodes it.  Every block is checked, to count
+ * the failures.
+ */
+static int check_blocks(struct trace_reader *r, const struct trace_file_info *fi)
+{
+    const uint8_t *blocks = r->map + fi->header_end;
+    size_t len = (size_t)(r->info.valid_end - fi->header_end), pos = 0;
+    uint64_t index = 0, records = 0;
+    struct trace_block_view v;
+    int rc;
+    while ((rc = trace_block_next(blocks, len, &pos, &v)) == 1) {
+        char why[sizeof r->info.failed_why];
+        int verdict = trace_block_verify(&v, why, sizeof why);
+        if (verdict < 0)
+            return verdict;
+        if (verdict == TRACE_BLOCK_OK) {
+            r->info.blocks_checked++;
+        } else if (r->info.blocks_failed++ == 0) {
+            r->info.failed_offset = fi->header_end + v.offset;
+            r->info.failed_index = index;
+            snprintf(r->info.failed_why, sizeof r->info.failed_why, "%s", why);
+            r->info.valid_end = r->info.failed_offset;
+            r->info.blocks = index;
+            r->info.records = records;
+        }
+        index++;
+        records += (uint64_t)v.count;
+    }
+    return rc < 0 ? rc : 0;
+}
+
+static int scan(struct trace_reader *r, const char *path, bool verify, char **cause)
 {
     struct trace_file_info fi;
     size_t len = r->map_len;
@@ -106,6 +140,12 @@ static int scan(struct trace_reader *r, const char *path, char **cause)
         set_cause(cause, "'%s' is not a jackdaw trace: its codec is not deflate or it has "
                   "no schema (header at offset 0)", path);
         return -ENOTSUP;
+    }
+    /* A damaged header would otherwise read as "not a jackdaw trace". */
+    if (verify && rc == 0 && fi.checksums == TRACE_CHECKSUMS_BAD) {
+        set_cause(cause, "'%s' is corrupt: its header does not match its checksum "
+                  "(jackdaw.check) at offset 0", path);
+        return -EBADMSG;
     }
     if (rc < 0 || check_schema(&fi) < 0) {
         set_cause(cause, "'%s' is not a jackdaw trace: %s at offset 0", path,
@@ -132,7 +172,8 @@ static int scan(struct trace_reader *r, const char *path, char **cause)
     r->info.blocks = sc.blocks;
     r->info.records = sc.records;
     r->info.tail = sc.tail;
-    return 0;
+    r->info.checksums = fi.checksums;
+    return verify && fi.checksums == TRACE_CHECKSUMS_CRC32 ? check_blocks(r, &fi) : 0;
 }
 
 /* libavro reads from a memory stream over the accepted prefix: it cannot reach the cut
@@ -164,7 +205,8 @@ static int open_avro(struct trace_reader *r, const char *path, char **cause)
     return 0;
 }
 
-int trace_reader_open(struct trace_reader **out, const char *path, char **cause)
+static int open_reader(struct trace_reader **out, const char *path, bool verify,
+                       char **cause)
 {
     if (cause)
         *cause = NULL;
@@ -176,7 +218,7 @@ int trace_reader_open(struct trace_reader **out, const char *path, char **cause)
         return -ENOMEM;
     int rc = map_file(r, path, cause);
     if (!rc)
-        rc = scan(r, path, cause);
+        rc = scan(r, path, verify, cause);
     if (!rc && r->info.records > 0)
         rc = open_avro(r, path, cause);
     if (rc) {
@@ -185,6 +227,16 @@ int trace_reader_open(struct trace_reader **out, const char *path, char **cause)
     }
     *out = r;
     return 0;
+}
+
+int trace_reader_open(struct trace_reader **out, const char *path, char **cause)
+{
+    return open_reader(out, path, false, cause);
+}
+
+int trace_reader_open_verified(struct trace_reader **out, const char *path, char **cause)
+{
+    return open_reader(out, path, true, cause);
 }
 
 void trace_reader_destroy(struct trace_reader *r)

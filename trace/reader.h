@@ -11,6 +11,11 @@
  * schema and decoded by field name (trace_event_from_value), so traces from a newer
  * writer that only appended fields and kinds read too.
  *
+ * trace_reader_open_verified also checks every block's checksum (trace_block_verify)
+ * before libavro sees any of it, when the file has them: the readable part then ends
+ * before the first block that fails, as it would at corrupt framing, and info says how
+ * many failed and why.
+ *
  * Owns: a trace_reader owns the mapping, the libavro reader, its schema and value.
  * Callers: tools/cmd_trace.c and the tests.  One thread per reader (libavro's error
  * buffer is process-wide in Debian's build).
@@ -40,6 +45,14 @@ struct trace_reader_info {
     enum trace_tail tail; /* CLEAN, CUT (crash cut: normal) or BAD (corrupt framing) */
     const char *header_json; /* jackdaw.header, NUL-terminated; NULL if absent (borrowed
                                 from the reader) */
+    /* Filled by trace_reader_open_verified only. */
+    enum trace_checksums checksums; /* what the header declares */
+    uint64_t blocks_checked;  /* blocks whose checksum matched */
+    uint64_t blocks_failed;   /* blocks that failed it (or carry none in a file that
+                                 declares them); the first ends the readable part */
+    uint64_t failed_offset;   /* file offset of the first, when blocks_failed > 0 */
+    uint64_t failed_index;    /* its index among the file's blocks, from 0 */
+    char failed_why[96];      /* what is wrong with it */
 };
 
 struct trace_reader;
@@ -52,6 +65,12 @@ struct trace_reader;
  * whole block opens: info says so, and the whole blocks are read.
  */
 int trace_reader_open(struct trace_reader **out, const char *path, char **cause);
+/*
+ * Same, checking block checksums first (see above).  A header whose jackdaw.check does
+ * not match it is refused (-EBADMSG): its schema cannot be trusted.  A file without
+ * checksums opens as with trace_reader_open, info->checksums saying so.
+ */
+int trace_reader_open_verified(struct trace_reader **out, const char *path, char **cause);
 void trace_reader_destroy(struct trace_reader *r); /* NULL is a no-op */
 const struct trace_reader_info *trace_reader_info(const struct trace_reader *r);
 

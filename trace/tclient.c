@@ -13,9 +13,13 @@
 
 #include "core/base/xalloc.h"
 #include "core/net/conn.h"
+#include "core/net/frame.h"
 #include "core/net/proto.h"
 
 #define NAMES_PER_MESSAGE 4096
+/* Each id is at most WORKLOAD_MAX_ID bytes, sent with a 4-byte length and its NUL. */
+_Static_assert((uint64_t)NAMES_PER_MESSAGE * (WORKLOAD_MAX_ID + 5) + 12 < FRAME_MAX_BODY,
+               "a NAMES message of the longest ids fits in a frame");
 /* Notes kept for a console that has not polled yet (the oldest go first beyond). */
 #define TCLIENT_MAX_HELD_NOTES (4 * WIRE_MAX_NOTES)
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/text.h"
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
@@ -48,6 +49,7 @@ struct job_rec {
     uint32_t job;
     int64_t count;          /* tasks the JOB_SUBMIT announced */
     char *workload;         /* owned; NULL when the JOB_SUBMIT named none */
+    char *digest;           /* owned; NULL when the JOB_SUBMIT gave none */
     uint64_t submitted;     /* distinct tasks with a TASK_SUBMIT (filled at finish) */
     uint64_t beyond;        /* of which index >= count */
     uint32_t first_beyond;  /* smallest such index */
@@ -70,6 +72,8 @@ struct trace_verify {
     struct problem_list lists[TRACE_PROBLEM_KIND_COUNT];
     struct trace_verify_report report;
     struct trace_problem *listed; /* owned; built by finish, texts borrowed from lists */
+    const struct workload *wl;    /* borrowed; NULL unless trace_verify_workload */
+    char *wl_digest;              /* owned; NULL when unknown */
     bool finished;
 };
 
@@ -83,6 +87,7 @@ static const char *const kind_names[TRACE_PROBLEM_KIND_COUNT] = {
     [TRACE_PROBLEM_EXTRA_END] = "extra-end",
     [TRACE_PROBLEM_ORDER] = "order",
     [TRACE_PROBLEM_JOB_COUNT] = "job-count",
+    [TRACE_PROBLEM_DEPENDENCY] = "dependency",
 };
 
 const char *trace_problem_kind_name(enum trace_problem_kind kind)
@@ -113,9 +118,11 @@ void trace_verify_destroy(struct trace_verify *v)
     for (size_t pos = 0; (pos = u64map_next(&v->jobs, pos, &key, &value)) != 0;) {
         struct job_rec *j = value;
         free(j->workload);
+        free(j->digest);
         free(j);
     }
     u64map_fini(&v->jobs);
+    free(v->wl_digest);
     for (int k = 0; k < TRACE_PROBLEM_KIND_COUNT; k++) {
         for (size_t i = 0; i < v->lists[k].listed; i++)
             free(v->lists[k].text[i]);
@@ -282,6 +289,8 @@ static void add_job(struct trace_verify *v, const struct trace_event *ev)
     j->count = ev->count;
     if (ev->nnames > 0 && ev->names && ev->names[0])
         j->workload = xstrdup(ev->names[0]);
+    if (ev->nnames > 1 && ev->names && ev->names[1] && ev->names[1][0])
+        j->digest = xstrdup(ev->names[1]);
     u64map_put(&v->jobs, job, j);
 }
 
@@ -447,6 +456,122 @@ static void check_jobs(struct trace_verify *v)
     free(all);
 }
 
+int trace_verify_workload(struct trace_verify *v, const struct workload *wl,
+                          const char *digest)
+{
+    if (!v || !wl || v->finished)
+        return -EINVAL;
+    v->wl = wl;
+    free(v->wl_digest);
+    v->wl_digest = digest && digest[0] ? xstrdup(digest) : NULL;
+    return 0;
+}
+
+/* The jobs that ran the workload, sorted; see verify.h for the order of the rules. */
+static size_t dag_jobs(struct trace_verify *v, uint32_t **out)
+{
+    size_t n = 0, cap = 0;
+    uint32_t *jobs = NULL;
+    uint64_t key;
+    void *value;
+    for (int rule = 0; rule < 2 && n == 0; rule++) {
+        for (size_t pos = 0; (pos = u64map_next(&v->jobs, pos, &key, &value)) != 0;) {
+            const struct job_rec *j = value;
+            bool match = rule == 0 ? v->wl_digest && j->digest && !strcmp(j->digest, v->wl_digest)
+                                   : j->count == (int64_t)v->wl->count;
+            if (match) {
+                jobs = xgrow(jobs, &cap, n + 1, sizeof *jobs);
+                jobs[n++] = j->job;
+            }
+        }
+    }
+    if (n == 0 && u64map_len(&v->jobs) == 0) {
+        /* No JOB_SUBMIT at all (spool files merged without the collector's): the one job
+         * the task events name, if there is only one. */
+        for (size_t i = 0; i < v->ntasks; i++) {
+            uint32_t job = (uint32_t)(v->tasks[i].key >> 32);
+            if (n == 0) {
+                jobs = xgrow(jobs, &cap, 1, sizeof *jobs);
+                jobs[n++] = job;
+            } else if (jobs[0] != job) {
+                n = 0;
+                break;
+            }
+        }
+    }
+    for (size_t i = 1; i < n; i++) /* few jobs: insertion sort */
+        for (size_t k = i; k > 0 && jobs[k - 1] > jobs[k]; k--) {
+            uint32_t t = jobs[k];
+            jobs[k] = jobs[k - 1];
+            jobs[k - 1] = t;
+        }
+    *out = jobs;
+    return n;
+}
+
+/* A task as the sentences name it: its id, cut, and job:index. */
+static char *dag_name(const struct workload *wl, uint32_t job, uint32_t index)
+{
+    const char *id = wl->tasks[index].id;
+    char *shown = text_clip(id, strlen(id), TEXT_SHOWN);
+    char *name = xasprintf("'%s' (%" PRIu32 ":%" PRIu32 ")", shown, job, index);
+    free(shown);
+    return name;
+}
+
+static void check_dag_job(struct trace_verify *v, uint32_t job)
+{
+    const struct workload *wl = v->wl;
+    char st[24];
+    for (uint32_t i = 0; i < wl->count; i++) {
+        uintptr_t at = (uintptr_t)u64map_get(&v->task_index, (uint64_t)job << 32 | i);
+        const struct task_rec *t = at ? &v->tasks[at - 1] : NULL;
+        if (!t || !t->starts)
+            continue; /* never started: nothing to order */
+        for (uint32_t k = 0; k < wl->tasks[i].num_parents; k++) {
+            uint32_t p = wl->tasks[i].parents[k];
+            uintptr_t pat = (uintptr_t)u64map_get(&v->task_index, (uint64_t)job << 32 | p);
+            const struct task_rec *pt = pat ? &v->tasks[pat - 1] : NULL;
+            v->report.dag_edges++;
+            if (pt && pt->ends && pt->end_status == TASK_DONE &&
+                pt->end_ns <= t->first_start_ns)
+                continue;
+            char *child = dag_name(wl, job, i), *parent = dag_name(wl, job, p);
+            if (!pt || !pt->ends)
+                problem(v, TRACE_PROBLEM_DEPENDENCY, "task %s started at %.9f s, but its parent "
+                        "%s never ended", child, seconds(t->first_start_ns), parent);
+            else if (pt->end_status != TASK_DONE)
+                problem(v, TRACE_PROBLEM_DEPENDENCY, "task %s started at %.9f s, but its parent "
+                        "%s ended %s at %.9f s", child, seconds(t->first_start_ns), parent,
+                        status_name(pt->end_status, st), seconds(pt->end_ns));
+            else
+                problem(v, TRACE_PROBLEM_DEPENDENCY, "task %s started at %.9f s, before its "
+                        "parent %s ended at %.9f s", child, seconds(t->first_start_ns), parent,
+                        seconds(pt->end_ns));
+            free(child);
+            free(parent);
+        }
+    }
+}
+
+static void check_dag(struct trace_verify *v)
+{
+    uint32_t *jobs = NULL;
+    size_t n = dag_jobs(v, &jobs);
+    if (n == 0) {
+        problem(v, TRACE_PROBLEM_DEPENDENCY, "no job of the trace ran this workload (%" PRIu32
+                " tasks%s%s): its dependencies were not checked", v->wl->count,
+                v->wl_digest ? ", digest " : "", v->wl_digest ? v->wl_digest : "");
+        free(jobs);
+        return;
+    }
+    v->report.dag_jobs = n;
+    v->report.dag_job = jobs[0];
+    for (size_t i = 0; i < n; i++)
+        check_dag_job(v, jobs[i]);
+    free(jobs);
+}
+
 const struct trace_verify_report *trace_verify_finish(struct trace_verify *v)
 {
     if (!v)
@@ -461,6 +586,8 @@ const struct trace_verify_report *trace_verify_finish(struct trace_verify *v)
     for (size_t i = 0; i < v->ntasks; i++)
         check_task(v, &v->tasks[i]);
     check_jobs(v);
+    if (v->wl)
+        check_dag(v);
 
     size_t total = 0;
     for (int k = 0; k < TRACE_PROBLEM_KIND_COUNT; k++)

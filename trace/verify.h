@@ -11,7 +11,15 @@
  *   - per node (the collector's node -1 included) the sequence numbers are exactly
  *     0..max: no gap, no number twice;
  *   - a job named by a JOB_SUBMIT with count n has exactly n distinct submitted tasks,
- *     all with an index below n.
+ *     all with an index below n;
+ *   - given the workload (trace_verify_workload), no task of a job that ran it started
+ *     before each of its parents ended DONE (a parent that never ended, or failed,
+ *     breaks it too).  The jobs are those whose JOB_SUBMIT gives the workload's digest;
+ *     failing that, those announced with its number of tasks; failing that, the only job
+ *     of a trace without JOB_SUBMIT.
+ * Whether the blocks are intact is not this module's: the reader checks their checksums
+ * (trace_reader_open_verified) and the command reports a damaged block through
+ * trace_verify_note.
  * Times are compared across nodes as they are: this holds for nodes on one machine
  * (one clock); traces from several hosts need synchronised clocks to pass the order
  * check.
@@ -32,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/model/workload.h"
 #include "trace/event.h"
 
 /* Kinds of problem, in the order the report lists them. */
@@ -45,6 +54,7 @@ enum trace_problem_kind {
     TRACE_PROBLEM_EXTRA_END,      /* more than one TASK_END */
     TRACE_PROBLEM_ORDER,          /* START before SUBMIT, END before START or SUBMIT */
     TRACE_PROBLEM_JOB_COUNT,      /* a job's tasks disagree with its JOB_SUBMIT */
+    TRACE_PROBLEM_DEPENDENCY,     /* a task started before a parent ended (--workload) */
     TRACE_PROBLEM_KIND_COUNT
 };
 
@@ -64,6 +74,9 @@ struct trace_verify_report {
     uint64_t duplicate_events; /* records beyond the first for one (node, seq) */
     uint64_t by_kind[TRACE_PROBLEM_KIND_COUNT]; /* every problem found, listed or not */
     uint64_t problems;                          /* sum of by_kind */
+    uint64_t dag_jobs;       /* jobs checked against the workload (trace_verify_workload) */
+    uint64_t dag_edges;      /* parent -> child edges checked in them (child started) */
+    uint32_t dag_job;        /* the job checked, when dag_jobs is 1 */
     const struct trace_problem *listed; /* the first max_listed of each kind, by kind */
     size_t nlisted;
 };
@@ -80,6 +93,14 @@ void trace_verify_destroy(struct trace_verify *v); /* NULL is a no-op */
  * sentences.  -EINVAL after trace_verify_finish.
  */
 int trace_verify_add(struct trace_verify *v, const struct trace_event *ev);
+
+/*
+ * Asks finish to check the jobs that ran `wl` (borrowed: it must outlive finish) against
+ * its parents; `digest` (copied; NULL or "" when unknown) is the workload file's, as
+ * JOB_SUBMIT records it.  -EINVAL after trace_verify_finish.
+ */
+int trace_verify_workload(struct trace_verify *v, const struct workload *wl,
+                          const char *digest);
 
 /* Records a problem found outside the event stream (a cut file), counted and listed
  * under TRACE_PROBLEM_FILE.  Ignored after trace_verify_finish. */

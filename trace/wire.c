@@ -11,8 +11,10 @@
 
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
+#include "core/model/workload.h"
 
 #define NAME_MAX_LEN 4096
+_Static_assert(WORKLOAD_MAX_ID <= NAME_MAX_LEN, "a workload id travels whole, never cut");
 
 static void put_text(struct wbuf *b, const char *s)
 {

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/text.h"
 #include "core/base/xalloc.h"
 
 /* Index and line numbers are uint32; keep one value free as "no task". */
@@ -186,6 +187,17 @@ static int fail(struct parser *ps, uint32_t line, const char *fmt, ...)
     return rc;
 }
 
+/* Refuses with "BEFORE'S'AFTER", s cut to TEXT_SHOWN bytes: keys, kinds and ids come
+ * from outside and may be megabytes long. */
+static int fail_quoting(struct parser *ps, uint32_t line, const char *before, const char *s,
+                        size_t len, const char *after)
+{
+    char *shown = text_clip(s, len, TEXT_SHOWN);
+    int rc = fail(ps, line, "%s'%s'%s", before, shown, after);
+    free(shown);
+    return rc;
+}
+
 static void task_free(struct workload_task *t)
 {
     free(t->id);
@@ -256,6 +268,11 @@ static int add_names(struct parser *ps, struct names *arena, json_t *list, const
         json_t *p = json_array_get(list, i);
         if (!json_is_string(p))
             return fail(ps, line, "task '%s': %s[%zu] must be a string", id, key, i);
+        /* No task or object can have a longer name, and "unknown parent" would quote it
+         * whole. */
+        if (json_string_length(p) > WORKLOAD_MAX_ID)
+            return fail(ps, line, "task '%s': %s[%zu] is %zu bytes, beyond the limit of %u "
+                        "for an id", id, key, i, json_string_length(p), WORKLOAD_MAX_ID);
         if (not_self && strcmp(json_string_value(p), id) == 0)
             return fail(ps, line, "task '%s' lists itself as a parent", id);
     }
@@ -294,7 +311,7 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
         while (k < K_COUNT && strcmp(key, key_names[k]) != 0)
             k++;
         if (k == K_COUNT)
-            return fail(ps, line, "unknown key '%s'", key);
+            return fail_quoting(ps, line, "unknown key ", key, strlen(key), "");
         val[k] = v;
     }
 
@@ -306,6 +323,13 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
     size_t id_len = json_string_length(val[K_ID]);
     if (id_len == 0)
         return fail(ps, line, "id must not be empty");
+    if (id_len > WORKLOAD_MAX_ID) {
+        char *before = xasprintf("id is %zu bytes, beyond the limit of %u: ", id_len,
+                                 WORKLOAD_MAX_ID);
+        int rc = fail_quoting(ps, line, before, id, id_len, "");
+        free(before);
+        return rc;
+    }
 
     struct workload_task t = {.kind = TASK_NOOP, .stealable = true, .line = line};
     if (val[K_KIND]) {
@@ -315,9 +339,13 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
         int k = 0;
         while (k < TASK_KIND_COUNT && strcmp(kind, task_kind_name(k)) != 0)
             k++;
-        if (k == TASK_KIND_COUNT)
-            return fail(ps, line, "task '%s': unknown kind '%s' (noop, sleep or command)", id,
-                        kind);
+        if (k == TASK_KIND_COUNT) {
+            char *before = xasprintf("task '%s': unknown kind ", id);
+            int rc = fail_quoting(ps, line, before, kind, json_string_length(val[K_KIND]),
+                                  " (noop, sleep or command)");
+            free(before);
+            return rc;
+        }
         t.kind = (uint8_t)k;
     }
     if (val[K_DURATION]) {
@@ -326,6 +354,10 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
         t.duration_s = json_number_value(val[K_DURATION]);
         if (t.duration_s < 0)
             return fail(ps, line, "task '%s': negative duration_s %g", id, t.duration_s);
+        /* Written so that a NaN (which JSON cannot spell, but a fuzzer may reach) fails. */
+        if (!(t.duration_s <= WORKLOAD_MAX_DURATION_S))
+            return fail(ps, line, "task '%s': duration_s %g is beyond the limit of %.0f s", id,
+                        t.duration_s, WORKLOAD_MAX_DURATION_S);
         if (t.kind != TASK_SLEEP)
             return fail(ps, line, "task '%s': duration_s is only for sleep tasks", id);
     } else if (t.kind == TASK_SLEEP) {
@@ -338,6 +370,10 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
             return fail(ps, line, "task '%s': cmd is only for command tasks", id);
         if (json_string_length(val[K_CMD]) == 0)
             return fail(ps, line, "task '%s': cmd must not be empty", id);
+        if (json_string_length(val[K_CMD]) > WORKLOAD_MAX_CMD)
+            return fail(ps, line, "task '%s': cmd is %zu bytes, beyond the limit of %u (put a "
+                        "longer command in a script)", id, json_string_length(val[K_CMD]),
+                        WORKLOAD_MAX_CMD);
     } else if (t.kind == TASK_COMMAND) {
         return fail(ps, line, "task '%s': command task needs cmd", id);
     }
@@ -347,6 +383,9 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
         json_int_t bytes = json_integer_value(val[K_OUTPUT]);
         if (bytes < 0)
             return fail(ps, line, "task '%s': negative output_bytes %lld", id, (long long)bytes);
+        if ((uint64_t)bytes > WORKLOAD_MAX_BYTES)
+            return fail(ps, line, "task '%s': output_bytes %lld is beyond the limit of %llu "
+                        "(1 PiB)", id, (long long)bytes, (unsigned long long)WORKLOAD_MAX_BYTES);
         t.output_bytes = (uint64_t)bytes;
     }
     if (val[K_STEALABLE]) {
@@ -397,8 +436,8 @@ static int add_object(struct parser *ps, json_t *obj, uint32_t line)
         /* The message lists the keys an object line takes: a task key on an object line
          * (a merged or mistyped line) is the likely mistake. */
         if (k == O_COUNT)
-            return fail(ps, line, "unknown key '%s' on an object line (object, bytes, node)",
-                        key);
+            return fail_quoting(ps, line, "unknown key ", key, strlen(key),
+                                " on an object line (object, bytes, node)");
         val[k] = v;
     }
     if (!json_is_string(val[O_OBJECT]))
@@ -407,6 +446,13 @@ static int add_object(struct parser *ps, json_t *obj, uint32_t line)
     size_t id_len = json_string_length(val[O_OBJECT]);
     if (id_len == 0)
         return fail(ps, line, "object id must not be empty");
+    if (id_len > WORKLOAD_MAX_ID) {
+        char *before = xasprintf("object id is %zu bytes, beyond the limit of %u: ", id_len,
+                                 WORKLOAD_MAX_ID);
+        int rc = fail_quoting(ps, line, before, id, id_len, "");
+        free(before);
+        return rc;
+    }
 
     struct workload_object o = {.node = WORKLOAD_NODE_SPREAD, .line = line};
     if (!val[O_BYTES])
@@ -416,6 +462,9 @@ static int add_object(struct parser *ps, json_t *obj, uint32_t line)
     json_int_t bytes = json_integer_value(val[O_BYTES]);
     if (bytes < 0)
         return fail(ps, line, "object '%s': negative bytes %lld", id, (long long)bytes);
+    if ((uint64_t)bytes > WORKLOAD_MAX_BYTES)
+        return fail(ps, line, "object '%s': bytes %lld is beyond the limit of %llu (1 PiB)", id,
+                    (long long)bytes, (unsigned long long)WORKLOAD_MAX_BYTES);
     o.bytes = (uint64_t)bytes;
     if (val[O_NODE]) {
         json_t *node = val[O_NODE];
@@ -446,8 +495,11 @@ static int add_object(struct parser *ps, json_t *obj, uint32_t line)
     return 0;
 }
 
+/* `text` is one line without its newline. */
 static int add_line(struct parser *ps, const char *text, size_t len, uint32_t line)
 {
+    if (len > WORKLOAD_MAX_LINE)
+        return fail(ps, line, "line longer than %u bytes (the limit)", WORKLOAD_MAX_LINE);
     if (blank_or_comment(text, len))
         return 0;
     json_error_t err;
@@ -485,6 +537,9 @@ static int resolve_names(struct parser *ps, uint32_t *mark, uint32_t *object_mar
     bool is_object;
     for (uint32_t i = 0; i < ps->count; i++) {
         struct workload_task *t = &ps->tasks[i];
+        /* Each size is at most WORKLOAD_MAX_BYTES, but thousands of them can still add up
+         * beyond the signed 64-bit count the daemons and traces keep per task. */
+        uint64_t input_bytes = 0;
         if (t->num_parents)
             t->parents = xmalloc((size_t)t->num_parents * sizeof *t->parents);
         for (uint32_t k = 0; k < t->num_parents; k++) {
@@ -499,6 +554,10 @@ static int resolve_names(struct parser *ps, uint32_t *mark, uint32_t *object_mar
             if (mark[p] == i + 1)
                 return fail(ps, t->line, "task '%s' lists parent '%s' twice", t->id, parent);
             mark[p] = i + 1;
+            if (ps->tasks[p].output_bytes > (uint64_t)INT64_MAX - input_bytes)
+                return fail(ps, t->line, "task '%s': its inputs add up to more than %lld bytes",
+                            t->id, (long long)INT64_MAX);
+            input_bytes += ps->tasks[p].output_bytes;
             t->parents[k] = (uint32_t)p;
             ps->tasks[p].num_children++;
             parent += len + 1;
@@ -517,6 +576,10 @@ static int resolve_names(struct parser *ps, uint32_t *mark, uint32_t *object_mar
             if (object_mark[o] == i + 1)
                 return fail(ps, t->line, "task '%s' lists input '%s' twice", t->id, input);
             object_mark[o] = i + 1;
+            if (ps->objects[o].bytes > (uint64_t)INT64_MAX - input_bytes)
+                return fail(ps, t->line, "task '%s': its inputs add up to more than %lld bytes",
+                            t->id, (long long)INT64_MAX);
+            input_bytes += ps->objects[o].bytes;
             t->inputs[k] = (uint32_t)o;
             input += len + 1;
         }
@@ -539,6 +602,21 @@ static void fill_children(struct parser *ps)
             p->children[p->num_children++] = i;
         }
     }
+}
+
+/* The first task, in file order, with more edges than its metadata record can carry. */
+static int check_degree(struct parser *ps)
+{
+    for (uint32_t i = 0; i < ps->count; i++) {
+        const struct workload_task *t = &ps->tasks[i];
+        uint64_t degree = (uint64_t)t->num_parents + t->num_inputs + t->num_children;
+        if (degree > WORKLOAD_MAX_DEGREE)
+            return fail(ps, t->line, "task '%s' has %u parents, %u inputs and %u children, "
+                        "beyond the limit of %u in all (its metadata travels in one message)",
+                        t->id, t->num_parents, t->num_inputs, t->num_children,
+                        WORKLOAD_MAX_DEGREE);
+    }
+    return 0;
 }
 
 /* The parent of `i` that Kahn's algorithm left unprocessed (waiting > 0).  Every
@@ -641,8 +719,10 @@ static int finish(struct parser *ps, struct workload *wl)
     free(object_mark);
     if (rc == 0) {
         fill_children(ps);
-        rc = sort_topo(ps, topo, mark);
+        rc = check_degree(ps);
     }
+    if (rc == 0)
+        rc = sort_topo(ps, topo, mark);
     free(mark);
     if (rc < 0) {
         free(topo);
@@ -713,6 +793,64 @@ int workload_parse(struct workload *wl, const char *text, size_t len, const char
     return conclude(&ps, wl, rc, cause);
 }
 
+/*
+ * Lines of a stream with bounded memory: getline would grow its buffer until the line
+ * ends, which for /dev/zero or a binary file is never (gigabytes before "malformed
+ * JSON").  The buffer holds at most one line of WORKLOAD_MAX_LINE bytes plus one chunk,
+ * and a line is refused as soon as it is longer than the limit, before its end is read.
+ */
+#define READ_CHUNK (64u * 1024)
+
+struct line_reader {
+    FILE *in;               /* borrowed */
+    char *buf;              /* owned; bytes [start, end) not yet handed out */
+    size_t cap, start, end;
+    bool eof;
+};
+
+enum { LINE_OK = 0, LINE_END = 1, LINE_TOO_LONG = 2 };
+
+/* Next line without its newline in *text, *len: LINE_OK, LINE_END, LINE_TOO_LONG or
+ * -errno from the stream. */
+static int next_line(struct line_reader *lr, const char **text, size_t *len)
+{
+    size_t scanned = 0; /* bytes after start already known to hold no newline */
+    for (;;) {
+        char *from = lr->buf + lr->start + scanned;
+        char *nl = lr->end > lr->start + scanned
+                       ? memchr(from, '\n', lr->end - lr->start - scanned)
+                       : NULL;
+        if (nl || (lr->eof && lr->end > lr->start)) {
+            size_t n = nl ? (size_t)(nl - (lr->buf + lr->start)) : lr->end - lr->start;
+            if (n > WORKLOAD_MAX_LINE)
+                return LINE_TOO_LONG;
+            *text = lr->buf + lr->start;
+            *len = n;
+            lr->start += n + (nl ? 1 : 0);
+            return LINE_OK;
+        }
+        if (lr->eof)
+            return LINE_END;
+        scanned = lr->end - lr->start;
+        if (scanned > WORKLOAD_MAX_LINE)
+            return LINE_TOO_LONG;
+        /* Keep the partial line at the front, then read one more chunk after it. */
+        if (lr->start) {
+            memmove(lr->buf, lr->buf + lr->start, scanned);
+            lr->end = scanned;
+            lr->start = 0;
+        }
+        lr->buf = xgrow(lr->buf, &lr->cap, lr->end + READ_CHUNK, 1);
+        size_t got = fread(lr->buf + lr->end, 1, READ_CHUNK, lr->in);
+        lr->end += got;
+        if (got < READ_CHUNK) {
+            if (ferror(lr->in))
+                return errno ? -errno : -EIO;
+            lr->eof = true;
+        }
+    }
+}
+
 int workload_read(struct workload *wl, FILE *in, const char *name, char **cause)
 {
     if (!wl || !in)
@@ -720,25 +858,32 @@ int workload_read(struct workload *wl, FILE *in, const char *name, char **cause)
     *wl = (struct workload){0};
     struct parser ps;
     parser_init(&ps, name ? name : "<stdin>");
-    char *buf = NULL;
-    size_t cap = 0;
+    struct line_reader lr = {.in = in};
     uint32_t line = 0;
     int rc = 0;
-    ssize_t n;
+    const char *text = NULL;
+    size_t len = 0;
     errno = 0;
-    while (rc == 0 && (n = getline(&buf, &cap, in)) >= 0) {
+    while (rc == 0) {
         if (line == UINT32_MAX) {
             rc = fail(&ps, line, "too many lines");
             break;
         }
-        rc = add_line(&ps, buf, (size_t)n, ++line);
+        int got = next_line(&lr, &text, &len);
+        if (got == LINE_END)
+            break;
+        line++;
+        if (got == LINE_TOO_LONG) {
+            rc = fail(&ps, line, "line longer than %u bytes (the limit)", WORKLOAD_MAX_LINE);
+        } else if (got < 0) {
+            rc = got;
+            ps.cause = xasprintf("%s: cannot read: %s", ps.name, strerror(-rc));
+        } else {
+            rc = add_line(&ps, text, len, line);
+        }
         errno = 0;
     }
-    if (rc == 0 && ferror(in)) {
-        rc = errno ? -errno : -EIO;
-        ps.cause = xasprintf("%s: cannot read: %s", ps.name, strerror(-rc));
-    }
-    free(buf);
+    free(lr.buf);
     return conclude(&ps, wl, rc, cause);
 }
 
@@ -892,8 +1037,12 @@ int workload_write_task_named(FILE *out, const struct workload_task *task,
         return -EINVAL;
     if (task->kind == TASK_COMMAND && (!task->cmd || !task->cmd[0]))
         return -EINVAL;
-    if (task->output_bytes > INT64_MAX)
-        return -ERANGE; /* the reader takes JSON integers as int64 */
+    /* Nothing the reader would refuse for its size: a generator's bad parameters fail
+     * here, not when the workload is run. */
+    if (task->output_bytes > WORKLOAD_MAX_BYTES || strlen(task->id) > WORKLOAD_MAX_ID ||
+        (task->kind == TASK_SLEEP && task->duration_s > WORKLOAD_MAX_DURATION_S) ||
+        (task->kind == TASK_COMMAND && strlen(task->cmd) > WORKLOAD_MAX_CMD))
+        return -ERANGE;
     if ((task->num_parents && !parent_id) || (task->num_inputs && !input_id))
         return -EINVAL;
 
@@ -976,8 +1125,8 @@ int workload_write_object(FILE *out, const struct workload_object *object)
         return -EINVAL;
     if (object->node < 0 && object->node != WORKLOAD_NODE_SPREAD)
         return -EINVAL;
-    if (object->bytes > INT64_MAX)
-        return -ERANGE; /* the reader takes JSON integers as int64 */
+    if (object->bytes > WORKLOAD_MAX_BYTES || strlen(object->id) > WORKLOAD_MAX_ID)
+        return -ERANGE; /* the reader would refuse it */
     errno = 0;
     fputs("{\"object\":", out);
     put_string(out, object->id);

@@ -22,6 +22,16 @@
  * an object before or after the tasks that read it.  Cycles are refused, naming one
  * task on the cycle.
  *
+ * Limits (share/man/jackdaw-workload.5 documents them): a line holds at most
+ * WORKLOAD_MAX_LINE bytes, and a longer one is refused as soon as it passes the limit,
+ * so a binary file or /dev/zero costs at most that much memory; an id (task, object,
+ * parent or input name) at most WORKLOAD_MAX_ID bytes, a cmd at most WORKLOAD_MAX_CMD;
+ * duration_s at most WORKLOAD_MAX_DURATION_S, output_bytes and an object's bytes at
+ * most WORKLOAD_MAX_BYTES; a task has at most WORKLOAD_MAX_DEGREE parents, inputs and
+ * children together.  Each is below what the later stages take (the protocol, the
+ * collector's names, exec), so a workload the parser accepts never fails there for
+ * its size.  Messages quote strings cut to TEXT_SHOWN bytes (core/base/text.h).
+ *
  * A task's input data is its parents' outputs plus its `inputs` objects.  The parser
  * does not know the cluster, so pinned object nodes are checked later, by
  * workload_check_nodes, once the client knows how many nodes there are.
@@ -48,6 +58,34 @@
  * so each gets 31 bits.  A workload without objects keeps the full task range.
  */
 #define WORKLOAD_MAX_OBJECTS 0x7fffffffu
+
+/*
+ * One line: room for a command written with every byte escaped (\u00XX, 6 bytes each)
+ * and for a task with millions of parents (generators write fan-ins that wide), yet a
+ * bound on what a line without a newline can make the reader hold.
+ */
+#define WORKLOAD_MAX_LINE (64u << 20)
+/* Ids travel to the collector (TASK_NAMES, 4 KiB a name on the wire, 4,096 names a
+ * message within the 16 MiB frame) and are printed in every message about a task. */
+#define WORKLOAD_MAX_ID 1024u
+/* A command is one argument of /bin/sh -c: Linux takes at most 128 KiB for one
+ * (MAX_ARG_STRLEN), and the protocol 1 MiB (PROTO_MAX_STRING).  A longer command
+ * belongs in a script. */
+#define WORKLOAD_MAX_CMD 65536u
+/*
+ * Parents, inputs and children of one task together.  The metadata store sends a
+ * task's record whole (children 8 bytes each, finished parents 20) and a ready task
+ * travels with all its inputs (20 bytes each) in one message of at most 16 MiB
+ * (FRAME_MAX_BODY); 2^19 of them take 10 MiB.
+ */
+#define WORKLOAD_MAX_DEGREE (1u << 19)
+/* About 11.6 days: a sleep task emulates real work, and more than that is a typo (or an
+ * exponent) that would overflow the executor's millisecond timers. */
+#define WORKLOAD_MAX_DURATION_S 1e6
+/* 1 PiB for one task's output or one object: the daemons make and move these bytes, and
+ * more than a petabyte in one object is a mistake.  The sum of a task's input bytes is
+ * bounded too (INT64_MAX: traces and the protocol carry it as a signed 64-bit count). */
+#define WORKLOAD_MAX_BYTES (UINT64_C(1) << 50)
 
 struct workload_object {
     char *id;               /* owned; first member, as in workload_task (the id table) */

@@ -22,10 +22,18 @@
 #include "core/base/xalloc.h"
 #include "core/kvs/kvs.h"
 #include "core/net/conn.h"
+#include "core/net/frame.h"
+#include "core/net/proto.h"
 
 /* Tasks per SUBMIT message: big enough to amortise headers, small enough that a node
  * starts on the first tasks while the rest are still in flight. */
 #define SUBMIT_CHUNK 2048
+/* ... and a message closes past this many bytes, well inside FRAME_MAX_BODY. */
+#define SUBMIT_CHUNK_BYTES (1u << 20)
+_Static_assert(SUBMIT_CHUNK_BYTES + WORKLOAD_MAX_CMD + 20ull * WORKLOAD_MAX_DEGREE + 64 <
+                   FRAME_MAX_BODY,
+               "a SUBMIT message closed past SUBMIT_CHUNK_BYTES fits in a frame");
+_Static_assert(WORKLOAD_MAX_CMD < PROTO_MAX_STRING, "a daemon takes every command we send");
 
 struct client {
     const struct cluster *cl;
@@ -434,7 +442,9 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
             o->count = 0;
         }
         proto_put_task(o->buf, &spec);
-        if (++o->count == SUBMIT_CHUNK)
+        /* By bytes too: 2,048 commands of 9 KB are more than a 16 MiB frame can hold
+         * (a task is at most 64 KiB of command plus its inputs, see workload.h). */
+        if (++o->count == SUBMIT_CHUNK || o->buf->len - o->at > SUBMIT_CHUNK_BYTES)
             close_submit(c, node, o);
         /* Let the loop write out what is queued now and then, so that the nodes start
          * working while a big workload is still being sent. */

@@ -45,6 +45,7 @@
 #include "core/base/clock.h"
 #include "core/base/fs.h"
 #include "core/base/log.h"
+#include "core/base/text.h"
 #include "core/base/xalloc.h"
 
 extern char **environ;
@@ -561,8 +562,12 @@ static void start_command(struct exec *ex, struct run *r, const char *cmd)
         rc = spawn(ex, r, dir, shell_argv, false);
     }
     if (rc != 0) {
-        fail_start(ex, r, xasprintf("cannot run '%s': %s", words ? words[0] : cmd,
-                                    strerror(rc)));
+        /* The command may be 64 KiB: quote it cut, since the reason travels to the client
+         * and into its summary. */
+        const char *what = words ? words[0] : cmd;
+        char *shown = text_clip(what, strlen(what), TEXT_SHOWN);
+        fail_start(ex, r, xasprintf("cannot run '%s': %s", shown, strerror(rc)));
+        free(shown);
     }
     free(words);
     free(buf);

@@ -19,7 +19,9 @@
  * input: the header's end and the schema and jackdaw.header strings, and the valid
  * prefix of blocks; that a CLEAN verdict covers the whole input; and that the valid
  * prefix, scanned again on its own, is CLEAN with the same blocks and records (what the
- * collector relies on when it truncates a file there and appends).
+ * collector relies on when it truncates a file there and appends); and that the block
+ * walker (trace_block_next) finds exactly those blocks in the valid prefix, each inside
+ * it, and trace_block_verify judges each without reading beyond it.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -61,6 +63,27 @@ static void scan_and_check(const uint8_t *buf, size_t len, const uint8_t *sync)
     check(again.blocks == s.blocks && again.records == s.records);
 }
 
+static void walk_and_verify(const uint8_t *buf, size_t len, const uint8_t *sync)
+{
+    struct trace_scan s;
+    check(trace_scan_blocks(buf, len, sync, &s) == 0);
+    size_t pos = 0;
+    uint64_t blocks = 0, records = 0;
+    struct trace_block_view v;
+    int rc;
+    while ((rc = trace_block_next(buf, s.valid_end, &pos, &v)) == 1) {
+        check_inside(v.payload, v.size, buf, s.valid_end);
+        check_inside(v.count_raw, v.count_len, buf, s.valid_end);
+        char why[96];
+        int verdict = trace_block_verify(&v, why, sizeof why);
+        check(verdict == TRACE_BLOCK_OK || (verdict == TRACE_BLOCK_BAD && why[0]));
+        blocks++;
+        records += (uint64_t)v.count;
+    }
+    check(rc == 0 && pos == s.valid_end);
+    check(blocks == s.blocks && records == s.records);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct trace_file_info info;
@@ -78,6 +101,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int prc = trace_scan_header(data, info.header_end - 1, &part);
         check(prc == -ENODATA || prc == -EBADMSG || prc == -ENOTSUP);
         scan_and_check(data + info.header_end, size - info.header_end, info.sync);
+        walk_and_verify(data + info.header_end, size - info.header_end, info.sync);
+        check(info.checksums <= TRACE_CHECKSUMS_UNKNOWN);
     } else if (size >= TRACE_SYNC_SIZE) {
         /* Reach the block scanner without a valid header too: the first 16 bytes are the
          * sync marker, the rest are blocks (as a chunk a node sends to the collector). */

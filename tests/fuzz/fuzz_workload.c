@@ -7,8 +7,10 @@
  * Besides memory safety it checks the parser's promises: an accepted workload has a
  * topological order that respects every edge, inputs that name its objects, spread and
  * pinned placements inside any cluster that workload_check_nodes accepts, and writing
- * it back (objects, then tasks) and parsing again gives the same tasks and objects; a
- * refused one comes with a cause naming the input.
+ * it back (objects, then tasks) and parsing again gives the same tasks and objects, and
+ * every id, cmd, duration and byte count within the documented limits; a refused one
+ * comes with a cause naming the input and of bounded length, however long the strings
+ * it quotes.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,8 +34,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *cause = NULL;
     if (workload_parse(&wl, (const char *)data, size, "fuzz.jsonl", &cause) < 0) {
         check(cause && strncmp(cause, "fuzz.jsonl", 10) == 0);
+        /* At most a few ids of WORKLOAD_MAX_ID bytes (a cycle's path shows nine). */
+        check(strlen(cause) < 16 * WORKLOAD_MAX_ID);
         free(cause);
         return 0;
+    }
+    for (uint32_t i = 0; i < wl.count; i++) {
+        const struct workload_task *t = &wl.tasks[i];
+        check(strlen(t->id) <= WORKLOAD_MAX_ID);
+        check(!t->cmd || strlen(t->cmd) <= WORKLOAD_MAX_CMD);
+        check(t->duration_s >= 0 && t->duration_s <= WORKLOAD_MAX_DURATION_S);
+        check(t->output_bytes <= WORKLOAD_MAX_BYTES);
+    }
+    for (uint32_t i = 0; i < wl.object_count; i++) {
+        check(strlen(wl.objects[i].id) <= WORKLOAD_MAX_ID);
+        check(wl.objects[i].bytes <= WORKLOAD_MAX_BYTES);
     }
     uint32_t *pos = calloc(wl.count, sizeof *pos);
     for (uint32_t i = 0; i < wl.count; i++)

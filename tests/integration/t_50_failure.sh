@@ -2,7 +2,9 @@
 # t_50_failure: a command task that fails (exit 3, 'boom' on stderr) ends the run with
 # exit code 1; the summary names the task, its exit status and its stderr; the records
 # show exactly that task failed, exactly its descendants cancelled (also one with a
-# second, healthy parent), every other task done; and the run ends on its own.
+# second, healthy parent), every other task done; and the run ends on its own.  A
+# command that cannot start for its length is quoted cut in the summary; a batch of long
+# commands larger than one frame is submitted in several.
 . "$(dirname "$0")/lib.sh"
 
 wl="$T/failure.jsonl"
@@ -58,4 +60,29 @@ import json, sys
 s = json.loads(open(sys.argv[1]).read())
 assert (s["tasks"], s["tasks_done"], s["tasks_failed"], s["tasks_cancelled"]) == (int(sys.argv[2]), 31, 1, 5), s
 EOF_PY
+
+# A command that cannot start because of its size: the summary quotes it cut, with its
+# length, not whole (it used to print every byte of it).
+long="$T/long.jsonl"
+"$PY" -c 'print("{\"id\":\"huge\",\"kind\":\"command\",\"cmd\":\"/nonexistent-" + "x" * 60000 + " arg\"}")' >"$long"
+jd_run long "$long" --nodes 1 --slots 1
+expect_code 1 "$RUN_RC" "jackdaw run with a command too long to start"
+grep -qE '^ *huge on node 0: exit status' "$T/long.out" || fail "summary does not name the task: $(head -c 2000 "$T/long.out")"
+grep -qF 'cannot run' "$T/long.out" || fail "summary does not say why: $(head -c 2000 "$T/long.out")"
+grep -qF '… (60013 bytes)' "$T/long.out" || fail "summary does not cut the command, naming its length: $(head -c 2000 "$T/long.out")"
+size=$(stat -c %s "$T/long.out")
+[ "$size" -lt 4000 ] || fail "the summary is $size bytes: it quotes the command whole"
+
+# 300 commands of 57 KB for one node: 17 MB, more than one 16 MiB frame, in what was one
+# submit message (the client aborted on the frame assertion).  One node, because runs of
+# thousands of short commands over several nodes sometimes lose a task's end report
+# (noticed, not this test's subject).
+many="$T/many.jsonl"
+"$PY" -c '
+for i in range(300):
+    print("{\"id\":\"t%d\",\"kind\":\"command\",\"cmd\":\"true %s\"}" % (i, "x" * 57000))' >"$many"
+jd_run many "$many" --nodes 1 --slots 2 --records "$T/many.rec"
+expect_code 0 "$RUN_RC" "jackdaw run of 300 commands of 57 KB"
+check_records "$many" "$T/many.rec"
+
 no_daemons_left "after the runs"

@@ -77,7 +77,32 @@ bad_case unknown-key 3 'unknown key.*colour' <<'EOF_WL'
 {"id":"b","kind":"noop"}
 {"id":"c","kind":"noop","colour":"red"}
 EOF_WL
+# Values beyond the format's limits are refused at parse time too, naming the limit,
+# not at run time (a sleep of 1e300 s used to fail in the daemon and print an efficiency
+# of 1e307 %; a 10 MB command was dropped by the daemon and the client said "a node went
+# away", exit 4).  The message quotes no over-long string whole.
+bad_case absurd-duration 2 'duration_s 1e\+300 is beyond the limit of 1000000 s' <<'EOF_WL'
+{"id":"a","kind":"sleep","duration_s":0.01}
+{"id":"b","kind":"sleep","duration_s":1e300,"parents":["a"]}
+EOF_WL
+"$PY" -c 'print("{\"id\":\"a\"}"); print("{\"id\":\"b\",\"kind\":\"command\",\"cmd\":\"echo " + "x" * 10000000 + "\"}")' |
+    bad_case huge-cmd 2 'cmd is 10000005 bytes, beyond the limit of 65536'
+"$PY" -c 'print("{\"id\":\"" + "i" * 5000 + "\"}")' |
+    bad_case long-id 1 'id is 5000 bytes, beyond the limit of 1024'
+for name in huge-cmd long-id; do
+    size=$(stat -c %s "$T/$name.err")
+    [ "$size" -lt 1000 ] || fail "$name: a $size-byte message quotes the long string whole"
+done
 note "$cases bad workloads refused"
+
+# /dev/zero never ends a line: it is refused once the line passes the 64 MiB limit,
+# without reading on (it used to read until memory ran out, then say "empty workload").
+rc=0
+timeout -k 5 60 "$JACKDAW" run /dev/zero --nodes 2 --slots 1 --quiet >"$T/zero.out" 2>"$T/zero.err" || rc=$?
+[ $rc -eq 3 ] || { cat "$T/zero.out" "$T/zero.err"; fail "run /dev/zero exited $rc, expected 3"; }
+grep -qF "/dev/zero:1: line longer than 67108864 bytes" "$T/zero.err" ||
+    fail "run /dev/zero: $(cat "$T/zero.err")"
+note "/dev/zero: $(cat "$T/zero.err")"
 
 # Usage errors: exit 2, before any workload is read or daemon started.
 good="$T/good.jsonl"

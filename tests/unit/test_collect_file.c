@@ -395,6 +395,17 @@ static void test_refuses_other_files(void **state)
     assert_refused_untouched(path, "corrupt at offset");
     node_fini(&n);
 
+    /* A trace written with another event schema (an older jackdaw's, without the block
+     * checksum field): appending blocks of ours would make records of two shapes. */
+    path_in_dir(path, sizeof path, "old.avro");
+    size_t old_len;
+    char *old = slurp("tests/traces/v0-no-checksums.avro", &old_len);
+    fp = fopen(path, "wb");
+    assert_int_equal(fwrite(old, 1, old_len, fp), old_len);
+    fclose(fp);
+    free(old);
+    assert_refused_untouched(path, "another event schema");
+
     /* Two collectors on one file. */
     path_in_dir(path, sizeof path, "busy.jdt");
     f = open_ok(path, 1);

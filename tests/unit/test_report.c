@@ -390,6 +390,61 @@ static void test_harmful_steal(void **state)
     report_analysis_destroy(a);
 }
 
+/* The same harmful steal, its task named by a 900-byte id (the fixture's blocks hold
+ * 1 KiB): the report's table of steals quotes the name cut, with its length, in
+ * Markdown and HTML alike. */
+static void test_long_name_cut_in_report(void **state)
+{
+    (void)state;
+    char *long_name = malloc(901);
+    assert_non_null(long_name);
+    memset(long_name, 'n', 900);
+    long_name[900] = '\0';
+    const char *names[] = {"t0", "t1", long_name};
+    struct fixture f;
+    memset(&f, 0, sizeof f);
+    struct trace_event *e = at(&f, TRACE_JOB_SUBMIT, -1, 0, -1, 1);
+    e->task = (uint64_t)FIXTURE_JOB << 32 | UINT32_MAX;
+    e->count = 3;
+    e = at(&f, TRACE_TASK_NAMES, -1, 0, 0, 1);
+    e->count = 3;
+    e->names = names;
+    e->nnames = 3;
+    for (int i = 0; i < 3; i++) {
+        at(&f, TRACE_TASK_SUBMIT, 0, 0, i, 1);
+        at(&f, TRACE_TASK_QUEUED_SHARED, 0, 0, i, 1);
+    }
+    task_run(&f, 0, 0, 0, 0.5, 1);
+    at(&f, TRACE_TASK_START, 0, 0.5, 1, 1);
+    at(&f, TRACE_TASK_STOLEN_OUT, 0, 0.6, 2, 1)->peer = 1;
+    at(&f, TRACE_TASK_END, 0, 1.0, 1, 1)->status = TASK_DONE;
+    at(&f, TRACE_STEAL_REQUEST, 1, 0.55, -1, 1)->peer = 0;
+    at(&f, TRACE_TASK_STOLEN_IN, 1, 0.7, 2, 1)->peer = 0;
+    e = at(&f, TRACE_STEAL_GRANT, 1, 0.7, -1, 1);
+    e->peer = 0;
+    e->count = 1;
+    task_run(&f, 1, 2, 2.0, 2.5, 1);
+    fixture_number(&f);
+    const char *path = in_dir("longname.avro");
+    fixture_write_with(&f, path, HAND_HEADER, 1000, NULL, NULL, 0);
+    fixture_free(&f);
+    struct report_analysis *a = analyze(path, 10);
+    assert_int_equal(a->nworst, 1);
+    assert_string_equal(a->worst[0].name, long_name); /* the analysis keeps it whole */
+    for (int html = 0; html <= 1; html++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        assert_int_equal(html ? render_html(out, a, NULL) : render_md(out, a, NULL), 0);
+        fclose(out);
+        assert_null(strstr(text, long_name));
+        assert_non_null(strstr(text, "… (900 bytes)"));
+        free(text);
+    }
+    report_analysis_destroy(a);
+    free(long_name);
+}
+
 /* On a busier generated run the causes still add up to the idle time exactly. */
 static void test_lost_time_sums_on_a_generated_run(void **state)
 {
@@ -741,6 +796,7 @@ int main(void)
         cmocka_unit_test(test_hand_series),
         cmocka_unit_test(test_hand_steal_audit),
         cmocka_unit_test(test_harmful_steal),
+        cmocka_unit_test(test_long_name_cut_in_report),
         cmocka_unit_test(test_lost_time_sums_on_a_generated_run),
         cmocka_unit_test(test_bad_and_cut_input),
         cmocka_unit_test(test_random_events),

@@ -294,6 +294,24 @@ static void test_cut_input_gives_whole_blocks(void **state)
     fixture_free(&f);
 }
 
+/* An input with a damaged block (tests/traces: one flipped bit that still inflates to
+ * the same records) gives only the blocks before it, as a corrupt framing does: merging
+ * must not give the damage fresh checksums. */
+static void test_damaged_input_gives_blocks_before(void **state)
+{
+    (void)state;
+    char out[128];
+    in_dir(out, "merged-damaged.avro");
+    const char *inputs[] = { "tests/traces/v1-flipped-same-records.avro" };
+    struct trace_merge_result res;
+    char *cause = NULL;
+    assert_int_equal(trace_merge(out, inputs, 1, NULL, &res, &cause), 0);
+    assert_int_equal(res.inputs[0].tail, TRACE_TAIL_BAD);
+    assert_int_equal(res.inputs[0].blocks, 1); /* block 1 is the damaged one */
+    assert_true(res.events_out < 94);
+    trace_merge_result_fini(&res);
+}
+
 static void test_bad_input_leaves_nothing(void **state)
 {
     (void)state;
@@ -401,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_overlapping_inputs_merge_once),
         cmocka_unit_test(test_idempotent_and_in_place),
         cmocka_unit_test(test_cut_input_gives_whole_blocks),
+        cmocka_unit_test(test_damaged_input_gives_blocks_before),
         cmocka_unit_test(test_bad_input_leaves_nothing),
         cmocka_unit_test(test_event_larger_than_a_block),
         cmocka_unit_test(test_command),

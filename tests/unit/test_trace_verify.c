@@ -321,6 +321,316 @@ static void test_command_exit_codes(void **state)
     fixture_free(&f);
 }
 
+/* ---- --workload: no task starts before its parents end -------------------------------- */
+
+/* The fixture's workload (ids w-0 … w-499), task i a child of task i - 5 (the fixture
+ * starts task i + 5 after task i ended) and, when `shortcut` is given, task `shortcut`
+ * also a child of task shortcut - 1, which ends after it starts. */
+static void write_workload(const char *file, size_t tasks, size_t shortcut)
+{
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    for (size_t i = 0; i < tasks; i++) {
+        fprintf(fp, "{\"id\":\"w-%zu\"", i);
+        if (i >= 5 && i == shortcut)
+            fprintf(fp, ",\"parents\":[\"w-%zu\",\"w-%zu\"]", i - 5, i - 1);
+        else if (i >= 5)
+            fprintf(fp, ",\"parents\":[\"w-%zu\"]", i - 5);
+        fputs("}\n", fp);
+    }
+    assert_int_equal(fclose(fp), 0);
+}
+
+static int run_trace_out(char **argv, int argc, char **out)
+{
+    fflush(stdout);
+    char name[160];
+    snprintf(name, sizeof name, "%s/out.txt", tmpdir);
+    int saved = dup(1);
+    int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 1);
+    close(fd);
+    int rc = cmd_trace.main(argc, argv);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    FILE *fp = fopen(name, "r");
+    assert_non_null(fp);
+    size_t cap = 1 << 16;
+    *out = calloc(1, cap);
+    assert_non_null(*out);
+    size_t n = fread(*out, 1, cap - 1, fp);
+    (*out)[n] = '\0';
+    fclose(fp);
+    return rc;
+}
+
+static void test_workload_order(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_run(&f, NODES, TASKS);
+    fixture_number(&f);
+    write_run(&f);
+    fixture_free(&f);
+    char wl[160];
+    snprintf(wl, sizeof wl, "%s/w.jsonl", tmpdir);
+    char *out = NULL;
+    char *argv[] = { (char *)"trace", (char *)"verify", path, (char *)"--workload", wl, NULL };
+
+    /* Every edge respected: ok, and says it checked them. */
+    write_workload(wl, TASKS, 0);
+    int rc = run_trace_out(argv, 5, &out);
+    if (rc)
+        print_error("%s", out);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "dependencies: job 1, 495 edges checked"));
+    free(out);
+
+    /* w-7 listed as a child of w-6, which ended after w-7 started. */
+    write_workload(wl, TASKS, 7);
+    rc = run_trace_out(argv, 5, &out);
+    assert_int_equal(rc, EXIT_BAD_INPUT);
+    if (!strstr(out, "task 'w-7' (1:7) started at 0.000010750 s, before its parent 'w-6' "
+                     "(1:6) ended at 0.000011110 s"))
+        fail_msg("%s", out);
+    free(out);
+
+    /* A workload of another size ran in no job of the trace. */
+    write_workload(wl, TASKS - 1, 0);
+    rc = run_trace_out(argv, 5, &out);
+    assert_int_equal(rc, EXIT_BAD_INPUT);
+    if (!strstr(out, "no job of the trace ran"))
+        fail_msg("%s", out);
+    free(out);
+}
+
+/* ---- bit flips ------------------------------------------------------------------------ */
+
+static uint8_t *read_image(const char *file, size_t *len)
+{
+    FILE *fp = fopen(file, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    long n = ftell(fp);
+    assert_true(n > 0);
+    rewind(fp);
+    uint8_t *data = malloc((size_t)n);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)n, fp), (size_t)n);
+    fclose(fp);
+    *len = (size_t)n;
+    return data;
+}
+
+static void write_image(const char *file, const uint8_t *data, size_t len)
+{
+    FILE *fp = fopen(file, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(data, 1, len, fp), len);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* A zigzag varint at p; its length in *n. */
+static int64_t varint_at(const uint8_t *p, size_t *n)
+{
+    uint64_t z = 0;
+    size_t i = 0;
+    do {
+        z |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+    } while (p[i++] & 0x80);
+    *n = i;
+    return (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+}
+
+/* The payload (deflate bytes) of each block of a trace image: [start, end) pairs. */
+static size_t payloads(const uint8_t *data, size_t len, size_t (*out)[2], size_t max)
+{
+    struct trace_file_info fi;
+    assert_int_equal(trace_scan_header(data, len, &fi), 0);
+    size_t pos = fi.header_end, n = 0;
+    while (pos < len) {
+        size_t k;
+        varint_at(data + pos, &k);
+        pos += k;
+        int64_t size = varint_at(data + pos, &k);
+        pos += k;
+        assert_true(n < max);
+        out[n][0] = pos;
+        out[n][1] = pos + (size_t)size;
+        n++;
+        pos += (size_t)size + TRACE_SYNC_SIZE;
+    }
+    return n;
+}
+
+/* `jackdaw trace verify FILE` with its output (both streams) thrown away. */
+static int verify_silently(const char *file)
+{
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(1), saved_err = dup(2);
+    int null = open("/dev/null", O_WRONLY);
+    assert_true(saved_out >= 0 && saved_err >= 0 && null >= 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    close(null);
+    char *argv[] = { (char *)"trace", (char *)"verify", (char *)file, NULL };
+    int rc = cmd_trace.main(3, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    return rc;
+}
+
+/*
+ * 150 single-bit flips at seeded random places inside the blocks' compressed payloads
+ * of a complete run: `trace verify` must refuse every flipped file, and pass the
+ * original.  Without block checksums some flips decode to other, plausible events.
+ */
+static void test_bit_flips_are_caught(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_run(&f, NODES, TASKS);
+    fixture_number(&f);
+    write_run(&f);
+    fixture_free(&f);
+    size_t len;
+    uint8_t *image = read_image(path, &len);
+    static size_t ranges[4096][2];
+    size_t nblocks = payloads(image, len, ranges, 4096);
+    size_t total = 0;
+    for (size_t b = 0; b < nblocks; b++)
+        total += ranges[b][1] - ranges[b][0];
+    assert_true(nblocks > 10 && total > 1000);
+    assert_int_equal(verify_silently(path), 0);
+
+    char flipped[160];
+    snprintf(flipped, sizeof flipped, "%s/flipped.avro", tmpdir);
+    uint64_t x = 0x9e3779b97f4a7c15ULL; /* splitmix64 state: the same bits every run */
+    int missed = 0;
+    for (int i = 0; i < 150; i++) {
+        x += 0x9e3779b97f4a7c15ULL;
+        uint64_t z = x;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        size_t bit = (size_t)(z % (total * 8));
+        size_t at = bit / 8, b = 0;
+        while (at >= ranges[b][1] - ranges[b][0]) {
+            at -= ranges[b][1] - ranges[b][0];
+            b++;
+        }
+        at += ranges[b][0];
+        image[at] ^= (uint8_t)(1u << (bit % 8));
+        write_image(flipped, image, len);
+        image[at] ^= (uint8_t)(1u << (bit % 8));
+        int rc = verify_silently(flipped);
+        if (rc != EXIT_BAD_INPUT) {
+            print_error("flip of bit %zu of byte %zu (block %zu) verifies: exit %d\n",
+                        bit % 8, at, b, rc);
+            missed++;
+        }
+    }
+    free(image);
+    assert_int_equal(missed, 0);
+}
+
+/* ---- sample traces (tests/traces, read from the repository root) ---------------------- */
+
+#define SAMPLES "tests/traces/"
+
+static char *slurp(const char *file)
+{
+    size_t len;
+    uint8_t *data = read_image(file, &len);
+    char *text = realloc(data, len + 1);
+    assert_non_null(text);
+    text[len] = '\0';
+    return text;
+}
+
+static void test_sample_traces(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *trace, *workload, *expected;
+        int exit;
+    } cases[] = {
+        {"v0-no-checksums.avro", "dag.jsonl", "v0-no-checksums.verify", 0},
+        {"v1-checksums.avro", "dag.jsonl", "v1-checksums.verify", 0},
+        {"v1-checksums.avro", "dag-reversed.jsonl", "v1-checksums.reversed.verify",
+         EXIT_BAD_INPUT},
+        {"v1-flipped-same-records.avro", "dag.jsonl", "v1-flipped-same-records.verify",
+         EXIT_BAD_INPUT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char trace[128], workload[128], expected[128];
+        snprintf(trace, sizeof trace, SAMPLES "%s", cases[i].trace);
+        snprintf(workload, sizeof workload, SAMPLES "%s", cases[i].workload);
+        snprintf(expected, sizeof expected, SAMPLES "%s", cases[i].expected);
+        char *argv[] = { (char *)"trace", (char *)"verify", trace, (char *)"--workload",
+                         workload, NULL };
+        char *out = NULL;
+        int rc = run_trace_out(argv, 5, &out);
+        char *want = slurp(expected);
+        if (rc != cases[i].exit || strcmp(out, want) != 0)
+            fail_msg("%s with %s: exit %d (want %d)\n--- got:\n%s--- want:\n%s", trace,
+                     workload, rc, cases[i].exit, out, want);
+        free(want);
+        free(out);
+    }
+}
+
+/* Whether the checks `trace verify` runs before decoding (header checksum, framing, block
+ * checksums) refuse the file image. */
+static bool image_refused(const uint8_t *data, size_t len)
+{
+    struct trace_file_info fi;
+    if (trace_scan_header(data, len, &fi) < 0 || fi.checksums != TRACE_CHECKSUMS_CRC32)
+        return true;
+    struct trace_scan sc;
+    assert_int_equal(trace_scan_blocks(data + fi.header_end, len - fi.header_end, fi.sync, &sc),
+                     0);
+    if (sc.tail != TRACE_TAIL_CLEAN)
+        return true;
+    size_t pos = 0;
+    struct trace_block_view v;
+    char why[96];
+    int rc;
+    while ((rc = trace_block_next(data + fi.header_end, sc.valid_end, &pos, &v)) == 1)
+        if (trace_block_verify(&v, why, sizeof why) != TRACE_BLOCK_OK)
+            return true;
+    assert_int_equal(rc, 0);
+    return false;
+}
+
+/* Every single-bit flip of a real trace, header and blocks alike, is refused before a
+ * record is decoded; the file itself is not. */
+static void test_every_bit_flip_of_a_sample(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *data = read_image(SAMPLES "v1-checksums.avro", &len);
+    assert_false(image_refused(data, len));
+    size_t missed = 0;
+    for (size_t bit = 0; bit < len * 8; bit++) {
+        data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        if (!image_refused(data, len)) {
+            if (missed++ < 5)
+                print_error("flip of bit %zu of byte %zu goes unseen\n", bit % 8, bit / 8);
+        }
+        data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    }
+    free(data);
+    assert_int_equal(missed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +645,10 @@ int main(void)
         cmocka_unit_test(test_job_with_fewer_tasks),
         cmocka_unit_test(test_listing_is_bounded),
         cmocka_unit_test(test_command_exit_codes),
+        cmocka_unit_test(test_bit_flips_are_caught),
+        cmocka_unit_test(test_workload_order),
+        cmocka_unit_test(test_sample_traces),
+        cmocka_unit_test(test_every_bit_flip_of_a_sample),
     };
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);
 }

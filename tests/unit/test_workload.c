@@ -32,7 +32,7 @@ static void expect_error(const char *text, const char *want)
     char *cause = NULL;
     int rc = parse(&wl, text, &cause);
     if (rc == 0 || !cause || strcmp(cause, want) != 0)
-        print_error("input:\n%s\nwant: %s\ngot:  %s (rc %d)\n", text, want,
+        print_error("input:\n%.300s\nwant: %.300s\ngot:  %.300s (rc %d)\n", text, want,
                     cause ? cause : "(none)", rc);
     assert_int_equal(rc, -EINVAL);
     assert_non_null(cause);
@@ -52,7 +52,7 @@ static void expect_error_prefix(const char *text, const char *prefix)
     assert_int_equal(parse(&wl, text, &cause), -EINVAL);
     assert_non_null(cause);
     if (strncmp(cause, prefix, strlen(prefix)) != 0)
-        print_error("want prefix: %s\ngot: %s\n", prefix, cause);
+        print_error("want prefix: %s\ngot: %.300s\n", prefix, cause);
     assert_true(strncmp(cause, prefix, strlen(prefix)) == 0);
     free(cause);
 }
@@ -467,6 +467,20 @@ static void test_write_refuses(void **state)
     t = (struct workload_task){.id = (char *)"a", .num_parents = 1, .parents = &parent};
     assert_int_equal(workload_write_task(stdout, &t, NULL), -EINVAL); /* no workload */
     assert_int_equal(workload_write_task(NULL, &t, NULL), -EINVAL);
+    /* What the reader would refuse for its size is not written either. */
+    t = (struct workload_task){.id = (char *)"a", .kind = TASK_SLEEP, .duration_s = 2e6};
+    assert_int_equal(workload_write_task(stdout, &t, NULL), -ERANGE);
+    t = (struct workload_task){.id = (char *)"a", .output_bytes = 1125899906842625ull};
+    assert_int_equal(workload_write_task(stdout, &t, NULL), -ERANGE);
+    char *big = xmalloc(65538);
+    memset(big, 'x', 65537);
+    big[65537] = '\0';
+    t = (struct workload_task){.id = (char *)"a", .kind = TASK_COMMAND, .cmd = big};
+    assert_int_equal(workload_write_task(stdout, &t, NULL), -ERANGE);
+    big[1025] = '\0';
+    t = (struct workload_task){.id = big};
+    assert_int_equal(workload_write_task(stdout, &t, NULL), -ERANGE);
+    free(big);
 }
 
 static void test_load_and_read(void **state)
@@ -498,6 +512,241 @@ static void test_load_and_read(void **state)
     assert_string_equal(wl.name, "mem");
     assert_int_equal(wl.tasks[1].line, 2);
     workload_fini(&wl);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Limits: absurd numbers, over-long strings and lines are refused at parse time, naming
+ * the limit, and no message quotes an over-long string whole. */
+
+/* A JSON line {"id":ID,...rest} with ID made of `n` copies of `c`. */
+static char *line_with_id(size_t n, char c, const char *rest)
+{
+    char *id = xmalloc(n + 1);
+    memset(id, c, n);
+    id[n] = '\0';
+    char *line = xasprintf("{\"id\":\"%s\"%s}\n", id, rest);
+    free(id);
+    return line;
+}
+
+static void test_error_absurd_numbers(void **state)
+{
+    (void)state;
+    expect_error("{\"id\":\"a\",\"kind\":\"sleep\",\"duration_s\":1e300}\n",
+                 "w.jsonl:1: task 'a': duration_s 1e+300 is beyond the limit of 1000000 s");
+    expect_error("{\"id\":\"a\",\"kind\":\"sleep\",\"duration_s\":1000000.5}\n",
+                 "w.jsonl:1: task 'a': duration_s 1e+06 is beyond the limit of 1000000 s");
+    expect_error("{\"id\":\"a\",\"output_bytes\":1125899906842625}\n",
+                 "w.jsonl:1: task 'a': output_bytes 1125899906842625 is beyond the limit of "
+                 "1125899906842624 (1 PiB)");
+    expect_error("{\"id\":\"a\",\"output_bytes\":9223372036854775807}\n",
+                 "w.jsonl:1: task 'a': output_bytes 9223372036854775807 is beyond the limit of "
+                 "1125899906842624 (1 PiB)");
+    expect_error("{\"object\":\"o\",\"bytes\":1125899906842625}\n{\"id\":\"a\"}\n",
+                 "w.jsonl:1: object 'o': bytes 1125899906842625 is beyond the limit of "
+                 "1125899906842624 (1 PiB)");
+    /* 8,192 inputs of 1 PiB add up to 2^63 bytes, one more than a signed count holds. */
+    size_t cap = 8192 * 64, len = 0;
+    char *text = xmalloc(cap);
+    for (int i = 0; i < 8192; i++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "{\"object\":\"o%d\",\"bytes\":1125899906842624}\n", i);
+    len += (size_t)snprintf(text + len, cap - len, "{\"id\":\"a\",\"inputs\":[");
+    for (int i = 0; i < 8192; i++)
+        len += (size_t)snprintf(text + len, cap - len, "%s\"o%d\"", i ? "," : "", i);
+    snprintf(text + len, cap - len, "]}\n");
+    expect_error(text, "w.jsonl:8193: task 'a': its inputs add up to more than "
+                       "9223372036854775807 bytes");
+    free(text);
+
+    /* The limits themselves are fine. */
+    struct workload wl;
+    char *cause = NULL;
+    assert_int_equal(parse(&wl, "{\"id\":\"a\",\"kind\":\"sleep\",\"duration_s\":1e6,"
+                                "\"output_bytes\":1125899906842624}\n"
+                                "{\"object\":\"o\",\"bytes\":1125899906842624}\n",
+                           &cause),
+                     0);
+    assert_true(wl.tasks[0].duration_s == 1e6);
+    assert_int_equal(wl.tasks[0].output_bytes, 1125899906842624ull);
+    assert_int_equal(wl.objects[0].bytes, 1125899906842624ull);
+    workload_fini(&wl);
+}
+
+static void test_error_long_strings(void **state)
+{
+    (void)state;
+    struct workload wl;
+    char *cause = NULL;
+
+    /* An id of 1024 bytes is fine, 1025 is refused; the message shows a cut id. */
+    char *ok = line_with_id(1024, 'i', "");
+    assert_int_equal(parse(&wl, ok, &cause), 0);
+    assert_int_equal(strlen(wl.tasks[0].id), 1024);
+    workload_fini(&wl);
+    free(ok);
+    char *bad = line_with_id(1025, 'i', "");
+    char *want = xasprintf("w.jsonl:1: id is 1025 bytes, beyond the limit of 1024: "
+                           "'%.80s… (1025 bytes)'", bad + 7);
+    expect_error(bad, want);
+    free(want);
+    free(bad);
+
+    /* An object id likewise; a parent or input name that long cannot name anything. */
+    bad = xasprintf("{\"object\":\"%01100d\",\"bytes\":1}\n", 0);
+    want = xasprintf("w.jsonl:1: object id is 1100 bytes, beyond the limit of 1024: "
+                     "'%.80s… (1100 bytes)'", bad + 11);
+    expect_error(bad, want);
+    free(want);
+    free(bad);
+    bad = xasprintf("{\"id\":\"p\"}\n{\"id\":\"a\",\"parents\":[\"p\",\"%02000d\"]}\n", 0);
+    expect_error(bad, "w.jsonl:2: task 'a': parents[1] is 2000 bytes, beyond the limit of 1024 "
+                      "for an id");
+    free(bad);
+    bad = xasprintf("{\"id\":\"a\",\"inputs\":[\"%02000d\"]}\n", 0);
+    expect_error(bad, "w.jsonl:1: task 'a': inputs[0] is 2000 bytes, beyond the limit of 1024 "
+                      "for an id");
+    free(bad);
+
+    /* A command of 65536 bytes is fine, one more is refused at parse time, before any
+     * daemon sees it (the protocol takes 1 MiB, exec 128 KiB as one argument). */
+    char *cmd = xmalloc(65538);
+    memset(cmd, 'x', 65537);
+    cmd[65537] = '\0';
+    memcpy(cmd, "echo ", 5);
+    char *line = xasprintf("{\"id\":\"a\",\"kind\":\"command\",\"cmd\":\"%s\"}\n", cmd + 1);
+    assert_int_equal(parse(&wl, line, &cause), 0);
+    assert_int_equal(strlen(wl.tasks[0].cmd), 65536);
+    workload_fini(&wl);
+    free(line);
+    line = xasprintf("{\"id\":\"a\",\"kind\":\"command\",\"cmd\":\"%s\"}\n", cmd);
+    expect_error(line, "w.jsonl:1: task 'a': cmd is 65537 bytes, beyond the limit of 65536 "
+                       "(put a longer command in a script)");
+    free(line);
+    free(cmd);
+
+    /* Keys and kinds are quoted cut, however long. */
+    bad = xasprintf("{\"id\":\"a\",\"%0300d\":1}\n", 0);
+    want = xasprintf("w.jsonl:1: unknown key '%080d… (300 bytes)'", 0);
+    expect_error(bad, want);
+    free(want);
+    free(bad);
+    bad = xasprintf("{\"id\":\"a\",\"kind\":\"%0300d\"}\n", 0);
+    want = xasprintf("w.jsonl:1: task 'a': unknown kind '%080d… (300 bytes)' (noop, sleep or "
+                     "command)", 0);
+    expect_error(bad, want);
+    free(want);
+    free(bad);
+}
+
+static void test_error_degree(void **state)
+{
+    (void)state;
+    /* A root with 524,289 children: its metadata record would not fit in one message
+     * (the client used to abort on it, after the parse).  524,288 are fine. */
+    for (int extra = 0; extra <= 1; extra++) {
+        uint32_t n = 524288 + (uint32_t)extra;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        fputs("{\"id\":\"r\"}\n", out);
+        for (uint32_t i = 0; i < n; i++)
+            fprintf(out, "{\"id\":\"c%u\",\"parents\":[\"r\"]}\n", i);
+        fclose(out);
+        struct workload wl;
+        char *cause = NULL;
+        int rc = workload_parse(&wl, text, len, "w.jsonl", &cause);
+        if (extra) {
+            assert_int_equal(rc, -EINVAL);
+            assert_string_equal(cause, "w.jsonl:1: task 'r' has 0 parents, 0 inputs and 524289 "
+                                       "children, beyond the limit of 524288 in all (its "
+                                       "metadata travels in one message)");
+            free(cause);
+        } else {
+            assert_int_equal(rc, 0);
+            assert_int_equal(wl.tasks[0].num_children, n);
+            workload_fini(&wl);
+        }
+        free(text);
+    }
+    /* Parents and inputs count with the children. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    fputs("{\"object\":\"o\",\"bytes\":1}\n", out);
+    for (uint32_t i = 0; i < 524287; i++)
+        fprintf(out, "{\"id\":\"p%u\"}\n", i);
+    fputs("{\"id\":\"x\",\"inputs\":[\"o\"],\"parents\":[", out);
+    for (uint32_t i = 0; i < 524287; i++)
+        fprintf(out, "%s\"p%u\"", i ? "," : "", i);
+    fputs("]}\n{\"id\":\"y\",\"parents\":[\"x\"]}\n", out);
+    fclose(out);
+    struct workload wl;
+    char *cause = NULL;
+    assert_int_equal(workload_parse(&wl, text, len, "w.jsonl", &cause), -EINVAL);
+    assert_string_equal(cause, "w.jsonl:524289: task 'x' has 524287 parents, 1 inputs and 1 "
+                               "children, beyond the limit of 524288 in all (its metadata "
+                               "travels in one message)");
+    free(cause);
+    free(text);
+}
+
+/* A stream of `limit` bytes, all `fill` and no newline, after an optional prefix; counts
+ * what the reader took, so a test sees whether it stopped early. */
+struct endless {
+    const char *prefix;
+    size_t prefix_len;
+    char fill;
+    size_t limit;
+    size_t given;
+};
+
+static ssize_t endless_read(void *cookie, char *buf, size_t size)
+{
+    struct endless *e = cookie;
+    size_t n = 0;
+    while (n < size && e->given < e->limit) {
+        buf[n++] = e->given < e->prefix_len ? e->prefix[e->given] : e->fill;
+        e->given++;
+    }
+    return (ssize_t)n;
+}
+
+static void test_error_long_line(void **state)
+{
+    (void)state;
+    /* 80 MiB on one line, after two good lines: refused as soon as the line passes
+     * 64 MiB, having read little more than that (so /dev/zero is refused too). */
+    struct endless e = {.prefix = "{\"id\":\"a\"}\n\n", .prefix_len = 12, .fill = '0',
+                        .limit = (size_t)80 << 20};
+    FILE *in = fopencookie(&e, "r", (cookie_io_functions_t){.read = endless_read});
+    assert_non_null(in);
+    struct workload wl;
+    char *cause = NULL;
+    assert_int_equal(workload_read(&wl, in, "big.jsonl", &cause), -EINVAL);
+    fclose(in);
+    assert_non_null(cause);
+    assert_string_equal(cause, "big.jsonl:3: line longer than 67108864 bytes (the limit)");
+    free(cause);
+    assert_true(e.given < ((size_t)64 << 20) + ((size_t)1 << 20));
+
+    /* NUL bytes, as /dev/zero gives. */
+    e = (struct endless){.fill = '\0', .limit = (size_t)70 << 20};
+    in = fopencookie(&e, "r", (cookie_io_functions_t){.read = endless_read});
+    assert_int_equal(workload_read(&wl, in, "/dev/zero", &cause), -EINVAL);
+    fclose(in);
+    assert_string_equal(cause, "/dev/zero:1: line longer than 67108864 bytes (the limit)");
+    free(cause);
+    assert_true(e.given < ((size_t)64 << 20) + ((size_t)1 << 20));
+
+    /* The in-memory parser applies the same limit. */
+    size_t len = ((size_t)64 << 20) + 2;
+    char *text = xmalloc(len + 1);
+    memset(text, ' ', len);
+    text[len - 1] = '\n';
+    text[len] = '\0';
+    expect_error_prefix(text, "w.jsonl:1: line longer than 67108864 bytes");
+    free(text);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -750,7 +999,7 @@ static void test_write_objects_round_trip(void **state)
         "{\"object\":\"f0\",\"bytes\":2000000,\"node\":\"spread\"}\n"
         "{\"object\":\"f\\\"1\",\"bytes\":0,\"node\":5}\n"
         "{\"id\":\"end\",\"parents\":[\"s\"],\"inputs\":[\"f0\"]}\n"
-        "{\"object\":\"f2\",\"bytes\":9223372036854775807}\n";
+        "{\"object\":\"f2\",\"bytes\":1125899906842624}\n"; /* the limit, 1 PiB */
     struct workload a, b;
     char *cause = NULL;
     assert_int_equal(parse(&a, text, &cause), 0);
@@ -766,7 +1015,7 @@ static void test_write_objects_round_trip(void **state)
     assert_non_null(
         strstr(out_text, "{\"object\":\"f0\",\"bytes\":2000000,\"node\":\"spread\"}\n"));
     assert_non_null(strstr(out_text, "{\"object\":\"f\\\"1\",\"bytes\":0,\"node\":5}\n"));
-    assert_non_null(strstr(out_text, "{\"object\":\"f2\",\"bytes\":9223372036854775807,"
+    assert_non_null(strstr(out_text, "{\"object\":\"f2\",\"bytes\":1125899906842624,"
                                      "\"node\":\"spread\"}\n"));
     assert_non_null(strstr(out_text, "\"output_bytes\":10000,\"inputs\":[\"f\\\"1\",\"f0\"],"
                                      "\"stealable\":false}\n"));
@@ -807,6 +1056,8 @@ static void test_write_objects_refuses(void **state)
     o = (struct workload_object){.id = (char *)"", .bytes = 1, .node = WORKLOAD_NODE_SPREAD};
     assert_int_equal(workload_write_object(stdout, &o), -EINVAL);
     o = (struct workload_object){.id = (char *)"f", .bytes = (uint64_t)INT64_MAX + 1};
+    assert_int_equal(workload_write_object(stdout, &o), -ERANGE);
+    o.bytes = 1125899906842625ull; /* beyond 1 PiB: the reader would refuse it */
     assert_int_equal(workload_write_object(stdout, &o), -ERANGE);
     assert_int_equal(workload_write_object(NULL, &o), -EINVAL);
     assert_int_equal(workload_write_object(stdout, NULL), -EINVAL);
@@ -866,6 +1117,10 @@ int main(void)
         cmocka_unit_test(test_many_objects),
         cmocka_unit_test(test_write_objects_round_trip),
         cmocka_unit_test(test_write_objects_refuses),
+        cmocka_unit_test(test_error_absurd_numbers),
+        cmocka_unit_test(test_error_long_strings),
+        cmocka_unit_test(test_error_long_line),
+        cmocka_unit_test(test_error_degree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

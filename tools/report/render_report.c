@@ -6,8 +6,10 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/base/text.h"
 #include "core/base/xalloc.h"
 #include "tools/report/render.h"
 #include "tools/report/render_internal.h"
@@ -263,9 +265,13 @@ static void audit_section(struct doc *d, const struct report_analysis *a)
         snprintf(c[7], FIG_BUF, "%" PRIu32, s->position);
         fmt_value(c[8], RU_RATE, s->victim_rate_tps);
         fmt_seconds(c[9], s->gain_s);
-        const char *row[] = {c[0], s->name ? s->name : "–", c[2], c[3], c[4],
+        /* A task's id comes from the trace (up to 4 KiB a name): a table cell shows it
+         * cut; the JSON and CSV renderers keep it whole for joins. */
+        char *name = s->name ? text_clip(s->name, strlen(s->name), TEXT_SHOWN) : NULL;
+        const char *row[] = {c[0], name ? name : "–", c[2], c[3], c[4],
                              c[5], c[6], c[7], c[8], c[9]};
         doc_row(d, row);
+        free(name);
     }
     doc_table_end(d);
 }
