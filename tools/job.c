@@ -21,10 +21,7 @@
 
 static char *jobs_dir(const char *cluster_path)
 {
-    const char *slash = strrchr(cluster_path, '/');
-    if (!slash)
-        return xstrdup("jobs");
-    return xasprintf("%.*s/jobs", (int)(slash - cluster_path), cluster_path);
+    return cluster_owned_path(cluster_path, CLUSTER_OWNED_JOBS);
 }
 
 int job_file_write(const char *cluster_path, uint32_t job, const char *workload_path,

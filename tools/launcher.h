@@ -7,7 +7,9 @@
  * launched it), and a log file WORKDIR/node-I.log.  Unless told not to, a collector
  * (`jackdaw collector`, log WORKDIR/collector.log) starts first and the daemons stream
  * their traces to it; it stops last.  The cluster file (mode 0600) names
- * the key, the work directory and every node's address and pid.
+ * the key, the work directory and every node's address and pid; the key and the work
+ * directory are named after the cluster file (cluster_owned_path), and a launch
+ * refuses to overwrite those of a cluster that still runs.
  * Return convention: 0 or negative errno with *cause.
  */
 #ifndef JACKDAW_LAUNCHER_H
@@ -75,5 +77,9 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
  * removes the cluster file.  Works when daemons are already gone. */
 int launcher_stop(const struct cluster *cl, const char *cluster_path, int timeout_ms,
                   char **cause);
+
+/* True when `pid` is alive and was started for `cluster_path` (a daemon's command line
+ * names its cluster file): a recycled pid in a stale cluster file is not a daemon. */
+bool launcher_daemon_running(int pid, const char *cluster_path);
 
 #endif
