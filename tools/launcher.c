@@ -565,9 +565,45 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
     return rc;
 }
 
+/* Daemon i of a cluster: the nodes, then the collector (i == count). */
+static int pid_of(const struct cluster *cl, uint32_t i)
+{
+    return i < cl->count ? cl->nodes[i].pid : cl->collector.pid;
+}
+
+static bool running(int pid, const char *cluster_path)
+{
+    return cluster_path ? launcher_daemon_running(pid, cluster_path) : alive(pid) != 0;
+}
+
+/* SIGCONT too: a daemon stopped by SIGSTOP (a debugger, a ^Z) would otherwise hold
+ * the SIGTERM until the SIGKILL. */
+static void terminate(int pid)
+{
+    kill(pid, SIGTERM);
+    kill(pid, SIGCONT);
+}
+
 int launcher_stop(const struct cluster *cl, const char *cluster_path, int timeout_ms,
                   char **cause)
 {
+    return launcher_stop_report(cl, cluster_path, timeout_ms, NULL, cause);
+}
+
+int launcher_stop_report(const struct cluster *cl, const char *cluster_path, int timeout_ms,
+                         enum launcher_found *found, char **cause)
+{
+    uint32_t n = cl->count + 1;
+    enum launcher_found *f = xcalloc(n, sizeof *f);
+    /* What runs is decided before anything is asked, so that the report tells daemons
+     * that were already gone from daemons that stopped. */
+    for (uint32_t i = 0; i < n; i++) {
+        int pid = pid_of(cl, i);
+        if (!pid)
+            f[i] = i < cl->count ? LAUNCHER_UNREACHED : LAUNCHER_NO_DAEMON;
+        else
+            f[i] = running(pid, cluster_path) ? LAUNCHER_STOPPED : LAUNCHER_NOT_RUNNING;
+    }
     struct auth_key key;
     char *ignore = NULL;
     if (auth_key_load(cl->key_path, &key, &ignore) == 0) {
@@ -575,46 +611,56 @@ int launcher_stop(const struct cluster *cl, const char *cluster_path, int timeou
         /* Nodes that do not answer are signalled below. */
         client_connect(c, 2000, &ignore);
         client_shutdown(c, 1000);
+        for (uint32_t i = 0; i < cl->count; i++)
+            if (f[i] == LAUNCHER_UNREACHED && client_node_ready(c, i))
+                f[i] = LAUNCHER_ASKED;
         client_destroy(c);
     }
     free(ignore);
     struct timespec step = {0, 10 * 1000 * 1000};
-    int waited = 0;
-    for (;;) {
+    bool termed = false;
+    for (int waited = 0;; waited += 10) {
         reap();
-        int left = 0;
+        uint32_t left = 0;
         for (uint32_t i = 0; i < cl->count; i++)
-            left += alive(cl->nodes[i].pid);
+            left += f[i] == LAUNCHER_STOPPED && alive(cl->nodes[i].pid);
         if (!left)
             break;
         if (waited >= timeout_ms) {
-            for (uint32_t i = 0; i < cl->count; i++)
-                if (alive(cl->nodes[i].pid))
+            for (uint32_t i = 0; i < cl->count; i++) {
+                if (f[i] == LAUNCHER_STOPPED && alive(cl->nodes[i].pid)) {
                     kill(cl->nodes[i].pid, SIGKILL);
+                    f[i] = LAUNCHER_KILLED;
+                }
+            }
             reap();
             break;
         }
-        if (waited == timeout_ms / 2)
+        if (!termed && waited >= timeout_ms / 2) {
+            termed = true;
             for (uint32_t i = 0; i < cl->count; i++)
-                if (alive(cl->nodes[i].pid))
-                    kill(cl->nodes[i].pid, SIGTERM);
+                if (f[i] == LAUNCHER_STOPPED && alive(cl->nodes[i].pid))
+                    terminate(cl->nodes[i].pid);
+        }
         nanosleep(&step, NULL);
-        waited += 10;
     }
     /* The collector last: nodes send their final blocks as they stop. */
-    if (cl->collector.pid) {
+    if (f[cl->count] == LAUNCHER_STOPPED) {
         int pid = cl->collector.pid;
-        if (alive(pid))
-            kill(pid, SIGTERM);
+        terminate(pid);
         for (int w = 0; alive(pid) && w < timeout_ms; w += 10) {
             reap();
             nanosleep(&step, NULL);
         }
         if (alive(pid)) {
             kill(pid, SIGKILL);
+            f[cl->count] = LAUNCHER_KILLED;
             reap();
         }
     }
+    if (found)
+        memcpy(found, f, n * sizeof *f);
+    free(f);
     if (cluster_path && unlink(cluster_path) < 0 && errno != ENOENT) {
         *cause = xasprintf("cannot remove cluster file '%s': %s", cluster_path, strerror(errno));
         return -errno;

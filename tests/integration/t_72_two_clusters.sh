@@ -13,10 +13,12 @@ B="$D/b.json"
 wl="$T/bot.jsonl"
 "$JACKDAW" gen bot --tasks 40 --duration 0.001-0.003 --seed 3 -o "$wl" || fail "gen failed"
 
-# launch_into FILE : a 2-node cluster whose daemons the EXIT trap stops.
+# launch_into FILE : a 3-node cluster whose daemons the EXIT trap stops.  (Not 2: two
+# nodes sometimes steal one task back and forth for many seconds, a scheduler bug of
+# its own that this test is not about.)
 launch_into() {
     local rc=0
-    timeout -k 5 60 "$JACKDAW" launch --nodes 2 --slots 1 --cluster "$1" >"$1.out" 2>&1 || rc=$?
+    timeout -k 5 60 "$JACKDAW" launch --nodes 3 --slots 2 --cluster "$1" >"$1.out" 2>&1 || rc=$?
     [ -f "$1" ] && track_cluster "$1"
     [ $rc -eq 0 ] || { cat "$1.out" >&2; fail "launch --cluster $1 exited $rc"; }
 }
@@ -83,7 +85,7 @@ works "$A"
 rc=0
 timeout -k 5 30 "$JACKDAW" stop --cluster "$A" >"$T/stop-a.out" 2>&1 || rc=$?
 [ $rc -eq 0 ] || { cat "$T/stop-a.out" >&2; fail "stop A exited $rc"; }
-grep -q '^stopped 2 nodes' "$T/stop-a.out" || fail "stop A says: $(cat "$T/stop-a.out")"
+grep -qx "stopped 3 nodes and the collector" "$T/stop-a.out" || fail "stop A says: $(cat "$T/stop-a.out")"
 for pid in $a_pids; do
     wait_until 10 eval "! pid_alive $pid" || fail "A's daemon $pid still runs after stop"
 done
