@@ -176,19 +176,13 @@ static int alive(int pid)
     return !(paren && paren[1] == ' ' && paren[2] == 'Z');
 }
 
-/* The last component of a path ("a.json" of "/x/a.json"). */
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-/* Whether process `pid` was started with `cluster_path` among its arguments (a daemon
- * runs `jackdaw node|collector --cluster FILE …`).  A cluster file outlives its
- * daemons, and their pids are recycled: without this check `stop` could signal, and
- * `launch` refuse for, a process that has nothing to do with the cluster.  The file
- * is recognised by its full path or, for daemons started with a relative one, by its
- * name.  When the command line cannot be read, the process is taken at its word. */
+/* Whether process `pid` was started for the cluster file `cluster_path` (a daemon runs
+ * `jackdaw node|collector --cluster FILE …`).  A cluster file outlives its daemons, and
+ * their pids are recycled, often by another cluster's daemon (every `run` names its
+ * file cluster.json): without this check `stop` could signal, and `launch` refuse for,
+ * a process that has nothing to do with the cluster.  The daemon's FILE is resolved
+ * from its own working directory, so a relative path compares too.  When the command
+ * line cannot be read, the process is taken at its word. */
 static bool names_cluster(int pid, const char *cluster_path)
 {
     char path[64];
@@ -200,13 +194,25 @@ static bool names_cluster(int pid, const char *cluster_path)
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
-    const char *name = base_name(cluster_path);
-    for (size_t at = 0; at < n; at += strlen(buf + at) + 1) {
+    char *want = realpath(cluster_path, NULL);
+    bool same = false;
+    const char *prev = "";
+    for (size_t at = 0; at < n && !same; at += strlen(buf + at) + 1) {
         const char *arg = buf + at;
-        if (strcmp(arg, cluster_path) == 0 || strcmp(base_name(arg), name) == 0)
-            return true;
+        const char *file = strcmp(prev, "--cluster") == 0         ? arg
+                           : strncmp(arg, "--cluster=", 10) == 0 ? arg + 10
+                                                                  : NULL;
+        prev = arg;
+        if (!file)
+            continue;
+        char *theirs = file[0] == '/' ? xstrdup(file) : xasprintf("/proc/%d/cwd/%s", pid, file);
+        char *real = realpath(theirs, NULL);
+        same = strcmp(real ? real : theirs, want ? want : cluster_path) == 0;
+        free(real);
+        free(theirs);
     }
-    return false;
+    free(want);
+    return same;
 }
 
 bool launcher_daemon_running(int pid, const char *cluster_path)

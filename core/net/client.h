@@ -52,8 +52,9 @@ uv_loop_t *client_loop(struct client *c);
 uint32_t client_nodes(const struct client *c);
 
 /* Connects to every node and completes the handshakes, within timeout_ms.  On failure
- * *cause names every node not reached, with its address and why: it refused, it closed
- * the handshake (a wrong key), or it did not answer in time (stopped or overloaded). */
+ * *cause names every node not reached, with its address and why (one line each when
+ * there are several): it refused, it closed the handshake (a wrong key), or it did not
+ * answer in time (stopped or overloaded). */
 int client_connect(struct client *c, int timeout_ms, char **cause);
 /* 1 when node `node` completed the handshake and its connection is still up. */
 int client_node_ready(const struct client *c, uint32_t node);

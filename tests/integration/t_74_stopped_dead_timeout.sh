@@ -10,6 +10,9 @@
 #  3. Every node killed with SIGKILL: status exits 4 naming every node on its own line,
 #     with no blank lines; stop says that each node was not running, counts none of them
 #     as stopped, ends the collector, removes the cluster file and key and exits 0.
+#  4. A stale cluster file whose pids now belong to another program (a decoy `sleep`):
+#     stop does not signal it and says the daemons were not running; launch over such a
+#     file is not refused.
 . "$(dirname "$0")/lib.sh"
 
 NODES=3
@@ -99,3 +102,41 @@ wait_until 10 eval "! pid_alive $collector" || fail "stop left the collector $co
 [ -e "$key" ] && fail "stop left the key"
 CLUSTER_PIDS=()
 no_daemons_left "after stop"
+
+# ---- 4. recycled pids --------------------------------------------------------------------
+bg sleep 120
+decoy=${BG_PIDS[-1]}
+# stale_cluster : a launched cluster, killed, whose file then names the decoy's pid.
+stale_cluster() {
+    start_cluster 2 1
+    kill -KILL "${CLUSTER_PIDS[@]}"
+    local pid
+    for pid in "${CLUSTER_PIDS[@]}"; do
+        wait_until 10 eval "! pid_alive $pid" || fail "daemon $pid survived SIGKILL"
+    done
+    CLUSTER_PIDS=()
+    "$PY" - "$CLUSTER_FILE" "$decoy" <<'EOF_PY' || fail "cannot rewrite the cluster file"
+import json, sys
+c = json.load(open(sys.argv[1]))
+for n in c["nodes"]:
+    n["pid"] = int(sys.argv[2])
+c["collector"]["pid"] = int(sys.argv[2])
+json.dump(c, open(sys.argv[1], "w"))
+EOF_PY
+}
+stale_cluster
+rc=0
+timeout -k 5 30 "$JACKDAW" stop --cluster "$CLUSTER_FILE" >"$T/stop-stale.out" 2>&1 || rc=$?
+cat "$T/stop-stale.out"
+expect_code 0 "$rc" "stop of a stale cluster file"
+pid_alive "$decoy" || fail "stop signalled pid $decoy, which is no daemon of the cluster"
+grep -qx "node 1 (pid $decoy) was not running" "$T/stop-stale.out" || fail "stop of the stale file"
+grep -qx "the collector (pid $decoy) was not running" "$T/stop-stale.out" || fail "stop: collector"
+stale_cluster
+rc=0
+timeout -k 5 60 "$JACKDAW" launch --nodes 2 --slots 1 --cluster "$CLUSTER_FILE" >"$T/relaunch.out" 2>&1 || rc=$?
+[ -f "$CLUSTER_FILE" ] && for pid in $(cluster_pids "$CLUSTER_FILE"); do CLUSTER_PIDS+=("$pid"); done
+[ $rc -eq 0 ] || { cat "$T/relaunch.out" >&2; fail "launch over a stale cluster file exited $rc"; }
+pid_alive "$decoy" || fail "launch signalled pid $decoy"
+stop_cluster
+note "stale pids: stop and launch left pid $decoy alone"
