@@ -11,7 +11,6 @@
  * the collectors it starts itself, so a collector on an inherited socket does not.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>

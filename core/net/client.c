@@ -317,8 +317,8 @@ int client_connect(struct client *c, int timeout_ms, char **cause)
         lines = more;
         failed++;
     }
-    if (failed == 1)
-        *cause = xasprintf("cannot reach %s", lines);
+    if (failed <= 1)
+        *cause = xasprintf("cannot reach %s", lines ? lines : "every node");
     else
         *cause = xasprintf("cannot reach %u of %u nodes:\n  %s", failed, c->nodes, lines);
     free(lines);
