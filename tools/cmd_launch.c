@@ -26,7 +26,8 @@ static int launch_main(int argc, char **argv)
         {"speeds", OPT_STRING, &speeds,
          "LIST|MIX  speed factors in (0,1], cycled: 1,0.5; or a mix of paper 001: C1..C5"},
         {"cluster", OPT_STRING, &cluster, "FILE  cluster file to write (default: see man)"},
-        {"workdir", OPT_STRING, &workdir, "DIR  work directory (default: beside the cluster file)"},
+        {"workdir", OPT_STRING, &workdir,
+         "DIR  work directory (default: NAME.work beside the cluster file NAME.json)"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default info)"},
         {"trace", OPT_STRING, &trace, "FILE  the collector's trace file (default: beside the "
                                       "cluster file, jackdaw-RUNID.avro)"},

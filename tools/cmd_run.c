@@ -41,7 +41,7 @@ static int run_main(int argc, char **argv)
         {"records", OPT_STRING, &records, "FILE  one JSON line per task end"},
         {"json", OPT_FLAG, &json, "  summary as one JSON object on stdout"},
         {"quiet", OPT_FLAG, &quiet, "  no progress line"},
-        {"timeout", OPT_DOUBLE, &timeout, "S  give up after S seconds"},
+        {"timeout", OPT_DOUBLE, &timeout, "S  give up after S seconds (exit status 6)"},
         {"keep", OPT_STRING, &keep_dir, "DIR  keep the cluster's files (logs, task dirs) in DIR"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default warn)"},
         {"trace", OPT_STRING, &trace, "FILE  trace file (default: $JACKDAW_TRACE_DIR or ., jackdaw-RUNID.avro)"},

@@ -20,7 +20,7 @@ static int submit_main(int argc, char **argv)
         {"json", OPT_FLAG, &json, "  with --wait: summary as one JSON object"},
         {"quiet", OPT_FLAG, &quiet, "  no progress line"},
         {"records", OPT_STRING, &records, "FILE  with --wait: one JSON line per task end"},
-        {"timeout", OPT_DOUBLE, &timeout, "S  with --wait: give up after S seconds"},
+        {"timeout", OPT_DOUBLE, &timeout, "S  with --wait: give up after S seconds (exit status 6)"},
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];

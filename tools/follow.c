@@ -132,6 +132,7 @@ static void print_progress(struct follow *f, bool final)
     else
         fprintf(stderr, "progress: %u/%u ended (%.1f%%), %u failed, %u cancelled, %.1fs\n",
                 f->ended, f->wl->count, pct, f->failed, f->cancelled, elapsed);
+    f->line_open = f->tty && !final;
     f->last_print = now;
     f->last_ended = f->ended;
 }
@@ -164,6 +165,13 @@ void follow_progress_stop(struct follow *f)
     uv_close((uv_handle_t *)&f->timer, NULL);
     if (f->tty)
         print_progress(f, true);
+}
+
+void follow_progress_break(struct follow *f)
+{
+    if (f->line_open)
+        fputc('\n', stderr);
+    f->line_open = false;
 }
 
 void follow_summary(const struct follow *f, const struct proto_stats *stats, uint32_t nodes,

@@ -57,6 +57,7 @@ struct follow {
     /* progress */
     uv_timer_t timer;
     bool progress_on, tty;
+    bool line_open;         /* a progress line is drawn in place, with no newline yet */
     int64_t last_print;
     uint32_t last_ended;
 };
@@ -70,6 +71,9 @@ void follow_on_task_end(void *arg, const struct proto_task_end *e);
  * every few seconds otherwise). */
 void follow_progress_start(struct follow *f, uv_loop_t *loop);
 void follow_progress_stop(struct follow *f);
+/* Ends a progress line drawn in place, so that a message can follow on its own line;
+ * nothing when none is open. */
+void follow_progress_break(struct follow *f);
 
 struct summary_node {
     uint32_t id, slots;

@@ -21,10 +21,7 @@
 
 static char *jobs_dir(const char *cluster_path)
 {
-    const char *slash = strrchr(cluster_path, '/');
-    if (!slash)
-        return xstrdup("jobs");
-    return xasprintf("%.*s/jobs", (int)(slash - cluster_path), cluster_path);
+    return cluster_owned_path(cluster_path, CLUSTER_OWNED_JOBS);
 }
 
 int job_file_write(const char *cluster_path, uint32_t job, const char *workload_path,
@@ -148,8 +145,11 @@ static void on_signal(uv_signal_t *h, int signum)
 
 static void on_node_lost(void *arg, uint32_t node, const char *reason)
 {
-    (void)arg;
-    fprintf(stderr, "\njackdaw: lost connection to node %u: %s\n", node, reason ? reason : "");
+    struct follow *f = arg;
+    /* Only a progress line drawn in place needs breaking, and only once: the lines that
+     * follow it start on a fresh line already. */
+    follow_progress_break(f);
+    fprintf(stderr, "jackdaw: lost connection to node %u: %s\n", node, reason ? reason : "");
 }
 
 int job_workload_digest(const char *path, char hex[33])
@@ -269,14 +269,20 @@ int job_submit(const char *who, const struct job_options *o)
         pending_signal = f.interrupted;
     follow_progress_stop(&f);
     if (f.interrupted) {
-        fprintf(stderr, "\njackdaw %s: interrupted by signal %d with %u of %u tasks ended\n",
+        fprintf(stderr, "jackdaw %s: interrupted by signal %d with %u of %u tasks ended\n",
                 who, f.interrupted, f.ended, o->wl->count);
         code = EXIT_INTERRUPTED;
         goto out;
     }
+    if (rc == -ETIMEDOUT && !f.finished) {
+        fprintf(stderr, "jackdaw %s: timed out after --timeout %g s with %u of %u tasks ended\n",
+                who, o->timeout_s, f.ended, o->wl->count);
+        code = EXIT_TIMED_OUT;
+        goto out;
+    }
     if (rc < 0 && !f.finished) {
-        fprintf(stderr, "jackdaw %s: %s with %u of %u tasks ended\n", who,
-                rc == -ETIMEDOUT ? "timed out" : "lost the cluster", f.ended, o->wl->count);
+        fprintf(stderr, "jackdaw %s: lost the cluster with %u of %u tasks ended\n", who,
+                f.ended, o->wl->count);
         code = EXIT_CLUSTER;
         goto out;
     }

@@ -25,9 +25,11 @@ struct job_options {
 };
 
 /*
- * Job files: each submission leaves DIR/jobs/JOB.json beside the cluster file
- * ({"job": J, "workload": ABSOLUTE PATH, "tasks": N, "submitted_ns": T}) so that a
- * later `jackdaw cancel TASK` can name tasks by their workload ids.
+ * Job files: each submission leaves JOBS/JOB.json in the cluster's own jobs directory
+ * beside its cluster file (cluster_owned_path: /x/a.json -> /x/a.jobs/, the default
+ * /x/cluster.json -> /x/jobs/), with {"job": J, "workload": ABSOLUTE PATH, "tasks": N,
+ * "submitted_ns": T}, so that a later `jackdaw cancel TASK` can name tasks by their
+ * workload ids.
  */
 int job_file_write(const char *cluster_path, uint32_t job, const char *workload_path,
                    uint32_t tasks, int64_t submitted_ns);

@@ -4,6 +4,7 @@
 #include "tools/launcher.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -119,6 +120,18 @@ static char *dir_of(const char *path)
     return xstrndup(path, (size_t)(slash - path ? slash - path : 1));
 }
 
+static char *absolute(const char *path)
+{
+    if (path[0] == '/')
+        return xstrdup(path);
+    while (path[0] == '.' && path[1] == '/')
+        path += 2;
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+        return xstrdup(path);
+    return xasprintf("%s/%s", cwd, path);
+}
+
 static int listen_socket(uint16_t *port, char **cause)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -161,6 +174,130 @@ static int alive(int pid)
     buf[n] = '\0';
     const char *paren = strrchr(buf, ')');
     return !(paren && paren[1] == ' ' && paren[2] == 'Z');
+}
+
+/* Whether process `pid` was started for the cluster file `cluster_path` (a daemon runs
+ * `jackdaw node|collector --cluster FILE …`).  A cluster file outlives its daemons, and
+ * their pids are recycled, often by another cluster's daemon (every `run` names its
+ * file cluster.json): without this check `stop` could signal, and `launch` refuse for,
+ * a process that has nothing to do with the cluster.  The daemon's FILE is resolved
+ * from its own working directory, so a relative path compares too.  When the command
+ * line cannot be read, the process is taken at its word. */
+static bool names_cluster(int pid, const char *cluster_path)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *want = realpath(cluster_path, NULL);
+    bool same = false;
+    const char *prev = "";
+    for (size_t at = 0; at < n && !same; at += strlen(buf + at) + 1) {
+        const char *arg = buf + at;
+        const char *file = strcmp(prev, "--cluster") == 0         ? arg
+                           : strncmp(arg, "--cluster=", 10) == 0 ? arg + 10
+                                                                  : NULL;
+        prev = arg;
+        if (!file)
+            continue;
+        char *theirs = file[0] == '/' ? xstrdup(file) : xasprintf("/proc/%d/cwd/%s", pid, file);
+        char *real = realpath(theirs, NULL);
+        same = strcmp(real ? real : theirs, want ? want : cluster_path) == 0;
+        free(real);
+        free(theirs);
+    }
+    free(want);
+    return same;
+}
+
+bool launcher_daemon_running(int pid, const char *cluster_path)
+{
+    return alive(pid) && names_cluster(pid, cluster_path);
+}
+
+/* The pids of `cl`'s daemons (nodes and collector) that still run, as " 12 13 14";
+ * NULL when none does. */
+static char *running_pids(const struct cluster *cl, const char *cluster_path)
+{
+    char *list = NULL;
+    for (uint32_t i = 0; i <= cl->count; i++) {
+        int pid = i < cl->count ? cl->nodes[i].pid : cl->collector.pid;
+        if (!launcher_daemon_running(pid, cluster_path))
+            continue;
+        char *more = xasprintf("%s %d", list ? list : "", pid);
+        free(list);
+        list = more;
+    }
+    return list;
+}
+
+/*
+ * Refuses (-EEXIST with *cause) to launch over the files of a cluster that still runs:
+ * the cluster file itself, or another cluster file in the same directory whose key or
+ * work directory are the ones this launch would write (a cluster launched before files
+ * were named after their cluster file used DIR/cluster.key and DIR/work whatever its
+ * name; so does any cluster given the same --workdir).  Daemons count as running when
+ * their pid is alive and was started for that cluster file.
+ */
+static int refuse_running(const char *cluster_path, const char *key_path, const char *workdir,
+                          char **cause)
+{
+    struct cluster old;
+    char *ignored = NULL;
+    if (cluster_load(&old, cluster_path, &ignored) == 0) {
+        char *pids = running_pids(&old, cluster_path);
+        cluster_fini(&old);
+        if (pids) {
+            *cause = xasprintf("a cluster is already running (cluster file '%s', daemon pids%s); "
+                               "'jackdaw stop --cluster %s' it first or pass another --cluster",
+                               cluster_path, pids, cluster_path);
+            free(pids);
+            return -EEXIST;
+        }
+    }
+    free(ignored);
+    ignored = NULL;
+    char *dir = dir_of(cluster_path);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && d && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        char *other = xasprintf("%s/%s", dir, e->d_name);
+        if (strcmp(other, cluster_path) != 0 && cluster_load(&old, other, &ignored) == 0) {
+            char *other_key = absolute(old.key_path), *other_work = absolute(old.workdir);
+            const char *shared = strcmp(other_key, key_path) == 0   ? "key"
+                                 : strcmp(other_work, workdir) == 0 ? "work directory"
+                                                                    : NULL;
+            char *pids = shared ? running_pids(&old, other) : NULL;
+            if (pids) {
+                *cause = xasprintf("the cluster of '%s' (daemon pids%s) still runs and uses the "
+                                   "%s '%s' this launch would write; 'jackdaw stop --cluster "
+                                   "%s' it first, or pass another --cluster or --workdir",
+                                   other, pids, shared,
+                                   strcmp(shared, "key") == 0 ? key_path : workdir, other);
+                rc = -EEXIST;
+            }
+            free(pids);
+            free(other_key);
+            free(other_work);
+            cluster_fini(&old);
+        }
+        free(ignored);
+        ignored = NULL;
+        free(other);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    return rc;
 }
 
 static void reap(void)
@@ -230,49 +367,36 @@ static char *new_run_id(void)
     return xasprintf("%s-%04x", stamp, (unsigned)(randombytes_random() & 0xffff));
 }
 
-static char *absolute(const char *path)
-{
-    if (path[0] == '/')
-        return xstrdup(path);
-    while (path[0] == '.' && path[1] == '/')
-        path += 2;
-    char cwd[4096];
-    if (!getcwd(cwd, sizeof cwd))
-        return xstrdup(path);
-    return xasprintf("%s/%s", cwd, path);
-}
-
 int launcher_start(const struct launch_options *o, struct cluster *out, char **cause)
 {
     memset(out, 0, sizeof *out);
-    char *dir = dir_of(o->cluster_path);
+    /* Absolute, so that the cluster file's paths and the daemons' command lines mean
+     * the same from any directory a client runs in. */
+    char *cluster_path = absolute(o->cluster_path);
+    char *dir = dir_of(cluster_path);
     int rc = fs_mkdirs(dir, 0700, NULL);
     if (rc < 0) {
         *cause = xasprintf("cannot create '%s': %s", dir, strerror(-rc));
         free(dir);
+        free(cluster_path);
         return rc;
     }
-    struct cluster old;
-    char *ignored = NULL;
-    if (cluster_load(&old, o->cluster_path, &ignored) == 0) {
-        int running = 0;
-        for (uint32_t i = 0; i < old.count; i++)
-            running |= alive(old.nodes[i].pid);
-        cluster_fini(&old);
-        if (running) {
-            *cause = xasprintf("a cluster is already running (cluster file '%s'); "
-                               "'jackdaw stop' it first or pass another --cluster",
-                               o->cluster_path);
-            free(dir);
-            return -EEXIST;
-        }
+    char *key_path = cluster_owned_path(cluster_path, CLUSTER_OWNED_KEY);
+    char *workdir = o->workdir ? absolute(o->workdir)
+                               : cluster_owned_path(cluster_path, CLUSTER_OWNED_WORKDIR);
+    rc = refuse_running(cluster_path, key_path, workdir, cause);
+    if (rc < 0) {
+        free(key_path);
+        free(workdir);
+        free(dir);
+        free(cluster_path);
+        return rc;
     }
-    free(ignored);
 
     out->count = o->nodes;
     out->nodes = xcalloc(o->nodes, sizeof *out->nodes);
-    out->key_path = xasprintf("%s/cluster.key", dir);
-    out->workdir = o->workdir ? xstrdup(o->workdir) : xasprintf("%s/work", dir);
+    out->key_path = key_path;
+    out->workdir = workdir;
     out->run_id = new_run_id();
     out->start_ns = clock_wall_ns();
     if (o->node_nargs > 0) {
@@ -343,7 +467,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         }
     }
     if (rc == 0)
-        rc = cluster_save(out, o->cluster_path, cause);
+        rc = cluster_save(out, cluster_path, cause);
 
     char exe[4096];
     ssize_t len = rc == 0 ? readlink("/proc/self/exe", exe, sizeof exe - 1) : -1;
@@ -358,7 +482,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         /* The collector first: nodes connect to it as they come up, and until it runs
          * their connections wait in its listening socket's backlog. */
         char *logpath = xasprintf("%s/collector.log", out->workdir);
-        const char *argv[16] = {exe, "collector", "--cluster", o->cluster_path, "--listen-fd",
+        const char *argv[16] = {exe, "collector", "--cluster", cluster_path, "--listen-fd",
                                 "3", "--log-level", level};
         int argc = 8;
         if (o->workload_name) {
@@ -384,7 +508,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         char id[16];
         snprintf(id, sizeof id, "%u", i);
         char *logpath = xasprintf("%s/node-%u.log", out->workdir, i);
-        const char *fixed[] = {exe, "node", "--cluster", o->cluster_path, "--id", id,
+        const char *fixed[] = {exe, "node", "--cluster", cluster_path, "--id", id,
                                "--listen-fd", "3", "--log-level", level};
         size_t nfixed = sizeof fixed / sizeof fixed[0];
         const char **argv = xcalloc(nfixed + (size_t)o->node_nargs + 1, sizeof *argv);
@@ -406,7 +530,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
             close(fds[i]);
     free(fds);
     if (rc == 0)
-        rc = cluster_save(out, o->cluster_path, cause);
+        rc = cluster_save(out, cluster_path, cause);
     if (rc == 0) {
         /* Ready means: every daemon answers an authenticated handshake. */
         struct client *c = client_create(out, &key, NULL);
@@ -439,16 +563,53 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
     }
     if (rc < 0) {
         char *ignore = NULL;
-        launcher_stop(out, o->cluster_path, 2000, &ignore);
+        launcher_stop(out, cluster_path, 2000, &ignore);
         free(ignore);
         cluster_fini(out);
     }
+    free(cluster_path);
     return rc;
+}
+
+/* Daemon i of a cluster: the nodes, then the collector (i == count). */
+static int pid_of(const struct cluster *cl, uint32_t i)
+{
+    return i < cl->count ? cl->nodes[i].pid : cl->collector.pid;
+}
+
+static bool running(int pid, const char *cluster_path)
+{
+    return cluster_path ? launcher_daemon_running(pid, cluster_path) : alive(pid) != 0;
+}
+
+/* SIGCONT too: a daemon stopped by SIGSTOP (a debugger, a ^Z) would otherwise hold
+ * the SIGTERM until the SIGKILL. */
+static void terminate(int pid)
+{
+    kill(pid, SIGTERM);
+    kill(pid, SIGCONT);
 }
 
 int launcher_stop(const struct cluster *cl, const char *cluster_path, int timeout_ms,
                   char **cause)
 {
+    return launcher_stop_report(cl, cluster_path, timeout_ms, NULL, cause);
+}
+
+int launcher_stop_report(const struct cluster *cl, const char *cluster_path, int timeout_ms,
+                         enum launcher_found *found, char **cause)
+{
+    uint32_t n = cl->count + 1;
+    enum launcher_found *f = xcalloc(n, sizeof *f);
+    /* What runs is decided before anything is asked, so that the report tells daemons
+     * that were already gone from daemons that stopped. */
+    for (uint32_t i = 0; i < n; i++) {
+        int pid = pid_of(cl, i);
+        if (!pid)
+            f[i] = i < cl->count ? LAUNCHER_UNREACHED : LAUNCHER_NO_DAEMON;
+        else
+            f[i] = running(pid, cluster_path) ? LAUNCHER_STOPPED : LAUNCHER_NOT_RUNNING;
+    }
     struct auth_key key;
     char *ignore = NULL;
     if (auth_key_load(cl->key_path, &key, &ignore) == 0) {
@@ -456,46 +617,56 @@ int launcher_stop(const struct cluster *cl, const char *cluster_path, int timeou
         /* Nodes that do not answer are signalled below. */
         client_connect(c, 2000, &ignore);
         client_shutdown(c, 1000);
+        for (uint32_t i = 0; i < cl->count; i++)
+            if (f[i] == LAUNCHER_UNREACHED && client_node_ready(c, i))
+                f[i] = LAUNCHER_ASKED;
         client_destroy(c);
     }
     free(ignore);
     struct timespec step = {0, 10 * 1000 * 1000};
-    int waited = 0;
-    for (;;) {
+    bool termed = false;
+    for (int waited = 0;; waited += 10) {
         reap();
-        int left = 0;
+        uint32_t left = 0;
         for (uint32_t i = 0; i < cl->count; i++)
-            left += alive(cl->nodes[i].pid);
+            left += f[i] == LAUNCHER_STOPPED && alive(cl->nodes[i].pid);
         if (!left)
             break;
         if (waited >= timeout_ms) {
-            for (uint32_t i = 0; i < cl->count; i++)
-                if (alive(cl->nodes[i].pid))
+            for (uint32_t i = 0; i < cl->count; i++) {
+                if (f[i] == LAUNCHER_STOPPED && alive(cl->nodes[i].pid)) {
                     kill(cl->nodes[i].pid, SIGKILL);
+                    f[i] = LAUNCHER_KILLED;
+                }
+            }
             reap();
             break;
         }
-        if (waited == timeout_ms / 2)
+        if (!termed && waited >= timeout_ms / 2) {
+            termed = true;
             for (uint32_t i = 0; i < cl->count; i++)
-                if (alive(cl->nodes[i].pid))
-                    kill(cl->nodes[i].pid, SIGTERM);
+                if (f[i] == LAUNCHER_STOPPED && alive(cl->nodes[i].pid))
+                    terminate(cl->nodes[i].pid);
+        }
         nanosleep(&step, NULL);
-        waited += 10;
     }
     /* The collector last: nodes send their final blocks as they stop. */
-    if (cl->collector.pid) {
+    if (f[cl->count] == LAUNCHER_STOPPED) {
         int pid = cl->collector.pid;
-        if (alive(pid))
-            kill(pid, SIGTERM);
+        terminate(pid);
         for (int w = 0; alive(pid) && w < timeout_ms; w += 10) {
             reap();
             nanosleep(&step, NULL);
         }
         if (alive(pid)) {
             kill(pid, SIGKILL);
+            f[cl->count] = LAUNCHER_KILLED;
             reap();
         }
     }
+    if (found)
+        memcpy(found, f, n * sizeof *f);
+    free(f);
     if (cluster_path && unlink(cluster_path) < 0 && errno != ENOENT) {
         *cause = xasprintf("cannot remove cluster file '%s': %s", cluster_path, strerror(errno));
         return -errno;

@@ -7,7 +7,9 @@
  * launched it), and a log file WORKDIR/node-I.log.  Unless told not to, a collector
  * (`jackdaw collector`, log WORKDIR/collector.log) starts first and the daemons stream
  * their traces to it; it stops last.  The cluster file (mode 0600) names
- * the key, the work directory and every node's address and pid.
+ * the key, the work directory and every node's address and pid; the key and the work
+ * directory are named after the cluster file (cluster_owned_path), and a launch
+ * refuses to overwrite those of a cluster that still runs.
  * Return convention: 0 or negative errno with *cause.
  */
 #ifndef JACKDAW_LAUNCHER_H
@@ -71,9 +73,31 @@ uint32_t launcher_node_slots(const struct launch_options *o, uint32_t index,
 /* Starts the daemons and waits until every one accepts authenticated connections. */
 int launcher_start(const struct launch_options *o, struct cluster *out, char **cause);
 
-/* Asks every daemon to stop, waits for their pids (then SIGKILL after timeout_ms) and
- * removes the cluster file.  Works when daemons are already gone. */
+/* What launcher_stop_report found of each daemon, and what it did. */
+enum launcher_found {
+    LAUNCHER_STOPPED = 0,   /* was running and ended when asked (or on SIGTERM) */
+    LAUNCHER_KILLED,        /* was running and did not end within the timeout: SIGKILL */
+    LAUNCHER_NOT_RUNNING,   /* its pid was gone, or belongs to another program now */
+    LAUNCHER_ASKED,         /* a node with no pid (started by srun, ssh…): asked to stop */
+    LAUNCHER_UNREACHED,     /* a node with no pid that did not answer: it may still run */
+    LAUNCHER_NO_DAEMON,     /* the collector entry when there is no collector pid */
+};
+
+/*
+ * Asks every daemon to stop, waits for their pids (SIGTERM half way through timeout_ms,
+ * SIGKILL at its end; only pids still running for this cluster file are signalled),
+ * then the collector, and removes the cluster file and its key.  Works when daemons
+ * are already gone.  found, when not NULL, has cl->count + 1 entries: the nodes', then
+ * the collector's.
+ */
+int launcher_stop_report(const struct cluster *cl, const char *cluster_path, int timeout_ms,
+                         enum launcher_found *found, char **cause);
+/* The same, without the report. */
 int launcher_stop(const struct cluster *cl, const char *cluster_path, int timeout_ms,
                   char **cause);
+
+/* True when `pid` is alive and was started for `cluster_path` (a daemon's command line
+ * names its cluster file): a recycled pid in a stale cluster file is not a daemon. */
+bool launcher_daemon_running(int pid, const char *cluster_path);
 
 #endif

@@ -187,3 +187,18 @@ char *cluster_default_path(void)
         return xasprintf("%s/jackdaw/cluster.json", rt);
     return xasprintf("/tmp/jackdaw-%d/cluster.json", (int)getuid());
 }
+
+char *cluster_owned_path(const char *cluster_path, enum cluster_owned what)
+{
+    const char *slash = strrchr(cluster_path, '/');
+    const char *base = slash ? slash + 1 : cluster_path;
+    int dir_len = slash ? (int)(slash - cluster_path) + 1 : 0; /* with its '/' */
+    size_t stem = strlen(base);
+    if (stem > 5 && strcmp(base + stem - 5, ".json") == 0)
+        stem -= 5;
+    static const char *const suffix[] = {".key", ".work", ".jobs"};
+    static const char *const legacy[] = {"cluster.key", "work", "jobs"};
+    if (stem == 7 && strncmp(base, "cluster", 7) == 0)
+        return xasprintf("%.*s%s", dir_len, cluster_path, legacy[what]);
+    return xasprintf("%.*s%.*s%s", dir_len, cluster_path, (int)stem, base, suffix[what]);
+}

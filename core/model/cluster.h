@@ -59,4 +59,17 @@ void cluster_fini(struct cluster *c);
  * $XDG_RUNTIME_DIR/jackdaw/cluster.json, else /tmp/jackdaw-UID/cluster.json. Owned. */
 char *cluster_default_path(void);
 
+/*
+ * The files a cluster owns beside its cluster file.  They are named after the cluster
+ * file, so that two clusters launched in one directory never share a key (the second
+ * launch would lock the first out), a work directory (their spool files would mix) or
+ * job files (cancel would find the other cluster's latest job):
+ *   /x/a.json -> /x/a.key, /x/a.work/, /x/a.jobs/        (a trailing ".json" is dropped)
+ * The default name keeps the layout it always had:
+ *   /x/cluster.json -> /x/cluster.key, /x/work/, /x/jobs/
+ * Pure string work on the path as given (relative stays relative).  Owned.
+ */
+enum cluster_owned { CLUSTER_OWNED_KEY, CLUSTER_OWNED_WORKDIR, CLUSTER_OWNED_JOBS };
+char *cluster_owned_path(const char *cluster_path, enum cluster_owned what);
+
 #endif

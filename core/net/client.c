@@ -40,6 +40,7 @@ struct client {
     uv_loop_t loop;
     struct conn_hub *hub;
     struct conn **conns;    /* borrowed from the hub; NULL once lost */
+    char **why_lost;        /* owned, per node: why its connection closed, or NULL */
     uint32_t nodes;
     uint32_t ready, lost;
     struct kvs *kvs;
@@ -156,9 +157,13 @@ static void on_close(struct conn *conn, const char *reason)
         return;
     c->conns[i] = NULL;
     c->lost++;
-    if (conn_is_ready(conn) && c->ready)
+    free(c->why_lost[i]);
+    c->why_lost[i] = xstrdup(reason ? reason : "closed");
+    /* A node that never answered is not lost: client_connect says why it failed. */
+    bool was_ready = conn_is_ready(conn);
+    if (was_ready && c->ready)
         c->ready--;
-    if (c->cb.on_node_lost && !c->destroying)
+    if (was_ready && c->cb.on_node_lost && !c->destroying)
         c->cb.on_node_lost(c->cb.arg, (uint32_t)i, reason);
 }
 
@@ -199,6 +204,7 @@ struct client *client_create(const struct cluster *cl, const struct auth_key *ke
         .on_ready = on_ready, .on_message = on_message, .on_close = on_close};
     c->hub = conn_hub_create(&c->loop, key, CONN_ROLE_CLIENT, (uint32_t)getpid(), &callbacks, c);
     c->conns = xcalloc(c->nodes, sizeof *c->conns);
+    c->why_lost = xcalloc(c->nodes, sizeof *c->why_lost);
     struct kvs_transport t = {.ctx = c, .msg_begin = kvs_begin, .msg_end = kvs_end,
                               .notify = kvs_notify};
     c->kvs = kvs_create(KVS_NO_SHARD, c->nodes, &t);
@@ -214,6 +220,9 @@ void client_destroy(struct client *c)
     uv_run(&c->loop, UV_RUN_DEFAULT);
     uv_loop_close(&c->loop);
     kvs_destroy(c->kvs);
+    for (uint32_t i = 0; i < c->nodes; i++)
+        free(c->why_lost[i]);
+    free(c->why_lost);
     free(c->conns);
     free(c);
 }
@@ -226,6 +235,11 @@ uv_loop_t *client_loop(struct client *c)
 uint32_t client_nodes(const struct client *c)
 {
     return c->nodes;
+}
+
+int client_node_ready(const struct client *c, uint32_t node)
+{
+    return node < c->nodes && c->conns[node] && conn_is_ready(c->conns[node]);
 }
 
 static void timeout_cb(uv_timer_t *t)
@@ -266,8 +280,25 @@ static int all_ready(struct client *c, const void *arg)
     return c->ready + c->lost >= c->nodes;
 }
 
+/* Why node i could not be reached, for client_connect's message.  A node that is
+ * stopped (SIGSTOP, a debugger) or too loaded to run accepts the TCP connection in the
+ * kernel and then says nothing: that is "did not answer in time", not a refusal. */
+static char *unreached(const struct client *c, uint32_t i, double waited_s)
+{
+    const struct cluster_node *n = &c->cl->nodes[i];
+    const char *why = c->why_lost[i];
+    if (c->conns[i] || !why || strcmp(why, "handshake timeout") == 0 ||
+        strcmp(why, "connect timeout") == 0)
+        return xasprintf("node %u at %s:%d: did not answer in time (waited %.1f s; is it "
+                         "stopped or overloaded?)",
+                         i, n->host, n->port, waited_s);
+    return xasprintf("node %u at %s:%d: %s", i, n->host, n->port, why);
+}
+
 int client_connect(struct client *c, int timeout_ms, char **cause)
 {
+    uv_update_time(&c->loop);
+    uint64_t start = uv_now(&c->loop);
     for (uint32_t i = 0; i < c->nodes; i++) {
         const struct cluster_node *n = &c->cl->nodes[i];
         c->conns[i] = conn_connect(c->hub, n->host, n->port, NULL, cause);
@@ -277,15 +308,29 @@ int client_connect(struct client *c, int timeout_ms, char **cause)
     int rc = run_until(c, all_ready, NULL, timeout_ms);
     if (rc == 0 && c->lost == 0)
         return 0;
+    uv_update_time(&c->loop);
+    double waited_s = (double)(uv_now(&c->loop) - start) / 1000.0;
+    /* Every node that failed, one line each: with a whole cluster gone, the first alone
+     * would hide how much is gone. */
+    uint32_t failed = 0;
+    char *lines = NULL;
     for (uint32_t i = 0; i < c->nodes; i++) {
-        if (!c->conns[i] || !conn_is_ready(c->conns[i])) {
-            const struct cluster_node *n = &c->cl->nodes[i];
-            *cause = xasprintf("cannot reach node %u at %s:%d (%s)", i, n->host, n->port,
-                               c->conns[i] ? "no answer" : "connection refused or key rejected");
-            return rc ? rc : -ECONNREFUSED;
-        }
+        if (client_node_ready(c, i))
+            continue;
+        char *one = unreached(c, i, waited_s);
+        char *more = lines ? xasprintf("%s\n  %s", lines, one) : one;
+        if (lines)
+            free(one);
+        free(lines);
+        lines = more;
+        failed++;
     }
-    return rc;
+    if (failed <= 1)
+        *cause = xasprintf("cannot reach %s", lines ? lines : "every node");
+    else
+        *cause = xasprintf("cannot reach %u of %u nodes:\n  %s", failed, c->nodes, lines);
+    free(lines);
+    return rc ? rc : -ECONNREFUSED;
 }
 
 static int synced(struct client *c, const void *arg)

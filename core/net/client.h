@@ -39,7 +39,8 @@ struct client_callbacks {
     void *arg;
     /* A task of a job this client submitted ended.  May be NULL. */
     void (*on_task_end)(void *arg, const struct proto_task_end *e);
-    /* A node's connection closed (it stopped or died). May be NULL. */
+    /* A node's connection closed after its handshake (it stopped or died); a node
+     * that was never reached is reported by client_connect instead.  May be NULL. */
     void (*on_node_lost)(void *arg, uint32_t node, const char *reason);
 };
 
@@ -50,8 +51,13 @@ void client_destroy(struct client *c);
 uv_loop_t *client_loop(struct client *c);
 uint32_t client_nodes(const struct client *c);
 
-/* Connects to every node and completes the handshakes, within timeout_ms. */
+/* Connects to every node and completes the handshakes, within timeout_ms.  On failure
+ * *cause names every node not reached, with its address and why (one line each when
+ * there are several): it refused, it closed the handshake (a wrong key), or it did not
+ * answer in time (stopped or overloaded). */
 int client_connect(struct client *c, int timeout_ms, char **cause);
+/* 1 when node `node` completed the handshake and its connection is still up. */
+int client_node_ready(const struct client *c, uint32_t node);
 
 /*
  * Submits a workload as job `job` (task keys job<<32 | index): JOB_BEGIN to every

@@ -8,8 +8,10 @@
 #     block fails `trace verify`.
 #  2. The same file cut mid-block reads up to its last whole block, and says so.
 #  3. A launched cluster whose collector is killed with SIGKILL mid-run and started
-#     again on the same port: the nodes spool, reconnect and resend; the collector file
-#     plus any spool files, merged, pass `trace verify` with every task of the job.
+#     again by hand on the same port: it registers itself in the cluster file (a second
+#     one is refused while it runs); the nodes spool, reconnect and resend; the collector
+#     file plus any spool files, merged, pass `trace verify` with every task of the job;
+#     and `jackdaw stop` ends the restarted collector with the cluster.
 #  4. Random bytes on the collector's port are refused and logged with the sender's
 #     address while the collector goes on collecting: that run's trace verifies too.
 . "$(dirname "$0")/lib.sh"
@@ -135,16 +137,26 @@ wait_until 10 node_events_in "$T/killed.avro" || fail "no node's events reached 
 kill -KILL "$cpid"
 wait_until 5 eval "! pid_alive $cpid" || fail "collector $cpid survived SIGKILL"
 note "collector $cpid killed at $(stat -c %s "$T/killed.avro") bytes; restarting on port $cport"
-sleep 0.5
 bg "$JACKDAW" collector --cluster "$CLUSTER_FILE" --listen "127.0.0.1:$cport" \
     --trace "$T/killed.avro" --log-level info >"$CLUSTER_WORKDIR/collector-2.log" 2>&1
 cpid2=${BG_PIDS[-1]}
+registered() {
+    [ "$(cluster_field "$CLUSTER_FILE" 'c["collector"]["pid"], c["collector"]["port"]')" = "($cpid2, $cport)" ]
+}
+wait_until 10 registered ||
+    fail "the restarted collector $cpid2 is not in the cluster file: $(cluster_field "$CLUSTER_FILE" 'c["collector"]')"
+# While it runs, another collector for the same cluster is refused and changes nothing.
+timeout -k 5 30 "$JACKDAW" collector --cluster "$CLUSTER_FILE" --listen 127.0.0.1:0 \
+    --trace "$T/second.avro" >"$T/second.out" 2>&1
+expect_code 4 $? "a second collector for a cluster whose collector runs"
+grep -q "already runs" "$T/second.out" || fail "the second collector says: $(cat "$T/second.out")"
+registered || fail "the refused collector rewrote the cluster file"
 wait "$sub"
 expect_code 0 $? "the job whose collector was killed"
 check_records "$T/bot.jsonl" "$T/bot.rec"
 stop_cluster
-kill -TERM "$cpid2"
-wait_until 10 eval "! pid_alive $cpid2" || fail "restarted collector did not stop on SIGTERM"
+grep -q "and the collector" "$T/stop.out" || fail "stop says: $(cat "$T/stop.out")"
+wait_until 10 eval "! pid_alive $cpid2" || fail "jackdaw stop did not end the restarted collector $cpid2"
 spools=$(find "$CLUSTER_WORKDIR" -name 'trace-spool*.avro' -size +0 | sort)
 note "spool files left: ${spools:-none}"
 # shellcheck disable=SC2086
