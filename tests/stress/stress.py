@@ -13,9 +13,9 @@ always does.  Called by `make stress` (for as long as asked) and by `make test` 
   stress.py [--jackdaw BIN] --seed S [--repeat N]
 
 A case is fully determined by its seed S and the restriction options (--policy,
---placement, --mode, --nodes): S picks, by mixed radix, the policy (fastest), the node
-count, the placement and the submission mode, so any 576 consecutive seeds cover every
-combination, and then seeds a PRNG that draws the DAG, its task kinds, data objects and
+--placement, --mode, --nodes): S picks the policy, the node count, the placement and the
+submission mode (any 576 consecutive seeds cover every combination, and short runs
+spread over all of them; combo_index), and then seeds a PRNG that draws the DAG, its task kinds, data objects and
 failing tasks, the slots, speeds and part overrides.  A run draws seeds M, M+1, ...
 from the master seed M (random unless given).  Runs proceed in parallel (--workers).
 
@@ -38,6 +38,7 @@ Standard library only; run it with /usr/bin/python3.
 """
 import argparse
 import json
+import math
 import os
 import random
 import re
@@ -318,12 +319,24 @@ def draw_dag(rng, nodes):
     return lines, sorted("t%d" % i for i in failing), desc + "; " + ", ".join(extras)
 
 
+def combo_index(seed, opts):
+    """Which (policy, nodes, placement, mode) a seed runs, as a mixed-radix index.  The
+    seed is multiplied by a unit modulo the number of combinations: any that many
+    consecutive seeds still cover every combination, and a short slice (make test) is
+    spread over all of them instead of sweeping the slowest digit."""
+    total = len(opts.policies) * len(opts.nodes_list) * len(opts.placements) * len(opts.modes)
+    k = 545 % total if total > 1 else 1  # 545: the unit mod 576 (all of them) that spreads best
+    while math.gcd(k, total) != 1:
+        k -= 1
+    return seed * k % total
+
+
 class Case:
     """Everything a run needs, drawn from its seed and the restriction lists."""
 
     def __init__(self, seed, opts):
         self.seed = seed
-        c = seed
+        c = combo_index(seed, opts)
         self.policy = opts.policies[c % len(opts.policies)]
         c //= len(opts.policies)
         self.nodes = opts.nodes_list[c % len(opts.nodes_list)]
@@ -668,6 +681,11 @@ def summary(results, elapsed, opts, master):
            % (len(done), elapsed, 60.0 * len(done) / elapsed if elapsed > 0 else 0, opts.workers,
               "seed %d" % opts.seed if opts.seed is not None else "master seed %d" % master,
               len(done) - len(failed), len(failed))]
+    aborted = sum(1 for r in results if r.aborted)
+    if aborted:
+        out.append("  interrupted: %d run%s in flight not counted" % (aborted, "" if aborted == 1 else "s"))
+    if opts.max_failures and len(failed) >= opts.max_failures:
+        out.append("  stopped starting runs after %d failures (--max-failures)" % opts.max_failures)
     kinds = sorted({r.kind for r in failed})
 
     def table(title, key, values):
