@@ -99,8 +99,10 @@ integration: $(BUILD)/jackdaw
 STRESS_WORKERS ?= 2
 STRESS_SLICE   ?= $(if $(SANITIZE),35,70)
 STRESS_TIMEOUT ?= 30
+STRESS_TRACE   ?= 0.1
 DURATION       ?= 30m
 STRESS_ARGS = --jackdaw $(BUILD)/jackdaw --workers $(STRESS_WORKERS) --run-timeout $(STRESS_TIMEOUT) \
+              --trace-fraction $(STRESS_TRACE) \
               $(if $(STRESS_SEED),--master-seed $(STRESS_SEED)) \
               --keep-dir $(BUILD)/stress/failed-$$(date +%Y%m%d-%H%M%S)
 
