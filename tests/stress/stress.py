@@ -15,8 +15,9 @@ always does.  Called by `make stress` (for as long as asked) and by `make test` 
 A case is fully determined by its seed S and the restriction options (--policy,
 --placement, --mode, --nodes): S picks the policy, the node count, the placement and the
 submission mode (any 576 consecutive seeds cover every combination, and short runs
-spread over all of them; combo_index), and then seeds a PRNG that draws the DAG, its task kinds, data objects and
-failing tasks, the slots, speeds and part overrides.  A run draws seeds M, M+1, ...
+spread over all of them: combo_index), then seeds a PRNG that draws the DAG, its task
+kinds, data objects and failing tasks, the slots, speeds and part overrides.  The
+timing is not fixed, so a rare hang needs --repeat.  A run draws seeds M, M+1, ...
 from the master seed M (random unless given).  Runs proceed in parallel (--workers).
 
 A run fails when jackdaw exits with a code other than the one expected (0, or 1 when
