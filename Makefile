@@ -3,6 +3,7 @@
 #   make            build build/jackdaw
 #   make run        install missing Debian packages, build, run the demo DAG on 8 local nodes
 #   make check      install missing packages, build, run every test, then again under ASan+UBSan
+#   make stress     DURATION=30m : random DAGs through real clusters until the time is up
 #   make install    PREFIX=/usr/local DESTDIR= : binary, man pages, share/
 #
 # Quiet unless V=1.  SANITIZE=address,undefined builds into build/san-... instead.
@@ -46,7 +47,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard tools/bench/*.c))
 BENCH_BIN := $(BENCH_SRC:tools/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps run check test unit integration sanitize install clean bench fuzz
+.PHONY: all deps run check test unit integration stress-slice stress sanitize install clean bench fuzz
 
 all: $(BUILD)/jackdaw $(BENCH_BIN)
 
@@ -90,7 +91,34 @@ unit: $(UNIT_BIN)
 integration: $(BUILD)/jackdaw
 	$(Q)JACKDAW=$(abspath $(BUILD)/jackdaw) ./tests/integration/run-all.sh
 
-test: unit integration
+# The randomized stress harness (tests/stress/README.md).  `test` runs its self-test
+# (normal build only: it checks the harness, not jackdaw) and a slice of it bounded in
+# time, shorter under the sanitizers, whose build runs several times slower; `stress`
+# runs it for DURATION (seconds, or 30m, 1h).  STRESS_SEED fixes the master seed
+# (random by default, printed); failed runs are kept under $(BUILD)/stress/.
+STRESS_WORKERS ?= 2
+STRESS_SLICE   ?= $(if $(SANITIZE),35,70)
+STRESS_TIMEOUT ?= 30
+STRESS_TRACE   ?= 0.1
+DURATION       ?= 30m
+STRESS_ARGS = --jackdaw $(BUILD)/jackdaw --workers $(STRESS_WORKERS) --run-timeout $(STRESS_TIMEOUT) \
+              --trace-fraction $(STRESS_TRACE) \
+              $(if $(STRESS_SEED),--master-seed $(STRESS_SEED)) \
+              --keep-dir $(BUILD)/stress/failed-$$(date +%Y%m%d-%H%M%S)
+
+stress-slice: $(BUILD)/jackdaw
+ifeq ($(SANITIZE),)
+	$(Q)JACKDAW=$(abspath $(BUILD)/jackdaw) timeout -k 15 180 bash tests/stress/selftest.sh \
+	    >$(BUILD)/stress-selftest.log 2>&1 || { cat $(BUILD)/stress-selftest.log; \
+	    echo "FAILED: tests/stress/selftest.sh"; exit 1; }; echo "stress harness self-test: passed"
+endif
+	$(Q)/usr/bin/python3 tests/stress/stress.py $(STRESS_ARGS) --duration $(STRESS_SLICE) \
+	    --max-failures 3 --progress 0
+
+stress: $(BUILD)/jackdaw
+	$(Q)/usr/bin/python3 tests/stress/stress.py $(STRESS_ARGS) --duration $(DURATION) --progress 60
+
+test: unit integration stress-slice
 
 sanitize:
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined CFLAGS="-O1 -g" test
