@@ -420,10 +420,14 @@ static void run_task(struct node *n, struct ntask *t)
         free(now.error);
         return;
     }
+    /* Read before the start: a command that exits at once is reaped on the reaper's
+     * thread, which may stamp its end before exec_start returns here, and a TASK_START
+     * stamped after that would follow the task's TASK_END. */
+    int64_t before = t->spec.kind == TASK_NOOP ? 0 : clock_wall_ns();
     int rc = exec_start(n->exec, &t->spec, t, &now);
     if (rc == 0) {
         /* Only tasks that run on take a clock reading here; noops bring their own. */
-        t->t_start = clock_wall_ns();
+        t->t_start = before;
         trace_start_event(n, t, t->t_start);
         u64map_put(&n->running, t->spec.key, t);
         t->local_successors = local_successors(n, t);

@@ -49,6 +49,20 @@ ids = [json.loads(l)["id"] for l in open(sys.argv[1]) if l.strip() and "\"id\"" 
 sys.exit(0 if names == ids else "TASK_NAMES %d names, workload %d ids" % (len(names), len(ids)))' "$T/fan.jsonl" ||
     fail "the trace does not carry the workload ids in order"
 
+# ---- 1a. commands that exit at once: each TASK_START precedes its TASK_END -----------
+# The reaper thread stamps a command's end as soon as it exits, which can be before
+# exec_start returns on the loop; a start read after that came after the end (30-60 of
+# 200 such tasks on 2 nodes x 4 slots, in every run).
+"$PY" -c '
+for i in range(200):
+    print("{\"id\":\"c%d\",\"kind\":\"command\",\"cmd\":\"true\"}" % i)' >"$T/true.jsonl"
+jd_run trues "$T/true.jsonl" --nodes 2 --slots 4 --policy none --trace "$T/true.avro" \
+    --records "$T/true.records"
+expect_code 0 "$RUN_RC" "jackdaw run of 200 'true' commands"
+check_records "$T/true.jsonl" "$T/true.records"
+jd trace verify "$T/true.avro" >"$T/verify-true.out" 2>&1 ||
+    { cat "$T/verify-true.out" >&2; fail "trace of 200 quick commands does not verify (exit $?)"; }
+
 # ---- 1b. block checksums: any flipped bit is reported ----------------------------------
 # Deflate carries no checksum: without ours, some flips decoded to other plausible events
 # (or the same ones) and verify said ok.  150 copies, each with one bit flipped at a
