@@ -422,8 +422,9 @@ static void run_task(struct node *n, struct ntask *t)
     }
     int rc = exec_start(n->exec, &t->spec, t, &now);
     if (rc == 0) {
-        /* Only tasks that run on take a clock reading here; noops bring their own. */
-        t->t_start = clock_wall_ns();
+        /* The executor's own start, which its result will carry: a trace reader measuring
+         * a sleep from START to END sees what it ran, never less. */
+        t->t_start = now.t_start;
         trace_start_event(n, t, t->t_start);
         u64map_put(&n->running, t->spec.key, t);
         t->local_successors = local_successors(n, t);
