@@ -115,6 +115,23 @@ int job_open_cluster(const char *who, const char **path, struct cluster *cl, str
     return 0;
 }
 
+int job_parse_task_timeout(const char *who, const char *text, double *timeout_s)
+{
+    *timeout_s = 0;
+    if (!text)
+        return 0;
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !task_timeout_valid(v)) {
+        fprintf(stderr, "jackdaw %s: --task-timeout '%s': must be a number of seconds, more "
+                        "than 0 and at most %.0f (30 days)\n", who, text, TASK_TIMEOUT_MAX_S);
+        return EXIT_USAGE;
+    }
+    *timeout_s = v;
+    return 0;
+}
+
 static volatile sig_atomic_t pending_signal;
 
 static void note_signal(int signum)

@@ -18,6 +18,13 @@ enum task_kind { TASK_NOOP = 0, TASK_SLEEP = 1, TASK_COMMAND = 2, TASK_KIND_COUN
  * the limit stays far inside the executor's nanosecond arithmetic. */
 #define TASK_TIMEOUT_MAX_S (30.0 * 24 * 3600)
 
+/* A time limit a task may carry: in (0, TASK_TIMEOUT_MAX_S] (0 means none, and NaN is
+ * refused by the comparison). */
+static inline bool task_timeout_valid(double timeout_s)
+{
+    return timeout_s > 0 && timeout_s <= TASK_TIMEOUT_MAX_S;
+}
+
 /* Metadata status (paper 002's TMD "status").  Values are on the wire: append only. */
 enum task_status {
     TASK_WAITING = 0,   /* some parent has not finished */

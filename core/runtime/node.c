@@ -329,6 +329,7 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
         .key = t->spec.key, .status = r->status, .node = n->self, .exit_code = r->exit_code,
         .term_signal = r->term_signal, .t_ready = t->t_ready, .t_start = r->t_start,
         .t_end = r->t_end, .detail = r->error ? r->error : r->output_tail,
+        .timed_out = r->timed_out,
     };
     node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, r->status, r->exit_code, 0, 0,
                    r->t_end);
