@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <sodium.h>
@@ -38,7 +39,11 @@ int job_file_write(const char *cluster_path, uint32_t job, const char *workload_
         json_t *o = json_pack("{s:i, s:s, s:i, s:I}", "job", (int)job, "workload",
                               abs ? abs : workload_path, "tasks", (int)tasks, "submitted_ns",
                               (json_int_t)submitted_ns);
-        rc = json_dump_file(o, path, JSON_COMPACT) < 0 ? -EIO : 0;
+        /* Owner-only like everything else of the cluster's, whatever the umask. */
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        rc = fd < 0 ? -errno : json_dumpfd(o, fd, JSON_COMPACT) < 0 ? -EIO : 0;
+        if (fd >= 0 && close(fd) < 0 && rc == 0)
+            rc = -errno;
         json_decref(o);
         free(path);
     }

@@ -915,7 +915,7 @@ static int spawn(struct exec *ex, struct run *r, const char *dir, char *const ar
     if (!(rc = posix_spawn_file_actions_addchdir_np(&fa, dir)) &&
         !(rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)) &&
         !(rc = posix_spawn_file_actions_addopen(&fa, 1, "output",
-                                                O_CREAT | O_TRUNC | O_WRONLY, 0644)) &&
+                                                O_CREAT | O_TRUNC | O_WRONLY, 0600)) &&
         !(rc = posix_spawn_file_actions_adddup2(&fa, 1, 2)) &&
         /* A daemon fd without O_CLOEXEC (a listening socket) must not outlive us in a
          * task that hangs on. */
@@ -958,7 +958,8 @@ static bool start_command(struct exec *ex, struct run *r, const char *cmd)
                                     ex->workdir));
         return false;
     }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    /* Owner-only, whatever the umask: a task's files are nobody else's business. */
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         fail_start(ex, r, xasprintf("cannot create task directory '%s': %s", dir,
                                     strerror(errno)));
         return false;
@@ -991,7 +992,7 @@ static bool start_command(struct exec *ex, struct run *r, const char *cmd)
 static char *make_workdir(const char *path, char **cause)
 {
     char *failed = NULL;
-    int rc = fs_mkdirs(path, 0755, &failed);
+    int rc = fs_mkdirs(path, 0700, &failed);
     if (rc < 0) {
         if (cause)
             *cause = xasprintf("cannot create work directory '%s': %s", failed, strerror(-rc));

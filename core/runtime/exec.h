@@ -5,10 +5,11 @@
  *   sleep    lasts duration_s / speed, so a 2-core machine emulates hundreds of slots:
  *            never less (on the monotonic clock, and so in its result's t_end -
  *            t_start), late only by the loop's wake-up latency;
- *   command  "/bin/sh -c CMD" in a fresh work directory WORKDIR/task-JOB-INDEX with
- *            stdout and stderr going to its file "output".  Commands made only of plain
- *            words (no shell syntax, not a shell builtin) are exec'd directly, as GNU
- *            make does, because the shell's start-up would halve the spawn rate.
+ *   command  "/bin/sh -c CMD" in a fresh work directory WORKDIR/task-JOB-INDEX (mode
+ *            0700, as WORKDIR when it makes it) with stdout and stderr going to its
+ *            file "output" (0600).  Commands made only of plain words (no shell syntax,
+ *            not a shell builtin) are exec'd directly, as GNU make does, because the
+ *            shell's start-up would halve the spawn rate.
  *            Spawning uses posix_spawn (vfork-like, cheap even for a big daemon), not
  *            uv_spawn, which forks on the loop thread (~2k/s here).  A reaper thread
  *            waits for children and posts exits to the loop through one uv_async.

@@ -982,7 +982,7 @@ int node_run(const struct node_config *cfg, char **cause)
     n->cfg = *cfg;
     n->self = cfg->id;
     n->nodes = cfg->cluster->count;
-    int rc = fs_mkdirs(cfg->workdir, 0755, NULL);
+    int rc = fs_mkdirs(cfg->workdir, 0700, NULL);
     if (rc < 0) {
         *cause = xasprintf("cannot create work directory '%s': %s", cfg->workdir, strerror(-rc));
         free(n);
