@@ -35,7 +35,7 @@ static int start_tracer(const struct cluster *cl, const struct node_config *cfg,
 {
     char *spool = xasprintf("%s/trace-spool.avro", cfg->workdir);
     char *header = spool_header(cl, cfg->id);
-    int rc = fs_mkdirs(cfg->workdir, 0755, NULL);
+    int rc = fs_mkdirs(cfg->workdir, 0700, NULL);
     if (rc < 0) {
         *cause = xasprintf("cannot create work directory '%s': %s", cfg->workdir, strerror(-rc));
     } else {

@@ -27,7 +27,7 @@ static int run_main(int argc, char **argv)
     unsigned long nodes = 0;
     double timeout = 0;
     const char *speeds = NULL, *slots_text = NULL, *mode = "hashed", *records = NULL,
-               *level = "warn", *keep_dir = NULL, *trace = NULL;
+               *level = "warn", *keep_dir = NULL, *trace = NULL, *task_timeout_text = NULL;
     bool json = false, quiet = false, no_trace = false;
     struct dataopts data = {0};
     struct opt opts[] = {
@@ -42,6 +42,8 @@ static int run_main(int argc, char **argv)
         {"json", OPT_FLAG, &json, "  summary as one JSON object on stdout"},
         {"quiet", OPT_FLAG, &quiet, "  no progress line"},
         {"timeout", OPT_DOUBLE, &timeout, "S  give up after S seconds (exit status 6)"},
+        {"task-timeout", OPT_STRING, &task_timeout_text,
+         "S  time limit of each task without timeout_s (default: none)"},
         {"keep", OPT_STRING, &keep_dir, "DIR  keep the cluster's files (logs, task dirs) in DIR"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default warn)"},
         {"trace", OPT_STRING, &trace, "FILE  trace file (default: $JACKDAW_TRACE_DIR or ., jackdaw-RUNID.avro)"},
@@ -59,6 +61,9 @@ static int run_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (dataopts_finish(&data, "run"))
+        return EXIT_USAGE;
+    double task_timeout = 0;
+    if (job_parse_task_timeout("run", task_timeout_text, &task_timeout))
         return EXIT_USAGE;
     int m = submit_mode_parse(mode);
     if (m < 0) {
@@ -90,6 +95,8 @@ static int run_main(int argc, char **argv)
         workload_fini(&wl);
         return EXIT_BAD_INPUT;
     }
+    if (task_timeout > 0)
+        workload_default_timeout(&wl, task_timeout);
     char *dir;
     if (keep_dir) {
         dir = xstrdup(keep_dir);
@@ -161,7 +168,7 @@ static int run_main(int argc, char **argv)
 const struct cmd cmd_run = {
     .name = "run",
     .usage = "WORKLOAD --nodes N [--slots S|cores] [--speeds LIST|C1..C5] [--mode M] [--policy P] "
-             "[--json]",
+             "[--task-timeout S] [--json]",
     .summary = "launch a local cluster, run a workload, print the summary, stop",
     .main = run_main,
 };

@@ -10,7 +10,7 @@
 
 static int submit_main(int argc, char **argv)
 {
-    const char *cluster = NULL, *mode = "hashed", *records = NULL;
+    const char *cluster = NULL, *mode = "hashed", *records = NULL, *task_timeout_text = NULL;
     bool wait = false, json = false, quiet = false;
     double timeout = 0;
     struct opt opts[] = {
@@ -21,6 +21,8 @@ static int submit_main(int argc, char **argv)
         {"quiet", OPT_FLAG, &quiet, "  no progress line"},
         {"records", OPT_STRING, &records, "FILE  with --wait: one JSON line per task end"},
         {"timeout", OPT_DOUBLE, &timeout, "S  with --wait: give up after S seconds (exit status 6)"},
+        {"task-timeout", OPT_STRING, &task_timeout_text,
+         "S  time limit of each task without timeout_s (default: none)"},
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
@@ -38,6 +40,9 @@ static int submit_main(int argc, char **argv)
         fprintf(stderr, "jackdaw submit: unknown --mode '%s' (hashed, one, roundrobin, data)\n", mode);
         return EXIT_USAGE;
     }
+    double task_timeout = 0;
+    if (job_parse_task_timeout("submit", task_timeout_text, &task_timeout))
+        return EXIT_USAGE;
     struct workload wl;
     char *cause = NULL;
     if (workload_load(&wl, pos[0], &cause) < 0) {
@@ -45,6 +50,8 @@ static int submit_main(int argc, char **argv)
         free(cause);
         return EXIT_BAD_INPUT;
     }
+    if (task_timeout > 0)
+        workload_default_timeout(&wl, task_timeout);
     struct cluster cl;
     struct auth_key key;
     rc = job_open_cluster("submit", &cluster, &cl, &key);
@@ -64,7 +71,8 @@ static int submit_main(int argc, char **argv)
 
 const struct cmd cmd_submit = {
     .name = "submit",
-    .usage = "WORKLOAD [--cluster FILE] [--mode hashed|one|roundrobin|data] [--wait] [--json]",
+    .usage = "WORKLOAD [--cluster FILE] [--mode hashed|one|roundrobin|data] [--task-timeout S] "
+             "[--wait] [--json]",
     .summary = "submit a workload to a running cluster",
     .main = submit_main,
 };

@@ -51,7 +51,8 @@ void follow_fini(struct follow *f)
 static void write_record(struct follow *f, const struct proto_task_end *e, uint32_t index)
 {
     json_t *o = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:i}", "id", f->wl->tasks[index].id,
-                          "index", (json_int_t)index, "status", task_status_name(e->status),
+                          "index", (json_int_t)index, "status",
+                          e->timed_out ? "timed out" : task_status_name(e->status),
                           "node", (json_int_t)e->node, "ready_ns", (json_int_t)e->t_ready,
                           "start_ns", (json_int_t)e->t_start, "end_ns", (json_int_t)e->t_end,
                           "exit", e->exit_code);
@@ -85,21 +86,25 @@ void follow_on_task_end(void *arg, const struct proto_task_end *e)
     const struct workload_task *wt = &f->wl->tasks[index];
     if (e->status != TASK_CANCELLED && e->node < f->nodes) {
         f->node_tasks[e->node]++;
-        if (wt->kind == TASK_SLEEP)
+        /* A sleep cut short by its time limit did only what it ran. */
+        if (wt->kind == TASK_SLEEP && e->status == TASK_DONE)
             f->work[index] = wt->duration_s;
-        else if (wt->kind == TASK_COMMAND)
+        else if (wt->kind != TASK_NOOP)
             f->work[index] = (double)(e->t_end - e->t_start) / 1e9 * f->node_speed[e->node];
     }
     switch (e->status) {
     case TASK_DONE: f->done++; break;
     case TASK_FAILED:
         f->failed++;
+        if (e->timed_out)
+            f->timed_out++;
         if (f->nfailures < 10) {
             struct follow_failure *x = &f->failures[f->nfailures++];
             x->index = index;
             x->node = e->node;
             x->exit_code = e->exit_code;
             x->term_signal = e->term_signal;
+            x->timed_out = e->timed_out;
             /* Whatever a daemon sent (up to PROTO_MAX_STRING), the summary quotes at
              * most FOLLOW_DETAIL_SHOWN bytes of it. */
             x->detail = e->detail ? text_clip(e->detail, strlen(e->detail), FOLLOW_DETAIL_SHOWN)
@@ -181,6 +186,7 @@ void follow_summary(const struct follow *f, const struct proto_stats *stats, uin
     s->tasks = f->wl->count;
     s->done = f->done;
     s->failed = f->failed;
+    s->timed_out = f->timed_out;
     s->cancelled = f->cancelled;
     s->nodes = nodes;
     s->mode = mode;
@@ -237,7 +243,11 @@ void summary_print_text(const struct summary *s, const struct follow *f, FILE *o
 {
     fprintf(out, "jackdaw: %u tasks on %u nodes, %u slots (%s submission)\n", s->tasks, s->nodes,
             s->total_slots, s->mode);
-    fprintf(out, "  done %u   failed %u   cancelled %u\n", s->done, s->failed, s->cancelled);
+    if (s->timed_out)
+        fprintf(out, "  done %u   failed %u (%u timed out)   cancelled %u\n", s->done, s->failed,
+                s->timed_out, s->cancelled);
+    else
+        fprintf(out, "  done %u   failed %u   cancelled %u\n", s->done, s->failed, s->cancelled);
     fprintf(out, "  makespan         %.3f s\n", s->makespan_s);
     fprintf(out, "  throughput       %.1f tasks/s\n", s->throughput_tps);
     if (s->ideal_s > 0)
@@ -272,7 +282,12 @@ void summary_print_text(const struct summary *s, const struct follow *f, FILE *o
         for (uint32_t i = 0; i < f->nfailures; i++) {
             const struct follow_failure *x = &f->failures[i];
             fprintf(out, "  %s on node %u: ", f->wl->tasks[x->index].id, x->node);
-            if (x->term_signal)
+            if (x->timed_out && x->term_signal)
+                fprintf(out, "timed out after %g s (ended by signal %d)\n",
+                        f->wl->tasks[x->index].timeout_s, x->term_signal);
+            else if (x->timed_out)
+                fprintf(out, "timed out after %g s\n", f->wl->tasks[x->index].timeout_s);
+            else if (x->term_signal)
                 fprintf(out, "killed by signal %d\n", x->term_signal);
             else
                 fprintf(out, "exit status %d\n", x->exit_code);
@@ -325,6 +340,7 @@ void summary_print_json(const struct summary *s, FILE *out)
                           "efficiency", s->efficiency, "ideal_s", s->ideal_s,
                           "avg_time_per_task_per_cpu_s", s->avg_time_per_task_per_cpu_s, "mode",
                           s->mode, "total_slots", (int)s->total_slots, "nodes", nodes);
+    json_object_set_new(o, "tasks_timed_out", json_integer((json_int_t)s->timed_out));
     json_object_set_new(o, "tasks_with_inputs", json_integer((json_int_t)s->tasks_with_inputs));
     json_object_set_new(o, "locality_hit_rate",
                         s->locality_hit_rate >= 0 ? json_real(s->locality_hit_rate) : json_null());

@@ -9,7 +9,9 @@
  * Records file (--records FILE), one line per report:
  *   {"id": "t3", "index": 3, "status": "done", "node": 2, "ready_ns": …, "start_ns": …,
  *    "end_ns": …, "exit": 0}
- * A task reported twice appears twice: the records are evidence, not a tally.
+ * status is "done", "failed", "timed out" (a failure: it passed its time limit) or
+ * "cancelled"; "signal" is added when a signal ended the task.  A task reported twice
+ * appears twice: the records are evidence, not a tally.
  *
  * Summary definitions (papers 000/002): makespan = last end - first submit;
  * throughput = tasks / makespan; efficiency = ideal / makespan where ideal = total work
@@ -33,6 +35,7 @@ struct follow_failure {
     uint32_t index;
     uint32_t node;
     int exit_code, term_signal;
+    bool timed_out;
     char *detail;           /* owned */
 };
 
@@ -48,6 +51,7 @@ struct follow {
     uint64_t *node_tasks;   /* owned, per node: tasks run (done or failed) */
     double *node_speed;     /* owned, per node */
     uint32_t ended, done, failed, cancelled, duplicates, foreign;
+    uint32_t timed_out;     /* of the failed, those that passed their time limit */
     struct follow_failure failures[10];
     uint32_t nfailures;
     FILE *records;          /* borrowed, may be NULL */
@@ -84,6 +88,7 @@ struct summary_node {
 
 struct summary {
     uint32_t tasks, done, failed, cancelled, nodes, total_slots;
+    uint32_t timed_out;     /* of the failed */
     double makespan_s, throughput_tps, efficiency, ideal_s, avg_time_per_task_per_cpu_s;
     /* data plane (paper 002's figures): tasks whose inputs were all local when they
      * started, over tasks with inputs; bytes fetched between nodes; fetched copies

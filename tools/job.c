@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <sodium.h>
@@ -35,7 +36,11 @@ int job_file_write(const char *cluster_path, uint32_t job, const char *workload_
         json_t *o = json_pack("{s:i, s:s, s:i, s:I}", "job", (int)job, "workload",
                               abs ? abs : workload_path, "tasks", (int)tasks, "submitted_ns",
                               (json_int_t)submitted_ns);
-        rc = json_dump_file(o, path, JSON_COMPACT) < 0 ? -EIO : 0;
+        /* Owner-only like everything else of the cluster's, whatever the umask. */
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        rc = fd < 0 ? -errno : json_dumpfd(o, fd, JSON_COMPACT) < 0 ? -EIO : 0;
+        if (fd >= 0 && close(fd) < 0 && rc == 0)
+            rc = -errno;
         json_decref(o);
         free(path);
     }
@@ -109,6 +114,23 @@ int job_open_cluster(const char *who, const char **path, struct cluster *cl, str
         cluster_fini(cl);
         return EXIT_BAD_INPUT;
     }
+    return 0;
+}
+
+int job_parse_task_timeout(const char *who, const char *text, double *timeout_s)
+{
+    *timeout_s = 0;
+    if (!text)
+        return 0;
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !task_timeout_valid(v)) {
+        fprintf(stderr, "jackdaw %s: --task-timeout '%s': must be a number of seconds, more "
+                        "than 0 and at most %.0f (30 days)\n", who, text, TASK_TIMEOUT_MAX_S);
+        return EXIT_USAGE;
+    }
+    *timeout_s = v;
     return 0;
 }
 

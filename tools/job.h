@@ -40,6 +40,10 @@ int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char 
 /* Returns an exit code (tools/cmd.h) and prints its own errors, prefixed by `who`. */
 int job_submit(const char *who, const struct job_options *o);
 
+/* --task-timeout S of run and submit: *timeout_s = S, or 0 when `text` is NULL (not
+ * given).  Returns 0, or EXIT_USAGE after printing why S is no time limit. */
+int job_parse_task_timeout(const char *who, const char *text, double *timeout_s);
+
 /* Turns SIGINT, SIGTERM and SIGHUP into a flag for the rest of the process's life, so
  * that a command that started a cluster can stop it before exiting; job_submit checks
  * the flag.  job_signal_pending returns the last signal caught, or 0. */

@@ -338,7 +338,7 @@ static pid_t spawn_daemon(const char *exe, char **argv, const char *logpath, int
     if (die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent))
         _exit(1);
     int devnull = open("/dev/null", O_RDONLY);
-    int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (devnull >= 0)
         dup2(devnull, 0);
     if (logfd >= 0) {
@@ -429,7 +429,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         rc = -EINVAL;
     }
     if (rc == 0)
-        rc = fs_mkdirs(out->workdir, 0755, NULL);
+        rc = fs_mkdirs(out->workdir, 0700, NULL);
     if (rc < 0 && !*cause)
         *cause = xasprintf("cannot create '%s': %s", out->workdir, strerror(-rc));
     struct auth_key key;

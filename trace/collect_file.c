@@ -121,7 +121,7 @@ static int lock_file(struct collect_file *f, char **cause)
 
 static int create_file(struct collect_file *f, const char *header_json, char **cause)
 {
-    f->fd = open(f->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    f->fd = open(f->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (f->fd < 0) {
         int err = errno;
         *cause = xasprintf("cannot create trace '%s': %s", f->path, strerror(err));

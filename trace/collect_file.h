@@ -54,7 +54,7 @@ struct collect_file_stats {
 };
 
 /*
- * Opens path for appending, or creates it (O_EXCL, mode 0644) with a container header
+ * Opens path for appending, or creates it (O_EXCL, mode 0600) with a container header
  * holding header_json and a fresh sync marker.  An existing jackdaw trace is resumed:
  * its whole blocks are read to learn each node's next sequence number, and a cut tail
  * is truncated away (logged at WARN).  Refused with a cause naming the file: not a

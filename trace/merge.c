@@ -308,16 +308,14 @@ static int sink_put(struct merge *m, struct sink *s, const struct trace_event *e
     return 0;
 }
 
-/* Writes the last block and closes the file, with the mode a new file would get
- * (mkostemp made it 0600) and synced, so that the rename that follows makes it appear
- * whole; the sink keeps its path. */
+/* Writes the last block and closes the file, synced, so that the rename that follows
+ * makes it appear whole; the sink keeps its path.  It keeps the mode mkostemp gave it,
+ * 0600: a trace is its owner's only, as the collector's are. */
 static int sink_close(struct merge *m, struct sink *s)
 {
     int rc = sink_flush(m, s);
     if (!rc) {
-        mode_t mask = umask(0);
-        umask(mask);
-        if (fchmod(s->fd, 0666 & ~mask) < 0 || fsync(s->fd) < 0) {
+        if (fsync(s->fd) < 0) {
             rc = -errno;
             set_cause(m->cause, "cannot write '%s': %s", s->path, strerror(-rc));
         }

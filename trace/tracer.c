@@ -275,7 +275,7 @@ static int spool_open(struct tracer *t)
         return 0;
     if (!t->spool_path)
         return -ENOENT;
-    t->spool_fd = open(t->spool_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    t->spool_fd = open(t->spool_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (t->spool_fd < 0) {
         int e = errno;
         log_warn("trace spool '%s': %s", t->spool_path, strerror(e));

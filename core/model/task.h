@@ -14,6 +14,17 @@
 
 enum task_kind { TASK_NOOP = 0, TASK_SLEEP = 1, TASK_COMMAND = 2, TASK_KIND_COUNT };
 
+/* The longest time limit a task may have (30 days): longer is surely a unit mistake, and
+ * the limit stays far inside the executor's nanosecond arithmetic. */
+#define TASK_TIMEOUT_MAX_S (30.0 * 24 * 3600)
+
+/* A time limit a task may carry: in (0, TASK_TIMEOUT_MAX_S] (0 means none, and NaN is
+ * refused by the comparison). */
+static inline bool task_timeout_valid(double timeout_s)
+{
+    return timeout_s > 0 && timeout_s <= TASK_TIMEOUT_MAX_S;
+}
+
 /* Metadata status (paper 002's TMD "status").  Values are on the wire: append only. */
 enum task_status {
     TASK_WAITING = 0,   /* some parent has not finished */
@@ -51,6 +62,7 @@ struct task_spec {
     uint32_t num_parents;
     uint32_t num_inputs;
     double duration_s;      /* sleep length at speed 1.0 */
+    double timeout_s;       /* time limit in wall seconds from its start; 0: none */
     uint64_t output_bytes;  /* size of the object the task produces */
     uint64_t input_bytes;   /* required input bytes: the ready queues' priority */
     char *cmd;              /* owned; NULL unless TASK_COMMAND */

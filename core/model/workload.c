@@ -295,9 +295,13 @@ static bool blank_or_comment(const char *s, size_t len)
     return true;
 }
 
-enum key { K_ID, K_KIND, K_DURATION, K_CMD, K_OUTPUT, K_PARENTS, K_INPUTS, K_STEALABLE, K_COUNT };
+enum key {
+    K_ID, K_KIND, K_DURATION, K_CMD, K_OUTPUT, K_PARENTS, K_INPUTS, K_STEALABLE, K_TIMEOUT,
+    K_COUNT
+};
 static const char *const key_names[K_COUNT] = {
     "id", "kind", "duration_s", "cmd", "output_bytes", "parents", "inputs", "stealable",
+    "timeout_s",
 };
 
 /* Checks one object's fields and appends the task; `obj` is borrowed. */
@@ -392,6 +396,14 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
         if (!json_is_boolean(val[K_STEALABLE]))
             return fail(ps, line, "task '%s': stealable must be true or false", id);
         t.stealable = json_is_true(val[K_STEALABLE]);
+    }
+    if (val[K_TIMEOUT]) {
+        if (!json_is_number(val[K_TIMEOUT]))
+            return fail(ps, line, "task '%s': timeout_s must be a number of seconds", id);
+        t.timeout_s = json_number_value(val[K_TIMEOUT]);
+        if (!task_timeout_valid(t.timeout_s))
+            return fail(ps, line, "task '%s': timeout_s %.10g is out of range (more than 0, at "
+                        "most %.0f s: 30 days)", id, t.timeout_s, TASK_TIMEOUT_MAX_S);
     }
     if (val[K_PARENTS] && add_names(ps, &ps->parents, val[K_PARENTS], "parents", "ids", id,
                                     true, line, &t.num_parents) < 0)
@@ -952,6 +964,13 @@ double workload_total_work(const struct workload *wl)
     return sum;
 }
 
+void workload_default_timeout(struct workload *wl, double timeout_s)
+{
+    for (uint32_t i = 0; wl && i < wl->count; i++)
+        if (wl->tasks[i].timeout_s == 0)
+            wl->tasks[i].timeout_s = timeout_s;
+}
+
 int workload_check_nodes(const struct workload *wl, uint32_t nodes, char **cause)
 {
     if (!wl || nodes == 0 || (wl->object_count && !wl->objects))
@@ -1043,6 +1062,8 @@ int workload_write_task_named(FILE *out, const struct workload_task *task,
         (task->kind == TASK_SLEEP && task->duration_s > WORKLOAD_MAX_DURATION_S) ||
         (task->kind == TASK_COMMAND && strlen(task->cmd) > WORKLOAD_MAX_CMD))
         return -ERANGE;
+    if (task->timeout_s != 0 && !task_timeout_valid(task->timeout_s))
+        return -EINVAL;
     if ((task->num_parents && !parent_id) || (task->num_inputs && !input_id))
         return -EINVAL;
 
@@ -1081,6 +1102,10 @@ int workload_write_task_named(FILE *out, const struct workload_task *task,
     }
     if (!task->stealable)
         fputs(",\"stealable\":false", out);
+    if (task->timeout_s > 0) {
+        fputs(",\"timeout_s\":", out);
+        put_double(out, task->timeout_s);
+    }
     fputs("}\n", out);
     if (ferror(out))
         return errno ? -errno : -EIO;

@@ -12,7 +12,8 @@
  *   duration_s (number >= 0, sleep only; required for sleep), cmd (string, command
  *   only; required for command), output_bytes (integer >= 0, default 0),
  *   parents (array of task ids, default []), inputs (array of object ids, default []),
- *   stealable (boolean, default true).
+ *   stealable (boolean, default true), timeout_s (number in (0, TASK_TIMEOUT_MAX_S],
+ *   any kind; default none: the client's --task-timeout, else no limit).
  * An object line, an initial data object (an input file) and where it lives:
  *   object (string, its id, required), bytes (integer >= 0, required),
  *   node (integer >= 0, or "spread"; default "spread").
@@ -99,6 +100,7 @@ struct workload_task {
     uint8_t kind;           /* enum task_kind */
     bool stealable;
     double duration_s;
+    double timeout_s;       /* time limit in seconds from its start; 0: none */
     char *cmd;              /* owned; NULL unless TASK_COMMAND */
     uint64_t output_bytes;
     uint32_t num_parents;
@@ -135,6 +137,9 @@ int64_t workload_find(const struct workload *wl, const char *id);
 int64_t workload_find_object(const struct workload *wl, const char *id);
 /* Sum of duration_s over sleep tasks: the work at speed 1.0. */
 double workload_total_work(const struct workload *wl);
+/* Gives every task without a time limit this one (the client's --task-timeout), which
+ * task_timeout_valid must accept. */
+void workload_default_timeout(struct workload *wl, double timeout_s);
 /*
  * Checks every pinned object against a cluster of `nodes` nodes (numbered from 0);
  * -EINVAL with "FILE:LINE: object 'x': node 9 is outside the cluster (8 nodes, 0-7)"

@@ -463,7 +463,8 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         struct task_spec spec = {
             .key = task_key(job, i), .kind = wt->kind,
             .flags = wt->stealable ? TASK_FLAG_STEALABLE : 0, .num_parents = wt->num_parents,
-            .duration_s = wt->duration_s, .output_bytes = wt->output_bytes, .cmd = wt->cmd,
+            .duration_s = wt->duration_s, .timeout_s = wt->timeout_s,
+            .output_bytes = wt->output_bytes, .cmd = wt->cmd,
         };
         if (wt->num_inputs) {
             inputs = xgrow(inputs, &inputs_cap, wt->num_inputs, sizeof *inputs);

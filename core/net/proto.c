@@ -66,6 +66,7 @@ void proto_put_task(struct wbuf *b, const struct task_spec *t)
     wbuf_put_u8(b, t->flags);
     wbuf_put_u32(b, t->num_parents);
     wbuf_put_f64(b, t->duration_s);
+    wbuf_put_f64(b, t->timeout_s);
     wbuf_put_u64(b, t->output_bytes);
     wbuf_put_u64(b, t->input_bytes);
     if (t->kind == TASK_COMMAND)
@@ -85,13 +86,14 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
     t->flags = rbuf_u8(r);
     t->num_parents = rbuf_u32(r);
     t->duration_s = rbuf_f64(r);
+    t->timeout_s = rbuf_f64(r);
     t->output_bytes = rbuf_u64(r);
     t->input_bytes = rbuf_u64(r);
     t->cmd = NULL;
     t->inputs = NULL;
     t->num_inputs = 0;
     if (!rbuf_ok(r) || t->kind >= TASK_KIND_COUNT || !isfinite(t->duration_s) ||
-        t->duration_s < 0)
+        t->duration_s < 0 || (t->timeout_s != 0 && !task_timeout_valid(t->timeout_s)))
         return -EBADMSG;
     if (t->kind == TASK_COMMAND) {
         t->cmd = rbuf_strdup(r, PROTO_MAX_STRING);
@@ -136,6 +138,7 @@ void proto_put_task_end(struct wbuf *b, const struct proto_task_end *e)
     wbuf_put_i64(b, e->t_start);
     wbuf_put_i64(b, e->t_end);
     wbuf_put_str(b, e->detail);
+    wbuf_put_u8(b, e->timed_out ? 1 : 0);
 }
 
 int proto_get_task_end(struct rbuf *r, struct proto_task_end *e)
@@ -150,8 +153,12 @@ int proto_get_task_end(struct rbuf *r, struct proto_task_end *e)
     e->t_end = rbuf_i64(r);
     uint32_t n;
     const char *s = rbuf_str(r, &n, PROTO_MAX_STRING);
+    uint8_t timed_out = rbuf_u8(r);
     e->detail = NULL;
-    if (!rbuf_ok(r) || !task_status_final(e->status))
+    e->timed_out = timed_out == 1;
+    /* Only a failure can be a timeout. */
+    if (!rbuf_ok(r) || !task_status_final(e->status) || timed_out > 1 ||
+        (e->timed_out && e->status != TASK_FAILED))
         return -EBADMSG;
     if (n)
         e->detail = xstrndup(s, n);

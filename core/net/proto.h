@@ -13,6 +13,7 @@
 #ifndef JACKDAW_PROTO_H
 #define JACKDAW_PROTO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/base/wbuf.h"
@@ -94,6 +95,7 @@ struct proto_task_end {
     int32_t term_signal;
     int64_t t_ready, t_start, t_end;
     char *detail;           /* owned; failure output or reason, may be NULL */
+    bool timed_out;         /* FAILED because it passed its time limit */
 };
 void proto_put_task_end(struct wbuf *b, const struct proto_task_end *e);
 int proto_get_task_end(struct rbuf *r, struct proto_task_end *e);

@@ -1,8 +1,31 @@
 /*
- * exec — a node's executor slots (see exec.h for the contract).  Owns one uv_timer per
- * running sleep, one uv_async for the whole executor, the reaper thread, the table of
- * running commands by pid and the queue of finished ones.  Called by the node daemon
- * (core/runtime/node.c) on its loop thread, and by tests and tools/bench/spawn_ceiling.
+ * exec — a node's executor slots (see exec.h for the contract).  Owns one timerfd (a
+ * uv_poll) and one uv_async for the whole executor, the heap of deadlines behind the
+ * timerfd, the reaper thread, the table of running commands by pid, the queue of
+ * finished ones and the list of process groups that outlived their task.  Called by the
+ * node daemon (core/runtime/node.c) on its loop thread, and by tests and
+ * tools/bench/spawn_ceiling.
+ *
+ * Deadlines.  Every sleep's end, every time limit and every "SIGKILL now" that follows
+ * a SIGTERM is an entry of one min-heap of runs, keyed on CLOCK_MONOTONIC nanoseconds,
+ * and the timerfd is armed (absolute time) at the earliest.  A timerfd never fires
+ * before its time and has no millisecond rounding, unlike a uv_timer, which counts from
+ * the loop's cached millisecond clock: sleeps used to end up to a millisecond early and
+ * were compensated by shortening later sleeps with the slack of earlier ones, which made
+ * the mean right and single sleeps short.  Now a sleep lasts at least its duration over
+ * the speed, measured on the monotonic clock.  Lateness is compensated on this finer
+ * clock, never by shortening another task: the timer wakes early by the median lateness
+ * of its recent wake-ups (at most EARLY_MAX_NS) and the tick waits out the rest on the
+ * clock, so a punctual wake-up ends a sleep within microseconds of its deadline; what
+ * is left is the scheduler's delay on a loaded machine.
+ *
+ * Process groups.  Each command runs in its own process group (POSIX_SPAWN_SETPGROUP).
+ * When its main process exits, the reaper sends SIGTERM to the group while the leader is
+ * still an unreaped zombie (so the group id cannot have been reused), reaps it, and
+ * marks the run `linger` if members remain; the loop then sends SIGKILL to the group
+ * after EXEC_KILL_GRACE_MS unless the id has meanwhile gone to a new task of ours.  A
+ * time limit, exec_kill and exec_destroy send SIGTERM, then SIGKILL after the grace.  A
+ * process that leaves its group (setsid) escapes this; only a cgroup would hold it.
  *
  * Threads.  Everything except the reaper runs on the loop thread.  The reaper only
  * waits for children, and touches the pid table, the finished queue and the counters
@@ -19,8 +42,11 @@
  * this: it spawns tasks only through here.
  *
  * Pid reuse.  The reaper finds a dead child with WNOWAIT and reaps it only while
- * holding `mu`, and exec_destroy signals only pids in the table under `mu`, so a pid
- * is never signalled after it could have been recycled.
+ * holding `mu`, and the loop signals a running command only while it is in the table,
+ * under `mu`, so a pid is never signalled after it could have been recycled.  A group
+ * that lingers is signalled by its id after its leader was reaped: that id could only
+ * name another group if all members died and the pid counter wrapped around within the
+ * grace, and a new task of ours that got the id is recognised and spared.
  */
 #include "core/runtime/exec.h"
 
@@ -38,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,19 +79,45 @@ extern char **environ;
 
 /* A failed command's output is summarised by its last bytes: the error is usually there. */
 #define OUTPUT_TAIL_MAX 1024
-/* Longer sleeps are a bad workload, and would overflow the timer's uint64 arithmetic. */
-#define SLEEP_MAX_MS 1e12
+/* Longer sleeps are a bad workload, and would overflow the nanosecond arithmetic. */
+#define SLEEP_MAX_NS 1e18
+#define GRACE_NS ((int64_t)EXEC_KILL_GRACE_MS * 1000000)
+/* How often a stopping exec looks whether the groups it signalled are gone. */
+#define STOP_POLL_NS (10 * 1000000LL)
+/* The most the timer wakes early, and so the most a tick spins on the clock: bounded so
+ * that on a loaded machine, where the wake-up lateness is the scheduler's and spinning
+ * would only take CPU from the other daemons, the cost stays small. */
+#define EARLY_MAX_NS (200 * 1000LL)
+/* How far one wake-up moves the lateness estimate. */
+#define LATE_STEP_NS 2000
+
+/* What falls due at a run's deadline. */
+enum due {
+    DUE_NONE,
+    DUE_SLEEP_END,          /* a sleep has lasted its duration: it is done */
+    DUE_TIMEOUT,            /* past its time limit: a sleep fails, a command gets SIGTERM */
+    DUE_KILL,               /* the grace after a SIGTERM is over: SIGKILL */
+};
 
 /* One started task until its result is delivered. */
 struct run {
     struct exec *ex;          /* borrowed */
     struct run *next;         /* pid-table bucket chain, or the finished queue */
-    struct run *sleep_prev;   /* running-sleep list; sleeps only */
-    struct run *sleep_next;
-    uv_timer_t timer;         /* sleeps only */
-    pid_t pid;                /* commands only, once spawned */
-    uint64_t timer_ms;        /* sleeps only: the delay the timer was given */
+    pid_t pid;                /* commands only, once spawned; also its process group */
+    bool is_sleep;
+    bool in_table;            /* under mu: spawned and not yet reaped */
+    bool linger;              /* set by the reaper: its group outlived the main process */
+    uint8_t due;              /* enum due; loop thread */
+    size_t heap_at;           /* 1 + index in ex->heap while a deadline is set, else 0 */
+    int64_t due_ns;           /* monotonic */
+    int64_t mono_start;       /* monotonic start: a sleep's end is measured from it */
     struct exec_result res;   /* output_tail and error owned */
+};
+
+/* A process group whose task ended with members left, awaiting its SIGKILL. */
+struct lingering {
+    pid_t pgid;
+    int64_t kill_ns;          /* monotonic */
 };
 
 struct exec {
@@ -77,14 +130,18 @@ struct exec {
     bool destroyed;
     unsigned handles;         /* libuv handles not yet closed; the last close frees `ex` */
     uv_async_t async;         /* ref'd only while tasks run, so an idle exec lets the loop end */
-    struct run *sleeps;       /* running sleeps, for exec_destroy */
-    /* Sleep emulation: libuv timers have 1 ms resolution and fire late by the loop's
-     * wake-up latency (0.5-1 ms here, 5-10% of a 10 ms task).  `extra_ns` is a running
-     * mean of how much later than asked timers fire; it is taken off each delay, and
-     * `carry_ns` diffuses the sub-millisecond remainder over the next sleeps, so that
-     * sleeps last D on average, each within about a millisecond. */
-    int64_t extra_ns;
-    int64_t carry_ns;
+    uv_poll_t tick;           /* the timerfd; ref'd only while stopping */
+    int tick_fd;
+    int64_t armed_ns;         /* when the timerfd fires; INT64_MAX when disarmed */
+    int64_t late_ns;          /* running estimate of the median lateness of wake-ups */
+    bool ticking;             /* inside on_tick, which arms once at its end */
+    /* owned array, min-heap on due_ns; the sleeps' runs are owned here, the commands'
+     * by the pid table or the finished queue */
+    struct run **heap;
+    size_t heap_len, heap_cap;
+    struct lingering *lingers; /* owned; FIFO [linger_first, linger_end), kill_ns rising */
+    size_t linger_first, linger_end, linger_cap;
+    int64_t stop_kill_ns;     /* while stopping: when SIGKILL follows the SIGTERM */
     posix_spawnattr_t attr;   /* the same for every child */
     bool reaper_started;
     pthread_t reaper;
@@ -134,6 +191,17 @@ static void table_insert(struct exec *ex, struct run *r)
     ex->table_count++;
 }
 
+static struct run *table_find(const struct exec *ex, pid_t pid)
+{
+    if (!ex->table_cap)
+        return NULL;
+    for (struct run *r = ex->table[pid_bucket(pid, ex->table_cap)]; r; r = r->next) {
+        if (r->pid == pid)
+            return r;
+    }
+    return NULL;
+}
+
 static struct run *table_remove(struct exec *ex, pid_t pid)
 {
     if (!ex->table_cap)
@@ -175,7 +243,7 @@ static void running_inc(struct exec *ex)
         uv_ref((uv_handle_t *)&ex->async);
 }
 
-/* Frees the result's strings but not `r`: a sleep's run also holds its closing timer. */
+/* Frees the result's strings but not `r`, which the caller frees. */
 static void deliver(struct exec *ex, struct run *r)
 {
     if (--ex->running == 0)
@@ -192,6 +260,8 @@ static void exec_free(struct exec *ex)
     pthread_cond_destroy(&ex->wake);
     posix_spawnattr_destroy(&ex->attr);
     free(ex->table);
+    free(ex->heap);
+    free(ex->lingers);
     free(ex->workdir);
     free(ex);
 }
@@ -207,48 +277,12 @@ static void on_async_close(uv_handle_t *h)
     handle_closed(h->data);
 }
 
-static void on_timer_close(uv_handle_t *h)
-{
-    struct run *r = h->data;
-    struct exec *ex = r->ex;
-    run_free(r);
-    handle_closed(ex);
-}
-
-static void on_async(uv_async_t *h)
+static void on_tick_close(uv_handle_t *h)
 {
     struct exec *ex = h->data;
-    pthread_mutex_lock(&ex->mu);
-    struct run *r = ex->queue_head;
-    ex->queue_head = ex->queue_tail = NULL;
-    pthread_mutex_unlock(&ex->mu);
-
-    for (struct run *next; r; r = next) {
-        next = r->next;
-        /* A done callback may destroy the exec; what is left is then dropped. */
-        if (!ex->destroyed)
-            deliver(ex, r);
-        run_free(r);
-    }
-}
-
-static void on_sleep_done(uv_timer_t *t)
-{
-    struct run *r = t->data;
-    struct exec *ex = r->ex;
-    /* Unlink first: exec_destroy, if the callback calls it, must not close this timer twice. */
-    if (r->sleep_prev)
-        r->sleep_prev->sleep_next = r->sleep_next;
-    else
-        ex->sleeps = r->sleep_next;
-    if (r->sleep_next)
-        r->sleep_next->sleep_prev = r->sleep_prev;
-    r->res.t_end = clock_wall_ns();
-    int64_t extra = r->res.t_end - r->res.t_start - (int64_t)r->timer_ms * 1000000;
-    if (extra > -2000000 && extra < 20000000)
-        ex->extra_ns += (extra - ex->extra_ns) / 16;
-    deliver(ex, r);
-    uv_close((uv_handle_t *)&r->timer, on_timer_close);
+    close(ex->tick_fd);
+    ex->tick_fd = -1;
+    handle_closed(ex);
 }
 
 /* Any thread.  Hands a finished run to the loop. */
@@ -273,6 +307,365 @@ static void fail_start(struct exec *ex, struct run *r, char *error)
     r->res.error = error;
     r->res.t_end = clock_wall_ns();
     queue_push(ex, r);
+}
+
+/* ---- deadlines (loop thread) ---- */
+
+/* Arms the timerfd at `when` (monotonic ns, absolute: a time already past fires at
+ * once); INT64_MAX disarms it. */
+static void arm_at(struct exec *ex, int64_t when)
+{
+    if (ex->tick_fd < 0)
+        return;
+    struct itimerspec its;
+    memset(&its, 0, sizeof its);
+    if (when != INT64_MAX) {
+        if (when < 1)
+            when = 1; /* an it_value of zero would disarm */
+        its.it_value.tv_sec = (time_t)(when / 1000000000);
+        its.it_value.tv_nsec = (long)(when % 1000000000);
+    }
+    if (timerfd_settime(ex->tick_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+        log_error("exec cannot arm its timer: %s", strerror(errno));
+    ex->armed_ns = when;
+}
+
+static int64_t next_due(const struct exec *ex)
+{
+    int64_t next = ex->heap_len ? ex->heap[0]->due_ns : INT64_MAX;
+    if (ex->linger_first < ex->linger_end && ex->lingers[ex->linger_first].kill_ns < next)
+        next = ex->lingers[ex->linger_first].kill_ns;
+    return next;
+}
+
+/* How much before a deadline the timer wakes: what wake-ups have been running late, up
+ * to EARLY_MAX_NS.  The tick then waits out the rest on the clock itself (on_tick). */
+static int64_t early_ns(const struct exec *ex)
+{
+    return ex->late_ns < EARLY_MAX_NS ? ex->late_ns : EARLY_MAX_NS;
+}
+
+/* Arms for a deadline unless the timer already fires no later (on_tick arms once on its
+ * way out). */
+static void arm_if_earlier(struct exec *ex, int64_t due)
+{
+    int64_t when = due - early_ns(ex);
+    if (!ex->ticking && !ex->destroyed && when < ex->armed_ns)
+        arm_at(ex, when);
+}
+
+static void heap_place(struct exec *ex, size_t i, struct run *r)
+{
+    ex->heap[i] = r;
+    r->heap_at = i + 1;
+}
+
+static void heap_up(struct exec *ex, size_t i)
+{
+    struct run *r = ex->heap[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (ex->heap[parent]->due_ns <= r->due_ns)
+            break;
+        heap_place(ex, i, ex->heap[parent]);
+        i = parent;
+    }
+    heap_place(ex, i, r);
+}
+
+static void heap_down(struct exec *ex, size_t i)
+{
+    struct run *r = ex->heap[i];
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= ex->heap_len)
+            break;
+        if (child + 1 < ex->heap_len && ex->heap[child + 1]->due_ns < ex->heap[child]->due_ns)
+            child++;
+        if (r->due_ns <= ex->heap[child]->due_ns)
+            break;
+        heap_place(ex, i, ex->heap[child]);
+        i = child;
+    }
+    heap_place(ex, i, r);
+}
+
+static void deadline_clear(struct exec *ex, struct run *r)
+{
+    if (!r->heap_at)
+        return;
+    size_t i = r->heap_at - 1;
+    r->heap_at = 0;
+    r->due = DUE_NONE;
+    struct run *last = ex->heap[--ex->heap_len];
+    if (i == ex->heap_len)
+        return;
+    heap_place(ex, i, last);
+    heap_up(ex, i);
+    heap_down(ex, last->heap_at - 1);
+}
+
+static void deadline_set(struct exec *ex, struct run *r, int64_t due_ns, uint8_t due)
+{
+    deadline_clear(ex, r);
+    if (ex->heap_len == ex->heap_cap) {
+        ex->heap_cap = ex->heap_cap ? ex->heap_cap * 2 : 64;
+        ex->heap = xrealloc(ex->heap, ex->heap_cap * sizeof *ex->heap);
+    }
+    r->due_ns = due_ns;
+    r->due = due;
+    ex->heap[ex->heap_len] = r;
+    heap_up(ex, ex->heap_len++);
+    arm_if_earlier(ex, due_ns);
+}
+
+/* ---- process groups left behind (loop thread) ---- */
+
+static size_t linger_count(const struct exec *ex)
+{
+    return ex->linger_end - ex->linger_first;
+}
+
+static void linger_add(struct exec *ex, pid_t pgid, int64_t kill_ns)
+{
+    if (ex->linger_end == ex->linger_cap) {
+        size_t live = linger_count(ex);
+        if (ex->linger_first > live) {
+            memmove(ex->lingers, ex->lingers + ex->linger_first, live * sizeof *ex->lingers);
+        } else {
+            ex->linger_cap = ex->linger_cap ? ex->linger_cap * 2 : 16;
+            struct lingering *l = xmalloc(ex->linger_cap * sizeof *l);
+            if (live)
+                memcpy(l, ex->lingers + ex->linger_first, live * sizeof *l);
+            free(ex->lingers);
+            ex->lingers = l;
+        }
+        ex->linger_first = 0;
+        ex->linger_end = live;
+    }
+    ex->lingers[ex->linger_end++] = (struct lingering){.pgid = pgid, .kill_ns = kill_ns};
+    arm_if_earlier(ex, kill_ns);
+}
+
+/* SIGKILL to the groups whose grace is over (all of them with `all`).  A group id that
+ * now names a running task of ours was reused after the group emptied: that group is not
+ * the one that lingered, and is left alone. */
+static void kill_lingers(struct exec *ex, int64_t now, bool all)
+{
+    while (ex->linger_first < ex->linger_end &&
+           (all || ex->lingers[ex->linger_first].kill_ns <= now)) {
+        pid_t pgid = ex->lingers[ex->linger_first++].pgid;
+        pthread_mutex_lock(&ex->mu);
+        bool reused = table_find(ex, pgid) != NULL;
+        pthread_mutex_unlock(&ex->mu);
+        if (!reused)
+            kill(-pgid, SIGKILL);
+    }
+    if (ex->linger_first == ex->linger_end)
+        ex->linger_first = ex->linger_end = 0;
+}
+
+/* Forgets the groups that have no members left. */
+static void prune_lingers(struct exec *ex)
+{
+    size_t keep = 0;
+    for (size_t i = ex->linger_first; i < ex->linger_end; i++) {
+        if (kill(-ex->lingers[i].pgid, 0) == 0)
+            ex->lingers[keep++] = ex->lingers[i];
+    }
+    ex->linger_first = 0;
+    ex->linger_end = keep;
+}
+
+/* Takes the finished runs from the reaper: delivered unless the exec is destroyed, their
+ * groups' leftovers put on the SIGKILL list either way. */
+static void drain_finished(struct exec *ex)
+{
+    pthread_mutex_lock(&ex->mu);
+    struct run *r = ex->queue_head;
+    ex->queue_head = ex->queue_tail = NULL;
+    pthread_mutex_unlock(&ex->mu);
+
+    for (struct run *next; r; r = next) {
+        next = r->next;
+        deadline_clear(ex, r);
+        if (r->linger)
+            linger_add(ex, r->pid, clock_mono_ns() + GRACE_NS);
+        /* A done callback may destroy the exec; what is left is then dropped. */
+        if (!ex->destroyed)
+            deliver(ex, r);
+        run_free(r);
+    }
+}
+
+static void on_async(uv_async_t *h)
+{
+    drain_finished(h->data);
+}
+
+/* ---- ending tasks (loop thread) ---- */
+
+/* A sleep ends, `now` (monotonic) being when its deadline was found passed: its wall
+ * end is its wall start plus the monotonic time it lasted, so that its record shows
+ * exactly what it ran. */
+static void end_sleep(struct exec *ex, struct run *r, int64_t now, uint8_t status,
+                      bool timed_out)
+{
+    deadline_clear(ex, r);
+    r->res.status = status;
+    r->res.timed_out = timed_out;
+    if (status != TASK_DONE)
+        r->res.exit_code = -1;
+    r->res.t_end = r->res.t_start + (now - r->mono_start);
+    deliver(ex, r);
+    run_free(r);
+}
+
+/* SIGTERM or SIGKILL to a command's process group, and to its main process in case it
+ * left the group; nothing once it has been reaped (its pid may be reused by then). */
+static bool signal_command(struct exec *ex, struct run *r, int sig, bool timed_out)
+{
+    pthread_mutex_lock(&ex->mu);
+    bool live = r->in_table;
+    if (live) {
+        if (timed_out)
+            r->res.timed_out = true;
+        kill(-r->pid, sig);
+        kill(r->pid, sig);
+    }
+    pthread_mutex_unlock(&ex->mu);
+    return live;
+}
+
+static void fall_due(struct exec *ex, struct run *r, uint8_t due, int64_t now)
+{
+    switch (due) {
+    case DUE_SLEEP_END:
+        end_sleep(ex, r, now, TASK_DONE, false);
+        break;
+    case DUE_TIMEOUT:
+        if (r->is_sleep) {
+            end_sleep(ex, r, now, TASK_FAILED, true);
+        } else if (signal_command(ex, r, SIGTERM, true)) {
+            deadline_set(ex, r, now + GRACE_NS, DUE_KILL);
+        }
+        break;
+    case DUE_KILL:
+        signal_command(ex, r, SIGKILL, false);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- stopping (loop thread) ---- */
+
+/* The last step of a destroy: nothing runs any more, the handles close, and the last
+ * close frees the exec. */
+static void close_all(struct exec *ex)
+{
+    /* The reaper is gone: no locking needed, and undelivered results are dropped. */
+    for (struct run *r = ex->queue_head, *next; r; r = next) {
+        next = r->next;
+        run_free(r);
+    }
+    ex->queue_head = ex->queue_tail = NULL;
+    for (size_t i = 0; i < ex->table_cap; i++) {
+        for (struct run *r = ex->table[i], *next; r; r = next) {
+            next = r->next;
+            run_free(r);
+        }
+        ex->table[i] = NULL;
+    }
+    ex->linger_first = ex->linger_end = 0;
+    uv_close((uv_handle_t *)&ex->tick, on_tick_close);
+    uv_close((uv_handle_t *)&ex->async, on_async_close);
+}
+
+/*
+ * One step of a destroy that had process groups to end: each got SIGTERM, and every
+ * STOP_POLL_NS this looks whether they are gone.  When the reaper has reaped every
+ * command it is joined; when no group is left, or the grace is over (then everything
+ * left gets SIGKILL), the exec closes.  The loop keeps turning meanwhile.
+ */
+static void stop_step(struct exec *ex)
+{
+    int64_t now = clock_mono_ns();
+    bool late = now >= ex->stop_kill_ns;
+    if (ex->reaper_started) {
+        pthread_mutex_lock(&ex->mu);
+        if (late) {
+            for (size_t i = 0; i < ex->table_cap; i++) {
+                for (struct run *r = ex->table[i]; r; r = r->next) {
+                    kill(-r->pid, SIGKILL);
+                    kill(r->pid, SIGKILL);
+                }
+            }
+        }
+        bool reaped_all = ex->children == 0;
+        pthread_mutex_unlock(&ex->mu);
+        /* Prompt either way: the reaper returns once it has reaped the killed children. */
+        if (reaped_all || late) {
+            pthread_join(ex->reaper, NULL);
+            atomic_store(&reaper_owner, NULL);
+            ex->reaper_started = false;
+        }
+    }
+    drain_finished(ex);
+    prune_lingers(ex);
+    if (late)
+        kill_lingers(ex, now, true);
+    if (!ex->reaper_started && !linger_count(ex)) {
+        close_all(ex);
+        return;
+    }
+    int64_t next = now + STOP_POLL_NS;
+    arm_at(ex, late || next < ex->stop_kill_ns ? next : ex->stop_kill_ns);
+}
+
+static void on_tick(uv_poll_t *h, int status, int events)
+{
+    (void)status;
+    (void)events;
+    struct exec *ex = h->data;
+    uint64_t expirations;
+    /* EAGAIN is harmless (re-armed since it fired): the clock decides what is due. */
+    if (read(ex->tick_fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
+        log_warn("exec cannot read its timer: %s", strerror(errno));
+    int64_t now = clock_mono_ns();
+    /* The median, not the mean: on a loaded machine a tail of scheduler delays of
+     * milliseconds would set the margin high, and every punctual wake-up would then
+     * spin that long. */
+    if (ex->armed_ns != INT64_MAX)
+        ex->late_ns += now - ex->armed_ns > ex->late_ns ? LATE_STEP_NS : -LATE_STEP_NS;
+    if (ex->late_ns < 0)
+        ex->late_ns = 0;
+    else if (ex->late_ns > EARLY_MAX_NS)
+        ex->late_ns = EARLY_MAX_NS;
+    ex->armed_ns = INT64_MAX;
+    if (ex->destroyed) {
+        stop_step(ex);
+        return;
+    }
+    /* Deadlines within the early margin are waited out here, on the clock, so that the
+     * wake-up's lateness does not lengthen them; at most early_ns() of spinning per tick.
+     * Nothing ends before its deadline. */
+    int64_t horizon = now + early_ns(ex);
+    ex->ticking = true;
+    while (ex->heap_len && ex->heap[0]->due_ns <= horizon) {
+        struct run *r = ex->heap[0];
+        while (now < r->due_ns)
+            now = clock_mono_ns();
+        uint8_t due = r->due;
+        deadline_clear(ex, r);
+        fall_due(ex, r, due, now);
+        if (ex->destroyed)
+            return; /* a done callback destroyed the exec, which now steps its own stop */
+    }
+    kill_lingers(ex, now, false);
+    ex->ticking = false;
+    int64_t next = next_due(ex);
+    arm_at(ex, next == INT64_MAX ? next : next - early_ns(ex));
 }
 
 /* ---- reaper thread ---- */
@@ -308,16 +701,34 @@ static void reap_one(struct exec *ex, pid_t pid)
     int st = 0;
     pid_t got;
     struct run *r = NULL;
+    bool timed_out = false;
     pthread_mutex_lock(&ex->mu);
-    /* WNOHANG, because the zombie waitid saw may be gone: posix_spawn reaps a child whose
-     * exec failed itself (while we waited for mu), and its pid may even be in use again
-     * by a child that is still running. */
+    /* The task's main process is a zombie, so its pid, which is also its group's id,
+     * cannot have been reused: whatever the task left running in its group gets SIGTERM
+     * now.  Only after a check, because the zombie waitid saw may be gone: posix_spawn
+     * reaps a child whose exec failed itself (while we waited for mu), and its pid may
+     * even be in use again by a child that is still running. */
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    int w;
+    while ((w = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT)) < 0 &&
+           errno == EINTR)
+        ;
+    if (w == 0 && si.si_pid == pid && table_find(ex, pid))
+        kill(-pid, SIGTERM);
+    /* WNOHANG for the same reason. */
     while ((got = waitpid(pid, &st, WNOHANG)) < 0 && errno == EINTR)
         ;
     if (got == pid) {
         r = table_remove(ex, pid);
-        if (r)
+        if (r) {
             ex->children--;
+            r->in_table = false;
+            timed_out = r->res.timed_out;
+            /* Members left after the SIGTERM get SIGKILL after the grace (the loop's
+             * lingers).  Cheap when the group is empty, which is the common case. */
+            r->linger = kill(-pid, 0) == 0;
+        }
     }
     pthread_mutex_unlock(&ex->mu);
     if (!r) {
@@ -329,7 +740,8 @@ static void reap_one(struct exec *ex, pid_t pid)
     r->res.t_end = clock_wall_ns();
     if (WIFEXITED(st)) {
         r->res.exit_code = WEXITSTATUS(st);
-        r->res.status = r->res.exit_code == 0 ? TASK_DONE : TASK_FAILED;
+        /* Past its time limit a task fails, even if it handled the SIGTERM and exited 0. */
+        r->res.status = r->res.exit_code == 0 && !timed_out ? TASK_DONE : TASK_FAILED;
     } else {
         r->res.exit_code = -1;
         r->res.term_signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
@@ -347,6 +759,7 @@ static void lose_children(struct exec *ex)
     for (size_t i = 0; i < ex->table_cap; i++) {
         for (struct run *r = ex->table[i], *next; r; r = next) {
             next = r->next;
+            r->in_table = false;
             r->res.status = TASK_FAILED;
             r->res.exit_code = -1;
             r->res.t_end = clock_wall_ns();
@@ -503,7 +916,7 @@ static int spawn(struct exec *ex, struct run *r, const char *dir, char *const ar
     if (!(rc = posix_spawn_file_actions_addchdir_np(&fa, dir)) &&
         !(rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)) &&
         !(rc = posix_spawn_file_actions_addopen(&fa, 1, "output",
-                                                O_CREAT | O_TRUNC | O_WRONLY, 0644)) &&
+                                                O_CREAT | O_TRUNC | O_WRONLY, 0600)) &&
         !(rc = posix_spawn_file_actions_adddup2(&fa, 1, 2)) &&
         /* A daemon fd without O_CLOEXEC (a listening socket) must not outlive us in a
          * task that hangs on. */
@@ -516,6 +929,7 @@ static int spawn(struct exec *ex, struct run *r, const char *dir, char *const ar
                     : posix_spawn(&pid, argv[0], &fa, &ex->attr, argv, environ);
         if (rc == 0) {
             r->pid = pid;
+            r->in_table = true;
             table_insert(ex, r);
             ex->children++;
             ex->spawns++;
@@ -527,12 +941,14 @@ static int spawn(struct exec *ex, struct run *r, const char *dir, char *const ar
     return rc;
 }
 
-static void start_command(struct exec *ex, struct run *r, const char *cmd)
+/* True when the command was spawned; otherwise it completes as failed through the
+ * callback. */
+static bool start_command(struct exec *ex, struct run *r, const char *cmd)
 {
     char *error = NULL;
     if (!ex->reaper_started && start_reaper(ex, &error) != 0) {
         fail_start(ex, r, error);
-        return;
+        return false;
     }
 
     char dir[PATH_MAX];
@@ -541,12 +957,13 @@ static void start_command(struct exec *ex, struct run *r, const char *cmd)
     if (n < 0 || (size_t)n >= sizeof dir) {
         fail_start(ex, r, xasprintf("cannot create task directory in '%s': name too long",
                                     ex->workdir));
-        return;
+        return false;
     }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    /* Owner-only, whatever the umask: a task's files are nobody else's business. */
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         fail_start(ex, r, xasprintf("cannot create task directory '%s': %s", dir,
                                     strerror(errno)));
-        return;
+        return false;
     }
 
     char *buf = NULL;
@@ -571,6 +988,7 @@ static void start_command(struct exec *ex, struct run *r, const char *cmd)
     }
     free(words);
     free(buf);
+    return rc == 0;
 }
 
 /* ---- public ---- */
@@ -579,7 +997,7 @@ static void start_command(struct exec *ex, struct run *r, const char *cmd)
 static char *make_workdir(const char *path, char **cause)
 {
     char *failed = NULL;
-    int rc = fs_mkdirs(path, 0755, &failed);
+    int rc = fs_mkdirs(path, 0700, &failed);
     if (rc < 0) {
         if (cause)
             *cause = xasprintf("cannot create work directory '%s': %s", failed, strerror(-rc));
@@ -605,9 +1023,17 @@ struct exec *exec_create(uv_loop_t *loop, const char *workdir, double speed, exe
             *cause = xasprintf("invalid speed %g: must be in (0, 1]", speed);
         return NULL;
     }
-    char *abs = make_workdir(workdir, cause);
-    if (!abs)
+    int tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (tick_fd < 0) {
+        if (cause)
+            *cause = xasprintf("cannot create the executor's timer: %s", strerror(errno));
         return NULL;
+    }
+    char *abs = make_workdir(workdir, cause);
+    if (!abs) {
+        close(tick_fd);
+        return NULL;
+    }
 
     struct exec *ex = xcalloc(1, sizeof *ex);
     ex->loop = loop;
@@ -615,6 +1041,8 @@ struct exec *exec_create(uv_loop_t *loop, const char *workdir, double speed, exe
     ex->speed = speed;
     ex->done = done;
     ex->data = data;
+    ex->tick_fd = tick_fd;
+    ex->armed_ns = INT64_MAX;
     pthread_mutex_init(&ex->mu, NULL);
     pthread_cond_init(&ex->wake, NULL);
 
@@ -630,21 +1058,38 @@ struct exec *exec_create(uv_loop_t *loop, const char *workdir, double speed, exe
     posix_spawnattr_init(&ex->attr);
     posix_spawnattr_setsigmask(&ex->attr, &none);
     posix_spawnattr_setsigdefault(&ex->attr, &defaults);
-    /* A process group per task, so exec_destroy also kills what a shell command forked. */
+    /* A process group per task: what a command forks ends with it (see the top). */
     posix_spawnattr_setpgroup(&ex->attr, 0);
     posix_spawnattr_setflags(&ex->attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                             POSIX_SPAWN_SETPGROUP);
 
     int rc = uv_async_init(loop, &ex->async, on_async);
+    if (rc == 0) {
+        ex->async.data = ex;
+        uv_unref((uv_handle_t *)&ex->async);
+        ex->handles = 1;
+        rc = uv_poll_init(loop, &ex->tick, tick_fd);
+    }
+    if (rc == 0) {
+        ex->tick.data = ex;
+        ex->handles = 2;
+        rc = uv_poll_start(&ex->tick, UV_READABLE, on_tick);
+        uv_unref((uv_handle_t *)&ex->tick);
+    }
     if (rc != 0) {
         if (cause)
-            *cause = xasprintf("cannot create the executor's wakeup: %s", uv_strerror(rc));
-        exec_free(ex);
+            *cause = xasprintf("cannot set up the executor's wakeups: %s", uv_strerror(rc));
+        ex->destroyed = true;
+        if (ex->handles == 2)
+            uv_close((uv_handle_t *)&ex->tick, on_tick_close);
+        else
+            close(tick_fd);
+        if (ex->handles >= 1)
+            uv_close((uv_handle_t *)&ex->async, on_async_close);
+        else
+            exec_free(ex);
         return NULL;
     }
-    ex->async.data = ex;
-    uv_unref((uv_handle_t *)&ex->async);
-    ex->handles = 1;
     return ex;
 }
 
@@ -652,33 +1097,33 @@ int exec_kill(struct exec *ex, void *arg)
 {
     if (!ex || ex->destroyed)
         return -ENOENT;
-    for (struct run *r = ex->sleeps; r; r = r->sleep_next) {
-        if (r->res.arg == arg) {
+    for (size_t i = 0; i < ex->heap_len; i++) {
+        struct run *r = ex->heap[i];
+        if (r->is_sleep && r->res.arg == arg) {
             /* Ends now, through the normal path, so the caller sees one result. */
-            uv_timer_stop(&r->timer);
-            r->res.status = TASK_FAILED;
-            r->res.exit_code = -1;
             r->res.term_signal = SIGKILL;
-            on_sleep_done(&r->timer);
+            end_sleep(ex, r, clock_mono_ns(), TASK_FAILED, false);
             return 0;
         }
     }
-    int rc = -ENOENT;
-    if (ex->reaper_started) {
-        pthread_mutex_lock(&ex->mu);
-        for (size_t i = 0; i < ex->table_cap && rc; i++) {
-            for (struct run *r = ex->table[i]; r; r = r->next) {
-                if (r->res.arg == arg) {
-                    kill(-r->pid, SIGKILL);
-                    kill(r->pid, SIGKILL);
-                    rc = 0;
-                    break;
-                }
+    if (!ex->reaper_started)
+        return -ENOENT;
+    struct run *found = NULL;
+    pthread_mutex_lock(&ex->mu);
+    for (size_t i = 0; i < ex->table_cap && !found; i++) {
+        for (struct run *r = ex->table[i]; r; r = r->next) {
+            if (r->res.arg == arg) {
+                found = r;
+                break;
             }
         }
-        pthread_mutex_unlock(&ex->mu);
     }
-    return rc;
+    pthread_mutex_unlock(&ex->mu);
+    /* `found` stays valid: runs are freed only on this thread, after delivery. */
+    if (!found || !signal_command(ex, found, SIGTERM, false))
+        return -ENOENT;
+    deadline_set(ex, found, clock_mono_ns() + GRACE_NS, DUE_KILL);
+    return 0;
 }
 
 void exec_destroy(struct exec *ex)
@@ -687,42 +1132,48 @@ void exec_destroy(struct exec *ex)
         return;
     ex->destroyed = true;
 
-    if (ex->reaper_started) {
-        pthread_mutex_lock(&ex->mu);
-        ex->stop = true;
-        for (size_t i = 0; i < ex->table_cap; i++) {
-            for (struct run *r = ex->table[i]; r; r = r->next) {
-                kill(-r->pid, SIGKILL); /* its process group: what a shell forked */
-                kill(r->pid, SIGKILL);  /* in case the task left its group */
-            }
-        }
-        pthread_cond_signal(&ex->wake);
-        pthread_mutex_unlock(&ex->mu);
-        /* Prompt: the children are dying, and the reaper returns once it has reaped them. */
-        pthread_join(ex->reaper, NULL);
-        atomic_store(&reaper_owner, NULL);
-    }
-
-    /* The reaper is gone: no locking needed, and undelivered results are dropped. */
-    for (struct run *r = ex->queue_head, *next; r; r = next) {
-        next = r->next;
-        run_free(r);
-    }
-    ex->queue_head = ex->queue_tail = NULL;
-    for (size_t i = 0; i < ex->table_cap; i++) {
-        for (struct run *r = ex->table[i], *next; r; r = next) {
-            next = r->next;
+    /* Sleeps end here, undelivered; commands' deadlines give way to the stop's. */
+    for (size_t i = 0; i < ex->heap_len; i++) {
+        struct run *r = ex->heap[i];
+        r->heap_at = 0;
+        r->due = DUE_NONE;
+        if (r->is_sleep)
             run_free(r);
-        }
-        ex->table[i] = NULL;
+    }
+    ex->heap_len = 0;
+    if (!ex->reaper_started && !linger_count(ex)) {
+        close_all(ex);
+        return;
     }
 
-    for (struct run *r = ex->sleeps, *next; r; r = next) {
-        next = r->sleep_next;
-        uv_close((uv_handle_t *)&r->timer, on_timer_close);
+    /* Every group gets SIGTERM; stop_step, on the timer, waits for them for the grace,
+     * then sends SIGKILL, joins the reaper and closes. */
+    pthread_mutex_lock(&ex->mu);
+    ex->stop = true;
+    for (size_t i = 0; i < ex->table_cap; i++) {
+        for (struct run *r = ex->table[i]; r; r = r->next) {
+            kill(-r->pid, SIGTERM);
+            kill(r->pid, SIGTERM);
+        }
     }
-    ex->sleeps = NULL;
-    uv_close((uv_handle_t *)&ex->async, on_async_close);
+    pthread_cond_signal(&ex->wake);
+    pthread_mutex_unlock(&ex->mu);
+    for (size_t i = ex->linger_first; i < ex->linger_end; i++)
+        kill(-ex->lingers[i].pgid, SIGTERM);
+    int64_t now = clock_mono_ns();
+    ex->stop_kill_ns = now + GRACE_NS;
+    uv_ref((uv_handle_t *)&ex->tick);
+    arm_at(ex, now + STOP_POLL_NS);
+}
+
+/* A task's time limit in nanoseconds (0: none), or -1 when it is out of bounds. */
+static int64_t timeout_ns(const struct task_spec *spec)
+{
+    if (spec->timeout_s == 0)
+        return 0;
+    if (!(spec->timeout_s > 0 && spec->timeout_s <= TASK_TIMEOUT_MAX_S))
+        return -1;
+    return (int64_t)ceil(spec->timeout_s * 1e9);
 }
 
 int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct exec_result *now)
@@ -731,6 +1182,9 @@ int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct 
         return -EINVAL;
     if (ex->destroyed)
         return -ECANCELED;
+    int64_t limit_ns = timeout_ns(spec);
+    if (limit_ns < 0)
+        return -EINVAL;
 
     switch (spec->kind) {
     case TASK_NOOP:
@@ -744,28 +1198,21 @@ int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct 
         return EXEC_DONE_NOW;
 
     case TASK_SLEEP: {
-        double ms = spec->duration_s / ex->speed * 1000.0;
-        if (!(ms >= 0 && ms <= SLEEP_MAX_MS))
+        /* Rounded up, so that the sleep is never a nanosecond short of duration / speed. */
+        double need = ceil(spec->duration_s / ex->speed * 1e9);
+        if (!(need >= 0 && need <= SLEEP_MAX_NS))
             return -EINVAL;
         struct run *r = run_new(ex, spec->key, arg);
-        uv_timer_init(ex->loop, &r->timer);
-        r->timer.data = r;
-        ex->handles++;
-        r->sleep_next = ex->sleeps;
-        if (ex->sleeps)
-            ex->sleeps->sleep_prev = r;
-        ex->sleeps = r;
-        /* Timers count from the loop's cached time, which lags after a long turn; the
-         * sleep must count from t_start. */
-        uv_update_time(ex->loop);
+        r->is_sleep = true;
         r->res.t_start = clock_wall_ns();
-        int64_t want = (int64_t)(ms * 1e6) - ex->extra_ns + ex->carry_ns;
-        if (want < 0)
-            want = 0;
-        r->timer_ms = (uint64_t)(want / 1000000);
-        ex->carry_ns = want - (int64_t)r->timer_ms * 1000000;
-        uv_timer_start(&r->timer, on_sleep_done, r->timer_ms, 0);
+        r->mono_start = clock_mono_ns();
+        if (limit_ns && limit_ns < (int64_t)need)
+            deadline_set(ex, r, r->mono_start + limit_ns, DUE_TIMEOUT);
+        else
+            deadline_set(ex, r, r->mono_start + (int64_t)need, DUE_SLEEP_END);
         running_inc(ex);
+        if (now)
+            now->t_start = r->res.t_start;
         return 0;
     }
 
@@ -774,8 +1221,14 @@ int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct 
             return -EINVAL;
         struct run *r = run_new(ex, spec->key, arg);
         r->res.t_start = clock_wall_ns();
+        r->mono_start = clock_mono_ns();
         running_inc(ex);
-        start_command(ex, r, spec->cmd);
+        if (now)
+            now->t_start = r->res.t_start;
+        /* After the spawn, `r` may already be reaped and queued; it is freed only on
+         * this thread, after delivery, which clears the deadline. */
+        if (start_command(ex, r, spec->cmd) && limit_ns)
+            deadline_set(ex, r, r->mono_start + limit_ns, DUE_TIMEOUT);
         return 0;
     }
 

@@ -2,17 +2,27 @@
  * exec — a node's executor slots: runs one task per call, off the scheduler's path.
  *
  *   noop     completes at once (exec_start returns EXEC_DONE_NOW with the result);
- *   sleep    a uv_timer of duration_s / speed, so a 2-core machine emulates hundreds
- *            of slots;
- *   command  "/bin/sh -c CMD" in a fresh work directory WORKDIR/task-JOB-INDEX with
- *            stdout and stderr going to its file "output".  Commands made only of
- *            plain words (no shell syntax, not a shell builtin) are exec'd directly,
- *            as GNU make does, because the shell's start-up would halve the spawn rate.
+ *   sleep    lasts duration_s / speed, so a 2-core machine emulates hundreds of slots:
+ *            never less (on the monotonic clock, and so in its result's t_end -
+ *            t_start), late only by the loop's wake-up latency;
+ *   command  "/bin/sh -c CMD" in a fresh work directory WORKDIR/task-JOB-INDEX (mode
+ *            0700, as WORKDIR when it makes it) with stdout and stderr going to its
+ *            file "output" (0600).  Commands made only of plain words (no shell syntax,
+ *            not a shell builtin) are exec'd directly, as GNU make does, because the
+ *            shell's start-up would halve the spawn rate.
  *            Spawning uses posix_spawn (vfork-like, cheap even for a big daemon), not
  *            uv_spawn, which forks on the loop thread (~2k/s here).  A reaper thread
  *            waits for children and posts exits to the loop through one uv_async.
+ *            Each command runs in a process group of its own, and the group ends with
+ *            the task: when the main process exits, is killed, times out, or the exec
+ *            is destroyed, the group gets SIGTERM, then SIGKILL EXEC_KILL_GRACE_MS
+ *            later if anything of it is left.
  *
- * Owns the timers, the reaper thread and the per-task bookkeeping; not the tasks.  The
+ * A task whose spec has a time limit (timeout_s > 0, wall seconds from its start, not
+ * scaled by the speed) is ended when it passes it: a sleep at once, a command's group by
+ * SIGTERM then SIGKILL after the grace.  It completes as TASK_FAILED with timed_out set.
+ *
+ * Owns the timer, the reaper thread and the per-task bookkeeping; not the tasks.  The
  * node (core/runtime/node.c) calls it on its loop thread; the done callback runs on the
  * loop thread too, never from inside exec_start.
  *
@@ -21,6 +31,7 @@
 #ifndef JACKDAW_EXEC_H
 #define JACKDAW_EXEC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <uv.h>
@@ -29,11 +40,17 @@
 
 enum { EXEC_DONE_NOW = 1 };
 
+/* Between the SIGTERM that ends a task's process group and the SIGKILL for what is left:
+ * long enough for a process to clean up, short enough that `jackdaw stop` (which waits
+ * 2.5 s before it signals the daemon itself) finds the daemon gone. */
+#define EXEC_KILL_GRACE_MS 1000
+
 struct exec_result {
     uint64_t key;
     uint8_t status;         /* TASK_DONE or TASK_FAILED */
     int exit_code;          /* command exit status; -1 if killed or not started */
     int term_signal;        /* signal that killed it, or 0 */
+    bool timed_out;         /* it passed its time limit (status TASK_FAILED) */
     int64_t t_start, t_end; /* wall ns */
     char *output_tail;      /* owned; last bytes of a failed command's output, or NULL */
     char *error;            /* owned; why a command could not start, or NULL */
@@ -49,21 +66,27 @@ struct exec;
 /* workdir: where task directories go (created if missing). speed in (0, 1]. */
 struct exec *exec_create(uv_loop_t *loop, const char *workdir, double speed, exec_done_fn done,
                          void *data, char **cause);
-/* Kills running commands (SIGKILL to each child), stops timers, joins the reaper;
- * undelivered results are dropped.  NULL is a no-op.  The loop must run afterwards
- * until the handles close. */
+/* Ends every task: sleeps at once, commands' process groups (and what is left of
+ * those of commands that ended) by SIGTERM, then SIGKILL after EXEC_KILL_GRACE_MS for
+ * whatever is still there; then joins the reaper.  Undelivered results are dropped.
+ * NULL is a no-op.  The loop must run afterwards until the handles close, which takes
+ * at most the grace when processes had to be ended, without blocking the loop. */
 void exec_destroy(struct exec *ex);
 
 /*
- * Starts a task.  Returns 0 (the done callback follows later), EXEC_DONE_NOW with *now
- * filled (noop), or a negative errno.  A command that cannot be spawned is not an
- * error here: it completes (later, via the callback) as TASK_FAILED with `error` set.
+ * Starts a task.  Returns 0 (the done callback follows later; now->t_start, when `now`
+ * is not NULL, is the start its result will carry), EXEC_DONE_NOW with *now filled
+ * (noop), or a negative errno (-EINVAL for a spec out of bounds: a sleep longer than
+ * 10^9 s after the speed, a time limit not in [0, TASK_TIMEOUT_MAX_S]).  A command that
+ * cannot be spawned is not an error here: it completes (later, via the callback) as
+ * TASK_FAILED with `error` set.
  */
 int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct exec_result *now);
 /*
  * Stops the running task started with `arg` (job removal): a sleep ends at once, a
- * command's process group gets SIGKILL.  Its result still arrives through the done
- * callback (a sleep's before this returns), as failed.  -ENOENT when no such task runs.
+ * command's process group gets SIGTERM, then SIGKILL after the grace.  Its result still
+ * arrives through the done callback (a sleep's before this returns), as failed.
+ * -ENOENT when no such task runs.
  */
 int exec_kill(struct exec *ex, void *arg);
 

@@ -528,7 +528,7 @@ int data_stage_files(struct node *n, struct ntask *t, char **cause)
     const struct task_spec *s = &t->spec;
     char *dir = xasprintf("%s/task-%u-%u/inputs", n->cfg.workdir, task_key_job(s->key),
                           task_key_index(s->key));
-    int rc = fs_mkdirs(dir, 0755, NULL);
+    int rc = fs_mkdirs(dir, 0700, NULL);
     if (rc < 0)
         *cause = xasprintf("cannot create '%s': %s", dir, strerror(-rc));
     for (uint32_t i = 0; rc == 0 && i < s->num_inputs; i++) {

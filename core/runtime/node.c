@@ -329,6 +329,7 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
         .key = t->spec.key, .status = r->status, .node = n->self, .exit_code = r->exit_code,
         .term_signal = r->term_signal, .t_ready = t->t_ready, .t_start = r->t_start,
         .t_end = r->t_end, .detail = r->error ? r->error : r->output_tail,
+        .timed_out = r->timed_out,
     };
     node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, r->status, r->exit_code, 0, 0,
                    r->t_end);
@@ -420,14 +421,13 @@ static void run_task(struct node *n, struct ntask *t)
         free(now.error);
         return;
     }
-    /* Read before the start: a command that exits at once is reaped on the reaper's
-     * thread, which may stamp its end before exec_start returns here, and a TASK_START
-     * stamped after that would follow the task's TASK_END. */
-    int64_t before = t->spec.kind == TASK_NOOP ? 0 : clock_wall_ns();
     int rc = exec_start(n->exec, &t->spec, t, &now);
     if (rc == 0) {
-        /* Only tasks that run on take a clock reading here; noops bring their own. */
-        t->t_start = before;
+        /* The executor's own start, read before it spawns and carried by its result: a
+         * command that exits at once may be reaped (its end stamped) on the reaper's
+         * thread before exec_start returns, and a trace reader measuring a sleep from
+         * START to END sees what it ran, never less. */
+        t->t_start = now.t_start;
         trace_start_event(n, t, t->t_start);
         u64map_put(&n->running, t->spec.key, t);
         t->local_successors = local_successors(n, t);
@@ -987,7 +987,7 @@ int node_run(const struct node_config *cfg, char **cause)
     n->cfg = *cfg;
     n->self = cfg->id;
     n->nodes = cfg->cluster->count;
-    int rc = fs_mkdirs(cfg->workdir, 0755, NULL);
+    int rc = fs_mkdirs(cfg->workdir, 0700, NULL);
     if (rc < 0) {
         *cause = xasprintf("cannot create work directory '%s': %s", cfg->workdir, strerror(-rc));
         free(n);

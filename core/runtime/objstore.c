@@ -202,7 +202,7 @@ static int create_file(const char *path, char **cause)
                                    strerror(err)));
         return -err;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
     if (fd < 0) {
         int err = errno;
         set_cause(cause, xasprintf("cannot create object file '%s': %s", path, strerror(err)));
@@ -232,7 +232,7 @@ static int copy_file(const char *src, const char *dst, uint64_t *bytes, char **c
         set_cause(cause, xasprintf("cannot open '%s': %s", src, strerror(err)));
         return -err;
     }
-    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
     if (out < 0) {
         int err = errno;
         set_cause(cause, xasprintf("cannot create '%s': %s", dst, strerror(err)));
@@ -397,7 +397,7 @@ struct objstore *objstore_create(const char *dir, uint64_t mem_cap, uint64_t cac
     struct stat st;
     if (stat(dir, &st) < 0) {
         char *failed = NULL;
-        int rc = fs_mkdirs(dir, 0755, &failed);
+        int rc = fs_mkdirs(dir, 0700, &failed);
         if (rc < 0) {
             set_cause(cause, xasprintf("cannot create object store directory '%s': %s",
                                        failed ? failed : dir, strerror(-rc)));
@@ -586,7 +586,7 @@ int objstore_put_file(struct objstore *os, uint64_t key, const char *path, char 
     if (rename(path, final) == 0) {
         /* The size is read after the move: the file is ours now, so nothing changes it
          * between this stat and the entry. */
-        if (stat(final, &st) < 0 || chmod(final, 0444) < 0) {
+        if (stat(final, &st) < 0 || chmod(final, 0400) < 0) {
             int err = errno;
             set_cause(cause, xasprintf("cannot store '%s' as '%s': %s", path, final,
                                        strerror(err)));
@@ -975,7 +975,7 @@ int objstore_materialize(struct objstore *os, uint64_t key, const char *path, ch
         uint64_t copied;
         return copy_file(src, path, &copied, cause);
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
     if (fd < 0) {
         int err = errno;
         set_cause(cause, xasprintf("cannot stage object %016" PRIx64 " as '%s': %s", key, path,

@@ -26,8 +26,9 @@
  * already a file, which is moved into DIR and stays a file (it does not count against
  * mem_cap).
  *
- * Store files are mode 0444 so that a task whose staged input is a hard link to one
- * (objstore_materialize) cannot open it for writing; root is not stopped by that.
+ * Store files are mode 0400 (and the directory 0700 when the store makes it): read-only,
+ * so that a task whose staged input is a hard link to one (objstore_materialize) cannot
+ * open it for writing (root is not stopped by that), and readable by nobody else.
  *
  * Pins: objstore_acquire, objstore_pin and a successful objstore_recv_commit each hold
  * one pin, released by objstore_unpin.  A pinned copy is never evicted and a pinned
@@ -162,7 +163,7 @@ int objstore_hash(struct objstore *os, uint64_t key, uint8_t out[OBJSTORE_HASH_B
 /*
  * Writes the object as a new file at `path` (which must not exist: -EEXIST), to stage
  * a command task's input: a hard link when the object is a file on the same file
- * system (O(1); shares the store's read-only inode), else a copy (mode 0444 either
+ * system (O(1); shares the store's read-only inode), else a copy (mode 0400 either
  * way).  The new file is independent of the entry afterwards: a link keeps the inode
  * alive when the object is later evicted or removed, so staging needs no pin.
  */

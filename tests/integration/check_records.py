@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """check_records.py WORKLOAD RECORDS [--expect-failed ID,...] [--expect-cancelled-closure]
-                  [--expect-removed ID,...]
+                  [--expect-removed ID,...] [--expect-timed-out ID,...]
 
 Checks the per-task completion records of a jackdaw run (`--records FILE`: one JSON
 line per task end) against the workload (JSON Lines, keys id and parents; its data
@@ -18,7 +18,10 @@ object lines, {"object": ...} without an id, are not tasks and are skipped):
     finished: each is "cancelled", and so is every descendant (combines with the
     options above).  A removed task may have been running when it was removed, so its
     record may carry a start time (then end_ns >= start_ns); its descendants never
-    started;
+    started.  --expect-timed-out names tasks that passed their time limit: each is
+    "timed out" (a failure: exit or signal not required, a sleep has neither), and
+    every descendant is "cancelled" (combines with the options above; with
+    --expect-cancelled-closure, "timed out" tasks count as failed);
   - dependencies: a task that ran (done or failed) started no earlier than every
     parent ended (start_ns >= parent end_ns), and every parent of it is done; a child
     of a failed or cancelled task is cancelled, never started (a cancelled record has
@@ -31,7 +34,7 @@ import json
 import sys
 
 USAGE = ("usage: check_records.py WORKLOAD RECORDS [--expect-failed ID,...] [--expect-cancelled-closure]"
-         " [--expect-removed ID,...]")
+         " [--expect-removed ID,...] [--expect-timed-out ID,...]")
 MAX_SHOWN = 20
 
 
@@ -64,9 +67,23 @@ def main(argv):
     expect_failed = None
     closure = False
     expect_removed = []
+    expect_timed_out = []
     i = 0
     while i < len(argv):
         a = argv[i]
+        if a == "--expect-timed-out" or a.startswith("--expect-timed-out="):
+            if "=" in a:
+                value = a.split("=", 1)[1]
+                i += 1
+            elif i + 1 < len(argv):
+                value = argv[i + 1]
+                i += 2
+            else:
+                usage("--expect-timed-out needs a comma-separated list of ids")
+            expect_timed_out = [x for x in value.split(",") if x]
+            if not expect_timed_out:
+                usage("--expect-timed-out needs at least one id")
+            continue
         if a == "--expect-failed":
             if i + 1 >= len(argv):
                 usage("--expect-failed needs a comma-separated list of ids")
@@ -133,7 +150,14 @@ def main(argv):
     for f in expect_removed:
         if f not in index_of:
             usage("--expect-removed: '%s' is not a task of %s" % (f, wl_path))
+    for f in expect_timed_out:
+        if f not in index_of:
+            usage("--expect-timed-out: '%s' is not a task of %s" % (f, wl_path))
     removed_set = set(expect_removed)
+    timed_out_set = set(expect_timed_out)
+    if timed_out_set & (removed_set | set(expect_failed or [])):
+        usage("a task is expected timed out and also failed or removed: %s"
+              % ", ".join(sorted(timed_out_set & (removed_set | set(expect_failed or [])))))
     if expect_failed is not None and removed_set & set(expect_failed):
         usage("a task is both expected failed and removed: %s"
               % ", ".join(sorted(removed_set & set(expect_failed))))
@@ -161,12 +185,13 @@ def main(argv):
             problem("%s: task '%s' has index %r, but it is task %d of the workload"
                     % (where, tid, r.get("index"), index_of[tid]))
         status = r.get("status")
-        if status not in ("done", "failed", "cancelled"):
-            problem("%s: task '%s' has status %r (done, failed or cancelled)" % (where, tid, status))
+        if status not in ("done", "failed", "timed out", "cancelled"):
+            problem("%s: task '%s' has status %r (done, failed, timed out or cancelled)"
+                    % (where, tid, status))
         for key in ("node", "ready_ns", "start_ns", "end_ns", "exit"):
             if not isinstance(r.get(key), int):
                 problem("%s: task '%s': %s is %r, not an integer" % (where, tid, key, r.get(key)))
-        if status in ("done", "failed") and isinstance(r.get("start_ns"), int) \
+        if status in ("done", "failed", "timed out") and isinstance(r.get("start_ns"), int) \
                 and isinstance(r.get("end_ns"), int) and r["end_ns"] < r["start_ns"]:
             problem("%s: task '%s' ends (%d) before it starts (%d)"
                     % (where, tid, r["end_ns"], r["start_ns"]))
@@ -187,16 +212,18 @@ def main(argv):
         failed_set = {tid for tid in ids if status_of(tid) == "failed"}
     else:
         failed_set = set()
+    if closure and not expect_timed_out:
+        timed_out_set = {tid for tid in ids if status_of(tid) == "timed out"}
     descendants = set()
-    stack = list(failed_set | removed_set)
+    stack = list(failed_set | removed_set | timed_out_set)
     while stack:
         for c in children[stack.pop()]:
             if c not in descendants:
                 descendants.add(c)
                 stack.append(c)
-    if descendants & failed_set:
-        usage("an expected-failed task descends from another: %s"
-              % ", ".join(sorted(descendants & failed_set)))
+    if descendants & (failed_set | timed_out_set):
+        usage("an expected-failed or timed-out task descends from another: %s"
+              % ", ".join(sorted(descendants & (failed_set | timed_out_set))))
     if descendants & removed_set:
         usage("a removed task descends from a failed or removed task: %s"
               % ", ".join(sorted(descendants & removed_set)))
@@ -209,6 +236,8 @@ def main(argv):
         where = r["_where"]
         if tid in failed_set:
             want = "failed"
+        elif tid in timed_out_set:
+            want = "timed out"
         elif tid in removed_set:
             want = "cancelled"
         elif tid in descendants:
@@ -224,10 +253,11 @@ def main(argv):
             if tid in removed_set:
                 why = ": it was removed by jackdaw cancel"
             elif want == "cancelled" and removed_set:
-                why = ": it descends from failed or removed task(s) %s" \
-                      % ", ".join(sorted(failed_set | removed_set))
+                why = ": it descends from failed, timed-out or removed task(s) %s" \
+                      % ", ".join(sorted(failed_set | removed_set | timed_out_set))
             elif want == "cancelled":
-                why = ": it descends from failed task(s) %s" % ", ".join(sorted(failed_set))
+                why = ": it descends from failed or timed-out task(s) %s" \
+                      % ", ".join(sorted(failed_set | timed_out_set))
             problem("%s: task '%s' is %s%s, expected %s%s" % (where, tid, st, extra, want, why))
         if st == "failed" and not (r.get("exit") or r.get("signal")):
             problem("%s: task '%s' failed with exit %r and no signal" % (where, tid, r.get("exit")))
@@ -254,7 +284,7 @@ def main(argv):
             pst = status_of(p)
             if pst is None:
                 continue
-            if st in ("done", "failed"):
+            if st in ("done", "failed", "timed out"):
                 if pst != "done":
                     problem("%s: task '%s' ran (%s) although its parent '%s' is %s"
                             % (r["_where"], tid, st, p, pst))
@@ -263,7 +293,7 @@ def main(argv):
                 if isinstance(ps, int) and isinstance(pe, int) and pe < ps:
                     problem("%s: task '%s' started at %d, %d ns before its parent '%s' ended "
                             "at %d (%s)" % (r["_where"], tid, pe, ps - pe, p, ps, rec[p]["_where"]))
-            elif pst in ("failed", "cancelled") and st != "cancelled":
+            elif pst in ("failed", "timed out", "cancelled") and st != "cancelled":
                 problem("%s: task '%s' is %s although its parent '%s' is %s"
                         % (r["_where"], tid, st, p, pst))
 
@@ -276,7 +306,7 @@ def main(argv):
                          % (len(problems), "" if len(problems) == 1 else "s", rec_path, wl_path))
         return 1
 
-    by_status = {"done": 0, "failed": 0, "cancelled": 0}
+    by_status = {"done": 0, "failed": 0, "timed out": 0, "cancelled": 0}
     nodes = {}
     for tid in ids:
         by_status[status_of(tid)] += 1
@@ -284,10 +314,11 @@ def main(argv):
             n = rec[tid].get("node")
             nodes[n] = nodes.get(n, 0) + 1
     per_node = " ".join("%s:%d" % (n, nodes[n]) for n in sorted(nodes))
-    sys.stdout.write("check_records: OK: %d tasks, %d done, %d failed, %d cancelled, "
+    timed_out_text = ", %d timed out" % by_status["timed out"] if by_status["timed out"] else ""
+    sys.stdout.write("check_records: OK: %d tasks, %d done, %d failed%s, %d cancelled, "
                      "%d dependencies respected; tasks per node %s\n"
-                     % (len(ids), by_status["done"], by_status["failed"], by_status["cancelled"],
-                        edges, per_node or "-"))
+                     % (len(ids), by_status["done"], by_status["failed"], timed_out_text,
+                        by_status["cancelled"], edges, per_node or "-"))
     return 0
 
 

@@ -186,7 +186,13 @@ static void test_create_append_read(void **state)
     (void)state;
     char path[128];
     path_in_dir(path, sizeof path, "fresh.jdt");
+    mode_t mask = umask(022);
     struct collect_file *f = open_ok(path, 2);
+    umask(mask);
+    /* A trace is its owner's only, whatever the umask. */
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
     struct collect_file_stats st;
     collect_file_stats(f, &st);
     assert_false(st.resumed);

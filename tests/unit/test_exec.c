@@ -1,7 +1,8 @@
 /*
  * test_exec — drives core/runtime/exec through its public API on a private uv loop:
- * noops, stretched sleeps, commands on the direct and the shell path, failures,
- * exactly-once delivery under load, and destroy with work in flight.  Run by `make unit`.
+ * noops, stretched sleeps that are never short, commands on the direct and the shell
+ * path, failures, time limits, process groups that end with their task, exactly-once
+ * delivery under load, and destroy with work in flight.  Run by `make unit`.
  *
  * Every loop is bounded by an unref'd watchdog timer; the exec keeps the loop alive
  * exactly while tasks run, so a loop that returns on its own means all were delivered.
@@ -14,6 +15,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -231,6 +233,293 @@ static void test_many_concurrent_sleeps(void **state)
     assert_int_equal(f->delivered, 200);
     for (int i = 0; i < 200; i++)
         assert_int_equal(f->per_index[i], 1);
+}
+
+/* What a sleep must last on an executor of speed `speed`: its duration stretched, never
+ * less (DESIGN: "sleep D scaled by the node's speed factor"). */
+static bool lasted_at_least(const struct exec_result *r, double duration_s, double speed)
+{
+    double need_ns = duration_s / speed * 1e9;
+    double got_ns = (double)(r->t_end - r->t_start);
+    if (got_ns >= need_ns)
+        return true;
+    print_message("sleep of %.6f s at speed %.2f ran %.6f ms, %.6f ms short\n", duration_s,
+                  speed, got_ns / 1e6, (need_ns - got_ns) / 1e6);
+    return false;
+}
+
+/* Durations that are not whole milliseconds, some under one: the shapes that a timer of
+ * millisecond resolution with carried-over slack used to cut short (a 3.788 ms sleep ran
+ * 0.04 ms).  A lower bound only: lateness on a loaded machine makes sleeps longer, never
+ * shorter, so this cannot flake. */
+static const double odd_durations[] = {0.003788, 0.0003, 0.0012, 0.0075, 0.00005, 0.002999,
+                                       0.0009, 0.0041, 0.0001, 0.0019};
+#define ODD_COUNT (sizeof odd_durations / sizeof odd_durations[0])
+
+static void test_sleep_never_short_one_at_a_time(void **state)
+{
+    struct fixture *f = *state;
+    for (uint32_t i = 0; i < 6 * ODD_COUNT; i++) {
+        double d = odd_durations[i % ODD_COUNT];
+        struct task_spec spec = {.key = task_key(6, i), .kind = TASK_SLEEP, .duration_s = d};
+        assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+        run_loop(f);
+        assert_int_equal(f->last.status, TASK_DONE);
+        assert_true(lasted_at_least(&f->last, d, 1.0));
+    }
+}
+
+/* Concurrent sleeps on a slower executor, with results checked as they arrive. */
+struct never_short {
+    struct fixture *f;
+    double speed;
+    int short_ones;
+};
+
+static void on_done_check(struct exec_result *r, void *data)
+{
+    struct never_short *c = data;
+    c->f->delivered++;
+    double d = odd_durations[task_key_index(r->key) % ODD_COUNT];
+    if (r->status != TASK_DONE || !lasted_at_least(r, d, c->speed))
+        c->short_ones++;
+}
+
+static void test_sleep_never_short_concurrent(void **state)
+{
+    struct fixture *f = *state;
+    exec_destroy(f->ex);
+    struct never_short c = {.f = f, .speed = 0.7};
+    char *cause = NULL;
+    f->ex = exec_create(&f->loop, f->workdir, c.speed, on_done_check, &c, &cause);
+    assert_non_null(f->ex);
+    for (uint32_t round = 0; round < 4; round++) {
+        for (uint32_t i = 0; i < 100; i++) {
+            struct task_spec spec = {.key = task_key(7, round * 100 + i), .kind = TASK_SLEEP,
+                                     .duration_s = odd_durations[(round * 100 + i) % ODD_COUNT]};
+            assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+        }
+        run_loop(f);
+    }
+    assert_int_equal(f->delivered, 400);
+    assert_int_equal(c.short_ones, 0);
+}
+
+/* A process that is gone: no such pid, or a zombie its new parent has not reaped. */
+static bool process_gone(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return true;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
+/* The pid a task wrote to FILE in its directory, or -1. */
+static pid_t read_pid(struct fixture *f, uint64_t key, const char *file)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/task-%u-%u/%s", f->workdir, task_key_job(key),
+             task_key_index(key), file);
+    char *text = slurp(path);
+    pid_t pid = text ? (pid_t)atoi(text) : -1;
+    free(text);
+    return pid > 1 ? pid : -1;
+}
+
+/* Runs the loop (the exec may need it to finish a kill) until `pid` is gone, for at most
+ * `seconds`; kills it by pid if it outlived that, and says whether it went by itself. */
+struct gone_wait {
+    pid_t pid;
+    int ticks;
+    bool gone;
+};
+
+static void on_gone_tick(uv_timer_t *t)
+{
+    struct gone_wait *g = t->data;
+    if (process_gone(g->pid) || --g->ticks <= 0) {
+        g->gone = process_gone(g->pid);
+        uv_timer_stop(t);
+        uv_close((uv_handle_t *)t, NULL);
+    }
+}
+
+static bool wait_gone(struct fixture *f, pid_t pid, int seconds)
+{
+    struct gone_wait g = {.pid = pid, .ticks = seconds * 20};
+    uv_timer_t t;
+    uv_timer_init(&f->loop, &t);
+    t.data = &g;
+    uv_timer_start(&t, on_gone_tick, 0, 50);
+    run_loop_to_end(f);
+    if (!g.gone)
+        kill(pid, SIGKILL);
+    return g.gone;
+}
+
+/* A task ends when its main process exits; what it left running in the background
+ * ends with it (issue 13 b). */
+static void test_background_child_ends_with_task(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t key = task_key(8, 1);
+    run_command(f, key, "sleep 30 & echo $! > bg.pid");
+    assert_int_equal(f->last.status, TASK_DONE);
+    pid_t pid = read_pid(f, key, "bg.pid");
+    assert_true(pid > 0);
+    assert_true(wait_gone(f, pid, 10));
+}
+
+/* One that ignores SIGTERM is killed after the grace period. */
+static void test_stubborn_background_child_killed(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t key = task_key(8, 2);
+    run_command(f, key, "(trap '' TERM; exec sleep 30) & echo $! > bg.pid");
+    assert_int_equal(f->last.status, TASK_DONE);
+    pid_t pid = read_pid(f, key, "bg.pid");
+    assert_true(pid > 0);
+    assert_true(wait_gone(f, pid, 10));
+}
+
+/* exec_kill (job removal) ends the whole group, SIGTERM-proof members included. */
+static void test_kill_ends_whole_group(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t key = task_key(8, 3);
+    struct task_spec spec = {.key = key, .kind = TASK_COMMAND,
+                             .cmd = "(trap '' TERM; exec sleep 31) & echo $! > bg.pid; wait"};
+    assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    pid_t pid = -1;
+    for (int i = 0; i < 200 && pid < 0; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        usleep(10000);
+        pid = read_pid(f, key, "bg.pid");
+    }
+    assert_true(pid > 0);
+    assert_int_equal(exec_kill(f->ex, f), 0);
+    run_loop(f);
+    assert_int_equal(f->delivered, 1);
+    assert_int_equal(f->last.status, TASK_FAILED);
+    assert_true(wait_gone(f, pid, 10));
+}
+
+/* Destroying the exec (the daemon stops) ends every group, SIGTERM-proof members and
+ * the leftovers of tasks that already ended included, and the loop still ends. */
+static void test_destroy_ends_every_group(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t done_key = task_key(9, 1), run_key = task_key(9, 2);
+    /* Ended, leaving a child that ignores SIGTERM: the exec is still on its grace period
+     * when it is destroyed. */
+    run_command(f, done_key, "(trap '' TERM; exec sleep 32) & echo $! > bg.pid");
+    pid_t left = read_pid(f, done_key, "bg.pid");
+    struct task_spec spec = {.key = run_key, .kind = TASK_COMMAND,
+                             .cmd = "(trap '' TERM; exec sleep 33) & echo $! > bg.pid; wait"};
+    assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    pid_t running = -1;
+    for (int i = 0; i < 200 && running < 0; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        usleep(10000);
+        running = read_pid(f, run_key, "bg.pid");
+    }
+    assert_true(left > 0);
+    assert_true(running > 0);
+    exec_destroy(f->ex);
+    f->ex = NULL;
+    run_loop_to_end(f);
+    bool left_gone = wait_gone(f, left, 5), running_gone = wait_gone(f, running, 5);
+    assert_true(left_gone);
+    assert_true(running_gone);
+}
+
+/* A time limit ends a sleep that would run past it, as failed and timed out; one that
+ * ends within it is done.  Bounds only tell "cut at its limit" from "ran to its end". */
+static void test_sleep_time_limit(void **state)
+{
+    struct fixture *f = *state;
+    struct task_spec spec = {.key = task_key(10, 1), .kind = TASK_SLEEP, .duration_s = 10,
+                             .timeout_s = 0.05};
+    assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    run_loop(f);
+    assert_int_equal(f->last.status, TASK_FAILED);
+    assert_true(f->last.timed_out);
+    assert_int_equal(f->last.exit_code, -1);
+    assert_true(f->last.t_end - f->last.t_start >= 50 * 1000000LL);
+    assert_true(f->last.t_end - f->last.t_start < 10 * 1000000000LL);
+
+    spec = (struct task_spec){.key = task_key(10, 2), .kind = TASK_SLEEP, .duration_s = 0.01,
+                              .timeout_s = 10};
+    assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    run_loop(f);
+    assert_int_equal(f->last.status, TASK_DONE);
+    assert_false(f->last.timed_out);
+}
+
+/* A command past its limit: its group gets SIGTERM (or SIGKILL when it ignores that),
+ * it fails as timed out even if it exits 0 on the SIGTERM, and what it started in the
+ * background ends too. */
+static void test_command_time_limit(void **state)
+{
+    struct fixture *f = *state;
+    struct task_spec spec = {.key = task_key(10, 3), .kind = TASK_COMMAND, .cmd = "sleep 30",
+                             .timeout_s = 0.05};
+    assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    run_loop(f);
+    assert_int_equal(f->last.status, TASK_FAILED);
+    assert_true(f->last.timed_out);
+    assert_int_equal(f->last.term_signal, SIGTERM);
+
+    spec = (struct task_spec){.key = task_key(10, 4), .kind = TASK_COMMAND,
+                              .cmd = "trap '' TERM; sleep 30", .timeout_s = 0.05};
+    assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    run_loop(f);
+    assert_int_equal(f->last.status, TASK_FAILED);
+    assert_true(f->last.timed_out);
+    assert_int_equal(f->last.term_signal, SIGKILL);
+
+    uint64_t key = task_key(10, 5);
+    spec = (struct task_spec){.key = key, .kind = TASK_COMMAND,
+                              .cmd = "trap 'exit 0' TERM; (trap '' TERM; exec sleep 34) & "
+                                     "echo $! > bg.pid; wait",
+                              .timeout_s = 0.2};
+    assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    run_loop(f);
+    assert_int_equal(f->last.status, TASK_FAILED);
+    assert_true(f->last.timed_out);
+    assert_int_equal(f->last.exit_code, 0);
+    pid_t pid = read_pid(f, key, "bg.pid");
+    assert_true(pid > 0);
+    assert_true(wait_gone(f, pid, 10));
+
+    /* Within its limit: done, not timed out. */
+    spec = (struct task_spec){.key = task_key(10, 6), .kind = TASK_COMMAND, .cmd = "true",
+                              .timeout_s = 30};
+    assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    run_loop(f);
+    assert_int_equal(f->last.status, TASK_DONE);
+    assert_false(f->last.timed_out);
+}
+
+static void test_time_limit_out_of_bounds(void **state)
+{
+    struct fixture *f = *state;
+    const double bad[] = {-1, NAN, INFINITY, TASK_TIMEOUT_MAX_S * 2};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct task_spec spec = {.key = task_key(10, 7), .kind = TASK_SLEEP, .duration_s = 0.01,
+                                 .timeout_s = bad[i]};
+        assert_int_equal(exec_start(f->ex, &spec, f, NULL), -EINVAL);
+        spec.kind = TASK_COMMAND;
+        spec.cmd = "true";
+        assert_int_equal(exec_start(f->ex, &spec, f, NULL), -EINVAL);
+    }
+    assert_int_equal(exec_running(f->ex), 0);
 }
 
 static void test_command_true(void **state)
@@ -484,6 +773,15 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_noop_done_now, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sleep_is_stretched_by_speed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_concurrent_sleeps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sleep_never_short_one_at_a_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sleep_never_short_concurrent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_background_child_ends_with_task, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stubborn_background_child_killed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kill_ends_whole_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_destroy_ends_every_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sleep_time_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_command_time_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_time_limit_out_of_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_true, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_exit_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_output_tail_and_file, setup, teardown),

@@ -245,7 +245,7 @@ static void test_put_and_read_across_the_spill_boundary(void **state)
     object_file(path, sizeof path, f, "s", 3, "");
     assert_int_equal(stat(path, &sb), 0);
     assert_int_equal(sb.st_size, 40000);
-    assert_int_equal(sb.st_mode & 0777, 0444);
+    assert_int_equal(sb.st_mode & 0777, 0400);
     object_file(path, sizeof path, f, "s", 2, "");
     assert_int_equal(stat(path, &sb), -1);
 

@@ -80,6 +80,32 @@ static void test_task_roundtrip_and_truncation(void **state)
     wbuf_fini(&b);
 }
 
+/* A time limit travels with the task; one out of bounds is refused like a bad duration. */
+static void test_task_time_limit(void **state)
+{
+    (void)state;
+    struct task_spec t = {.key = task_key(2, 7), .kind = TASK_SLEEP, .duration_s = 5,
+                          .timeout_s = 1.5};
+    struct wbuf b;
+    wbuf_init(&b);
+    proto_put_task(&b, &t);
+    struct rbuf r;
+    rbuf_init(&r, b.data, b.len);
+    struct task_spec u;
+    assert_int_equal(proto_get_task(&r, &u), 0);
+    assert_true(u.timeout_s == 1.5);
+    proto_task_fini(&u);
+    const double bad[] = {-1, NAN, INFINITY, TASK_TIMEOUT_MAX_S * 2};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        wbuf_reset(&b);
+        t.timeout_s = bad[i];
+        proto_put_task(&b, &t);
+        rbuf_init(&r, b.data, b.len);
+        assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    }
+    wbuf_fini(&b);
+}
+
 static void test_task_end_roundtrip(void **state)
 {
     (void)state;
@@ -95,7 +121,25 @@ static void test_task_end_roundtrip(void **state)
     assert_int_equal(proto_get_task_end(&r, &f), 0);
     assert_int_equal(f.exit_code, 3);
     assert_string_equal(f.detail, "boom\n");
+    assert_false(f.timed_out);
     free(f.detail);
+    /* A timeout is a kind of failure, and only that. */
+    e.timed_out = true;
+    wbuf_reset(&b);
+    proto_put_task_end(&b, &e);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task_end(&r, &f), 0);
+    assert_true(f.timed_out);
+    free(f.detail);
+    b.data[8] = TASK_DONE;
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task_end(&r, &f), -EBADMSG);
+    b.data[8] = TASK_FAILED;
+    b.data[b.len - 1] = 2;
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task_end(&r, &f), -EBADMSG);
+    rbuf_init(&r, b.data, b.len - 1);
+    assert_int_equal(proto_get_task_end(&r, &f), -EBADMSG);
     /* A report must carry a final status. */
     b.data[8] = TASK_RUNNING;
     rbuf_init(&r, b.data, b.len);
@@ -149,6 +193,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_task_roundtrip_and_truncation),
+        cmocka_unit_test(test_task_time_limit),
         cmocka_unit_test(test_task_end_roundtrip),
         cmocka_unit_test(test_stats_refuses_huge_job_count),
         cmocka_unit_test(test_key_owner_spread),

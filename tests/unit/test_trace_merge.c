@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sys/stat.h>
 
 #include "tools/cmd.h"
 #include "trace/merge.h"
@@ -191,8 +192,14 @@ static void test_overlapping_inputs_merge_once(void **state)
     const char *inputs[] = { paths[0], paths[1], paths[2] };
     struct trace_merge_result res;
     char *cause = NULL;
+    mode_t mask = umask(022);
     assert_int_equal(trace_merge(out, inputs, 3, NULL, &res, &cause), 0);
+    umask(mask);
     assert_null(cause);
+    /* The merged trace is its owner's only, whatever the umask. */
+    struct stat sb;
+    assert_int_equal(stat(out, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
     assert_int_equal(res.events_in, total);
     assert_int_equal(res.events_out, f.n);
     assert_int_equal(res.duplicates, total - f.n);

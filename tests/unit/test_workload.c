@@ -1087,6 +1087,48 @@ static void test_write_objects_refuses(void **state)
     free(text);
 }
 
+/* timeout_s: any kind may carry one; it must be a number in (0, 30 days]; the writer
+ * keeps it; --task-timeout fills it where the file has none. */
+static void test_time_limit(void **state)
+{
+    (void)state;
+    struct workload wl;
+    char *cause = NULL;
+    assert_int_equal(parse(&wl, "{\"id\":\"a\",\"kind\":\"command\",\"cmd\":\"x\",\"timeout_s\":2.5}\n"
+                                "{\"id\":\"b\",\"kind\":\"sleep\",\"duration_s\":9,\"timeout_s\":1}\n"
+                                "{\"id\":\"c\"}\n",
+                           &cause),
+                     0);
+    assert_true(wl.tasks[0].timeout_s == 2.5);
+    assert_true(wl.tasks[1].timeout_s == 1);
+    assert_true(wl.tasks[2].timeout_s == 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(workload_write_task(out, &wl.tasks[0], &wl), 0);
+    fclose(out);
+    assert_non_null(strstr(text, "\"timeout_s\":2.5"));
+    free(text);
+    workload_default_timeout(&wl, 7);
+    assert_true(wl.tasks[0].timeout_s == 2.5);
+    assert_true(wl.tasks[2].timeout_s == 7);
+    workload_fini(&wl);
+
+    expect_error("{\"id\":\"a\"}\n{\"id\":\"b\",\"timeout_s\":0}\n",
+                 "w.jsonl:2: task 'b': timeout_s 0 is out of range (more than 0, at most "
+                 "2592000 s: 30 days)");
+    expect_error("{\"id\":\"b\",\"timeout_s\":-1}\n",
+                 "w.jsonl:1: task 'b': timeout_s -1 is out of range (more than 0, at most "
+                 "2592000 s: 30 days)");
+    expect_error("{\"id\":\"b\",\"timeout_s\":2592001}\n",
+                 "w.jsonl:1: task 'b': timeout_s 2592001 is out of range (more than 0, at "
+                 "most 2592000 s: 30 days)");
+    expect_error("{\"id\":\"b\",\"timeout_s\":\"5\"}\n",
+                 "w.jsonl:1: task 'b': timeout_s must be a number of seconds");
+    expect_error("{\"id\":\"b\",\"timeout_s\":null}\n",
+                 "w.jsonl:1: task 'b': timeout_s must be a number of seconds");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1121,6 +1163,7 @@ int main(void)
         cmocka_unit_test(test_error_long_strings),
         cmocka_unit_test(test_error_long_line),
         cmocka_unit_test(test_error_degree),
+        cmocka_unit_test(test_time_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -261,7 +261,7 @@ int main(int argc, char **argv)
     char *logpath = xasprintf("%s/collector.log", dir);
     pid_t pid = fork();
     if (pid == 0) {
-        int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
         if (logfd >= 0) {
             dup2(logfd, 1);
             dup2(logfd, 2);

@@ -32,7 +32,7 @@ struct bench_child {
 
 /* Runs argv (argv[0] is only the name shown by ps: the program is this binary, through
  * /proc/self/exe) with stdin from /dev/null, stdout to out_path and stderr to err_path
- * (both created 0644, truncated).  Waits at most timeout_s. */
+ * (both created 0600, truncated).  Waits at most timeout_s. */
 int bench_spawn_self(char *const argv[], const char *out_path, const char *err_path,
                      double timeout_s, struct bench_child *res, char **cause);
 
