@@ -36,9 +36,7 @@ cat >"$wl" <<EOF_WL
 EOF_WL
 total=$(wc -l <"$wl")
 
-# --steal none: two idle nodes can pass one ready task back and forth by stealing
-# without either running it (seen on main, outside what this test is about).
-jd_run tmo "$wl" --nodes 2 --slots 4 --steal none --task-timeout 1 --records "$T/records"
+jd_run tmo "$wl" --nodes 2 --slots 4 --task-timeout 1 --records "$T/records"
 cat "$T/tmo.out"
 expect_code 1 "$RUN_RC" "jackdaw run with tasks past their time limits: $(cat "$T/tmo.err")"
 [ -s "$T/bg.pid" ] && BG_LEFT=$(cat "$T/bg.pid")
@@ -72,7 +70,7 @@ else
     fail "task bg never wrote its background child's PID"
 fi
 
-jd_run tmojson "$wl" --nodes 2 --slots 4 --steal none --task-timeout 1 --json
+jd_run tmojson "$wl" --nodes 2 --slots 4 --task-timeout 1 --json
 expect_code 1 "$RUN_RC" "jackdaw run --json with tasks past their time limits"
 "$PY" - "$T/tmojson.out" <<'EOF_PY' || fail "--json summary is wrong: $(cat "$T/tmojson.out")"
 import json, sys

@@ -16,9 +16,7 @@ with open(sys.argv[1], "w") as f:
         f.write('{"id":"s%d","kind":"sleep","duration_s":%r}\n' % (i, durations[i % len(durations)]))
 EOF_PY
 
-# --steal none: two idle nodes can pass one ready task back and forth by stealing
-# without either running it (seen on main, outside what this test is about).
-jd_run floor "$wl" --nodes 2 --slots 4 --speeds 1,0.5 --steal none --records "$T/records"
+jd_run floor "$wl" --nodes 2 --slots 4 --speeds 1,0.5 --records "$T/records"
 expect_code 0 "$RUN_RC" "jackdaw run of sleep tasks: $(cat "$T/floor.err")"
 check_records "$wl" "$T/records"
 "$PY" - "$wl" "$T/records" <<'EOF_PY' || fail "a sleep task ran shorter than asked"

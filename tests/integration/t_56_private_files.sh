@@ -21,9 +21,7 @@ cat >"$wl" <<'EOF_WL'
 {"id":"d","kind":"command","cmd":"echo x > made-here; echo y","output_bytes":100}
 EOF_WL
 
-# --steal none: two idle nodes can pass one ready task back and forth by stealing
-# without either running it (seen on main, outside what this test is about).
-jd_run private "$wl" --nodes 2 --slots 2 --steal none --store-mem 0 --trace "$T/private.avro" --records "$T/records"
+jd_run private "$wl" --nodes 2 --slots 2 --store-mem 0 --trace "$T/private.avro" --records "$T/records"
 expect_code 0 "$RUN_RC" "jackdaw run: $(cat "$T/private.out" "$T/private.err")"
 check_records "$wl" "$T/records"
 [ -f "$T/private.avro" ] || fail "no trace file at $T/private.avro"
