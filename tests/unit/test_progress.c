@@ -29,8 +29,8 @@
  * back and forth between two idle nodes).
  *
  * TEST_PROGRESS_RUNS (default 20000) random runs from TEST_PROGRESS_SEED (default 1);
- * TEST_PROGRESS_SECONDS, when set, runs until that much time passed instead (make
- * stress).  A failure prints the seed and the command that replays just that run.
+ * TEST_PROGRESS_SECONDS (seconds, or 30m, 1h), when set, runs until that much time
+ * passed instead (make stress).  A failure prints the seed and the command that replays just that run.
  * Run by `make unit`.
  */
 #include <stdarg.h>
@@ -746,6 +746,18 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
     return v && *v ? strtoull(v, NULL, 10) : dflt;
 }
 
+/* Seconds, or with a suffix s, m or h ("30m"), as make stress's DURATION. */
+static double env_seconds(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    double x = strtod(v, &end);
+    double unit = *end == 'm' ? 60 : *end == 'h' ? 3600 : 1;
+    return x > 0 ? x * unit : 0;
+}
+
 static double mono_s(void)
 {
     struct timespec ts;
@@ -760,7 +772,7 @@ static void test_random_schedules(void **state)
     struct world *w = world_new();
     uint64_t seed0 = env_u64("TEST_PROGRESS_SEED", 1);
     uint64_t runs = env_u64("TEST_PROGRESS_RUNS", 20000);
-    double seconds = (double)env_u64("TEST_PROGRESS_SECONDS", 0);
+    double seconds = env_seconds("TEST_PROGRESS_SECONDS");
     double until = seconds > 0 ? mono_s() + seconds : 0;
     uint64_t done = 0, steps = 0, tasks = 0;
     for (uint64_t i = 0; until ? mono_s() < until : i < runs; i++) {
