@@ -198,6 +198,21 @@ static int fail_quoting(struct parser *ps, uint32_t line, const char *before, co
     return rc;
 }
 
+/* An id (`what`: "id", "object id") is not empty and within WORKLOAD_MAX_ID. */
+static int check_id(struct parser *ps, uint32_t line, const char *what, const char *id,
+                    size_t id_len)
+{
+    if (id_len == 0)
+        return fail(ps, line, "%s must not be empty", what);
+    if (id_len <= WORKLOAD_MAX_ID)
+        return 0;
+    char *before = xasprintf("%s is %zu bytes, beyond the limit of %u: ", what, id_len,
+                             WORKLOAD_MAX_ID);
+    int rc = fail_quoting(ps, line, before, id, id_len, "");
+    free(before);
+    return rc;
+}
+
 static void task_free(struct workload_task *t)
 {
     free(t->id);
@@ -325,15 +340,9 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
         return fail(ps, line, "id must be a string");
     const char *id = json_string_value(val[K_ID]);
     size_t id_len = json_string_length(val[K_ID]);
-    if (id_len == 0)
-        return fail(ps, line, "id must not be empty");
-    if (id_len > WORKLOAD_MAX_ID) {
-        char *before = xasprintf("id is %zu bytes, beyond the limit of %u: ", id_len,
-                                 WORKLOAD_MAX_ID);
-        int rc = fail_quoting(ps, line, before, id, id_len, "");
-        free(before);
+    int rc = check_id(ps, line, "id", id, id_len);
+    if (rc < 0)
         return rc;
-    }
 
     struct workload_task t = {.kind = TASK_NOOP, .stealable = true, .line = line};
     if (val[K_KIND]) {
@@ -345,8 +354,8 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
             k++;
         if (k == TASK_KIND_COUNT) {
             char *before = xasprintf("task '%s': unknown kind ", id);
-            int rc = fail_quoting(ps, line, before, kind, json_string_length(val[K_KIND]),
-                                  " (noop, sleep or command)");
+            rc = fail_quoting(ps, line, before, kind, json_string_length(val[K_KIND]),
+                              " (noop, sleep or command)");
             free(before);
             return rc;
         }
@@ -456,15 +465,9 @@ static int add_object(struct parser *ps, json_t *obj, uint32_t line)
         return fail(ps, line, "object must be a string (the object's id)");
     const char *id = json_string_value(val[O_OBJECT]);
     size_t id_len = json_string_length(val[O_OBJECT]);
-    if (id_len == 0)
-        return fail(ps, line, "object id must not be empty");
-    if (id_len > WORKLOAD_MAX_ID) {
-        char *before = xasprintf("object id is %zu bytes, beyond the limit of %u: ", id_len,
-                                 WORKLOAD_MAX_ID);
-        int rc = fail_quoting(ps, line, before, id, id_len, "");
-        free(before);
+    int rc = check_id(ps, line, "object id", id, id_len);
+    if (rc < 0)
         return rc;
-    }
 
     struct workload_object o = {.node = WORKLOAD_NODE_SPREAD, .line = line};
     if (!val[O_BYTES])

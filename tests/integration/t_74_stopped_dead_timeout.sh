@@ -65,8 +65,17 @@ timeout -k 5 60 "$JACKDAW" run "$long" --nodes 1 --slots 1 --quiet --timeout 1 \
     >"$T/run-timeout.out" 2>"$T/run-timeout.err" || rc=$?
 expect_code 6 "$rc" "run of a job longer than --timeout"
 grep -q 'timed out' "$T/run-timeout.err" || fail "run says: $(cat "$T/run-timeout.err")"
-wait_until 10 eval '[ -z "$(pids_in_tmpdir | grep -vxF -f <(cluster_pids "$CLUSTER_FILE"))" ]' ||
-    fail "run left daemons after its timeout: $(pids_in_tmpdir | tr '\n' ' ')"
+# The cluster's pids are read first: a reader running beside the scan has the cluster
+# file (under $T) on its command line and would be taken for a leftover.
+others() {
+    local keep
+    keep=$(cluster_pids "$CLUSTER_FILE")
+    pids_in_tmpdir | grep -vxF -f <(printf '%s\n' $keep)
+}
+wait_until 10 eval '[ -z "$(others)" ]' || {
+    for pid in $(others); do ps -o pid=,etime=,args= -p "$pid" >&2; done
+    fail "run left processes after its timeout: $(others | tr '\n' ' ')"
+}
 note "timeouts: submit and run exit 6: $(tail -1 "$T/run-timeout.err")"
 
 # ---- 3. dead nodes ------------------------------------------------------------------------

@@ -344,63 +344,11 @@ static void test_hand_steal_audit(void **state)
     report_analysis_destroy(a);
 }
 
-/* A steal that made things worse: node 0 (1 slot) runs t0 [0,0.5) and t1 [0.5,1); t2,
- * queued behind t1, is stolen at 0.6 by node 1, which starts it only at 2.0.  Node 0
- * started at 0 and 0.5 (2 tasks/s) with one task queued: it would have started t2 at
- * 0.6 + 1/2 = 1.1.  Harmful by 0.9 s. */
-static void test_harmful_steal(void **state)
+/* A run of three tasks on two nodes where node 1 steals t2 at 0.7 s and runs it at
+ * 2.0 s, while node 0, which would have started it at 1.0 s, idles: a harmful steal.
+ * `names` are the three tasks' ids.  Written to `file` in the test's directory. */
+static const char *write_harmful_steal(const char *const *names, const char *file)
 {
-    (void)state;
-    struct fixture f;
-    memset(&f, 0, sizeof f);
-    struct trace_event *e = at(&f, TRACE_JOB_SUBMIT, -1, 0, -1, 1);
-    e->task = (uint64_t)FIXTURE_JOB << 32 | UINT32_MAX;
-    e->count = 3;
-    e = at(&f, TRACE_TASK_NAMES, -1, 0, 0, 1);
-    e->count = 3;
-    e->names = hand_names;
-    e->nnames = 3;
-    for (int i = 0; i < 3; i++) {
-        at(&f, TRACE_TASK_SUBMIT, 0, 0, i, 1);
-        at(&f, TRACE_TASK_QUEUED_SHARED, 0, 0, i, 1);
-    }
-    task_run(&f, 0, 0, 0, 0.5, 1);
-    at(&f, TRACE_TASK_START, 0, 0.5, 1, 1);
-    at(&f, TRACE_TASK_STOLEN_OUT, 0, 0.6, 2, 1)->peer = 1;
-    at(&f, TRACE_TASK_END, 0, 1.0, 1, 1)->status = TASK_DONE;
-    at(&f, TRACE_STEAL_REQUEST, 1, 0.55, -1, 1)->peer = 0;
-    at(&f, TRACE_TASK_STOLEN_IN, 1, 0.7, 2, 1)->peer = 0;
-    e = at(&f, TRACE_STEAL_GRANT, 1, 0.7, -1, 1);
-    e->peer = 0;
-    e->count = 1;
-    task_run(&f, 1, 2, 2.0, 2.5, 1);
-    fixture_number(&f);
-    const char *path = in_dir("harm.avro");
-    fixture_write_with(&f, path, HAND_HEADER, 1000, NULL, NULL, 0);
-    fixture_free(&f);
-    struct report_analysis *a = analyze(path, 10);
-    assert_float_equal(a->figures[RF_STEALS_AUDITED], 1, 0);
-    assert_float_equal(a->figures[RF_STEALS_HELPFUL], 0, 0);
-    assert_float_equal(a->figures[RF_STEALS_HARMFUL], 1, 0);
-    assert_float_equal(a->figures[RF_STEAL_GAIN_S], -0.9, EPS);
-    assert_int_equal(a->nworst, 1);
-    assert_float_equal(a->worst[0].estimate_s, 1.1, EPS);
-    assert_float_equal(a->worst[0].victim_rate_tps, 2, EPS);
-    assert_string_equal(a->worst[0].name, "t2");
-    report_analysis_destroy(a);
-}
-
-/* The same harmful steal, its task named by a 900-byte id (the fixture's blocks hold
- * 1 KiB): the report's table of steals quotes the name cut, with its length, in
- * Markdown and HTML alike. */
-static void test_long_name_cut_in_report(void **state)
-{
-    (void)state;
-    char *long_name = malloc(901);
-    assert_non_null(long_name);
-    memset(long_name, 'n', 900);
-    long_name[900] = '\0';
-    const char *names[] = {"t0", "t1", long_name};
     struct fixture f;
     memset(&f, 0, sizeof f);
     struct trace_event *e = at(&f, TRACE_JOB_SUBMIT, -1, 0, -1, 1);
@@ -425,9 +373,44 @@ static void test_long_name_cut_in_report(void **state)
     e->count = 1;
     task_run(&f, 1, 2, 2.0, 2.5, 1);
     fixture_number(&f);
-    const char *path = in_dir("longname.avro");
+    const char *path = in_dir(file);
     fixture_write_with(&f, path, HAND_HEADER, 1000, NULL, NULL, 0);
     fixture_free(&f);
+    return path;
+}
+
+/* A steal that made things worse: node 0 (1 slot) runs t0 [0,0.5) and t1 [0.5,1); t2,
+ * queued behind t1, is stolen at 0.6 by node 1, which starts it only at 2.0.  Node 0
+ * started at 0 and 0.5 (2 tasks/s) with one task queued: it would have started t2 at
+ * 0.6 + 1/2 = 1.1.  Harmful by 0.9 s. */
+static void test_harmful_steal(void **state)
+{
+    (void)state;
+    const char *path = write_harmful_steal(hand_names, "harm.avro");
+    struct report_analysis *a = analyze(path, 10);
+    assert_float_equal(a->figures[RF_STEALS_AUDITED], 1, 0);
+    assert_float_equal(a->figures[RF_STEALS_HELPFUL], 0, 0);
+    assert_float_equal(a->figures[RF_STEALS_HARMFUL], 1, 0);
+    assert_float_equal(a->figures[RF_STEAL_GAIN_S], -0.9, EPS);
+    assert_int_equal(a->nworst, 1);
+    assert_float_equal(a->worst[0].estimate_s, 1.1, EPS);
+    assert_float_equal(a->worst[0].victim_rate_tps, 2, EPS);
+    assert_string_equal(a->worst[0].name, "t2");
+    report_analysis_destroy(a);
+}
+
+/* The same harmful steal, its task named by a 900-byte id (the fixture's blocks hold
+ * 1 KiB): the report's table of steals quotes the name cut, with its length, in
+ * Markdown and HTML alike. */
+static void test_long_name_cut_in_report(void **state)
+{
+    (void)state;
+    char *long_name = malloc(901);
+    assert_non_null(long_name);
+    memset(long_name, 'n', 900);
+    long_name[900] = '\0';
+    const char *names[] = {"t0", "t1", long_name};
+    const char *path = write_harmful_steal(names, "longname.avro");
     struct report_analysis *a = analyze(path, 10);
     assert_int_equal(a->nworst, 1);
     assert_string_equal(a->worst[0].name, long_name); /* the analysis keeps it whole */
