@@ -228,16 +228,27 @@ static inline void fixture_put(struct fixture_file *w, const void *p, size_t n)
     w->len += n;
 }
 
-static inline void fixture_file_init(struct fixture_file *w, const char *header)
+/* `sync` NULL draws a fresh marker, as every writer does; the corpus generator
+ * (test_trace_corpus) passes a fixed one so that its files come out the same each time. */
+static inline void fixture_file_init_sync(struct fixture_file *w, const char *header,
+                                          const uint8_t *sync)
 {
     memset(w, 0, sizeof *w);
-    assert_int_equal(trace_sync_new(w->sync), 0);
+    if (sync)
+        memcpy(w->sync, sync, TRACE_SYNC_SIZE);
+    else
+        assert_int_equal(trace_sync_new(w->sync), 0);
     uint8_t *h;
     size_t hlen;
     assert_int_equal(trace_file_header(header, w->sync, &h, &hlen), 0);
     fixture_put(w, h, hlen);
     free(h);
     assert_int_equal(trace_block_create(&w->block, 1024), 0);
+}
+
+static inline void fixture_file_init(struct fixture_file *w, const char *header)
+{
+    fixture_file_init_sync(w, header, NULL);
 }
 
 static inline void fixture_flush(struct fixture_file *w)
@@ -287,11 +298,12 @@ typedef bool (*fixture_filter)(const struct trace_event *ev, void *arg);
  * events in seq order, in chunks of `chunk` events, one block per chunk, the nodes'
  * chunks interleaved round-robin.  Events must be numbered (fixture_number order).
  * `cut` > 0 truncates the file to that many bytes (a crash).  Returns the events written.
- * fixture_write gives the file the run header FIXTURE_HEADER.
+ * fixture_write gives the file the run header FIXTURE_HEADER; fixture_write_sync a fixed
+ * sync marker (NULL: a fresh one).
  */
-static inline size_t fixture_write_with(const struct fixture *f, const char *path,
-                                        const char *header, size_t chunk, fixture_filter keep,
-                                        void *arg, size_t cut)
+static inline size_t fixture_write_sync(const struct fixture *f, const char *path,
+                                        const char *header, const uint8_t *sync, size_t chunk,
+                                        fixture_filter keep, void *arg, size_t cut)
 {
     /* Start of each node's run of events in f->e (sorted by node). */
     size_t starts[64], ends[64], nn = 0;
@@ -303,7 +315,7 @@ static inline size_t fixture_write_with(const struct fixture *f, const char *pat
         ends[nn - 1] = i + 1;
     }
     struct fixture_file w;
-    fixture_file_init(&w, header);
+    fixture_file_init_sync(&w, header, sync);
     size_t written = 0;
     for (bool more = true; more;) {
         more = false;
@@ -324,6 +336,13 @@ static inline size_t fixture_write_with(const struct fixture *f, const char *pat
     }
     fixture_file_save(&w, path, cut);
     return written;
+}
+
+static inline size_t fixture_write_with(const struct fixture *f, const char *path,
+                                        const char *header, size_t chunk, fixture_filter keep,
+                                        void *arg, size_t cut)
+{
+    return fixture_write_sync(f, path, header, NULL, chunk, keep, arg, cut);
 }
 
 static inline size_t fixture_write(const struct fixture *f, const char *path, size_t chunk,
