@@ -543,49 +543,8 @@ static void test_bit_flips_are_caught(void **state)
 
 /* ---- sample traces (tests/traces, read from the repository root) ---------------------- */
 
+/* Their expected outputs are checked by test_trace_corpus. */
 #define SAMPLES "tests/traces/"
-
-static char *slurp(const char *file)
-{
-    size_t len;
-    uint8_t *data = read_image(file, &len);
-    char *text = realloc(data, len + 1);
-    assert_non_null(text);
-    text[len] = '\0';
-    return text;
-}
-
-static void test_sample_traces(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *trace, *workload, *expected;
-        int exit;
-    } cases[] = {
-        {"v0-no-checksums.avro", "dag.jsonl", "v0-no-checksums.verify", 0},
-        {"v1-checksums.avro", "dag.jsonl", "v1-checksums.verify", 0},
-        {"v1-checksums.avro", "dag-reversed.jsonl", "v1-checksums.reversed.verify",
-         EXIT_BAD_INPUT},
-        {"v1-flipped-same-records.avro", "dag.jsonl", "v1-flipped-same-records.verify",
-         EXIT_BAD_INPUT},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char trace[128], workload[128], expected[128];
-        snprintf(trace, sizeof trace, SAMPLES "%s", cases[i].trace);
-        snprintf(workload, sizeof workload, SAMPLES "%s", cases[i].workload);
-        snprintf(expected, sizeof expected, SAMPLES "%s", cases[i].expected);
-        char *argv[] = { (char *)"trace", (char *)"verify", trace, (char *)"--workload",
-                         workload, NULL };
-        char *out = NULL;
-        int rc = run_trace_out(argv, 5, &out);
-        char *want = slurp(expected);
-        if (rc != cases[i].exit || strcmp(out, want) != 0)
-            fail_msg("%s with %s: exit %d (want %d)\n--- got:\n%s--- want:\n%s", trace,
-                     workload, rc, cases[i].exit, out, want);
-        free(want);
-        free(out);
-    }
-}
 
 /* Whether the checks `trace verify` runs before decoding (header checksum, framing, block
  * checksums) refuse the file image. */
@@ -647,7 +606,6 @@ int main(void)
         cmocka_unit_test(test_command_exit_codes),
         cmocka_unit_test(test_bit_flips_are_caught),
         cmocka_unit_test(test_workload_order),
-        cmocka_unit_test(test_sample_traces),
         cmocka_unit_test(test_every_bit_flip_of_a_sample),
     };
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);
