@@ -80,6 +80,7 @@ struct trace_verify {
 static const char *const kind_names[TRACE_PROBLEM_KIND_COUNT] = {
     [TRACE_PROBLEM_FILE] = "file",
     [TRACE_PROBLEM_SEQ_GAP] = "seq-gap",
+    [TRACE_PROBLEM_DROPPED] = "dropped",
     [TRACE_PROBLEM_SEQ_DUPLICATE] = "seq-duplicate",
     [TRACE_PROBLEM_MISSING_SUBMIT] = "missing-submit",
     [TRACE_PROBLEM_MISSING_START] = "missing-start",
@@ -405,6 +406,15 @@ static void check_gaps(struct trace_verify *v, const struct node_seq *n)
     }
 }
 
+/* Drops leave no gap (the tracer numbers only what it keeps) but the trace is short of
+ * them all the same: never silently. */
+static void check_dropped(struct trace_verify *v, const struct node_seq *n)
+{
+    if (n->dropped)
+        problem(v, TRACE_PROBLEM_DROPPED, "node %" PRId32 ": its tracer dropped %" PRId64
+                " events (its buffer was full: see --trace-buffer)", n->node, n->dropped);
+}
+
 static int cmp_job(const void *a, const void *b)
 {
     const struct job_rec *x = *(const struct job_rec *const *)a;
@@ -581,8 +591,10 @@ const struct trace_verify_report *trace_verify_finish(struct trace_verify *v)
     v->finished = true;
     v->report.nodes = v->nnodes;
     v->report.tasks = v->ntasks;
-    for (size_t i = 0; i < v->nnodes; i++)
+    for (size_t i = 0; i < v->nnodes; i++) {
         check_gaps(v, &v->nodes[i]);
+        check_dropped(v, &v->nodes[i]);
+    }
     for (size_t i = 0; i < v->ntasks; i++)
         check_task(v, &v->tasks[i]);
     check_jobs(v);

@@ -47,6 +47,7 @@
 enum trace_problem_kind {
     TRACE_PROBLEM_FILE,           /* about the file itself (a cut), added by the caller */
     TRACE_PROBLEM_SEQ_GAP,        /* sequence numbers missing on a node */
+    TRACE_PROBLEM_DROPPED,        /* a node's tracer dropped events (a full buffer) */
     TRACE_PROBLEM_SEQ_DUPLICATE,  /* one (node, seq) recorded more than once */
     TRACE_PROBLEM_MISSING_SUBMIT, /* a task with events but no TASK_SUBMIT */
     TRACE_PROBLEM_MISSING_START,  /* ended (not cancelled) without a TASK_START */
