@@ -723,7 +723,7 @@ static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct 
                            const char **reason)
 {
     int rc;
-    if (type >= 0x0100 && type < 0x0200)
+    if (proto_range_of(type) == PROTO_RANGE_KVS)
         return kvs_handle(n->kvs, from, type, r, reason);
     switch (type) {
     case MSG_LOAD_QUERY: rc = thief_on_load_query(n, from, r); break;
