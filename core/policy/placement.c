@@ -5,8 +5,7 @@
  *
  * Owns nothing: every call works on the caller's structs.  Called on a node's loop
  * thread by core/runtime (once per ready task, so placement_decide must be cheap and
- * must not fail), by the simulator for every simulated node, and by
- * tests/unit/test_placement.c.
+ * must not fail) and by tests/unit/test_placement.c.
  *
  * Reading the papers, where they are ambiguous or disagree:
  *

@@ -10,7 +10,8 @@
  * per node on its loop thread, calls placement_decide whenever a task becomes ready,
  * flds_monitor on its timer, flds_on_steal_failed and
  * flds_poll_should_reset from its stealer, and placement_auto_observe once per
- * observation interval; a simulator calls the same functions for every simulated node.
+ * observation interval.  Any other caller drives it the same way, one set of structs
+ * per node.
  * Tests: tests/unit/test_placement.c.
  *
  * Queue discipline this module assumes (papers 000 §III.B.2, 002 §2.2.2, 003): executors
