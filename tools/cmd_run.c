@@ -65,7 +65,7 @@ static int run_main(int argc, char **argv)
     double task_timeout = 0;
     if (job_parse_task_timeout("run", task_timeout_text, &task_timeout))
         return EXIT_USAGE;
-    int m = submit_mode_parse(mode);
+    int m = client_submit_mode_parse(mode);
     if (m < 0) {
         fprintf(stderr, "jackdaw run: unknown --mode '%s' (hashed, one, roundrobin, data)\n", mode);
         return EXIT_USAGE;

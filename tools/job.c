@@ -263,7 +263,7 @@ int job_submit(const char *who, const struct job_options *o)
         job_file_write(o->cluster_path, job, o->workload_path, o->wl->count, f.t_submit);
     if (!o->wait) {
         printf("submitted job %u: %u tasks from '%s' (%s)\n", job, o->wl->count, o->workload_path,
-               submit_mode_name(o->mode));
+               client_submit_mode_name(o->mode));
         goto out;
     }
     if (!o->quiet)
@@ -311,7 +311,7 @@ int job_submit(const char *who, const struct job_options *o)
     struct proto_stats *stats = xcalloc(nodes, sizeof *stats);
     rc = client_stats(c, stats, 5000, &cause);
     struct summary s;
-    follow_summary(&f, rc == 0 ? stats : NULL, nodes, submit_mode_name(o->mode), &s);
+    follow_summary(&f, rc == 0 ? stats : NULL, nodes, client_submit_mode_name(o->mode), &s);
     if (o->json)
         summary_print_json(&s, stdout);
     else

@@ -55,7 +55,7 @@ struct client {
     struct wbuf discard;    /* sink for metadata messages to a node already lost */
 };
 
-int submit_mode_parse(const char *name)
+int client_submit_mode_parse(const char *name)
 {
     if (strcasecmp(name, "hashed") == 0)
         return SUBMIT_HASHED;
@@ -68,7 +68,7 @@ int submit_mode_parse(const char *name)
     return -1;
 }
 
-const char *submit_mode_name(enum submit_mode mode)
+const char *client_submit_mode_name(enum submit_mode mode)
 {
     static const char *names[] = {"hashed", "one", "roundrobin", "data"};
     return (unsigned)mode <= SUBMIT_DATA ? names[mode] : "unknown";

@@ -51,9 +51,9 @@ struct conn_callbacks {
     /* The handshake completed: conn_peer_role/conn_peer_id are valid.  May be NULL. */
     void (*on_ready)(struct conn *c);
     /*
-     * One message (type >= PROTO_FIRST_APP_TYPE, proto.h).  Return 0, or a negative errno to drop the
-     * connection; then *reason (static or owned-by-callee string, may stay NULL) is
-     * logged.  The payload is borrowed for the call only.
+     * One message (type >= PROTO_FIRST_APP_TYPE, proto.h).  Return 0, or a negative
+     * errno to drop the connection; then *reason (static or owned-by-callee string, may
+     * stay NULL) is logged.  The payload is borrowed for the call only.
      */
     int (*on_message)(struct conn *c, uint16_t type, struct rbuf *payload, const char **reason);
     /* The connection is gone (peer closed, error, drop, conn_close, failed connect).

@@ -20,7 +20,8 @@ _Static_assert(MSG_LOAD_QUERY >> 8 == PROTO_RANGE_SCHED && MSG_LW_GRANT >> 8 == 
 _Static_assert(MSG_JOB_BEGIN >> 8 == PROTO_RANGE_CLIENT &&
                    MSG_OBJECT_CREATE >> 8 == PROTO_RANGE_CLIENT,
                "client types in their range");
-_Static_assert(MSG_TRACE_HELLO >> 8 == PROTO_RANGE_TRACE && MSG_TRACE_STATE >> 8 == PROTO_RANGE_TRACE,
+_Static_assert(MSG_TRACE_HELLO >> 8 == PROTO_RANGE_TRACE &&
+                   MSG_TRACE_STATE >> 8 == PROTO_RANGE_TRACE,
                "trace types in their range");
 
 const char *proto_type_name(uint16_t type)
