@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/sigcatch.h"
 #include "tools/benchpaper/experiments.h"
 #include "tools/benchpaper/paper.h"
 #include "tools/benchpaper/spawn.h"
@@ -107,14 +108,15 @@ static int bench_main(int argc, char **argv)
                 why);
     free(why);
 
-    bench_spawn_catch_signals();
+    /* A signal stops the running child; the bench writes what it has and exits 130. */
+    sigcatch_install(true);
     struct bench_paper_options o = {
         .dir = dir, .scale = scale, .runs = (unsigned)runs, .mask = mask, .keep = keep,
         .progress = stderr,
     };
     rc = bench_paper_run(&o, &cause);
     if (rc == -EINTR) {
-        fprintf(stderr, "jackdaw bench: interrupted by signal %d\n", bench_spawn_interrupted());
+        fprintf(stderr, "jackdaw bench: interrupted by signal %d\n", sigcatch_pending());
         return EXIT_INTERRUPTED;
     }
     if (rc < 0) {

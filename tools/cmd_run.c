@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
 #include "tools/cmd.h"
 #include "tools/job.h"
@@ -65,7 +66,7 @@ static int run_main(int argc, char **argv)
     double task_timeout = 0;
     if (job_parse_task_timeout("run", task_timeout_text, &task_timeout))
         return EXIT_USAGE;
-    int m = submit_mode_parse(mode);
+    int m = client_submit_mode_parse(mode);
     if (m < 0) {
         fprintf(stderr, "jackdaw run: unknown --mode '%s' (hashed, one, roundrobin, data)\n", mode);
         return EXIT_USAGE;
@@ -132,7 +133,9 @@ static int run_main(int argc, char **argv)
                          ? getenv("JACKDAW_TRACE_DIR") : ".",
     };
     struct cluster cl;
-    job_catch_signals();
+    /* A cluster this command started is stopped before exiting; job_submit checks the
+     * flag too. */
+    sigcatch_install(true);
     rc = launcher_start(&lo, &cl, &cause);
     int code;
     if (rc < 0) {
@@ -154,8 +157,8 @@ static int run_main(int argc, char **argv)
     }
     if (!keep_dir)
         nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    if (job_signal_pending() && code != EXIT_INTERRUPTED) {
-        fprintf(stderr, "jackdaw run: interrupted by signal %d\n", job_signal_pending());
+    if (sigcatch_pending() && code != EXIT_INTERRUPTED) {
+        fprintf(stderr, "jackdaw run: interrupted by signal %d\n", sigcatch_pending());
         code = EXIT_INTERRUPTED;
     }
     free(cause);

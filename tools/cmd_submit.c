@@ -35,7 +35,7 @@ static int submit_main(int argc, char **argv)
                 cmd_submit.usage);
         return EXIT_USAGE;
     }
-    int m = submit_mode_parse(mode);
+    int m = client_submit_mode_parse(mode);
     if (m < 0) {
         fprintf(stderr, "jackdaw submit: unknown --mode '%s' (hashed, one, roundrobin, data)\n", mode);
         return EXIT_USAGE;

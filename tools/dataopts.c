@@ -70,8 +70,8 @@ static int parse_ms(const char *name, const char *text, double *out, char **caus
 static int apply_policy(const struct dataopts *d, struct node_config *cfg, char **cause)
 {
     struct steal_params *s = &cfg->steal;
-    if (d->policy && policy_preset_apply(d->policy, s, &cfg->placement) < 0) {
-        *cause = xasprintf("--policy '%s': expected one of %s", d->policy, policy_preset_names());
+    if (d->policy && preset_apply(d->policy, s, &cfg->placement) < 0) {
+        *cause = xasprintf("--policy '%s': expected one of %s", d->policy, preset_names());
         return -EINVAL;
     }
     if (d->steal) {

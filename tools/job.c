@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/base/fs.h"
+#include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
 #include "trace/tclient.h"
 #include "tools/cmd.h"
@@ -134,30 +135,6 @@ int job_parse_task_timeout(const char *who, const char *text, double *timeout_s)
     return 0;
 }
 
-static volatile sig_atomic_t pending_signal;
-
-static void note_signal(int signum)
-{
-    pending_signal = signum;
-}
-
-void job_catch_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = note_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-}
-
-int job_signal_pending(void)
-{
-    return pending_signal;
-}
-
 static void on_signal(uv_signal_t *h, int signum)
 {
     struct follow *f = h->data;
@@ -263,7 +240,7 @@ int job_submit(const char *who, const struct job_options *o)
         job_file_write(o->cluster_path, job, o->workload_path, o->wl->count, f.t_submit);
     if (!o->wait) {
         printf("submitted job %u: %u tasks from '%s' (%s)\n", job, o->wl->count, o->workload_path,
-               submit_mode_name(o->mode));
+               client_submit_mode_name(o->mode));
         goto out;
     }
     if (!o->quiet)
@@ -277,8 +254,8 @@ int job_submit(const char *who, const struct job_options *o)
         sig[i].data = &f;
         uv_signal_start(&sig[i], on_signal, sigs[i]);
     }
-    if (pending_signal) {
-        f.interrupted = pending_signal;
+    if (sigcatch_pending()) {
+        f.interrupted = sigcatch_pending();
         f.stop = 1;
     }
     rc = client_wait(c, &f.stop, o->timeout_s > 0 ? (int)(o->timeout_s * 1000) : -1);
@@ -286,9 +263,9 @@ int job_submit(const char *who, const struct job_options *o)
         uv_close((uv_handle_t *)&sig[i], NULL);
     uv_run(client_loop(c), UV_RUN_NOWAIT);
     /* libuv restored the default dispositions; keep catching until the caller is done. */
-    job_catch_signals();
+    sigcatch_install(true);
     if (f.interrupted)
-        pending_signal = f.interrupted;
+        sigcatch_note(f.interrupted);
     follow_progress_stop(&f);
     if (f.interrupted) {
         fprintf(stderr, "jackdaw %s: interrupted by signal %d with %u of %u tasks ended\n",
@@ -311,7 +288,7 @@ int job_submit(const char *who, const struct job_options *o)
     struct proto_stats *stats = xcalloc(nodes, sizeof *stats);
     rc = client_stats(c, stats, 5000, &cause);
     struct summary s;
-    follow_summary(&f, rc == 0 ? stats : NULL, nodes, submit_mode_name(o->mode), &s);
+    follow_summary(&f, rc == 0 ? stats : NULL, nodes, client_submit_mode_name(o->mode), &s);
     if (o->json)
         summary_print_json(&s, stdout);
     else

@@ -44,12 +44,6 @@ int job_submit(const char *who, const struct job_options *o);
  * given).  Returns 0, or EXIT_USAGE after printing why S is no time limit. */
 int job_parse_task_timeout(const char *who, const char *text, double *timeout_s);
 
-/* Turns SIGINT, SIGTERM and SIGHUP into a flag for the rest of the process's life, so
- * that a command that started a cluster can stop it before exiting; job_submit checks
- * the flag.  job_signal_pending returns the last signal caught, or 0. */
-void job_catch_signals(void);
-int job_signal_pending(void);
-
 /* Loads the cluster file (default path when NULL) and its key; prints errors. Returns
  * 0 or an exit code. */
 int job_open_cluster(const char *who, const char **path, struct cluster *cl, struct auth_key *key);

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "core/base/hash.h"
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
@@ -65,19 +66,9 @@ struct trace_chrome {
     struct trace_chrome_stats st;
 };
 
-static uint64_t mix(uint64_t k)
-{
-    k ^= k >> 30;
-    k *= 0xbf58476d1ce4e5b9ULL;
-    k ^= k >> 27;
-    k *= 0x94d049bb133111ebULL;
-    k ^= k >> 31;
-    return k;
-}
-
 static uint64_t flow_id(uint64_t tag, uint64_t a, uint64_t b)
 {
-    uint64_t id = mix(mix(a ^ tag) ^ b) & FLOW_ID_MASK;
+    uint64_t id = hash_mix64(hash_mix64(a ^ tag) ^ b) & FLOW_ID_MASK;
     return id ? id : 1;
 }
 

@@ -17,6 +17,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
+#include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
 #include "tools/cmd.h"
 
@@ -28,8 +29,10 @@
 
 /* ---- terminal state for the signal handlers ----------------------------------------- */
 
+/* Only what the signal handlers must reach lives here; console_run sets all of it at
+ * entry, so a second run in one process starts clean.  SIGINT, SIGTERM and SIGHUP only
+ * set core/base/sigcatch's flag, which the loop reads. */
 static volatile sig_atomic_t curses_up;
-static volatile sig_atomic_t pending_signal;
 /* A cluster this console started, killed (SIGTERM, async-signal-safe) when the console
  * dies of a fatal signal, so that a crash leaves no orphan daemons. */
 #define MAX_TRACKED 4200
@@ -40,11 +43,6 @@ void console_track_pids(const struct console *c)
 {
     ntracked = 0;
     ntracked = (sig_atomic_t)session_pids(&c->s, tracked, MAX_TRACKED);
-}
-
-static void on_signal(int sig)
-{
-    pending_signal = sig;
 }
 
 static void on_fatal(int sig)
@@ -69,13 +67,11 @@ static void fatal_hook(void)
 
 static void catch_signals(void)
 {
+    /* No SA_RESTART: getch's wait ends at the signal, so the loop sees it at once. */
+    sigcatch_install(false);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
     sa.sa_handler = on_fatal;
     sa.sa_flags = SA_RESETHAND;
     int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -316,15 +312,14 @@ static void headless_end(struct console *c)
  * whole view script afterwards. */
 static void headless_feed(struct console *c)
 {
-    static uint32_t form_at, view_at;
     if (c->ui.mode == KEYS_FORM) {
-        if (form_at < sizeof form_script / sizeof form_script[0])
-            script_step(c, form_script[form_at++]);
+        if (c->form_at < sizeof form_script / sizeof form_script[0])
+            script_step(c, form_script[c->form_at++]);
         return;
     }
     size_t nr = c->r ? sizeof replay_script / sizeof replay_script[0] : 0;
     size_t nv = sizeof view_script / sizeof view_script[0];
-    uint32_t at = view_at++;
+    uint32_t at = c->view_at++;
     if (at < nr)
         script_step(c, replay_script[at]);
     else if (at - nr < nv)
@@ -352,8 +347,7 @@ static void print_screen(FILE *out)
 
 static void handle_signal(struct console *c)
 {
-    int sig = pending_signal;
-    pending_signal = 0;
+    int sig = sigcatch_take();
     if (sig == SIGINT) {
         /* Ctrl-C is q; a second one while asked is yes. */
         if (c->ask == ASK_QUIT)
@@ -396,7 +390,7 @@ static void loop(struct console *c, bool headless)
     uint32_t cycle = 0, extra = 0;
     int64_t refresh_ns = (int64_t)c->refresh_ms * 1000000;
     while (!c->quit) {
-        if (pending_signal)
+        if (sigcatch_pending())
             handle_signal(c);
         if (c->quit)
             break;
@@ -505,6 +499,8 @@ int console_run(const struct console_options *o, char **cause)
     c.ui.pane = PANE_UTIL;
     c.ui.sort = MODEL_SORT_ID;
     form_init(&c.form);
+    /* A previous run in this process has ended: nothing of its cluster is ours. */
+    ntracked = 0;
     if (!o->headless && (!isatty(0) || !isatty(1))) {
         *cause = xstrdup("the console needs a terminal on stdin and stdout "
                          "(--headless N runs it without one)");

@@ -39,6 +39,8 @@ struct console {
     /* replay clock */
     int64_t replay_t;           /* ns since the run start */
     int64_t clock_at;           /* monotonic ns when replay_t was last advanced */
+    /* --headless: the next step of each script (console.c headless_feed) */
+    uint32_t form_at, view_at;
 };
 
 /* console_act.c */

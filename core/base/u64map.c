@@ -5,17 +5,8 @@
 
 #include <stdlib.h>
 
+#include "core/base/hash.h"
 #include "core/base/xalloc.h"
-
-static inline uint64_t mix(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ULL;
-    k ^= k >> 33;
-    return k;
-}
 
 void u64map_init(struct u64map *m)
 {
@@ -33,7 +24,7 @@ void u64map_fini(struct u64map *m)
 static size_t find_slot(const struct u64map *m, uint64_t key)
 {
     size_t mask = m->cap - 1;
-    size_t i = (size_t)mix(key) & mask;
+    size_t i = (size_t)hash_mix64(key) & mask;
     while (m->slots[i].value && m->slots[i].key != key)
         i = (i + 1) & mask;
     return i;
@@ -84,7 +75,7 @@ void *u64map_del(struct u64map *m, uint64_t key)
      * key stays reachable from its home slot without tombstones. */
     size_t hole = i;
     for (size_t j = (i + 1) & mask; m->slots[j].value; j = (j + 1) & mask) {
-        size_t home = (size_t)mix(m->slots[j].key) & mask;
+        size_t home = (size_t)hash_mix64(m->slots[j].key) & mask;
         /* j may move to hole if home is not cyclically in (hole, j]. */
         if ((j > hole && (home <= hole || home > j)) || (j < hole && home <= hole && home > j)) {
             m->slots[hole] = m->slots[j];

@@ -26,7 +26,7 @@ void shard_fini(struct shard *s)
     u64map_fini(&s->records);
 }
 
-void kvs_effects_push(struct kvs_effects *fx, const struct kvs_effect *e)
+void shard_effects_push(struct kvs_effects *fx, const struct kvs_effect *e)
 {
     fx->v = xgrow(fx->v, &fx->cap, fx->len + 1, sizeof *fx->v);
     fx->v[fx->len++] = *e;
@@ -69,11 +69,11 @@ static void cancel(struct tmd *rec, int64_t now, struct kvs_effects *fx)
 {
     rec->status = TASK_CANCELLED;
     rec->t_end = now;
-    kvs_effects_push(fx, &(struct kvs_effect){.kind = KVS_EFFECT_CANCEL, .node = rec->holder,
-                                              .key = rec->key});
+    shard_effects_push(fx, &(struct kvs_effect){.kind = KVS_EFFECT_CANCEL, .node = rec->holder,
+                                                .key = rec->key});
     for (uint32_t i = 0; i < rec->num_children; i++)
-        kvs_effects_push(fx, &(struct kvs_effect){.kind = KVS_EFFECT_CANCEL_CHILD,
-                                                  .key = tmd_child(rec, i)});
+        shard_effects_push(fx, &(struct kvs_effect){.kind = KVS_EFFECT_CANCEL_CHILD,
+                                                    .key = tmd_child(rec, i)});
 }
 
 int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
@@ -95,9 +95,10 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
         if (rec->num_wait_parent == 0) {
             rec->status = TASK_READY;
             rec->t_ready = now;
-            kvs_effects_push(fx, &(struct kvs_effect){.kind = KVS_EFFECT_READY,
-                                                      .node = rec->holder, .key = key,
-                                                      .value = rec->all_data_size, .when = now});
+            shard_effects_push(fx, &(struct kvs_effect){.kind = KVS_EFFECT_READY,
+                                                        .node = rec->holder, .key = key,
+                                                        .value = rec->all_data_size,
+                                                        .when = now});
         }
         return 0;
     case KVS_FIELD_PARENT_FAILED:

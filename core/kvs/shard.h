@@ -83,6 +83,6 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
 int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
               const struct tmd_run *run);
 
-void kvs_effects_push(struct kvs_effects *fx, const struct kvs_effect *e);
+void shard_effects_push(struct kvs_effects *fx, const struct kvs_effect *e);
 
 #endif

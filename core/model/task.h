@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/base/hash.h"
+
 enum task_kind { TASK_NOOP = 0, TASK_SLEEP = 1, TASK_COMMAND = 2, TASK_KIND_COUNT };
 
 /* The longest time limit a task may have (30 days): longer is surely a unit mistake, and
@@ -98,17 +100,12 @@ bool task_status_final(enum task_status status);
 
 /*
  * The metadata store's shard owner of a key: zero-hop, every node computes it from the
- * membership size alone.  A 64-bit mix (splitmix64 finaliser) spreads consecutive
- * indices evenly, so a job of n tasks puts n/N records on each of N shards.
+ * membership size alone.  The mixer (core/base/hash.h) spreads consecutive indices
+ * evenly, so a job of n tasks puts n/N records on each of N shards.
  */
 static inline uint64_t task_key_hash(uint64_t key)
 {
-    key ^= key >> 30;
-    key *= 0xbf58476d1ce4e5b9ULL;
-    key ^= key >> 27;
-    key *= 0x94d049bb133111ebULL;
-    key ^= key >> 31;
-    return key;
+    return hash_mix64(key);
 }
 static inline uint32_t task_key_owner(uint64_t key, uint32_t nodes)
 {

@@ -3,7 +3,7 @@
  * and --latency values that configure it.
  *
  * Owns nothing: a struct bucket is plain data, and time is passed in (monotonic ns),
- * so the node runtime, a simulator and the tests drive it alike.  The node runtime
+ * so the node runtime and the tests (tests/unit/test_bucket.c) drive it alike.  The node runtime
  * keeps one bucket for each node's egress and one for its ingress and asks it, before
  * sending or accepting a chunk, how long that chunk must wait; the command parsers
  * call the parse functions.  Pure: no clock, no I/O, no globals.

@@ -52,9 +52,10 @@ struct client {
     struct proto_stats *stats_out; /* borrowed during client_stats */
     bool *stats_got;
     bool destroying;        /* connections closing now are not news to the caller */
+    struct wbuf discard;    /* sink for metadata messages to a node already lost */
 };
 
-int submit_mode_parse(const char *name)
+int client_submit_mode_parse(const char *name)
 {
     if (strcasecmp(name, "hashed") == 0)
         return SUBMIT_HASHED;
@@ -67,7 +68,7 @@ int submit_mode_parse(const char *name)
     return -1;
 }
 
-const char *submit_mode_name(enum submit_mode mode)
+const char *client_submit_mode_name(enum submit_mode mode)
 {
     static const char *names[] = {"hashed", "one", "roundrobin", "data"};
     return (unsigned)mode <= SUBMIT_DATA ? names[mode] : "unknown";
@@ -170,11 +171,10 @@ static void on_close(struct conn *conn, const char *reason)
 static struct wbuf *kvs_begin(void *ctx, uint32_t node, uint16_t type, size_t *at)
 {
     struct client *c = ctx;
-    static struct wbuf sink;
     if (!c->conns[node]) {
-        wbuf_reset(&sink);
+        wbuf_reset(&c->discard);
         *at = 0;
-        return &sink;
+        return &c->discard;
     }
     return conn_msg_begin(c->conns[node], type, at);
 }
@@ -205,6 +205,7 @@ struct client *client_create(const struct cluster *cl, const struct auth_key *ke
     c->hub = conn_hub_create(&c->loop, key, CONN_ROLE_CLIENT, (uint32_t)getpid(), &callbacks, c);
     c->conns = xcalloc(c->nodes, sizeof *c->conns);
     c->why_lost = xcalloc(c->nodes, sizeof *c->why_lost);
+    wbuf_init(&c->discard);
     struct kvs_transport t = {.ctx = c, .msg_begin = kvs_begin, .msg_end = kvs_end,
                               .notify = kvs_notify};
     c->kvs = kvs_create(KVS_NO_SHARD, c->nodes, &t);
@@ -224,6 +225,7 @@ void client_destroy(struct client *c)
         free(c->why_lost[i]);
     free(c->why_lost);
     free(c->conns);
+    wbuf_fini(&c->discard);
     free(c);
 }
 

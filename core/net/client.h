@@ -30,8 +30,8 @@ enum submit_mode {
      * block-cyclic distribution (paper 004); a task without a placed input is hashed. */
     SUBMIT_DATA = 3,
 };
-int submit_mode_parse(const char *name);
-const char *submit_mode_name(enum submit_mode mode);
+int client_submit_mode_parse(const char *name);
+const char *client_submit_mode_name(enum submit_mode mode);
 
 struct client;
 

@@ -26,6 +26,9 @@
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/net/conn_internal.h"
+#include "core/net/proto.h"
+
+_Static_assert(CONN_MSG_ACCEPT < PROTO_FIRST_APP_TYPE, "handshake types below the callers' ranges");
 
 #define READ_CHUNK (64u * 1024)
 /* What a peer that has not authenticated can make us buffer. */
@@ -33,7 +36,6 @@
 /* An emptied receive buffer above this is released, so that one 16 MiB frame does not
  * pin 16 MiB for the rest of the connection's life. */
 #define RBUF_KEEP (1u << 20)
-#define FIRST_APP_TYPE 0x0100
 
 /* How a close is reported in the log. */
 enum close_kind { CLOSE_QUIET, CLOSE_WARN, CLOSE_DROP };
@@ -367,7 +369,7 @@ static const char *dispatch_frame(struct conn *c, struct frame_view *v, char *wh
             bad = on_response(c, &payload);
         else if (c->phase == PHASE_WAIT_ACCEPT && type == CONN_MSG_ACCEPT)
             bad = on_accept(c, &payload);
-        else if (c->phase != PHASE_READY || type < FIRST_APP_TYPE) {
+        else if (c->phase != PHASE_READY || type < PROTO_FIRST_APP_TYPE) {
             snprintf(why, n, "unexpected message type 0x%04x %s the handshake", type,
                      c->phase == PHASE_READY ? "after" : "during");
             return why;
@@ -570,7 +572,7 @@ int conn_is_ready(const struct conn *c)
 struct wbuf *conn_msg_begin(struct conn *c, uint16_t type, size_t *at)
 {
     /* Lower types are the handshake's; the peer would drop us for sending one. */
-    assert(type >= FIRST_APP_TYPE);
+    assert(type >= PROTO_FIRST_APP_TYPE);
     *at = frame_msg_begin(&c->out, type);
     return &c->out.buf;
 }

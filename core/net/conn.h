@@ -37,7 +37,7 @@
 /* Who is at the other end; sent in the handshake RESPONSE. */
 enum conn_role { CONN_ROLE_NODE = 1, CONN_ROLE_CLIENT = 2 };
 
-/* Handshake message types (range 0x00xx, handled inside conn.c). */
+/* Handshake message types (PROTO_RANGE_HANDSHAKE, proto.h; handled inside conn.c). */
 enum {
     CONN_MSG_CHALLENGE = 0x0001,
     CONN_MSG_RESPONSE = 0x0002,
@@ -51,9 +51,9 @@ struct conn_callbacks {
     /* The handshake completed: conn_peer_role/conn_peer_id are valid.  May be NULL. */
     void (*on_ready)(struct conn *c);
     /*
-     * One message (type >= 0x0100).  Return 0, or a negative errno to drop the
-     * connection; then *reason (static or owned-by-callee string, may stay NULL) is
-     * logged.  The payload is borrowed for the call only.
+     * One message (type >= PROTO_FIRST_APP_TYPE, proto.h).  Return 0, or a negative
+     * errno to drop the connection; then *reason (static or owned-by-callee string, may
+     * stay NULL) is logged.  The payload is borrowed for the call only.
      */
     int (*on_message)(struct conn *c, uint16_t type, struct rbuf *payload, const char **reason);
     /* The connection is gone (peer closed, error, drop, conn_close, failed connect).

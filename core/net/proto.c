@@ -11,6 +11,19 @@
 
 #include "core/base/xalloc.h"
 
+/* Receivers route by range (proto_range_of): a type outside its group's range would
+ * reach the wrong owner. */
+_Static_assert(MSG_KVS_INSERT >> 8 == PROTO_RANGE_KVS && MSG_KVS_NOTIFY >> 8 == PROTO_RANGE_KVS,
+               "metadata store types in their range");
+_Static_assert(MSG_LOAD_QUERY >> 8 == PROTO_RANGE_SCHED && MSG_LW_GRANT >> 8 == PROTO_RANGE_SCHED,
+               "scheduler types in their range");
+_Static_assert(MSG_JOB_BEGIN >> 8 == PROTO_RANGE_CLIENT &&
+                   MSG_OBJECT_CREATE >> 8 == PROTO_RANGE_CLIENT,
+               "client types in their range");
+_Static_assert(MSG_TRACE_HELLO >> 8 == PROTO_RANGE_TRACE &&
+                   MSG_TRACE_STATE >> 8 == PROTO_RANGE_TRACE,
+               "trace types in their range");
+
 const char *proto_type_name(uint16_t type)
 {
     switch (type) {

@@ -3,9 +3,10 @@
  * node daemons and clients.  Framing and the handshake are in frame.h and conn.h.
  *
  * Don't forget to bump FRAME_VERSION (frame.h) when a payload changes shape.
- * Types are grouped by range: 0x00xx handshake (conn.c), 0x01xx metadata store,
- * 0x02xx scheduler to scheduler, 0x03xx client to node, 0x04xx traces (payloads in
- * trace/wire.h: nodes, clients and consoles to the collector).
+ * Types are grouped by range, one range per high byte (enum proto_range): handshake
+ * (conn.c), metadata store, scheduler to scheduler, client to node, traces (payloads in
+ * trace/wire.h: nodes, clients and consoles to the collector).  Receivers route a
+ * whole range to its owner with proto_range_of, never with literal bounds.
  *
  * Owns nothing.  Decoders read from a bounds-checked rbuf and return 0 or -EBADMSG;
  * strings are limited to PROTO_MAX_STRING bytes.
@@ -21,6 +22,25 @@
 
 #define PROTO_MAX_STRING (1u << 20)
 #define PROTO_MAX_BATCH (1u << 20)
+
+/* The high byte of a message type. */
+enum proto_range {
+    PROTO_RANGE_HANDSHAKE = 0x00, /* CONN_MSG_* (conn.h); never reaches on_message */
+    PROTO_RANGE_KVS = 0x01,       /* MSG_KVS_* */
+    PROTO_RANGE_SCHED = 0x02,     /* scheduler to scheduler */
+    PROTO_RANGE_CLIENT = 0x03,    /* client to node and back */
+    PROTO_RANGE_TRACE = 0x04,     /* MSG_TRACE_* */
+};
+
+/* The first type of a range. */
+#define PROTO_RANGE_FIRST(range) ((uint16_t)((unsigned)(range) << 8))
+/* The first type conn.c hands to its caller: the ones below are the handshake's. */
+#define PROTO_FIRST_APP_TYPE PROTO_RANGE_FIRST(PROTO_RANGE_KVS)
+
+static inline enum proto_range proto_range_of(uint16_t type)
+{
+    return (enum proto_range)(type >> 8);
+}
 
 enum proto_type {
     /* Metadata store (payloads in core/kvs/kvs.c). */
@@ -43,7 +63,9 @@ enum proto_type {
     MSG_PUSH = 0x0207,          /* u32 count, count x task_spec: run these here (LReadyQ) */
     MSG_FETCH_REQ = 0x0208,     /* u32 req, u64 object, u64 offset, u32 len */
     MSG_FETCH_REP = 0x0209,     /* u32 req, i32 status, u64 total, u64 offset, u32 len,
-                                   [32-byte hash when offset + len == total], len bytes */
+                                   [4-byte CRC-32 of the whole object, big-endian
+                                   (OBJSTORE_HASH_BYTES, core/runtime/objstore.h), when
+                                   offset + len == total], len bytes */
     MSG_INFO = 0x020a,          /* u32 count, count x (u32 node, u32 version, f64 t_run,
                                    u32 n, u32 avail, u32 slots): A2WS information
                                    vector entries (core/runtime/ring.c) */

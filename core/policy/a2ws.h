@@ -8,7 +8,7 @@
  * function of the vector, the time passed in and the caller's random state.  No I/O,
  * no clock, no globals, no allocation.  Called by core/runtime (thief.c keeps one
  * vector per node on its loop thread, ring.c moves the dirty entries between ring
- * neighbours), by any simulator, and by tests/unit/test_a2ws.c.
+ * neighbours) and by tests/unit/test_a2ws.c.
  *
  * Reading of the paper, where it leaves a choice (the "why" is at each function):
  *   - t_j is per node: a jackdaw node runs `slots` tasks at once, so its time per task

@@ -5,8 +5,7 @@
  *
  * Owns nothing: every call works on the caller's structs.  Called on a node's loop
  * thread by core/runtime (once per ready task, so placement_decide must be cheap and
- * must not fail), by the simulator for every simulated node, and by
- * tests/unit/test_placement.c.
+ * must not fail) and by tests/unit/test_placement.c.
  *
  * Reading the papers, where they are ambiguous or disagree:
  *
@@ -283,7 +282,7 @@ static void tt_scale(const struct placement_params *p, struct flds_state *s, dou
     s->tt_s = clamp(s->tt_s * by, p->tt_min_s, p->tt_max_s);
 }
 
-void flds_init(struct flds_state *s, const struct placement_params *p)
+void placement_flds_init(struct flds_state *s, const struct placement_params *p)
 {
     if (!s || !p)
         return;
@@ -291,7 +290,7 @@ void flds_init(struct flds_state *s, const struct placement_params *p)
     s->tt_s = p->tt_initial_s;
 }
 
-uint64_t flds_move_count(uint64_t lready_len, double throughput_tps, double tt_s)
+uint64_t placement_flds_move_count(uint64_t lready_len, double throughput_tps, double tt_s)
 {
     if (lready_len == 0 || !(throughput_tps > 0) || !(tt_s >= 0))
         return 0;
@@ -304,14 +303,14 @@ uint64_t flds_move_count(uint64_t lready_len, double throughput_tps, double tt_s
     return lready_len - (uint64_t)keep;
 }
 
-uint64_t flds_monitor(const struct placement_params *p, const struct placement_auto *a,
-                      struct flds_state *s, uint64_t lready_len, double throughput_tps,
-                      double now_s)
+uint64_t placement_flds_monitor(const struct placement_params *p,
+                                const struct placement_auto *a, struct flds_state *s,
+                                uint64_t lready_len, double throughput_tps, double now_s)
 {
     if (!s || placement_in_force(p, a) != PLACEMENT_FLDS || now_s < s->next_check_s)
         return 0;
     s->next_check_s = now_s + p->monitor_interval_s;
-    uint64_t n = flds_move_count(lready_len, throughput_tps, s->tt_s);
+    uint64_t n = placement_flds_move_count(lready_len, throughput_tps, s->tt_s);
     if (n == 0)
         return 0;
     s->moves++;
@@ -320,7 +319,7 @@ uint64_t flds_monitor(const struct placement_params *p, const struct placement_a
     return n;
 }
 
-void flds_on_steal_failed(const struct placement_params *p, struct flds_state *s)
+void placement_flds_on_steal_failed(const struct placement_params *p, struct flds_state *s)
 {
     if (!p || !s)
         return;
@@ -328,8 +327,9 @@ void flds_on_steal_failed(const struct placement_params *p, struct flds_state *s
     tt_scale(p, s, p->tt_rule == FLDS_TT_HALVE_ON_MOVE ? 2.0 : 0.5);
 }
 
-bool flds_poll_should_reset(const struct placement_params *p, const struct placement_auto *a,
-                            const struct flds_state *s)
+bool placement_flds_poll_should_reset(const struct placement_params *p,
+                                      const struct placement_auto *a,
+                                      const struct flds_state *s)
 {
     return s && placement_in_force(p, a) == PLACEMENT_FLDS && s->tt_s <= p->tt_resume_s;
 }

@@ -8,9 +8,10 @@
  * allocation.  Times are seconds passed in by the caller (any monotonic origin).  The
  * node runtime (core/runtime/node.c) keeps one `flds_state` and one `placement_auto`
  * per node on its loop thread, calls placement_decide whenever a task becomes ready,
- * flds_monitor on its timer, flds_on_steal_failed and
- * flds_poll_should_reset from its stealer, and placement_auto_observe once per
- * observation interval; a simulator calls the same functions for every simulated node.
+ * placement_flds_monitor on its timer, placement_flds_on_steal_failed and
+ * placement_flds_poll_should_reset from its stealer, and placement_auto_observe once
+ * per observation interval.  Any other caller drives it the same way, one set of structs
+ * per node.
  * Tests: tests/unit/test_placement.c.
  *
  * Queue discipline this module assumes (papers 000 §III.B.2, 002 §2.2.2, 003): executors
@@ -155,7 +156,7 @@ struct flds_state {
     uint64_t steal_failures;   /* failed steals reported by the stealer */
 };
 
-void flds_init(struct flds_state *s, const struct placement_params *p);
+void placement_flds_init(struct flds_state *s, const struct placement_params *p);
 
 /*
  * How many tasks to move from the bottom of an LReadyQ of `lready_len` tasks so that
@@ -164,21 +165,21 @@ void flds_init(struct flds_state *s, const struct placement_params *p);
  * 000's example: 5000 queued, 1000 tasks in 10 s, tt = 30 s → 2000.  0 without a
  * throughput (nothing finished yet): the queue's run time cannot be estimated.
  */
-uint64_t flds_move_count(uint64_t lready_len, double throughput_tps, double tt_s);
+uint64_t placement_flds_move_count(uint64_t lready_len, double throughput_tps, double tt_s);
 
 /*
  * One pass of the monitor at `now_s`: 0 when FLDS is not in force or the pass is not
- * yet due (monitor_interval_s after the last one), else flds_move_count with the
- * current tt.  A pass that moves tasks updates tt by p->tt_rule.  The caller moves that
- * many tasks from the bottom of LReadyQ — the least input data, readyq_take_tail — to
- * SReadyQ.
+ * yet due (monitor_interval_s after the last one), else placement_flds_move_count with
+ * the current tt.  A pass that moves tasks updates tt by p->tt_rule.  The caller moves
+ * that many tasks from the bottom of LReadyQ — the least input data, readyq_take_tail —
+ * to SReadyQ.
  */
-uint64_t flds_monitor(const struct placement_params *p, const struct placement_auto *a,
-                      struct flds_state *s, uint64_t lready_len, double throughput_tps,
-                      double now_s);
+uint64_t placement_flds_monitor(const struct placement_params *p,
+                                const struct placement_auto *a, struct flds_state *s,
+                                uint64_t lready_len, double throughput_tps, double now_s);
 
 /* A steal attempt by this node failed: tt moves by p->tt_rule. */
-void flds_on_steal_failed(const struct placement_params *p, struct flds_state *s);
+void placement_flds_on_steal_failed(const struct placement_params *p, struct flds_state *s);
 
 /*
  * The thief's polling interval has reached its upper bound (steal_state.parked): true
@@ -186,8 +187,9 @@ void flds_on_steal_failed(const struct placement_params *p, struct flds_state *s
  * the stealer should restart from the initial interval (steal_on_wake) instead of
  * parking (000 §IV.E, 002 §4.4).  Always false when FLDS is not in force.
  */
-bool flds_poll_should_reset(const struct placement_params *p, const struct placement_auto *a,
-                            const struct flds_state *s);
+bool placement_flds_poll_should_reset(const struct placement_params *p,
+                                      const struct placement_auto *a,
+                                      const struct flds_state *s);
 
 /* --- auto -------------------------------------------------------------------------- */
 

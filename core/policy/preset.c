@@ -41,7 +41,7 @@ static const struct preset presets[] = {
      STEAL_INFO_TOKEN, false, PLACEMENT_WS},
 };
 
-int policy_preset_apply(const char *name, struct steal_params *s, struct placement_params *p)
+int preset_apply(const char *name, struct steal_params *s, struct placement_params *p)
 {
     if (!name || !s || !p)
         return -EINVAL;
@@ -62,7 +62,7 @@ int policy_preset_apply(const char *name, struct steal_params *s, struct placeme
     return -EINVAL;
 }
 
-const char *policy_preset_names(void)
+const char *preset_names(void)
 {
     return "daws, a2ws, parsec, random1, none, daws+a2ws, lw, ctws";
 }

@@ -30,9 +30,9 @@
  * Applies preset `name` over *s and *p (which hold the defaults or earlier settings).
  * Only the placement policy of *p is touched.  0, or -EINVAL for an unknown name.
  */
-int policy_preset_apply(const char *name, struct steal_params *s, struct placement_params *p);
+int preset_apply(const char *name, struct steal_params *s, struct placement_params *p);
 
 /* "daws, a2ws, parsec, random1, none, daws+a2ws, lw, ctws", for messages and help. */
-const char *policy_preset_names(void);
+const char *preset_names(void);
 
 #endif

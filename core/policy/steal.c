@@ -9,10 +9,10 @@
  * cyclic token).
  *
  * Owns nothing: every call works on the caller's structs and random state.  Called by
- * core/runtime's stealer on a node's loop thread, by the simulator for every simulated
- * node, and by tests/unit/test_steal.c.  No I/O, no clock, no globals, no allocation:
- * the loop thread may call steal_pick_victims on every idle turn, so it must be cheap
- * and must not fail.
+ * core/runtime's stealer on a node's loop thread, by tests/unit/test_progress.c for
+ * every node of its fake network, and by tests/unit/test_steal.c.  No I/O, no clock,
+ * no globals, no allocation: the loop thread may call steal_pick_victims on every idle
+ * turn, so it must be cheap and must not fail.
  */
 #include "core/policy/steal.h"
 

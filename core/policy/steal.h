@@ -4,8 +4,9 @@
  * (papers 000 §III.A and 002 §2.2.1).
  *
  * Owns nothing but the plain structs below; no I/O, no clock, no globals.  The caller
- * (core/runtime's stealer, or a simulator) keeps one `steal_state` per node, passes in
- * snapshots and the random state, and acts on what these functions return.  The parts
+ * (core/runtime's stealer, or tests/unit/test_progress.c) keeps one `steal_state` per
+ * node, passes in snapshots and the random state, and acts on what these functions
+ * return.  The parts
  * are separate functions so that later policies (A2WS, PaRSEC, data-aware placement)
  * replace one part — victims, amount, starvation, information — and keep the rest.
  */

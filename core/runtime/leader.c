@@ -242,7 +242,7 @@ int leader_on_grant(struct node *n, uint32_t from, struct rbuf *r)
     struct leader *w = &n->leader;
     uint32_t req, count;
     int64_t now = clock_wall_ns();
-    int rc = node_take_granted(n, from, r, &n->lready, &req, &count, now);
+    int rc = thief_take_granted(n, from, r, &n->lready, &req, &count, now);
     if (rc < 0)
         return rc;
     if (count) {

@@ -218,7 +218,7 @@ static void ready_or_cancel(struct node *n, struct ntask *t, uint8_t event, int6
     }
     add_parent_inputs(t, nparents, parents);
     t->t_ready = t_ready;
-    node_make_ready(n, t);
+    place_make_ready(n, t);
 }
 
 /* A ready task of this node, found by key (a linear scan: only job removal needs it). */
@@ -636,7 +636,7 @@ static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char 
         } else if (t->spec.num_parents == 0) {
             add_parent_inputs(t, 0, NULL);
             t->t_ready = now;
-            node_make_ready(n, t);
+            place_make_ready(n, t);
         } else {
             u64map_put(&n->waitq, t->spec.key, t);
         }
@@ -723,7 +723,7 @@ static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct 
                            const char **reason)
 {
     int rc;
-    if (type >= 0x0100 && type < 0x0200)
+    if (proto_range_of(type) == PROTO_RANGE_KVS)
         return kvs_handle(n->kvs, from, type, r, reason);
     switch (type) {
     case MSG_LOAD_QUERY: rc = thief_on_load_query(n, from, r); break;

@@ -1,7 +1,7 @@
 /*
  * node_impl — the node daemon's state, shared by the files that make up the daemon
  * (node.c: messages, queues, executors; place.c: placement, pushes, the FLDS monitor;
- * fetch.c: the data plane; thief.c: the stealing state machine; ring.c: the A2WS
+ * data.c: the data plane; thief.c: the stealing state machine; ring.c: the A2WS
  * information vector on the ring; leader.c: the LW leader and its workers; token.c: the
  * CTWS token).  Private to core/runtime; nothing outside includes it.
  */
@@ -126,7 +126,7 @@ struct token {
     uint64_t passes, rests, steals;
 };
 
-/* The data plane (fetch.c): fetches in flight, and messages held back by the network
+/* The data plane (data.c): fetches in flight, and messages held back by the network
  * emulation's token buckets and latency. */
 struct fetch;
 struct deferred;
@@ -223,17 +223,19 @@ void node_msg_end(struct node *n, uint32_t peer, size_t at);
 struct ntask *ntask_decode(struct rbuf *r);
 void ntask_free(struct ntask *t);
 
-/* place.c: Algorithm 1 for a task that just became ready (LReadyQ, SReadyQ or push). */
-void node_make_ready(struct node *n, struct ntask *t);
+/* place.c */
+/* Algorithm 1 for a task that just became ready (LReadyQ, SReadyQ or push). */
+void place_make_ready(struct node *n, struct ntask *t);
 int place_on_push(struct node *n, uint32_t from, struct rbuf *r);
 void place_monitor_init(struct node *n);
 void place_monitor_start(struct node *n);
 void place_monitor_stop(struct node *n);
 
-/* fetch.c: a staging task's inputs are all here (why NULL), or cannot be (why says). */
+/* node.c, called by data.c: a staging task's inputs are all here (why NULL), or cannot
+ * be (why says). */
 void node_staged(struct node *n, struct ntask *t, const char *why);
 
-/* fetch.c */
+/* data.c */
 int data_init(struct node *n, char **cause);
 void data_close(struct node *n);
 /* Pins the task's inputs; fetches the missing ones.  Returns 1 when every input is
@@ -271,8 +273,8 @@ void thief_answer(struct node *n);
 int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r);
 /* A grant's tasks (u32 req, u32 count, count x task_spec) into q, traced as stolen in
  * from `from`; thief.c's steals and leader.c's LW hand-outs share it. */
-int node_take_granted(struct node *n, uint32_t from, struct rbuf *r, struct readyq *q,
-                      uint32_t *req, uint32_t *count, int64_t now);
+int thief_take_granted(struct node *n, uint32_t from, struct rbuf *r, struct readyq *q,
+                       uint32_t *req, uint32_t *count, int64_t now);
 /* Tells parked peers that this node has stealable work. */
 void thief_wake_idle_peers(struct node *n);
 
@@ -297,7 +299,7 @@ void ring_job_begins(struct node *n);
 void leader_configure(struct node *n);
 void leader_init(struct node *n);
 void leader_close(struct node *n);
-/* From node_make_ready: a movable ready task of a worker goes to the leader.  True when
+/* From place_make_ready: a movable ready task of a worker goes to the leader.  True when
  * it was sent (and freed). */
 bool leader_forward(struct node *n, struct ntask *t);
 /* From the thief's poll: a starving worker asks the leader. */

@@ -32,6 +32,7 @@
 #include <zlib.h>
 
 #include "core/base/fs.h"
+#include "core/base/hash.h"
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 
@@ -133,10 +134,7 @@ static inline uint64_t splitmix_at(uint64_t seed, uint64_t step)
 {
     /* splitmix64's state after step+1 increments, then its output mix: random access
      * into the stream, so any range can be regenerated without the bytes before it. */
-    uint64_t z = seed + (step + 1) * 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return hash_mix64(seed + (step + 1) * HASH_GOLDEN_GAMMA);
 }
 
 static inline void store_le64(uint8_t *p, uint64_t w)

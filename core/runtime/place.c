@@ -28,7 +28,7 @@ static void push_task(struct node *n, struct ntask *t, uint32_t to)
 }
 
 /* Algorithm 1 (core/policy/placement): LReadyQ, SReadyQ, or push to the data. */
-void node_make_ready(struct node *n, struct ntask *t)
+void place_make_ready(struct node *n, struct ntask *t)
 {
     node_trace(n, TRACE_TASK_READY, t->spec.key, -1, 0, t->t_ready);
     struct placement_object small[16];
@@ -94,7 +94,8 @@ static void monitor_cb(uv_timer_t *h)
     if (n->first_start_ns) {
         double elapsed = (double)(now_ns - n->first_start_ns) / 1e9;
         double tps = elapsed > 0 ? (double)n->tasks_run / elapsed : 0;
-        uint64_t move = flds_monitor(p, &n->autop, &n->flds, readyq_len(&n->lready), tps, now_s);
+        uint64_t move = placement_flds_monitor(p, &n->autop, &n->flds, readyq_len(&n->lready),
+                                               tps, now_s);
         if (move) {
             /* A task the workload pinned stays pinned, however long the queue: pinned
              * ones met at the tail are held aside and go back once `move` stealable
@@ -141,7 +142,7 @@ static void monitor_cb(uv_timer_t *h)
         if (placement_auto_observe(p, &n->autop, &sample, now_s, &sw)) {
             n->policy_switches++;
             if (sw.to == PLACEMENT_FLDS)
-                flds_init(&n->flds, p); /* tt starts afresh for the monitor */
+                placement_flds_init(&n->flds, p); /* tt starts afresh for the monitor */
             if (n->sink)
                 n->sink->policy(n->sink->ctx, placement_policy_name(sw.to), (int32_t)sw.reason, 0);
             log_info("placement switched from %s to %s (%s, ratio %.3g)",
@@ -156,7 +157,7 @@ static void monitor_cb(uv_timer_t *h)
 void place_monitor_init(struct node *n)
 {
     const struct placement_params *p = &n->cfg.placement;
-    flds_init(&n->flds, p);
+    placement_flds_init(&n->flds, p);
     placement_auto_init(&n->autop, p);
     uv_timer_init(&n->loop, &n->monitor);
     n->monitor.data = n;

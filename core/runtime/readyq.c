@@ -2,12 +2,13 @@
  * readyq — the two binary max-heaps behind LReadyQ and SReadyQ (see readyq.h).  Both
  * order by priority (required input bytes), then by the caller's order, then by
  * insertion sequence, so that the order is total: the same pushes always pop the same
- * way, which keeps traces and simulations reproducible.  Every priority-0 entry sits in
+ * way, which keeps traces and seeded test runs reproducible.  Every priority-0 entry sits in
  * `zero`, every other in `data`, so the queue's first entry is data's top when data is
  * not empty and zero's top otherwise.
  *
  * Owns the heap arrays only.  Called from the node's loop thread (core/runtime/node.c),
- * from the simulator, and from tests/unit/test_readyq.c and test_theft.c.
+ * and from tests/unit/test_readyq.c, test_theft.c and test_progress.c (the stealing
+ * protocol on a fake network).
  */
 #include "core/runtime/readyq.h"
 

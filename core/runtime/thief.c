@@ -171,13 +171,14 @@ static void attempt_done(struct node *n, bool success)
      * tasks would otherwise push tt so high that the monitor never runs. */
     if (n->first_start_ns &&
         placement_in_force(&n->cfg.placement, &n->autop) == PLACEMENT_FLDS)
-        flds_on_steal_failed(&n->cfg.placement, &n->flds);
+        placement_flds_on_steal_failed(&n->cfg.placement, &n->flds);
     if (token) {
         th->state = THIEF_IDLE;
         uv_timer_stop(&th->timer);
         return;
     }
-    if (th->st.parked && flds_poll_should_reset(&n->cfg.placement, &n->autop, &n->flds)) {
+    if (th->st.parked &&
+        placement_flds_poll_should_reset(&n->cfg.placement, &n->autop, &n->flds)) {
         /* FLDS: the threshold fell low enough that stealing may pay again (002 §4.4). */
         steal_on_wake(&n->cfg.steal, &th->st);
     }
@@ -594,8 +595,8 @@ void thief_answer(struct node *n)
     th->nasks = 0;
 }
 
-int node_take_granted(struct node *n, uint32_t from, struct rbuf *r, struct readyq *q,
-                      uint32_t *req, uint32_t *count, int64_t now)
+int thief_take_granted(struct node *n, uint32_t from, struct rbuf *r, struct readyq *q,
+                       uint32_t *req, uint32_t *count, int64_t now)
 {
     *req = rbuf_u32(r);
     *count = rbuf_u32(r);
@@ -619,7 +620,7 @@ int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
     uint32_t req, count;
     int64_t now = clock_wall_ns();
     /* Stolen tasks go to SReadyQ, so they may move on again if this node is slow. */
-    int rc = node_take_granted(n, from, r, &n->sready, &req, &count, now);
+    int rc = thief_take_granted(n, from, r, &n->sready, &req, &count, now);
     if (rc < 0)
         return rc;
     bool current = th->state == THIEF_REQUEST && req == th->attempt;

@@ -458,20 +458,20 @@ static void test_flds_worked_example(void **state)
 {
     (void)state;
     double throughput = 1000.0 / 10.0;
-    assert_int_equal(flds_move_count(5000, throughput, 30.0), 2000);
+    assert_int_equal(placement_flds_move_count(5000, throughput, 30.0), 2000);
 
     /* The same through the monitor, which then halves tt (000's rule). */
     struct placement_params p = params_for(PLACEMENT_FLDS);
     p.tt_initial_s = 30.0;
     struct flds_state s;
-    flds_init(&s, &p);
+    placement_flds_init(&s, &p);
     assert_near(s.tt_s, 30.0);
-    assert_int_equal(flds_monitor(&p, NULL, &s, 5000, throughput, 0.0), 2000);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 5000, throughput, 0.0), 2000);
     assert_near(s.tt_s, 15.0);
     assert_int_equal(s.moves, 1);
     assert_int_equal(s.tasks_moved, 2000);
     /* The 3000 left run 30 s, above the new 15 s: the next pass moves 1500. */
-    assert_int_equal(flds_monitor(&p, NULL, &s, 3000, throughput, 1.0), 1500);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 3000, throughput, 1.0), 1500);
     assert_near(s.tt_s, 7.5);
     assert_int_equal(s.tasks_moved, 3500);
 }
@@ -479,23 +479,23 @@ static void test_flds_worked_example(void **state)
 static void test_flds_move_count_edges(void **state)
 {
     (void)state;
-    assert_int_equal(flds_move_count(3000, 100, 30), 0); /* exactly tt: not above */
-    assert_int_equal(flds_move_count(3001, 100, 30), 1);
-    assert_int_equal(flds_move_count(10, 100, 30), 0);
-    assert_int_equal(flds_move_count(0, 100, 30), 0);
-    assert_int_equal(flds_move_count(5000, 0, 30), 0);   /* nothing finished yet */
-    assert_int_equal(flds_move_count(5000, -1, 30), 0);
-    assert_int_equal(flds_move_count(5000, NAN, 30), 0);
-    assert_int_equal(flds_move_count(5000, 100, 0), 5000); /* tt 0: move all */
-    assert_int_equal(flds_move_count(5000, 100, NAN), 0);
+    assert_int_equal(placement_flds_move_count(3000, 100, 30), 0); /* exactly tt: not above */
+    assert_int_equal(placement_flds_move_count(3001, 100, 30), 1);
+    assert_int_equal(placement_flds_move_count(10, 100, 30), 0);
+    assert_int_equal(placement_flds_move_count(0, 100, 30), 0);
+    assert_int_equal(placement_flds_move_count(5000, 0, 30), 0);   /* nothing finished yet */
+    assert_int_equal(placement_flds_move_count(5000, -1, 30), 0);
+    assert_int_equal(placement_flds_move_count(5000, NAN, 30), 0);
+    assert_int_equal(placement_flds_move_count(5000, 100, 0), 5000); /* tt 0: move all */
+    assert_int_equal(placement_flds_move_count(5000, 100, NAN), 0);
     /* 0.7 · 10 is 7 even though the product is not exact in binary. */
-    assert_int_equal(flds_move_count(10, 10, 0.7), 3);
-    assert_int_equal(flds_move_count(10, 0.7, 10), 3);
+    assert_int_equal(placement_flds_move_count(10, 10, 0.7), 3);
+    assert_int_equal(placement_flds_move_count(10, 0.7, 10), 3);
     /* Fractional keep: 2.5 tasks' worth keeps 2. */
-    assert_int_equal(flds_move_count(10, 0.5, 5), 8);
+    assert_int_equal(placement_flds_move_count(10, 0.5, 5), 8);
     /* Huge throughput × tt does not overflow. */
-    assert_int_equal(flds_move_count(UINT64_MAX, 1e300, 1e10), 0);
-    assert_int_equal(flds_move_count(UINT64_MAX, 1, 1), UINT64_MAX - 1);
+    assert_int_equal(placement_flds_move_count(UINT64_MAX, 1e300, 1e10), 0);
+    assert_int_equal(placement_flds_move_count(UINT64_MAX, 1, 1), UINT64_MAX - 1);
 }
 
 static void test_flds_monitor_interval(void **state)
@@ -505,23 +505,23 @@ static void test_flds_monitor_interval(void **state)
     p.monitor_interval_s = 1.0;
     p.tt_rule = FLDS_TT_HALVE_ON_MOVE;
     struct flds_state s;
-    flds_init(&s, &p);
+    placement_flds_init(&s, &p);
 
     /* A pass that moves nothing leaves tt alone but still waits for the interval. */
-    assert_int_equal(flds_monitor(&p, NULL, &s, 100, 100, 5.0), 0);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 100, 100, 5.0), 0);
     assert_near(s.tt_s, 10.0);
     assert_near(s.next_check_s, 6.0);
-    assert_int_equal(flds_monitor(&p, NULL, &s, 5000, 100, 5.5), 0); /* not due */
-    assert_int_equal(flds_monitor(&p, NULL, &s, 5000, 100, 6.0), 4000);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 5000, 100, 5.5), 0); /* not due */
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 5000, 100, 6.0), 4000);
     assert_near(s.tt_s, 5.0);
     assert_int_equal(s.moves, 1);
 
     /* Interval 0 (from the pass due at 7 s on): every call is a pass. */
     p.monitor_interval_s = 0;
-    assert_int_equal(flds_monitor(&p, NULL, &s, 1000, 100, 6.9), 0);
-    assert_int_equal(flds_monitor(&p, NULL, &s, 1000, 100, 7.0), 500);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 1000, 100, 6.9), 0);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 1000, 100, 7.0), 500);
     assert_near(s.tt_s, 2.5);
-    assert_int_equal(flds_monitor(&p, NULL, &s, 1000, 100, 7.0), 750);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 1000, 100, 7.0), 750);
     assert_near(s.tt_s, 1.25);
 }
 
@@ -530,20 +530,20 @@ static void test_flds_monitor_only_under_flds(void **state)
     (void)state;
     struct placement_params p = params_for(PLACEMENT_RLDS);
     struct flds_state s;
-    flds_init(&s, &p);
-    assert_int_equal(flds_monitor(&p, NULL, &s, 5000, 100, 0), 0);
+    placement_flds_init(&s, &p);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 5000, 100, 0), 0);
     p.policy = PLACEMENT_MDL;
-    assert_int_equal(flds_monitor(&p, NULL, &s, 5000, 100, 0), 0);
-    assert_int_equal(flds_monitor(NULL, NULL, &s, 5000, 100, 0), 0);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 5000, 100, 0), 0);
+    assert_int_equal(placement_flds_monitor(NULL, NULL, &s, 5000, 100, 0), 0);
 
     p.policy = PLACEMENT_AUTO;
     struct placement_auto a;
     placement_auto_init(&a, &p);
     a.in_force = PLACEMENT_MLB;
-    assert_int_equal(flds_monitor(&p, &a, &s, 5000, 100, 0), 0);
+    assert_int_equal(placement_flds_monitor(&p, &a, &s, 5000, 100, 0), 0);
     a.in_force = PLACEMENT_FLDS;
-    assert_int_equal(flds_monitor(&p, &a, &s, 5000, 100, 0), 4000);
-    assert_int_equal(flds_monitor(&p, &a, NULL, 5000, 100, 10), 0);
+    assert_int_equal(placement_flds_monitor(&p, &a, &s, 5000, 100, 0), 4000);
+    assert_int_equal(placement_flds_monitor(&p, &a, NULL, 5000, 100, 10), 0);
 }
 
 /* 000 §IV.C/E: halve when moving, double when stealing fails; clamped both ways. */
@@ -556,19 +556,19 @@ static void test_flds_tt_rule_000(void **state)
     p.tt_min_s = 10.0 / 8;
     p.tt_max_s = 10.0 * 4;
     struct flds_state s;
-    flds_init(&s, &p);
+    placement_flds_init(&s, &p);
 
-    flds_on_steal_failed(&p, &s);
+    placement_flds_on_steal_failed(&p, &s);
     assert_near(s.tt_s, 20.0);
-    flds_on_steal_failed(&p, &s);
+    placement_flds_on_steal_failed(&p, &s);
     assert_near(s.tt_s, 40.0);
-    flds_on_steal_failed(&p, &s); /* clamped */
+    placement_flds_on_steal_failed(&p, &s); /* clamped */
     assert_near(s.tt_s, 40.0);
     assert_int_equal(s.steal_failures, 3);
 
     const double expect[] = {20, 10, 5, 2.5, 1.25, 1.25};
     for (int i = 0; i < 6; i++) {
-        assert_true(flds_monitor(&p, NULL, &s, 1000000, 1, i) > 0);
+        assert_true(placement_flds_monitor(&p, NULL, &s, 1000000, 1, i) > 0);
         assert_near(s.tt_s, expect[i]);
     }
 }
@@ -583,16 +583,16 @@ static void test_flds_tt_rule_002(void **state)
     p.tt_min_s = 10.0 / 4;
     p.tt_max_s = 10.0 * 2;
     struct flds_state s;
-    flds_init(&s, &p);
+    placement_flds_init(&s, &p);
 
-    assert_int_equal(flds_monitor(&p, NULL, &s, 5000, 100, 0), 4000);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 5000, 100, 0), 4000);
     assert_near(s.tt_s, 20.0);
-    assert_int_equal(flds_monitor(&p, NULL, &s, 5000, 100, 0), 3000);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 5000, 100, 0), 3000);
     assert_near(s.tt_s, 20.0); /* clamped */
-    flds_on_steal_failed(&p, &s);
+    placement_flds_on_steal_failed(&p, &s);
     assert_near(s.tt_s, 10.0);
-    flds_on_steal_failed(&p, &s);
-    flds_on_steal_failed(&p, &s);
+    placement_flds_on_steal_failed(&p, &s);
+    placement_flds_on_steal_failed(&p, &s);
     assert_near(s.tt_s, 2.5); /* clamped */
 }
 
@@ -602,30 +602,30 @@ static void test_flds_poll_reset_rule(void **state)
     struct placement_params p = params_for(PLACEMENT_FLDS);
     p.monitor_interval_s = 0;
     struct flds_state s;
-    flds_init(&s, &p);
+    placement_flds_init(&s, &p);
 
-    assert_true(flds_poll_should_reset(&p, NULL, &s)); /* tt = initial = resume */
-    flds_on_steal_failed(&p, &s);                      /* 000: 20 s */
-    assert_false(flds_poll_should_reset(&p, NULL, &s));
-    assert_true(flds_monitor(&p, NULL, &s, 5000, 100, 0) > 0); /* back to 10 s */
-    assert_true(flds_poll_should_reset(&p, NULL, &s));
+    assert_true(placement_flds_poll_should_reset(&p, NULL, &s)); /* tt = initial = resume */
+    placement_flds_on_steal_failed(&p, &s);                      /* 000: 20 s */
+    assert_false(placement_flds_poll_should_reset(&p, NULL, &s));
+    assert_true(placement_flds_monitor(&p, NULL, &s, 5000, 100, 0) > 0); /* back to 10 s */
+    assert_true(placement_flds_poll_should_reset(&p, NULL, &s));
 
     /* Only FLDS has a tt. */
     p.policy = PLACEMENT_RLDS;
-    assert_false(flds_poll_should_reset(&p, NULL, &s));
+    assert_false(placement_flds_poll_should_reset(&p, NULL, &s));
     p.policy = PLACEMENT_AUTO;
     struct placement_auto a;
     placement_auto_init(&a, &p);
-    assert_true(flds_poll_should_reset(&p, &a, &s));
+    assert_true(placement_flds_poll_should_reset(&p, &a, &s));
     a.in_force = PLACEMENT_MDL;
-    assert_false(flds_poll_should_reset(&p, &a, &s));
-    assert_false(flds_poll_should_reset(&p, &a, NULL));
+    assert_false(placement_flds_poll_should_reset(&p, &a, &s));
+    assert_false(placement_flds_poll_should_reset(&p, &a, NULL));
 }
 
 /*
  * The interplay as the runtime drives it: each failed steal backs the thief off
- * (steal_on_result) and moves tt (flds_on_steal_failed); when the back-off parks the
- * thief at its bound, flds_poll_should_reset says whether to restart from the initial
+ * (steal_on_result) and moves tt (placement_flds_on_steal_failed); when the back-off parks the
+ * thief at its bound, placement_flds_poll_should_reset says whether to restart from the initial
  * interval (steal_on_wake) or stay parked.  Returns the failures it took to park.
  */
 static int fail_until_parked(const struct steal_params *sp, struct steal_state *ss,
@@ -634,7 +634,7 @@ static int fail_until_parked(const struct steal_params *sp, struct steal_state *
     int failures = 0;
     while (!ss->parked) {
         steal_on_result(sp, ss, false, 16);
-        flds_on_steal_failed(p, fs);
+        placement_flds_on_steal_failed(p, fs);
         failures++;
         assert_true(failures < 100);
     }
@@ -652,18 +652,18 @@ static void test_flds_polling_interplay(void **state)
     struct placement_params p = params_for(PLACEMENT_FLDS);
     p.monitor_interval_s = 0;
     struct flds_state fs;
-    flds_init(&fs, &p);
+    placement_flds_init(&fs, &p);
     steal_state_init(&ss, &sp, 16);
     int failures = fail_until_parked(&sp, &ss, &p, &fs);
     assert_true(failures >= 15);
     assert_near(fs.tt_s, p.tt_max_s);
-    assert_false(flds_poll_should_reset(&p, NULL, &fs));
+    assert_false(placement_flds_poll_should_reset(&p, NULL, &fs));
     assert_true(ss.parked);
 
     /* ... until its own monitor has shed work often enough to bring tt back down. */
     int moves = 0;
-    while (!flds_poll_should_reset(&p, NULL, &fs)) {
-        assert_true(flds_monitor(&p, NULL, &fs, 1000000, 1, 0) > 0);
+    while (!placement_flds_poll_should_reset(&p, NULL, &fs)) {
+        assert_true(placement_flds_monitor(&p, NULL, &fs, 1000000, 1, 0) > 0);
         moves++;
     }
     assert_int_equal(moves, 10); /* tt_max = initial · 2^10 */
@@ -673,11 +673,11 @@ static void test_flds_polling_interplay(void **state)
 
     /* 002's rule: each failure halves tt, so by the bound it is small: restart. */
     p.tt_rule = FLDS_TT_DOUBLE_ON_MOVE;
-    flds_init(&fs, &p);
+    placement_flds_init(&fs, &p);
     steal_state_init(&ss, &sp, 16);
     fail_until_parked(&sp, &ss, &p, &fs);
     assert_near(fs.tt_s, p.tt_min_s);
-    assert_true(flds_poll_should_reset(&p, NULL, &fs));
+    assert_true(placement_flds_poll_should_reset(&p, NULL, &fs));
     steal_on_wake(&sp, &ss);
     assert_near(ss.interval_ms, sp.poll_initial_ms);
 }

@@ -29,7 +29,7 @@ static void test_presets(void **state)
     struct placement_params p;
 
     defaults(&s, &p);
-    assert_int_equal(policy_preset_apply("daws", &s, &p), 0);
+    assert_int_equal(preset_apply("daws", &s, &p), 0);
     assert_int_equal(s.mode, STEAL_ADAPTIVE);
     assert_int_equal(s.starvation, STEAL_STARVE_READY);
     assert_int_equal(s.victims, STEAL_VICTIMS_SQRT);
@@ -40,7 +40,7 @@ static void test_presets(void **state)
     assert_false(steal_needs_ring(&s));
 
     defaults(&s, &p);
-    assert_int_equal(policy_preset_apply("a2ws", &s, &p), 0);
+    assert_int_equal(preset_apply("a2ws", &s, &p), 0);
     assert_int_equal(s.starvation, STEAL_STARVE_PREEMPTIVE);
     assert_int_equal(s.victims, STEAL_VICTIMS_A2WS);
     assert_int_equal(s.amount, STEAL_AMOUNT_A2WS);
@@ -49,7 +49,7 @@ static void test_presets(void **state)
     assert_true(steal_needs_ring(&s));
 
     defaults(&s, &p);
-    assert_int_equal(policy_preset_apply("parsec", &s, &p), 0);
+    assert_int_equal(preset_apply("parsec", &s, &p), 0);
     assert_int_equal(s.starvation, STEAL_STARVE_SUCCESSORS);
     assert_int_equal(s.victims, STEAL_VICTIMS_RANDOM);
     assert_int_equal(s.victims_k, 1);
@@ -57,14 +57,14 @@ static void test_presets(void **state)
     assert_true(s.wait_guard);
 
     defaults(&s, &p);
-    assert_int_equal(policy_preset_apply("random1", &s, &p), 0);
+    assert_int_equal(preset_apply("random1", &s, &p), 0);
     assert_int_equal(s.mode, STEAL_RANDOM1);
     defaults(&s, &p);
-    assert_int_equal(policy_preset_apply("none", &s, &p), 0);
+    assert_int_equal(preset_apply("none", &s, &p), 0);
     assert_int_equal(s.mode, STEAL_NONE);
 
     defaults(&s, &p);
-    assert_int_equal(policy_preset_apply("daws+a2ws", &s, &p), 0);
+    assert_int_equal(preset_apply("daws+a2ws", &s, &p), 0);
     assert_int_equal(p.policy, PLACEMENT_FLDS);
     assert_int_equal(s.victims, STEAL_VICTIMS_A2WS);
     assert_int_equal(s.amount, STEAL_AMOUNT_A2WS);
@@ -72,7 +72,7 @@ static void test_presets(void **state)
     /* The baselines of paper 001 §4: the leader, and the token that feeds its victims. */
     defaults(&s, &p);
     p.policy = PLACEMENT_FLDS;
-    assert_int_equal(policy_preset_apply("lw", &s, &p), 0);
+    assert_int_equal(preset_apply("lw", &s, &p), 0);
     assert_int_equal(s.mode, STEAL_ADAPTIVE);
     assert_int_equal(s.starvation, STEAL_STARVE_READY);
     assert_int_equal(s.victims, STEAL_VICTIMS_LEADER);
@@ -84,7 +84,7 @@ static void test_presets(void **state)
     assert_int_equal(steal_check_parts(&s, NULL), 0);
 
     defaults(&s, &p);
-    assert_int_equal(policy_preset_apply("ctws", &s, &p), 0);
+    assert_int_equal(preset_apply("ctws", &s, &p), 0);
     assert_int_equal(s.starvation, STEAL_STARVE_READY);
     assert_int_equal(s.victims, STEAL_VICTIMS_TOKEN);
     assert_int_equal(s.amount, STEAL_AMOUNT_HALF);
@@ -97,14 +97,14 @@ static void test_presets(void **state)
     const char *names[] = {"daws", "a2ws", "parsec", "random1", "none", "daws+a2ws", "lw", "ctws"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         defaults(&s, &p);
-        assert_int_equal(policy_preset_apply(names[i], &s, &p), 0);
+        assert_int_equal(preset_apply(names[i], &s, &p), 0);
         assert_int_equal(steal_check_parts(&s, NULL), 0);
     }
 
     defaults(&s, &p);
-    assert_int_equal(policy_preset_apply("lifo", &s, &p), -EINVAL);
-    assert_int_equal(policy_preset_apply("DAWS", &s, &p), -EINVAL);
-    assert_int_equal(policy_preset_apply(NULL, &s, &p), -EINVAL);
+    assert_int_equal(preset_apply("lifo", &s, &p), -EINVAL);
+    assert_int_equal(preset_apply("DAWS", &s, &p), -EINVAL);
+    assert_int_equal(preset_apply(NULL, &s, &p), -EINVAL);
     assert_int_equal(s.mode, STEAL_ADAPTIVE); /* untouched by a refused name */
     assert_int_equal(p.policy, PLACEMENT_WS);
 }

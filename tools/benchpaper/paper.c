@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
 #include "tools/benchpaper/page.h"
 #include "tools/benchpaper/results.h"
@@ -393,7 +394,7 @@ static void one_experiment(struct runner *rn, struct bench_exp *x)
             "%u nodes x %u slots, %s\n",
         e->key, e->reproduces, e->npoints, e->nseries, rn->o->runs, e->nodes, e->slots,
         e->bandwidth);
-    for (size_t p = 0; p < e->npoints && !bench_spawn_interrupted(); p++) {
+    for (size_t p = 0; p < e->npoints && !sigcatch_pending(); p++) {
         struct bench_point *pt = &x->points[p];
         char *wl = work_file(rn, "%s-%s.jsonl", e->key, pt->def->key);
         if (!make_workload(rn, x, pt, wl)) {
@@ -406,20 +407,20 @@ static void one_experiment(struct runner *rn, struct bench_exp *x)
         say(rn, "  %s: %llu tasks, bound %.3f s (%s)\n", pt->def->label,
             (unsigned long long)pt->plan.tasks, pt->bound.binding_s,
             pt->bound.binding ? pt->bound.binding : "none");
-        for (unsigned k = 0; k < rn->o->runs && !bench_spawn_interrupted(); k++)
-            for (size_t s = 0; s < e->nseries && !bench_spawn_interrupted(); s++)
+        for (unsigned k = 0; k < rn->o->runs && !sigcatch_pending(); k++)
+            for (size_t s = 0; s < e->nseries && !sigcatch_pending(); s++)
                 one_run(rn, x, pt, &pt->cells[s], wl, k);
         for (size_t s = 0; s < e->nseries; s++)
             bench_cell_summarize(&pt->cells[s]);
         free(wl);
     }
-    x->done = !bench_spawn_interrupted();
+    x->done = !sigcatch_pending();
 }
 
 static int write_out(struct runner *rn, double start, char **cause)
 {
     rn->r->wall_s = now_s() - start;
-    rn->r->interrupted = bench_spawn_interrupted() != 0;
+    rn->r->interrupted = sigcatch_pending() != 0;
     int rc = bench_results_save(rn->r, rn->o->dir, cause);
     if (rc == 0)
         rc = bench_page_write(rn->r, rn->o->dir, cause);
@@ -450,7 +451,7 @@ int bench_paper_run(const struct bench_paper_options *o, char **cause)
         rn.r->loadavg = load;
     rn.r->gnuplot = plot_gnuplot_available(NULL);
 
-    for (size_t i = 0; i < rn.r->n && !bench_spawn_interrupted(); i++) {
+    for (size_t i = 0; i < rn.r->n && !sigcatch_pending(); i++) {
         one_experiment(&rn, &rn.r->exps[i]);
         if ((rc = write_out(&rn, start, cause)) < 0)
             break;
@@ -459,7 +460,7 @@ int bench_paper_run(const struct bench_paper_options *o, char **cause)
         rc = write_out(&rn, start, cause);
     if (rc == 0)
         say(&rn, "bench paper: wrote %s/index.html and %s/results.json in %.0f s%s\n", o->dir,
-            o->dir, rn.r->wall_s, bench_spawn_interrupted() ? " (interrupted)" : "");
+            o->dir, rn.r->wall_s, sigcatch_pending() ? " (interrupted)" : "");
 
     if (!o->keep) {
         for (size_t i = 0; i < rn.nmade; i++)
@@ -474,7 +475,7 @@ int bench_paper_run(const struct bench_paper_options *o, char **cause)
     bench_results_destroy(rn.r);
     if (rc < 0)
         return rc;
-    if (bench_spawn_interrupted())
+    if (sigcatch_pending())
         return -EINTR;
     return rn.failed ? BENCH_SOME_FAILED : BENCH_OK;
 }

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
 
 extern char **environ;
@@ -22,30 +23,6 @@ extern char **environ;
 /* How often the wait looks at the child, the clock and the flag: a run's own makespan
  * is measured inside the child, so this only delays the next run a little. */
 #define POLL_NS (20 * 1000 * 1000)
-
-static volatile sig_atomic_t caught;
-
-static void on_signal(int sig)
-{
-    caught = sig;
-}
-
-void bench_spawn_catch_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-}
-
-int bench_spawn_interrupted(void)
-{
-    return caught;
-}
 
 static double now_s(void)
 {
@@ -86,9 +63,10 @@ int bench_spawn_self(char *const argv[], const char *out_path, const char *err_p
             return -err;
         }
         double t = now_s();
-        if (!asked && (caught || t > deadline)) {
-            res->interrupted = caught != 0;
-            res->timed_out = !caught;
+        int sig = sigcatch_pending();
+        if (!asked && (sig || t > deadline)) {
+            res->interrupted = sig != 0;
+            res->timed_out = !sig;
             kill(pid, SIGTERM);
             asked = true;
             kill_at = t + GRACE_S;

@@ -1,7 +1,8 @@
 /*
  * bench spawn — runs one child command of `jackdaw bench paper` (this same binary: gen,
  * bound, run) with its output captured in files, bounded in time, and stopped by its PID
- * when the bench is interrupted.
+ * when the bench is interrupted (core/base/sigcatch's flag, which `jackdaw bench`
+ * installs).
  *
  * A child that outlives its time limit or an interruption gets SIGTERM (a `jackdaw run`
  * then stops the cluster it started), and SIGKILL after a grace period (its daemons were
@@ -16,12 +17,6 @@
 #define JACKDAW_BENCH_SPAWN_H
 
 #include <stdbool.h>
-
-/* SIGINT, SIGTERM and SIGHUP set a flag instead of ending the bench, which then stops
- * its child, writes what it has and exits 130. */
-void bench_spawn_catch_signals(void);
-/* The last of those signals caught, or 0. */
-int bench_spawn_interrupted(void);
 
 struct bench_child {
     int status;             /* exit status, or 128 + signal */

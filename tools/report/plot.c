@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/base/xalloc.h"
+#include "tools/report/csv.h"
 
 extern char **environ;
 
@@ -75,43 +76,22 @@ void plot_add_row(struct plot *p, const char *label, double x, const double *val
 
 /* ---- CSV ------------------------------------------------------------------------------ */
 
-static void csv_field(FILE *out, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
-        return;
-    }
-    putc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            putc('"', out);
-        putc(*s, out);
-    }
-    putc('"', out);
-}
-
-static void csv_number(FILE *out, double v)
-{
-    if (isfinite(v))
-        fprintf(out, "%.10g", v);
-}
-
 int plot_write_csv(const struct plot *p, FILE *out)
 {
-    csv_field(out, p->xcol);
+    csv_cell(out, p->xcol);
     for (size_t c = 0; c < p->ncols; c++) {
         putc(',', out);
-        csv_field(out, p->cols[c]);
+        csv_cell(out, p->cols[c]);
     }
     putc('\n', out);
     for (size_t r = 0; r < p->nrows; r++) {
         if (p->labels[r])
-            csv_field(out, p->labels[r]);
+            csv_cell(out, p->labels[r]);
         else
-            csv_number(out, p->x[r]);
+            csv_num(out, p->x[r]);
         for (size_t c = 0; c < p->ncols; c++) {
             putc(',', out);
-            csv_number(out, p->v[r * p->ncols + c]);
+            csv_num(out, p->v[r * p->ncols + c]);
         }
         putc('\n', out);
     }

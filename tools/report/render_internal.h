@@ -13,6 +13,7 @@
 
 #include "tools/report/analysis.h"
 #include "tools/report/charts.h"
+#include "tools/report/csv.h"     /* csv_cell, csv_num: the renderers' CSV escaping */
 
 #define FIG_BUF 48
 
@@ -25,8 +26,6 @@ const char *fmt_task(char buf[FIG_BUF], uint64_t key);
 
 void html_text(FILE *out, const char *s);  /* escapes & < > " ' */
 void md_cell(FILE *out, const char *s);    /* escapes | and newlines in a table cell */
-void csv_cell(FILE *out, const char *s);   /* RFC 4180 */
-void csv_num(FILE *out, double v);         /* empty for NaN */
 
 /* The run described in one line for headings. */
 const char *run_workload(const struct report_analysis *a); /* name, path or "?" */

@@ -1,5 +1,5 @@
 /*
- * fetch — the data plane of a node: staging a task's inputs before it runs, pulling
+ * data — the data plane of a node: staging a task's inputs before it runs, pulling
  * missing objects from their holders, serving other nodes' pulls, and emulating a
  * network (paper 002 §2.2.2 "data movement"; issue: pull, chunked, many in flight).
  *
