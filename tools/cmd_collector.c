@@ -2,7 +2,7 @@
  * jackdaw collector — the trace collector's command line.  Normally started by the
  * launcher (one per cluster, with an inherited listening socket); parses flags into a
  * collector_config, taking what they leave out from the cluster file's "collector"
- * entry, and runs trace/collector until told to stop.
+ * entry, and runs trace/collector/collector until told to stop.
  *
  * Started by hand (--listen, or the cluster file's address: a restart after a crash),
  * it registers itself in the cluster file — address, pid, trace — once it listens, so
@@ -23,7 +23,7 @@
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/model/cluster.h"
-#include "trace/collector.h"
+#include "trace/collector/collector.h"
 #include "tools/cmd.h"
 #include "tools/launcher.h"
 

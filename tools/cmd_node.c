@@ -18,7 +18,7 @@
 #include "core/runtime/node.h"
 #include "tools/cmd.h"
 #include "tools/dataopts.h"
-#include "trace/tracer.h"
+#include "trace/tracer/tracer.h"
 
 /* The spool file's header says whose events it holds, so `trace merge` can tell. */
 static char *spool_header(const struct cluster *cl, uint32_t id)

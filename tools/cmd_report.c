@@ -26,7 +26,7 @@
 #include "core/net/bucket.h"
 #include "tools/analysis/bound.h"
 #include "tools/cmd.h"
-#include "trace/reader.h"
+#include "trace/format/reader.h"
 #include "tools/report/analysis.h"
 #include "tools/report/charts.h"
 #include "tools/report/cli.h"

@@ -4,9 +4,10 @@
  *   jackdaw trace cat FILE [--json]      one event per line, in file order
  *   jackdaw trace stats FILE [--json]    counts by kind and node, time span, size, end
  *   jackdaw trace verify FILE [--workload W] [--json] [--limit N]
- *                                        is the story complete? (trace/verify); are the
- *                                        blocks intact (their checksums); with W, did
- *                                        every task start after its parents ended?
+ *                                        is the story complete?
+ *                                        (trace/offline/verify); are the blocks intact
+ *                                        (their checksums); with W, did every task
+ *                                        start after its parents ended?
  *   jackdaw trace merge -o OUT FILE...   the collector's file and spool files as one
  *                                        trace, each event once, in time order
  *   jackdaw trace export --chrome FILE [-o OUT]
@@ -26,14 +27,14 @@
  * OUT whole or not at all (a temporary file renamed at the end), so OUT may be one of
  * the inputs; cut inputs give their whole blocks, with a warning.
  *
- * Reading goes through trace/reader (scanner first, libavro only on the whole blocks).
- * Exit codes: 0 when the whole file, or every whole block of a crash-cut file, was read
- * (a cut is reported on stderr: a node or collector that dies leaves exactly that) and,
- * for verify, no problem was found; EXIT_BAD_INPUT when verify found a problem (the
- * report says which), when a file is not a jackdaw trace, is cut inside its header, has
- * corrupt framing (after printing what the whole blocks before it hold) or a record that
- * does not decode; EXIT_INTERNAL when an output cannot be written; EXIT_USAGE for a bad
- * command line.
+ * Reading goes through trace/format/reader (scanner first, libavro only on the whole
+ * blocks).  Exit codes: 0 when the whole file, or every whole block of a crash-cut file,
+ * was read (a cut is reported on stderr: a node or collector that dies leaves exactly
+ * that) and, for verify, no problem was found; EXIT_BAD_INPUT when verify found a problem
+ * (the report says which), when a file is not a jackdaw trace, is cut inside its header,
+ * has corrupt framing (after printing what the whole blocks before it hold) or a record
+ * that does not decode; EXIT_INTERNAL when an output cannot be written; EXIT_USAGE for a
+ * bad command line.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,10 +48,10 @@
 #include "core/model/workload.h"
 #include "tools/cmd.h"
 #include "tools/job.h"
-#include "trace/chrome.h"
-#include "trace/merge.h"
-#include "trace/reader.h"
-#include "trace/verify.h"
+#include "trace/offline/chrome.h"
+#include "trace/offline/merge.h"
+#include "trace/format/reader.h"
+#include "trace/offline/verify.h"
 
 /* The optional fields each kind uses, in print order. */
 enum {

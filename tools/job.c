@@ -17,7 +17,7 @@
 #include "core/base/fs.h"
 #include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
-#include "trace/tclient.h"
+#include "trace/collector/tclient.h"
 #include "tools/cmd.h"
 #include "tools/follow.h"
 

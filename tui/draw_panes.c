@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/model/event.h"
+#include "core/model/trace_kind.h"
 
 /* ---- charts ---------------------------------------------------------------------------- */
 

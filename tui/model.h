@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/model/event.h"
-#include "trace/wire.h"
+#include "core/model/trace_kind.h"
+#include "trace/format/wire.h"
 
 /* Points kept per history (one per model_tick that moved time forward by at least
  * MODEL_HISTORY_STEP_NS). */

@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "core/base/xalloc.h"
-#include "trace/reader.h"
-#include "trace/wire.h"
+#include "trace/format/reader.h"
+#include "trace/format/wire.h"
 
 struct replay_sample {
     int64_t time_ns;

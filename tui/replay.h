@@ -2,11 +2,11 @@
  * replay — a recorded trace as a source for the console's model: the samples and
  * notable events of the file, in time order, fed to a model up to any time t.
  *
- * The file is read once (trace/reader) into two time-sorted arrays: NODE_SAMPLE events
- * and the note kinds (wire_is_note: failed/cancelled ends, steal grants, node up/down,
- * policy changes, drops, job submits; plus NODE_UP/NODE_DOWN for the connected flag).
- * Seeking forward feeds what lies between; seeking back resets the model and feeds from
- * the start (fast enough: arrays in memory, a few million entries per second).
+ * The file is read once (trace/format/reader) into two time-sorted arrays: NODE_SAMPLE
+ * events and the note kinds (wire_is_note: failed/cancelled ends, steal grants, node
+ * up/down, policy changes, drops, job submits; plus NODE_UP/NODE_DOWN for the connected
+ * flag).  Seeking forward feeds what lies between; seeking back resets the model and
+ * feeds from the start (fast enough: arrays in memory, a few million entries per second).
  *
  * Owns the arrays and the header copy.  Called by tui/console.c and the tests.
  * Return convention: 0 or negative errno with *cause naming the file.

@@ -14,7 +14,7 @@
 #include "core/base/fs.h"
 #include "core/base/xalloc.h"
 #include "core/net/client.h"
-#include "trace/tclient.h"
+#include "trace/collector/tclient.h"
 #include "tools/job.h"
 #include "tools/launcher.h"
 

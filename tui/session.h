@@ -3,11 +3,12 @@
  * the schedulers) and, when it launched it, the one it owns: the daemons and collector,
  * the job it submitted, its cancellation and its teardown.
  *
- * Owns the cluster description and key, the collector subscription (trace/tclient), the
- * submitted workload and the generated workload file.  Called by tui/console.c on its
- * one thread; every call is synchronous (launch and teardown take seconds: the console
- * draws a message first).  Nothing here writes to the terminal: libraries' warnings go
- * to stderr, which the console redirects while the screen is up.
+ * Owns the cluster description and key, the collector subscription
+ * (trace/collector/tclient), the submitted workload and the generated workload file.
+ * Called by tui/console.c on its one thread; every call is synchronous (launch and
+ * teardown take seconds: the console draws a message first).  Nothing here writes to the
+ * terminal: libraries' warnings go to stderr, which the console redirects while the
+ * screen is up.
  * Return convention: 0 or a negative errno with *cause (owned) for the status line.
  */
 #ifndef JACKDAW_TUI_SESSION_H

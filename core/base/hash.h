@@ -6,8 +6,8 @@
  * key's metadata shard with it, and the bytes of a synthetic data object
  * (core/runtime/objstore.c) are its outputs, checked by CRC-32 between nodes.  Changing
  * it changes the wire; tests/unit/test_hash.c pins its values.  Also used where the
- * values stay inside a process or a file we write (u64map's slots, trace/chrome.c's flow
- * ids).  Owns nothing; pure.
+ * values stay inside a process or a file we write (u64map's slots,
+ * trace/offline/chrome.c's flow ids).  Owns nothing; pure.
  */
 #ifndef JACKDAW_HASH_H
 #define JACKDAW_HASH_H

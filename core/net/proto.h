@@ -5,7 +5,7 @@
  * Don't forget to bump FRAME_VERSION (frame.h) when a payload changes shape.
  * Types are grouped by range, one range per high byte (enum proto_range): handshake
  * (conn.c), metadata store, scheduler to scheduler, client to node, traces (payloads in
- * trace/wire.h: nodes, clients and consoles to the collector).  Receivers route a
+ * trace/format/wire.h: nodes, clients and consoles to the collector).  Receivers route a
  * whole range to its owner with proto_range_of, never with literal bounds.
  *
  * Owns nothing.  Decoders read from a bounds-checked rbuf and return 0 or -EBADMSG;
@@ -88,7 +88,7 @@ enum proto_type {
     MSG_SHUTDOWN = 0x0308,      /* (empty) */
     MSG_OBJECT_CREATE = 0x0309, /* u64 object, u64 bytes: a workload's initial data object */
 
-    /* Traces (trace/wire.h). */
+    /* Traces (trace/format/wire.h). */
     MSG_TRACE_HELLO = 0x0401,
     MSG_TRACE_RESUME = 0x0402,
     MSG_TRACE_BLOCK = 0x0403,

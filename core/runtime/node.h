@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "core/model/cluster.h"
-#include "core/model/event.h"
+#include "core/model/trace_kind.h"
 #include "core/net/auth.h"
 #include "core/policy/placement.h"
 #include "core/policy/steal.h"

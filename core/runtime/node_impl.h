@@ -26,7 +26,7 @@
 #include "core/runtime/node.h"
 #include "core/runtime/objstore.h"
 #include "core/runtime/readyq.h"
-#include "core/model/event.h"
+#include "core/model/trace_kind.h"
 
 #define THIEF_MAX_VICTIMS 1024
 

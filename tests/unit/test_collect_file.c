@@ -1,10 +1,10 @@
 /*
- * The collector's file side (trace/collect_file): blocks from fake nodes, each with its
- * own encoder and sync marker, are appended without re-encoding and read back whole by
- * trace/reader; a crash-cut file is repaired on open and resumed where each node's
- * events stop; files that are not jackdaw traces, or are corrupt rather than cut, are
- * refused and left untouched; a write that fails half-way is cut back and retried; the
- * collector's own JOB_SUBMIT and TASK_NAMES records round-trip through
+ * The collector's file side (trace/collector/collect_file): blocks from fake nodes, each
+ * with its own encoder and sync marker, are appended without re-encoding and read back
+ * whole by trace/format/reader; a crash-cut file is repaired on open and resumed where
+ * each node's events stop; files that are not jackdaw traces, or are corrupt rather than
+ * cut, are refused and left untouched; a write that fails half-way is cut back and
+ * retried; the collector's own JOB_SUBMIT and TASK_NAMES records round-trip through
  * trace_reader_names, long name lists split over records and blocks.
  */
 #include <stdarg.h>
@@ -25,10 +25,10 @@
 #include <unistd.h>
 
 #include "core/base/log.h"
-#include "trace/block.h"
-#include "trace/collect_file.h"
-#include "trace/event.h"
-#include "trace/reader.h"
+#include "trace/format/block.h"
+#include "trace/collector/collect_file.h"
+#include "trace/format/event.h"
+#include "trace/format/reader.h"
 
 #define HEADER_JSON "{\"format\":1,\"run_id\":\"test-cf\",\"start_ns\":1700000000000000000}"
 #define START_NS 1700000000000000000LL

@@ -1,6 +1,6 @@
 /*
- * The collector daemon (trace/collector) in-process: collector_run in a thread on a
- * listening socket the test bound on loopback, driven by conn_hub endpoints on the
+ * The collector daemon (trace/collector/collector) in-process: collector_run in a thread
+ * on a listening socket the test bound on loopback, driven by conn_hub endpoints on the
  * test's own loop acting as nodes and as a client/console, and by a raw socket sending
  * garbage.  Covers the conversation (HELLO → RESUME, BLOCK → ACK, a resend skipped but
  * acknowledged), the drops (another run's HELLO, a block with the wrong sync marker,
@@ -36,11 +36,11 @@
 #include "core/model/cluster.h"
 #include "core/net/conn.h"
 #include "core/net/proto.h"
-#include "trace/block.h"
-#include "trace/collect_file.h"
-#include "trace/collector.h"
-#include "trace/reader.h"
-#include "trace/wire.h"
+#include "trace/format/block.h"
+#include "trace/collector/collect_file.h"
+#include "trace/collector/collector.h"
+#include "trace/format/reader.h"
+#include "trace/format/wire.h"
 
 #define RUN_ID "run-collector-test"
 #define WAIT_MS 10000

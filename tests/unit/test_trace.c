@@ -19,8 +19,8 @@
 
 #include <avro.h>
 
-#include "trace/block.h"
-#include "trace/event.h"
+#include "trace/format/block.h"
+#include "trace/format/event.h"
 
 #define SCHEMA_PATH "share/schema/jackdaw-event.avsc"
 #define HEADER_JSON "{\"run\":\"t-1\",\"start_ns\":1700000000000000000,\"nodes\":[{\"slots\":8}]}"

@@ -1,10 +1,11 @@
 /*
- * Chrome trace-event export (trace/chrome behind `jackdaw trace export --chrome`): the
- * document parses (jansson, strict UTF-8), holds one task slice per task on slot lanes
- * that never overlap and number exactly the node's peak concurrency, named by workload
- * id; one flow pair per steal and per transfer, from victim to thief and source to
- * fetcher; four counters per sample; a task left running gets an "unfinished" slice.
- * Expected counts come from the generated run (trace_fixture.h), not from constants.
+ * Chrome trace-event export (trace/offline/chrome behind `jackdaw trace export
+ * --chrome`): the document parses (jansson, strict UTF-8), holds one task slice per task
+ * on slot lanes that never overlap and number exactly the node's peak concurrency, named
+ * by workload id; one flow pair per steal and per transfer, from victim to thief and
+ * source to fetcher; four counters per sample; a task left running gets an "unfinished"
+ * slice.  Expected counts come from the generated run (trace_fixture.h), not from
+ * constants.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,7 +22,7 @@
 #include <jansson.h>
 
 #include "tools/cmd.h"
-#include "trace/chrome.h"
+#include "trace/offline/chrome.h"
 #include "trace_fixture.h"
 
 #define NODES 4

@@ -268,8 +268,8 @@ static void gen_gaps(const char *path)
 /*
  * Node 2's ring overflowed while task 2 was queued: its SUBMIT, READY, QUEUED_LOCAL and
  * START were never numbered, and the tracer numbered a DROPPED event saying so before
- * the next event it recorded (trace/tracer.c, flush_drops).  The sequence has no gap.
- * The tracer stamps DROPPED with the next event's time; here it is 1 ns earlier, so
+ * the next event it recorded (trace/tracer/tracer.c, flush_drops).  The sequence has no
+ * gap.  The tracer stamps DROPPED with the next event's time; here it is 1 ns earlier, so
  * that numbering by time puts it first, as the tracer does.
  */
 static void gen_dropped(const char *path)

@@ -1,5 +1,5 @@
 /*
- * trace merge (trace/merge behind `jackdaw trace merge`): a run split the way a
+ * trace merge (trace/offline/merge behind `jackdaw trace merge`): a run split the way a
  * collector restart and a spooling node split it — two collector files that overlap and
  * a spool file of one node that overlaps both — merges back to every event exactly once,
  * in time order, with every field and the names intact, whether it fits in memory or
@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 
 #include "tools/cmd.h"
-#include "trace/merge.h"
-#include "trace/verify.h"
+#include "trace/offline/merge.h"
+#include "trace/offline/verify.h"
 #include "trace_fixture.h"
 
 #define NODES 4

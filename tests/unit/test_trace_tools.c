@@ -1,10 +1,10 @@
 /*
- * Trace reading for the trace tools (trace/reader, behind `jackdaw trace cat|stats`):
- * files written with the block encoder come back with the events and counts that went
- * in; a crash-cut file yields exactly its whole blocks and says it was cut; a file that
- * is not a jackdaw trace, or whose framing is corrupt before any block, is refused with
- * a cause naming the file.  The last test leaves a cut trace in build/ for trying the
- * command by hand.
+ * Trace reading for the trace tools (trace/format/reader, behind `jackdaw trace
+ * cat|stats`): files written with the block encoder come back with the events and counts
+ * that went in; a crash-cut file yields exactly its whole blocks and says it was cut; a
+ * file that is not a jackdaw trace, or whose framing is corrupt before any block, is
+ * refused with a cause naming the file.  The last test leaves a cut trace in build/ for
+ * trying the command by hand.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,9 +22,9 @@
 
 #include <avro.h>
 
-#include "trace/block.h"
-#include "trace/event.h"
-#include "trace/reader.h"
+#include "trace/format/block.h"
+#include "trace/format/event.h"
+#include "trace/format/reader.h"
 
 #define HEADER_JSON "{\"run\":\"tools-1\",\"start_ns\":1700000000000000000}"
 

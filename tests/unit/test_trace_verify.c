@@ -1,8 +1,9 @@
 /*
- * trace verify (trace/verify behind `jackdaw trace verify`): a complete synthetic run
- * passes; each way of breaking it is reported under its own kind and nothing else; a
+ * trace verify (trace/offline/verify behind `jackdaw trace verify`): a complete synthetic
+ * run passes; each way of breaking it is reported under its own kind and nothing else; a
  * cut file fails the command.  Runs come from trace_fixture.h, are written as trace
- * files with the block encoder and read back through trace/reader, as the command does.
+ * files with the block encoder and read back through trace/format/reader, as the command
+ * does.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +17,7 @@
 #include <inttypes.h>
 
 #include "tools/cmd.h"
-#include "trace/verify.h"
+#include "trace/offline/verify.h"
 #include "trace_fixture.h"
 
 #define NODES 4

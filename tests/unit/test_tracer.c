@@ -1,5 +1,5 @@
 /*
- * The node side of tracing (trace/tracer) without a collector: every event the
+ * The node side of tracing (trace/tracer/tracer) without a collector: every event the
  * scheduler hands over reaches the spool file in sequence order with no gap, events with
  * a body (samples, policy names) interleave correctly with the ring's, and when the ring
  * overflows the loss is written down as DROPPED events whose counts add up to exactly
@@ -18,8 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace/reader.h"
-#include "trace/tracer.h"
+#include "trace/format/reader.h"
+#include "trace/tracer/tracer.h"
 
 
 static int setup_dir(void **state)

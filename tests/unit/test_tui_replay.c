@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "core/model/task.h"
-#include "trace/block.h"
-#include "trace/event.h"
-#include "trace/wire.h"
+#include "trace/format/block.h"
+#include "trace/format/event.h"
+#include "trace/format/wire.h"
 #include "tui/model.h"
 #include "tui/replay.h"
 

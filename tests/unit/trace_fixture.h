@@ -29,9 +29,9 @@
 
 #include "core/model/task.h"
 #include "tools/cmd.h"
-#include "trace/block.h"
-#include "trace/event.h"
-#include "trace/reader.h"
+#include "trace/format/block.h"
+#include "trace/format/event.h"
+#include "trace/format/reader.h"
 
 #define FIXTURE_HEADER "{\"run\":\"fixture\",\"start_ns\":1700000000000000000,\"nodes\":4}"
 #define FIXTURE_JOB 1u

@@ -34,9 +34,9 @@
 #include "core/net/auth.h"
 #include "core/net/conn.h"
 #include "core/net/proto.h"
-#include "trace/block.h"
-#include "trace/reader.h"
-#include "trace/wire.h"
+#include "trace/format/block.h"
+#include "trace/format/reader.h"
+#include "trace/format/wire.h"
 
 struct blk {
     int64_t first, last;

@@ -25,8 +25,8 @@
 
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
-#include "trace/block.h"
-#include "trace/event.h"
+#include "trace/format/block.h"
+#include "trace/format/event.h"
 
 #define JOB 7u
 #define NAMES_PER_RECORD 1000

@@ -16,7 +16,7 @@
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
-#include "trace/reader.h"
+#include "trace/format/reader.h"
 #include "tools/report/analysis_internal.h"
 
 /* ---- the state of one pass ------------------------------------------------------------- */

@@ -11,13 +11,13 @@
  * tools/cmd_compare.c, tools/cmd_diff.c, the renderers (tools/report/render*.c) and
  * tests/unit/test_report.c.  Offline tool code: out of memory aborts through xalloc.
  * Return convention: 0 or a negative errno, with *cause an owned sentence naming the file
- * and, for a bad record, its index (from trace/reader).
+ * and, for a bad record, its index (from trace/format/reader).
  *
- * Method.  One pass over the file (trace/reader) fills a table of tasks and a list of the
- * state changes that matter over time; the list is sorted by time and swept once.  Events
- * of different nodes interleave by block in the file, so a time sweep is the only way to
- * know what every node held at the same instant.  Memory is about 100 bytes per task.
- * Times are seconds since the run start (the header's start_ns).
+ * Method.  One pass over the file (trace/format/reader) fills a table of tasks and a list
+ * of the state changes that matter over time; the list is sorted by time and swept once.
+ * Events of different nodes interleave by block in the file, so a time sweep is the only
+ * way to know what every node held at the same instant.  Memory is about 100 bytes per
+ * task.  Times are seconds since the run start (the header's start_ns).
  *
  * Definitions (share/doc/report.md repeats them for users):
  *   window      [t0, t1]: t0 = the first JOB_SUBMIT or TASK_SUBMIT, t1 = the last TASK_END.

@@ -41,7 +41,7 @@
 #include <stdint.h>
 
 #include "core/model/workload.h"
-#include "trace/event.h"
+#include "trace/format/event.h"
 
 /* Kinds of problem, in the order the report lists them. */
 enum trace_problem_kind {

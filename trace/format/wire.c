@@ -2,7 +2,7 @@
  * trace wire — see wire.h.  Strings that a receiver keeps pointing into the payload
  * (names) travel with their NUL, which the decoder checks.
  */
-#include "trace/wire.h"
+#include "trace/format/wire.h"
 
 #include <errno.h>
 #include <stdio.h>

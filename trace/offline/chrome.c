@@ -3,7 +3,7 @@
  * the document is valid at each event boundary and only the closing "]}" depends on
  * finish.
  */
-#include "trace/chrome.h"
+#include "trace/offline/chrome.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -7,7 +7,7 @@
  * crash is dropped here rather than written twice; blocks are the unit on both sides,
  * which keeps that exact.
  */
-#include "trace/tracer.h"
+#include "trace/tracer/tracer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,8 +30,8 @@
 #include "core/base/xalloc.h"
 #include "core/net/conn.h"
 #include "core/net/proto.h"
-#include "trace/block.h"
-#include "trace/wire.h"
+#include "trace/format/block.h"
+#include "trace/format/wire.h"
 
 #define TICK_MS 20
 #define RETRY_MIN_MS 100

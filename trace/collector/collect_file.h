@@ -4,12 +4,12 @@
  *
  * A node's block arrives ending with the node's own sync marker; the file has its own.
  * The block is copied with its last 16 bytes replaced by the file's marker, never
- * decoded or re-encoded (trace/block.h explains why blocks travel whole).  Copies are
- * buffered and written by collect_file_flush, a whole number of blocks per write(), so a
- * process killed at any moment leaves the file ending at a block boundary or cut inside
- * one block; collect_file_open repairs the cut by truncating to the last whole block
- * before it appends.  A file that exists but is not a jackdaw trace, whose framing is
- * corrupt (not merely cut), or whose event schema is not ours (another version's), is
+ * decoded or re-encoded (trace/format/block.h explains why blocks travel whole).  Copies
+ * are buffered and written by collect_file_flush, a whole number of blocks per write(),
+ * so a process killed at any moment leaves the file ending at a block boundary or cut
+ * inside one block; collect_file_open repairs the cut by truncating to the last whole
+ * block before it appends.  A file that exists but is not a jackdaw trace, whose framing
+ * is corrupt (not merely cut), or whose event schema is not ours (another version's), is
  * refused and never written to.
  *
  * The collector's own records (JOB_SUBMIT and TASK_NAMES, for the jobs clients submit)
@@ -25,7 +25,7 @@
  *
  * Owns: the file descriptor (locked with flock, so two collectors cannot interleave
  * blocks in one file), the write buffer, the own-record encoder.  Called by
- * trace/collector.c on its loop thread, and by the tests.  Not thread-safe.
+ * trace/collector/collector.c on its loop thread, and by the tests.  Not thread-safe.
  * Return convention: 0 or a negative errno; open and flush fill *cause (malloc'd,
  * naming the file) on error.
  */
@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/block.h"
+#include "trace/format/block.h"
 
 /* Node id of the collector's own records. */
 #define COLLECT_FILE_OWN_NODE (-1)

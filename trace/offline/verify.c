@@ -4,7 +4,7 @@
  * grown by realloc without touching the map, and walking it at the end lists problems in
  * file order, which is what a reader comparing with `trace cat` expects.
  */
-#include "trace/verify.h"
+#include "trace/offline/verify.h"
 
 #include <errno.h>
 #include <inttypes.h>

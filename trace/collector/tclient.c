@@ -1,7 +1,7 @@
 /*
  * tclient — see tclient.h.
  */
-#include "trace/tclient.h"
+#include "trace/collector/tclient.h"
 
 #include <errno.h>
 #include <stdbool.h>

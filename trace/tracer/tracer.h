@@ -1,7 +1,7 @@
 /*
  * tracer — a node daemon's side of tracing: the scheduler thread hands events to a
  * bounded ring and goes on; a trace thread encodes them into Avro container blocks
- * (trace/block), streams whole blocks to the collector (trace/wire) over an
+ * (trace/format/block), streams whole blocks to the collector (trace/format/wire) over an
  * authenticated connection on its own libuv loop, and spools them to a local trace file
  * while the collector is away, resending them once it is back.
  *
@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "core/net/auth.h"
-#include "trace/event.h"
+#include "trace/format/event.h"
 
 #define TRACER_DEFAULT_RING_BYTES (32u << 20)
 
@@ -57,7 +57,7 @@ void tracer_put(struct tracer *t, enum trace_kind kind, uint64_t task, int32_t p
 /* Any event (samples, policy changes): node, seq and time are filled in here. */
 void tracer_put_event(struct tracer *t, const struct trace_event *ev, int64_t wall_ns);
 
-/* The sink the node daemon reports through (core/model/event.h), bound to t. */
+/* The sink the node daemon reports through (core/model/trace_kind.h), bound to t. */
 void tracer_sink(struct tracer *t, struct trace_sink *out);
 
 /* Events lost to a full ring since start (for the node's samples). */

@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/event.h"
+#include "trace/format/event.h"
 
 #define TRACE_SYNC_SIZE 16
 /* Uncompressed bytes per block by default: 64 KiB is about 5k events. */

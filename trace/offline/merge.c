@@ -10,7 +10,7 @@
  * merge, measured).  The file is unlinked as soon as it is created and kept open, so a
  * merge that fails or is killed leaves no run behind.
  */
-#include "trace/merge.h"
+#include "trace/offline/merge.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +26,7 @@
 
 #include "core/base/fs.h"
 #include "core/base/xalloc.h"
-#include "trace/reader.h"
+#include "trace/format/reader.h"
 
 #define DEFAULT_RUN_EVENTS (512u * 1024)
 /* Side-arena bytes that also force a spill: a collector that wrote huge TASK_NAMES

@@ -29,8 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/block.h"
-#include "trace/event.h"
+#include "trace/format/block.h"
+#include "trace/format/event.h"
 
 enum { TRACE_READER_END = 1 };
 

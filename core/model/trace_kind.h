@@ -1,12 +1,14 @@
 /*
- * event — the vocabulary of trace events: kinds, the node sample, and the sink through
- * which the node daemon reports them.  Pure data: the Avro encoding, the streaming and
- * the files are trace/'s (trace/event.h builds on this), which sits above the runtime;
- * the runtime only ever sees a trace_sink, which tools/cmd_node.c connects to a
- * trace/tracer.  Owns nothing.
+ * trace_kind — the vocabulary of trace events: kinds, the node sample, and the sink
+ * through which the node daemon reports them.  Pure data: the Avro encoding, the
+ * streaming and the files are trace/'s (trace/format/event.h builds on this), which sits
+ * above the runtime; the runtime only ever sees a trace_sink, which tools/cmd_node.c
+ * connects to a trace/tracer/tracer.  Owns nothing.  Included by core/runtime (the
+ * sink), trace/format/event.h (the record) and the console's model and drawing (kinds
+ * and samples).  Named apart from trace/format/event.h, the Avro record built on it.
  */
-#ifndef JACKDAW_MODEL_EVENT_H
-#define JACKDAW_MODEL_EVENT_H
+#ifndef JACKDAW_MODEL_TRACE_KIND_H
+#define JACKDAW_MODEL_TRACE_KIND_H
 
 #include <stdint.h>
 

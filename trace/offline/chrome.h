@@ -44,7 +44,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "trace/event.h"
+#include "trace/format/event.h"
 
 struct trace_chrome_stats {
     uint64_t events;        /* events fed, unknown kinds included */

@@ -1,11 +1,11 @@
 /*
  * collector — the trace collector daemon: one per cluster, one libuv loop thread.
  *
- * Node daemons stream whole Avro blocks to it (trace/wire.h tells the conversation); it
- * appends them to one trace file per run (trace/collect_file), writes the JOB_SUBMIT
- * and TASK_NAMES records clients send, and serves live state to consoles: each node's
- * latest sample, whether its trace connection is up, and a bounded ring of recent
- * notable events.
+ * Node daemons stream whole Avro blocks to it (trace/format/wire.h tells the
+ * conversation); it appends them to one trace file per run
+ * (trace/collector/collect_file), writes the JOB_SUBMIT and TASK_NAMES records clients
+ * send, and serves live state to consoles: each node's latest sample, whether its trace
+ * connection is up, and a bounded ring of recent notable events.
  *
  * Once per loop pass (a uv_check handle, after the pass's reads) the blocks that
  * arrived are written with one write() and the nodes whose blocks were written get an

@@ -1,7 +1,7 @@
 /*
  * trace reader — scanner first, then libavro on the accepted prefix only (see reader.h).
  */
-#include "trace/reader.h"
+#include "trace/format/reader.h"
 
 #include <errno.h>
 #include <fcntl.h>

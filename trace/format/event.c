@@ -3,7 +3,7 @@
  * schema, whose field order is fixed); decoding looks fields up by name so that files
  * written with a later, appended-to schema read the same way.
  */
-#include "trace/event.h"
+#include "trace/format/event.h"
 
 #include <errno.h>
 #include <string.h>

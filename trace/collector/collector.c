@@ -5,7 +5,7 @@
  * node closes the older connection, so a node that reconnected before its old socket
  * timed out is served once.
  */
-#include "trace/collector.h"
+#include "trace/collector/collector.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,8 +25,8 @@
 #include "core/base/xalloc.h"
 #include "core/net/conn.h"
 #include "core/net/proto.h"
-#include "trace/collect_file.h"
-#include "trace/wire.h"
+#include "trace/collector/collect_file.h"
+#include "trace/format/wire.h"
 
 /* Notes kept for consoles; a STATE carries at most this many, so a subscriber that fell
  * further behind gets the latest ones. */

@@ -14,7 +14,7 @@
  * a flip in the field itself no longer matches, so no flip goes unseen.  Verifying needs
  * no inflate.
  */
-#include "trace/block.h"
+#include "trace/format/block.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -15,7 +15,7 @@
 #include "core/model/cluster.h"
 #include "core/model/workload.h"
 #include "core/net/auth.h"
-#include "trace/wire.h"
+#include "trace/format/wire.h"
 
 struct tclient;
 

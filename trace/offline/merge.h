@@ -25,11 +25,11 @@
  * records with one (node, seq) but different times are not the same event; both are
  * kept, and `trace verify` reports them.
  *
- * Cut or corrupt inputs contribute their whole blocks (trace/reader); the result says
- * which inputs were cut so that the caller can warn.  Kinds from a newer writer cannot
- * be re-encoded with our schema and are dropped (counted).  The output is written to a
- * temporary file in its directory and renamed over out_path only when complete, so it
- * may name one of the inputs and a failure never leaves half a trace.
+ * Cut or corrupt inputs contribute their whole blocks (trace/format/reader); the result
+ * says which inputs were cut so that the caller can warn.  Kinds from a newer writer
+ * cannot be re-encoded with our schema and are dropped (counted).  The output is written
+ * to a temporary file in its directory and renamed over out_path only when complete, so
+ * it may name one of the inputs and a failure never leaves half a trace.
  *
  * Owns: nothing after it returns but the result's input array.  Callers:
  * tools/cmd_trace.c (`jackdaw trace merge`) and the tests.  Out of memory aborts through
@@ -43,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/block.h"
+#include "trace/format/block.h"
 
 struct trace_merge_options {
     size_t run_events; /* events held before a sorted run is spilled; 0: 512k */

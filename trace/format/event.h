@@ -2,17 +2,17 @@
  * trace event — the C form of one jackdaw.Event record and its Avro encoding.
  *
  * Owns nothing: a struct trace_event is a plain value that can be copied through a ring.
- * Called by the node's trace thread (through trace/block), by the collector only to
- * check headers, and by the trace tools to decode records read with libavro.  The schema
- * is share/schema/jackdaw-event.avsc; this module embeds a copy (test_trace checks that
- * the two are equal) so that a binary never depends on an installed file.
+ * Called by the node's trace thread (through trace/format/block), by the collector only
+ * to check headers, and by the trace tools to decode records read with libavro.  The
+ * schema is share/schema/jackdaw-event.avsc; this module embeds a copy (test_trace checks
+ * that the two are equal) so that a binary never depends on an installed file.
  *
  * Times and sequence numbers are absolute in the struct and delta-coded on disk: the
  * first record of every block, and every record whose node differs from the one before
  * it, is an anchor carrying absolute values; every other record is relative to the
  * record just before it in the file (share/doc/trace-schema.md, "time and seq").
  * Every record ends with the `check` field, written 0 here; the block encoder puts the
- * block's checksum in the last record's (trace/block.h).
+ * block's checksum in the last record's (trace/format/block.h).
  *
  * Return convention: 0 or a negative errno.
  */
@@ -23,7 +23,7 @@
 
 #include <avro.h>
 
-#include "core/model/event.h"
+#include "core/model/trace_kind.h"
 
 struct trace_event {
     enum trace_kind kind;

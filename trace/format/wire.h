@@ -14,7 +14,8 @@
  * JSON} once, then STATE {every node's latest sample, notable events} every period.
  *
  * Owns nothing.  Decoders return 0 or -EBADMSG and never read past the payload; strings
- * are bounded.  Called by trace/tracer (node side), trace/collector and the console.
+ * are bounded.  Called by trace/tracer/tracer (node side), trace/collector/collector and
+ * the console.
  */
 #ifndef JACKDAW_TRACE_WIRE_H
 #define JACKDAW_TRACE_WIRE_H
@@ -23,8 +24,8 @@
 #include <stdint.h>
 
 #include "core/base/wbuf.h"
-#include "trace/block.h"
-#include "trace/event.h"
+#include "trace/format/block.h"
+#include "trace/format/event.h"
 
 #define WIRE_MAX_RUN_ID 128
 #define WIRE_MAX_NAMES 65536  /* ids per NAMES message */

@@ -3,7 +3,7 @@
  * last good write) rather than O_APPEND, so a write that failed half-way is simply
  * written over by the retry instead of leaving garbage that later blocks would follow.
  */
-#include "trace/collect_file.h"
+#include "trace/collector/collect_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,8 +22,8 @@
 #include "core/base/log.h"
 #include "core/base/wbuf.h"
 #include "core/base/xalloc.h"
-#include "trace/event.h"
-#include "trace/reader.h"
+#include "trace/format/event.h"
+#include "trace/format/reader.h"
 
 /* Names per TASK_NAMES record, in encoded bytes: a record must fit in the own block
  * (COLLECT_FILE_OWN_RAW) with room to spare, and many small records would each pay an
