@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/client/client.h"
+#include "core/client/job.h"
 #include "core/kvs/kvs.h"
-#include "core/net/client.h"
 #include "core/net/conn.h"
 #include "core/net/proto.h"
 #include "tools/cmd.h"
-#include "tools/job.h"
 
 static int cancel_main(int argc, char **argv)
 {

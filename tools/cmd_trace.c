@@ -44,9 +44,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/client/job.h"
 #include "core/model/workload.h"
 #include "tools/cmd.h"
-#include "tools/job.h"
 #include "trace/chrome.h"
 #include "trace/merge.h"
 #include "trace/reader.h"

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/client/launcher.h"
 #include "core/model/mix.h"
-#include "tools/launcher.h"
 
 static void test_speeds_from_mix(void **state)
 {

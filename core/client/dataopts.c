@@ -1,7 +1,7 @@
 /*
  * dataopts — see dataopts.h.
  */
-#include "tools/dataopts.h"
+#include "core/client/dataopts.h"
 
 #include <errno.h>
 #include <math.h>

@@ -7,9 +7,9 @@
 
 #include <stdbool.h>
 
+#include "core/client/client.h"
 #include "core/model/cluster.h"
 #include "core/model/workload.h"
-#include "core/net/client.h"
 
 struct job_options {
     const struct cluster *cluster;

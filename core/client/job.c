@@ -1,7 +1,7 @@
 /*
  * job — see job.h.
  */
-#include "tools/job.h"
+#include "core/client/job.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,9 +17,9 @@
 #include "core/base/fs.h"
 #include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
-#include "trace/tclient.h"
+#include "core/client/follow.h"
 #include "tools/cmd.h"
-#include "tools/follow.h"
+#include "trace/tclient.h"
 
 static char *jobs_dir(const char *cluster_path)
 {

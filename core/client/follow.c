@@ -1,7 +1,7 @@
 /*
  * follow — see follow.h.
  */
-#include "tools/follow.h"
+#include "core/client/follow.h"
 
 #include <inttypes.h>
 #include <jansson.h>
