@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "core/base/xalloc.h"
+#include "core/client/exitcode.h"
 #include "core/net/bucket.h"
 #include "core/policy/preset.h"
 #include "core/policy/steal.h"

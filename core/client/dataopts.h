@@ -6,7 +6,7 @@
 #ifndef JACKDAW_DATAOPTS_H
 #define JACKDAW_DATAOPTS_H
 
-#include "tools/cmd.h"
+#include "core/client/opt.h"
 
 struct dataopts {
     const char *policy, *starvation, *victims, *amount, *info, *radius, *wait_guard;

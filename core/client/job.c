@@ -17,8 +17,8 @@
 #include "core/base/fs.h"
 #include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
+#include "core/client/exitcode.h"
 #include "core/client/follow.h"
-#include "tools/cmd.h"
 #include "trace/tclient.h"
 
 static char *jobs_dir(const char *cluster_path)

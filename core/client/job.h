@@ -37,7 +37,7 @@ int job_file_write(const char *cluster_path, uint32_t job, const char *workload_
 int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char **workload,
                   char **cause);
 
-/* Returns an exit code (tools/cmd.h) and prints its own errors, prefixed by `who`. */
+/* Returns an exit code (core/client/exitcode.h) and prints its own errors, prefixed by `who`. */
 int job_submit(const char *who, const struct job_options *o);
 
 /* --task-timeout S of run and submit: *timeout_s = S, or 0 when `text` is NULL (not
