@@ -103,8 +103,8 @@ struct summary {
 /* Fills a summary from the records and the nodes' statistics (stats[0..nodes)). */
 void follow_summary(const struct follow *f, const struct proto_stats *stats, uint32_t nodes,
                     const char *mode, struct summary *s);
-void summary_fini(struct summary *s);
-void summary_print_text(const struct summary *s, const struct follow *f, FILE *out);
-void summary_print_json(const struct summary *s, FILE *out);
+void follow_summary_fini(struct summary *s);
+void follow_summary_print_text(const struct summary *s, const struct follow *f, FILE *out);
+void follow_summary_print_json(const struct summary *s, FILE *out);
 
 #endif

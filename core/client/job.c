@@ -290,12 +290,12 @@ int job_submit(const char *who, const struct job_options *o)
     struct summary s;
     follow_summary(&f, rc == 0 ? stats : NULL, nodes, client_submit_mode_name(o->mode), &s);
     if (o->json)
-        summary_print_json(&s, stdout);
+        follow_summary_print_json(&s, stdout);
     else
-        summary_print_text(&s, &f, stdout);
+        follow_summary_print_text(&s, &f, stdout);
     if (rc < 0)
         fprintf(stderr, "jackdaw %s: node statistics incomplete: %s\n", who, cause);
-    summary_fini(&s);
+    follow_summary_fini(&s);
     for (uint32_t i = 0; i < nodes; i++)
         free(stats[i].jobs);
     free(stats);
