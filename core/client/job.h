@@ -1,6 +1,13 @@
 /*
  * job — submit a workload to a running cluster and, optionally, follow it to the end
- * and print the summary.  Shared by `jackdaw submit` and `jackdaw run`.
+ * and print the summary; the job files that let a later command name the job; opening
+ * a cluster file with its key.  job_submit is shared by `jackdaw submit` and
+ * `jackdaw run`; the job files, the workload digest and job_open_cluster also by
+ * cancel, status, stop, trace and the console's launch (tui/session.c).
+ *
+ * Before submitting it tells the collector what the job is (trace/tclient.h), so the
+ * client library sits above trace/.  Functions that print return an exit code
+ * (core/client/exitcode.h); the others 0 or a negative errno.
  */
 #ifndef JACKDAW_JOB_H
 #define JACKDAW_JOB_H
