@@ -140,7 +140,7 @@ bench: all
 
 # libFuzzer harnesses for the parsers of outside bytes (clang; not part of check).
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_LIB := $(filter-out core/runtime/% core/net/conn%.c core/net/client.c,$(filter core/%,$(LIB_SRC))) \
+FUZZ_LIB := $(filter-out core/runtime/% core/client/% core/net/conn%.c,$(filter core/%,$(LIB_SRC))) \
             trace/format/block.c trace/format/event.c
 fuzz:
 	@mkdir -p build/fuzz

@@ -19,12 +19,12 @@
 #include <time.h>
 
 #include "core/base/xalloc.h"
+#include "core/client/launcher.h"
 #include "core/model/mix.h"
 #include "core/model/workload.h"
 #include "core/net/bucket.h"
 #include "tools/analysis/bound.h"
 #include "tools/cmd.h"
-#include "tools/launcher.h"
 
 /* Far beyond any cluster, but the per-node arrays stay small (the paper's largest
  * theoretical run had 128K cores). */

@@ -2,18 +2,18 @@
  * jackdaw cancel — job removal (paper 002 §2.2.2): removes a task and, if it had not
  * finished, its whole subtree, wherever those tasks are (waiting, queued, staging or
  * running).  The task is named by its workload id; the job is the latest submitted to
- * the cluster unless --job says otherwise (job files: tools/job.h).
+ * the cluster unless --job says otherwise (job files: core/client/job.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/client/client.h"
+#include "core/client/job.h"
 #include "core/kvs/kvs.h"
-#include "core/net/client.h"
 #include "core/net/conn.h"
 #include "core/net/proto.h"
 #include "tools/cmd.h"
-#include "tools/job.h"
 
 static int cancel_main(int argc, char **argv)
 {

@@ -22,10 +22,10 @@
 
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
+#include "core/client/launcher.h"
 #include "core/model/cluster.h"
-#include "trace/collector/collector.h"
 #include "tools/cmd.h"
-#include "tools/launcher.h"
+#include "trace/collector/collector.h"
 
 /* "HOST:PORT" or "[V6]:PORT" into host[n] and *port; -1 when it is neither. */
 static int parse_listen(const char *s, char *host, size_t n, int *port)

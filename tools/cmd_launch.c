@@ -7,9 +7,9 @@
 #include <stdlib.h>
 
 #include "core/base/xalloc.h"
+#include "core/client/dataopts.h"
+#include "core/client/launcher.h"
 #include "tools/cmd.h"
-#include "tools/dataopts.h"
-#include "tools/launcher.h"
 
 static int launch_main(int argc, char **argv)
 {

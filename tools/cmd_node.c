@@ -14,10 +14,10 @@
 #include "core/base/fs.h"
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
+#include "core/client/dataopts.h"
 #include "core/model/cluster.h"
 #include "core/runtime/node.h"
 #include "tools/cmd.h"
-#include "tools/dataopts.h"
 #include "trace/tracer/tracer.h"
 
 /* The spool file's header says whose events it holds, so `trace merge` can tell. */

@@ -12,10 +12,10 @@
 
 #include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
+#include "core/client/dataopts.h"
+#include "core/client/job.h"
+#include "core/client/launcher.h"
 #include "tools/cmd.h"
-#include "tools/job.h"
-#include "tools/dataopts.h"
-#include "tools/launcher.h"
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {

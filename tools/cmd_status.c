@@ -8,9 +8,9 @@
 #include <stdlib.h>
 
 #include "core/base/xalloc.h"
-#include "core/net/client.h"
+#include "core/client/client.h"
+#include "core/client/job.h"
 #include "tools/cmd.h"
-#include "tools/job.h"
 
 /* Jobs summed over the nodes: each node counts the tasks that ended there. */
 static void print_jobs(const struct proto_stats *st, uint32_t nodes)

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 
 #include "core/base/xalloc.h"
+#include "core/client/job.h"
+#include "core/client/launcher.h"
 #include "tools/cmd.h"
-#include "tools/job.h"
-#include "tools/launcher.h"
 
 /* One line per daemon that did not simply stop when asked; returns how many stopped. */
 static uint32_t report_nodes(const struct cluster *cl, const enum launcher_found *found,

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/client/job.h"
 #include "tools/cmd.h"
-#include "tools/job.h"
 
 static int submit_main(int argc, char **argv)
 {

@@ -45,9 +45,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/client/job.h"
 #include "core/model/workload.h"
 #include "tools/cmd.h"
-#include "tools/job.h"
 #include "trace/offline/chrome.h"
 #include "trace/offline/merge.h"
 #include "trace/format/reader.h"

@@ -1,7 +1,7 @@
 /*
  * jackdaw — one binary, many subcommands (like git or tmux).  main() finds the command
  * in the table and hands over; every command prints its own errors and picks its exit
- * code (tools/cmd.h).
+ * code (core/client/exitcode.h).
  */
 #include <signal.h>
 #include <stdio.h>

@@ -19,7 +19,7 @@
 #include "core/base/log.h"
 #include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
-#include "tools/cmd.h"
+#include "core/client/exitcode.h"
 
 /* Collector polls between frames: STATEs that arrive between two polls replace each
  * other in the client, so the console looks several times per period. */

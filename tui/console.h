@@ -36,7 +36,7 @@ struct console_options {
     bool no_color;
 };
 
-/* Runs the console to the end.  Returns an exit code (tools/cmd.h) and, for a non-zero
+/* Runs the console to the end.  Returns an exit code (core/client/exitcode.h) and, for a non-zero
  * one, an owned *cause for the command to print. */
 int console_run(const struct console_options *o, char **cause);
 

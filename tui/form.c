@@ -13,9 +13,9 @@
 #include <strings.h>
 
 #include "core/base/xalloc.h"
+#include "core/client/launcher.h"
 #include "core/model/task.h"
 #include "core/net/bucket.h"
-#include "tools/launcher.h"
 #include "tui/draw.h"
 
 #define LAUNCH_MAX_NODES 4096u

@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/client/client.h"
 #include "core/model/mix.h"
-#include "core/net/client.h"
 #include "tui/keys.h"
 #include "workloads/gen.h"
 

@@ -13,10 +13,10 @@
 #include "core/base/clock.h"
 #include "core/base/fs.h"
 #include "core/base/xalloc.h"
-#include "core/net/client.h"
+#include "core/client/client.h"
+#include "core/client/job.h"
+#include "core/client/launcher.h"
 #include "trace/collector/tclient.h"
-#include "tools/job.h"
-#include "tools/launcher.h"
 
 #define CONNECT_TIMEOUT_MS 3000
 #define RETRY_NS 2000000000LL

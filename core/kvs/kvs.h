@@ -11,7 +11,7 @@
  * tasks cancels in constant stack.
  *
  * Owns the local shard and the table of requests awaiting replies.  Called on one loop
- * thread by core/runtime/node.c (self = its node id) and by core/net/client.c
+ * thread by core/runtime/node.c (self = its node id) and by core/client/client.c
  * (self = KVS_NO_SHARD: a client stores nothing and only inserts).
  */
 #ifndef JACKDAW_KVS_H

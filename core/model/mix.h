@@ -14,7 +14,7 @@
  * and any other count takes the mix proportionally (4 nodes: 24, 1, 8, 2 cores).
  *
  * Pure: no I/O, no allocation except mix_speed_list's string.  Called by the console's
- * launch form and by `--speeds C1` (tools/launcher.c, which gives a mix one slot per
+ * launch form and by `--speeds C1` (core/client/launcher.c, which gives a mix one slot per
  * node unless told otherwise: see launcher_node_slots); unit-tested in
  * tests/unit/test_mix.c.  Return convention: 0 or a negative errno.
  */

@@ -1,6 +1,6 @@
 /*
  * preset — the named stealing policies (see preset.h for the table).  Pure; called by
- * tools/dataopts.c and the unit tests.
+ * core/client/dataopts.c and the unit tests.
  */
 #include "core/policy/preset.h"
 

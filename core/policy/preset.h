@@ -18,7 +18,7 @@
  * (core/policy/lw.h, core/policy/ctws.h): under lw the leader asks nobody's load (it
  * holds the movable tasks) and `single` is one task per idle slot of the asking worker.
  *
- * Owns nothing; pure.  Called by tools/dataopts.c and tests/unit/test_parsec.c.
+ * Owns nothing; pure.  Called by core/client/dataopts.c and tests/unit/test_parsec.c.
  */
 #ifndef JACKDAW_PRESET_H
 #define JACKDAW_PRESET_H

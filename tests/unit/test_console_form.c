@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/client/launcher.h"
 #include "core/model/task.h"
-#include "tools/launcher.h"
 #include "tui/form.h"
 
 static void type(struct form *f, const char *text)

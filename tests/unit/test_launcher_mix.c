@@ -1,6 +1,6 @@
 /*
  * test_launcher_mix — the heterogeneity presets of `jackdaw run/launch --speeds C1..C5`
- * (tools/launcher.c): a mix name gives every node the speed of its place in the mix of
+ * (core/client/launcher.c): a mix name gives every node the speed of its place in the mix of
  * paper 001 Table 2 (core/model/mix.h), --slots takes a number or "cores", and the slot
  * rule: --slots S for every node, "cores" for the mix's cores, 1 per node for a mix
  * without --slots (one shot at a time, as in the paper), the machine's cores otherwise.
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/client/launcher.h"
 #include "core/model/mix.h"
-#include "tools/launcher.h"
 
 static void test_speeds_from_mix(void **state)
 {

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/client/launcher.h"
 #include "core/model/mix.h"
-#include "tools/launcher.h"
 
 static const uint32_t core_kinds[6] = {1, 2, 4, 8, 16, 24};
 /* Paper 001 Table 2, column C1: nodes of each core count per 8 nodes. */

@@ -4,7 +4,7 @@
  *
  * Owns: a tclient owns its own libuv loop, connection hub and the connection to the
  * collector; calls are synchronous with timeouts (the console drives its own loop and
- * polls with tclient_poll).  Called by tools/job.c (record a job) and the console.
+ * polls with tclient_poll).  Called by core/client/job.c (record a job) and the console.
  * Return convention: 0 or negative errno with *cause naming the collector's address.
  */
 #ifndef JACKDAW_TRACE_TCLIENT_H

@@ -1,7 +1,7 @@
 /*
  * dataopts — see dataopts.h.
  */
-#include "tools/dataopts.h"
+#include "core/client/dataopts.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "core/base/xalloc.h"
+#include "core/client/exitcode.h"
 #include "core/net/bucket.h"
 #include "core/policy/preset.h"
 #include "core/policy/steal.h"

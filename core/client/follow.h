@@ -1,7 +1,9 @@
 /*
  * follow — following a submitted job to its end: one record per task end (kept in
  * memory and optionally written as JSON Lines), a live progress line, and the summary
- * with the papers' figures.  Used by `jackdaw run` and `jackdaw submit --wait`.
+ * with the papers' figures.  Called by job.c (job_submit), which `jackdaw run` and
+ * `jackdaw submit --wait` reach.  Owns the records it keeps and the summary's per-node
+ * array; the records file is the caller's.
  *
  * The summary lists the first failed tasks with their reason or output, each cut to 2 KiB
  * with its full length named (core/base/text.h), so one task cannot flood the terminal.
@@ -103,8 +105,8 @@ struct summary {
 /* Fills a summary from the records and the nodes' statistics (stats[0..nodes)). */
 void follow_summary(const struct follow *f, const struct proto_stats *stats, uint32_t nodes,
                     const char *mode, struct summary *s);
-void summary_fini(struct summary *s);
-void summary_print_text(const struct summary *s, const struct follow *f, FILE *out);
-void summary_print_json(const struct summary *s, FILE *out);
+void follow_summary_fini(struct summary *s);
+void follow_summary_print_text(const struct summary *s, const struct follow *f, FILE *out);
+void follow_summary_print_json(const struct summary *s, FILE *out);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * launcher — see launcher.h.
  */
-#include "tools/launcher.h"
+#include "core/client/launcher.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -24,9 +24,9 @@
 #include "core/base/clock.h"
 #include "core/base/fs.h"
 #include "core/base/xalloc.h"
+#include "core/client/client.h"
 #include "core/model/mix.h"
 #include "core/net/auth.h"
-#include "core/net/client.h"
 
 int launcher_parse_speeds(const char *list, double *out, uint32_t n, char **cause)
 {

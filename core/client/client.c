@@ -7,7 +7,7 @@
  * record.  A barrier (MSG_SYNC to every node, answered in order on each connection)
  * after the records closes that window for the price of one round trip.
  */
-#include "core/net/client.h"
+#include "core/client/client.h"
 
 #include <errno.h>
 #include <stdlib.h>

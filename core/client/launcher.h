@@ -1,6 +1,7 @@
 /*
  * launcher — starts and stops a local cluster of node daemons on loopback, for
- * `jackdaw launch`, `jackdaw run`, `jackdaw stop` and the console.
+ * `jackdaw launch`, `jackdaw run`, `jackdaw stop`, `jackdaw collector` and the console
+ * (tui/session.c; its launch form, tui/form.c, checks speeds with launcher_parse_speeds).
  *
  * Each daemon gets a listening socket the launcher already bound (so no port can be
  * taken between choosing and binding), its own session (it outlives the terminal that
@@ -32,7 +33,7 @@ struct launch_options {
     const char *log_level;  /* NULL: info */
     bool die_with_parent;   /* daemons get SIGTERM when the launching process dies (run) */
     const char *const *node_args; /* more "--flag value" words for every daemon (stealing,
-                                   * placement, data plane: tools/dataopts.h), or NULL */
+                                   * placement, data plane: dataopts.h), or NULL */
     int node_nargs;
     /* tracing: a collector is started first unless trace is false */
     bool trace;

@@ -1,7 +1,7 @@
 /*
  * job — see job.h.
  */
-#include "tools/job.h"
+#include "core/client/job.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,9 +17,9 @@
 #include "core/base/fs.h"
 #include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
+#include "core/client/exitcode.h"
+#include "core/client/follow.h"
 #include "trace/collector/tclient.h"
-#include "tools/cmd.h"
-#include "tools/follow.h"
 
 static char *jobs_dir(const char *cluster_path)
 {
@@ -290,12 +290,12 @@ int job_submit(const char *who, const struct job_options *o)
     struct summary s;
     follow_summary(&f, rc == 0 ? stats : NULL, nodes, client_submit_mode_name(o->mode), &s);
     if (o->json)
-        summary_print_json(&s, stdout);
+        follow_summary_print_json(&s, stdout);
     else
-        summary_print_text(&s, &f, stdout);
+        follow_summary_print_text(&s, &f, stdout);
     if (rc < 0)
         fprintf(stderr, "jackdaw %s: node statistics incomplete: %s\n", who, cause);
-    summary_fini(&s);
+    follow_summary_fini(&s);
     for (uint32_t i = 0; i < nodes; i++)
         free(stats[i].jobs);
     free(stats);

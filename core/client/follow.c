@@ -1,7 +1,7 @@
 /*
  * follow — see follow.h.
  */
-#include "tools/follow.h"
+#include "core/client/follow.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -233,13 +233,13 @@ void follow_summary(const struct follow *f, const struct proto_stats *stats, uin
                             : -1;
 }
 
-void summary_fini(struct summary *s)
+void follow_summary_fini(struct summary *s)
 {
     free(s->per_node);
     s->per_node = NULL;
 }
 
-void summary_print_text(const struct summary *s, const struct follow *f, FILE *out)
+void follow_summary_print_text(const struct summary *s, const struct follow *f, FILE *out)
 {
     fprintf(out, "jackdaw: %u tasks on %u nodes, %u slots (%s submission)\n", s->tasks, s->nodes,
             s->total_slots, s->mode);
@@ -318,7 +318,7 @@ void summary_print_text(const struct summary *s, const struct follow *f, FILE *o
         fprintf(out, "warning: %u duplicate task reports\n", f->duplicates);
 }
 
-void summary_print_json(const struct summary *s, FILE *out)
+void follow_summary_print_json(const struct summary *s, FILE *out)
 {
     json_t *nodes = json_array();
     for (uint32_t i = 0; i < s->nodes; i++) {

@@ -1,7 +1,10 @@
 /*
- * client — the client library: how tools (run, submit, status, stop, the console)
- * talk to a cluster's daemons.  It connects to every node with the client role, sends a
- * workload's metadata and tasks, and receives completion reports and statistics.
+ * client — the connection at the heart of the client library (core/client): how the
+ * commands (run, submit, status, cancel), the launcher (readiness, shutdown) and the
+ * console (tui/session.c) talk to a cluster's daemons.  It connects to every node with
+ * the client role, sends a workload's metadata and tasks, and receives completion
+ * reports and statistics.  It writes records through core/kvs, which itself speaks
+ * core/net's protocol, so it lives above both rather than in core/net.
  *
  * Owns its loop, its connection hub, one connection per node, and a metadata-store
  * client (core/kvs with no shard) through which it writes task metadata to each

@@ -1,15 +1,22 @@
 /*
  * job — submit a workload to a running cluster and, optionally, follow it to the end
- * and print the summary.  Shared by `jackdaw submit` and `jackdaw run`.
+ * and print the summary; the job files that let a later command name the job; opening
+ * a cluster file with its key.  job_submit is shared by `jackdaw submit` and
+ * `jackdaw run`; the job files, the workload digest and job_open_cluster also by
+ * cancel, status, stop, trace and the console's launch (tui/session.c).
+ *
+ * Before submitting it tells the collector what the job is
+ * (trace/collector/tclient.h), so the client library sits above trace/.  Functions that print return an exit code
+ * (core/client/exitcode.h); the others 0 or a negative errno.
  */
 #ifndef JACKDAW_JOB_H
 #define JACKDAW_JOB_H
 
 #include <stdbool.h>
 
+#include "core/client/client.h"
 #include "core/model/cluster.h"
 #include "core/model/workload.h"
-#include "core/net/client.h"
 
 struct job_options {
     const struct cluster *cluster;
@@ -37,7 +44,7 @@ int job_file_write(const char *cluster_path, uint32_t job, const char *workload_
 int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char **workload,
                   char **cause);
 
-/* Returns an exit code (tools/cmd.h) and prints its own errors, prefixed by `who`. */
+/* Returns an exit code (core/client/exitcode.h) and prints its own errors, prefixed by `who`. */
 int job_submit(const char *who, const struct job_options *o);
 
 /* --task-timeout S of run and submit: *timeout_s = S, or 0 when `text` is NULL (not
