@@ -13,11 +13,11 @@
  * the loop's cached millisecond clock: sleeps used to end up to a millisecond early and
  * were compensated by shortening later sleeps with the slack of earlier ones, which made
  * the mean right and single sleeps short.  Now a sleep lasts at least its duration over
- * the speed, measured on the monotonic clock.  Lateness is compensated on this finer
- * clock, never by shortening another task: the timer wakes early by the median lateness
- * of its recent wake-ups (at most EARLY_MAX_NS) and the tick waits out the rest on the
- * clock, so a punctual wake-up ends a sleep within microseconds of its deadline; what
- * is left is the scheduler's delay on a loaded machine.
+ * the speed, measured on the monotonic clock, and never shortens another task; the loop
+ * thread asks the kernel for no timer slack, so a wake-up is late only by the
+ * scheduler's delay.  (Waking early and spinning on the clock up to the deadline was
+ * tried: with 8 daemons of 8 slots on 2 cores the spinning took the CPU the other
+ * daemons needed, and 10 ms sleeps ran 12 ms on average instead of 10.3.)
  *
  * Process groups.  Each command runs in its own process group (POSIX_SPAWN_SETPGROUP).
  * When its main process exits, the reaper sends SIGTERM to the group while the leader is
@@ -63,6 +63,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/types.h>
@@ -84,12 +85,6 @@ extern char **environ;
 #define GRACE_NS ((int64_t)EXEC_KILL_GRACE_MS * 1000000)
 /* How often a stopping exec looks whether the groups it signalled are gone. */
 #define STOP_POLL_NS (10 * 1000000LL)
-/* The most the timer wakes early, and so the most a tick spins on the clock: bounded so
- * that on a loaded machine, where the wake-up lateness is the scheduler's and spinning
- * would only take CPU from the other daemons, the cost stays small. */
-#define EARLY_MAX_NS (200 * 1000LL)
-/* How far one wake-up moves the lateness estimate. */
-#define LATE_STEP_NS 2000
 
 /* What falls due at a run's deadline. */
 enum due {
@@ -133,7 +128,6 @@ struct exec {
     uv_poll_t tick;           /* the timerfd; ref'd only while stopping */
     int tick_fd;
     int64_t armed_ns;         /* when the timerfd fires; INT64_MAX when disarmed */
-    int64_t late_ns;          /* running estimate of the median lateness of wake-ups */
     bool ticking;             /* inside on_tick, which arms once at its end */
     /* owned array, min-heap on due_ns; the sleeps' runs are owned here, the commands'
      * by the pid table or the finished queue */
@@ -338,20 +332,12 @@ static int64_t next_due(const struct exec *ex)
     return next;
 }
 
-/* How much before a deadline the timer wakes: what wake-ups have been running late, up
- * to EARLY_MAX_NS.  The tick then waits out the rest on the clock itself (on_tick). */
-static int64_t early_ns(const struct exec *ex)
-{
-    return ex->late_ns < EARLY_MAX_NS ? ex->late_ns : EARLY_MAX_NS;
-}
-
 /* Arms for a deadline unless the timer already fires no later (on_tick arms once on its
  * way out). */
 static void arm_if_earlier(struct exec *ex, int64_t due)
 {
-    int64_t when = due - early_ns(ex);
-    if (!ex->ticking && !ex->destroyed && when < ex->armed_ns)
-        arm_at(ex, when);
+    if (!ex->ticking && !ex->destroyed && due < ex->armed_ns)
+        arm_at(ex, due);
 }
 
 static void heap_place(struct exec *ex, size_t i, struct run *r)
@@ -633,29 +619,15 @@ static void on_tick(uv_poll_t *h, int status, int events)
     if (read(ex->tick_fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
         log_warn("exec cannot read its timer: %s", strerror(errno));
     int64_t now = clock_mono_ns();
-    /* The median, not the mean: on a loaded machine a tail of scheduler delays of
-     * milliseconds would set the margin high, and every punctual wake-up would then
-     * spin that long. */
-    if (ex->armed_ns != INT64_MAX)
-        ex->late_ns += now - ex->armed_ns > ex->late_ns ? LATE_STEP_NS : -LATE_STEP_NS;
-    if (ex->late_ns < 0)
-        ex->late_ns = 0;
-    else if (ex->late_ns > EARLY_MAX_NS)
-        ex->late_ns = EARLY_MAX_NS;
     ex->armed_ns = INT64_MAX;
     if (ex->destroyed) {
         stop_step(ex);
         return;
     }
-    /* Deadlines within the early margin are waited out here, on the clock, so that the
-     * wake-up's lateness does not lengthen them; at most early_ns() of spinning per tick.
-     * Nothing ends before its deadline. */
-    int64_t horizon = now + early_ns(ex);
+    /* The timerfd never fires early, so what is due is what the clock has passed. */
     ex->ticking = true;
-    while (ex->heap_len && ex->heap[0]->due_ns <= horizon) {
+    while (ex->heap_len && ex->heap[0]->due_ns <= now) {
         struct run *r = ex->heap[0];
-        while (now < r->due_ns)
-            now = clock_mono_ns();
         uint8_t due = r->due;
         deadline_clear(ex, r);
         fall_due(ex, r, due, now);
@@ -665,7 +637,7 @@ static void on_tick(uv_poll_t *h, int status, int events)
     kill_lingers(ex, now, false);
     ex->ticking = false;
     int64_t next = next_due(ex);
-    arm_at(ex, next == INT64_MAX ? next : next - early_ns(ex));
+    arm_at(ex, next);
 }
 
 /* ---- reaper thread ---- */
@@ -1023,6 +995,9 @@ struct exec *exec_create(uv_loop_t *loop, const char *workdir, double speed, exe
             *cause = xasprintf("invalid speed %g: must be in (0, 1]", speed);
         return NULL;
     }
+    /* The kernel may defer a thread's timers by its slack (50 us by default) to batch
+     * wake-ups; a sleep task's end is one of them, so the loop thread asks for none. */
+    (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     int tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     if (tick_fd < 0) {
         if (cause)
