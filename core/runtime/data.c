@@ -33,9 +33,13 @@
 #include "core/base/clock.h"
 #include "core/base/fs.h"
 #include "core/base/log.h"
+#include "core/base/u64map.h"
 #include "core/base/xalloc.h"
+#include "core/net/bucket.h"
 #include "core/net/proto.h"
-#include "core/runtime/node_impl.h"
+#include "core/runtime/data.h"
+#include "core/runtime/objstore.h"
+#include "core/runtime/part.h"
 
 #define FETCH_CHUNK (256u << 10)
 #define FETCH_WINDOW 4u
@@ -74,6 +78,20 @@ struct deferred {
     uint64_t key, offset;
     uint32_t len;
     uint8_t hash[OBJSTORE_HASH_BYTES]; /* DEFER_ARRIVAL: the holder's check */
+};
+
+struct data_plane {
+    struct node *n;
+    struct objstore *store;     /* owned */
+    struct bucket egress, ingress;
+    int64_t latency_ns;
+    struct u64map fetches;      /* object key -> struct fetch * (owned) */
+    struct u64map staging;      /* task key -> struct staging * (owned): pins, missing inputs */
+    struct u64map by_req;       /* request id -> struct fetch * (borrowed) */
+    uint32_t next_req;
+    struct deferred *heap;      /* owned; min-heap on due time */
+    size_t heap_len, heap_cap;
+    uv_timer_t pacer;           /* fires at the earliest deferred message */
 };
 
 /* ---- deferred messages ------------------------------------------------------------ */
@@ -117,20 +135,19 @@ static struct deferred heap_pop(struct data_plane *d)
     return top;
 }
 
-static void send_request(struct node *n, const struct deferred *x)
+static void send_request(struct data_plane *d, const struct deferred *x)
 {
     size_t at;
-    struct wbuf *b = node_msg_begin(n, x->peer, MSG_FETCH_REQ, &at);
+    struct wbuf *b = node_msg_begin(d->n, x->peer, MSG_FETCH_REQ, &at);
     wbuf_put_u32(b, x->req);
     wbuf_put_u64(b, x->key);
     wbuf_put_u64(b, x->offset);
     wbuf_put_u32(b, x->len);
-    node_msg_end(n, x->peer, at);
+    node_msg_end(d->n, x->peer, at);
 }
 
-static void send_reply(struct node *n, const struct deferred *x)
+static void send_reply(struct data_plane *d, const struct deferred *x)
 {
-    struct data_plane *d = &n->data;
     int64_t size = objstore_size(d->store, x->key);
     int status = size < 0 ? (int)size : 0;
     uint32_t len = 0;
@@ -144,7 +161,7 @@ static void send_reply(struct node *n, const struct deferred *x)
             status = objstore_hash(d->store, x->key, hash);
     }
     size_t at;
-    struct wbuf *b = node_msg_begin(n, x->peer, MSG_FETCH_REP, &at);
+    struct wbuf *b = node_msg_begin(d->n, x->peer, MSG_FETCH_REP, &at);
     wbuf_put_u32(b, x->req);
     size_t status_at = b->len;
     wbuf_put_u32(b, (uint32_t)status);
@@ -159,7 +176,7 @@ static void send_reply(struct node *n, const struct deferred *x)
                           : 0;
         if (got == (ssize_t)len) {
             b->len += len;
-            d->bytes_out += len;
+            node_counters(d->n)->bytes_out += len;
         } else {
             /* Say so rather than send short data: the fetcher fails the task cleanly. */
             log_warn("fetch: cannot read object %llx for node %u: %s",
@@ -170,65 +187,62 @@ static void send_reply(struct node *n, const struct deferred *x)
                 b->len -= sizeof hash;
         }
     }
-    node_msg_end(n, x->peer, at);
+    node_msg_end(d->n, x->peer, at);
 }
 
 static void pacer_cb(uv_timer_t *h);
-static void arrival_done(struct node *n, const struct deferred *x);
+static void arrival_done(struct data_plane *d, const struct deferred *x);
 
-static void run_deferred(struct node *n, const struct deferred *x)
+static void run_deferred(struct data_plane *d, const struct deferred *x)
 {
     switch (x->kind) {
-    case DEFER_REQUEST: send_request(n, x); break;
-    case DEFER_REPLY: send_reply(n, x); break;
-    default: arrival_done(n, x); break;
+    case DEFER_REQUEST: send_request(d, x); break;
+    case DEFER_REPLY: send_reply(d, x); break;
+    default: arrival_done(d, x); break;
     }
 }
 
-static void arm_pacer(struct node *n)
+static void arm_pacer(struct data_plane *d)
 {
-    struct data_plane *d = &n->data;
     if (!d->heap_len)
         return;
-    int64_t wait = d->heap[0].due - clock_mono_ns();
+    int64_t wait = d->heap[0].due - node_mono_ns(d->n);
     uint64_t ms = wait <= 0 ? 0 : (uint64_t)((wait + 999999) / 1000000);
     uv_timer_start(&d->pacer, pacer_cb, ms, 0);
 }
 
 static void pacer_cb(uv_timer_t *h)
 {
-    struct node *n = h->data;
-    struct data_plane *d = &n->data;
-    int64_t now = clock_mono_ns();
+    struct data_plane *d = h->data;
+    int64_t now = node_mono_ns(d->n);
     /* Within half a millisecond counts as due: the timer's resolution is 1 ms. */
     while (d->heap_len && d->heap[0].due <= now + 500000) {
         struct deferred x = heap_pop(d);
-        run_deferred(n, &x);
+        run_deferred(d, &x);
     }
-    arm_pacer(n);
+    arm_pacer(d);
 }
 
 /* Runs x now, or after the bucket's wait (none without a bucket) plus the latency
  * (none for an arrival: the sender's side paid it). */
-static void send_or_defer(struct node *n, struct bucket *bucket, struct deferred x)
+static void send_or_defer(struct data_plane *d, struct bucket *bucket, struct deferred x)
 {
-    struct data_plane *d = &n->data;
-    int64_t now = clock_mono_ns();
+    int64_t now = node_mono_ns(d->n);
     int64_t wait = (bucket ? bucket_reserve(bucket, now, x.len) : 0) +
                    (x.kind == DEFER_ARRIVAL ? 0 : d->latency_ns);
     if (wait <= 0 && !d->heap_len) {
-        run_deferred(n, &x);
+        run_deferred(d, &x);
         return;
     }
     x.due = now + (wait > 0 ? wait : 0);
     x.seq = defer_seq++;
     heap_push(d, x);
-    arm_pacer(n);
+    arm_pacer(d);
 }
 
 /* ---- fetching ------------------------------------------------------------------------ */
 
-static void request_more(struct node *n, struct fetch *f)
+static void request_more(struct data_plane *d, struct fetch *f)
 {
     while (f->requested < f->total &&
            f->requested - f->received < (uint64_t)FETCH_WINDOW * FETCH_CHUNK) {
@@ -237,20 +251,20 @@ static void request_more(struct node *n, struct fetch *f)
         struct deferred x = {.kind = DEFER_REQUEST, .peer = f->holder, .req = f->req,
                              .key = f->key, .offset = f->requested, .len = len};
         f->requested += len;
-        send_or_defer(n, NULL, x);
+        send_or_defer(d, NULL, x);
     }
 }
 
-static struct staging *staging_of(struct node *n, const struct ntask *t)
+static struct staging *staging_of(struct data_plane *d, const struct ntask *t)
 {
-    return u64map_get(&n->data.staging, t->spec.key);
+    return u64map_get(&d->staging, t->spec.key);
 }
 
 /* One of t's inputs arrived (err 0) or cannot (err < 0). */
-static void input_done(struct node *n, struct ntask *t, uint64_t key, int err)
+static void input_done(struct data_plane *d, struct ntask *t, uint64_t key, int err)
 {
-    struct staging *s = staging_of(n, t);
-    if (err == 0 && objstore_pin(n->data.store, key) == 0)
+    struct staging *s = staging_of(d, t);
+    if (err == 0 && objstore_pin(d->store, key) == 0)
         s->pins[s->npins++] = key;
     else if (err == 0)
         err = -ENOENT;
@@ -261,47 +275,45 @@ static void input_done(struct node *n, struct ntask *t, uint64_t key, int err)
     if (s->error) {
         char *why = xasprintf("cannot fetch input %llx: %s", (unsigned long long)key,
                               strerror(-s->error));
-        node_staged(n, t, why);
+        node_staged(d->n, t, why);
         free(why);
     } else {
-        node_staged(n, t, NULL);
+        node_staged(d->n, t, NULL);
     }
 }
 
-static void fetch_end(struct node *n, struct fetch *f, int err)
+static void fetch_end(struct data_plane *d, struct fetch *f, int err)
 {
-    struct data_plane *d = &n->data;
     u64map_del(&d->fetches, f->key);
     u64map_del(&d->by_req, f->req);
-    if (err == 0 && n->sink) {
-        int64_t now = clock_wall_ns();
-        node_trace_full(n, TRACE_DATA_FETCH, f->key, (int32_t)f->holder, 0, 0,
+    if (err == 0 && node_tracing(d->n)) {
+        int64_t now = node_wall_ns(d->n);
+        node_trace_full(d->n, TRACE_DATA_FETCH, f->key, (int32_t)f->holder, 0, 0,
                    (int64_t)f->total, now - f->t_begin, now);
     }
     if (f->rx)
         objstore_recv_abort(f->rx);
     for (uint32_t i = 0; i < f->nwaiters; i++)
-        input_done(n, f->waiters[i], f->key, err);
+        input_done(d, f->waiters[i], f->key, err);
     /* The commit's own pin was only there to hand the copy over. */
     if (err == 0)
         objstore_unpin(d->store, f->key);
     free(f->waiters);
     free(f);
-    node_mark_dirty(n);
+    node_mark_dirty(d->n);
 }
 
-static int fetch_start(struct node *n, struct ntask *t, const struct task_input *in)
+static int fetch_start(struct data_plane *d, struct ntask *t, const struct task_input *in)
 {
-    struct data_plane *d = &n->data;
     struct fetch *f = u64map_get(&d->fetches, in->object);
     if (!f) {
-        if (in->node == n->self || in->node >= n->nodes)
+        if (in->node == node_self(d->n) || in->node >= node_count(d->n))
             return -ENOENT; /* it should be here, or its holder is unknown */
         f = xcalloc(1, sizeof *f);
         f->key = in->object;
         f->holder = in->node;
         f->total = in->bytes;
-        f->t_begin = n->sink ? clock_wall_ns() : 0;
+        f->t_begin = node_tracing(d->n) ? node_wall_ns(d->n) : 0;
         char *cause = NULL;
         int rc = objstore_recv_begin(d->store, in->object, in->bytes, &f->rx, &cause);
         if (rc < 0) {
@@ -316,14 +328,14 @@ static int fetch_start(struct node *n, struct ntask *t, const struct task_input 
         f->req = d->next_req;
         u64map_put(&d->fetches, f->key, f);
         u64map_put(&d->by_req, f->req, f);
-        d->fetches_started++;
+        node_counters(d->n)->fetches++;
         if (f->total == 0) {
             /* Nothing to pull but the hash: ask for the empty tail. */
             struct deferred x = {.kind = DEFER_REQUEST, .peer = f->holder, .req = f->req,
                                  .key = f->key, .offset = 0, .len = 0};
-            send_or_defer(n, NULL, x);
+            send_or_defer(d, NULL, x);
         } else {
-            request_more(n, f);
+            request_more(d, f);
         }
     }
     f->waiters = xgrow(f->waiters, &f->cap, f->nwaiters + 1, sizeof *f->waiters);
@@ -331,9 +343,8 @@ static int fetch_start(struct node *n, struct ntask *t, const struct task_input 
     return 0;
 }
 
-int data_stage(struct node *n, struct ntask *t)
+int data_stage(struct data_plane *d, struct ntask *t)
 {
-    struct data_plane *d = &n->data;
     const struct task_spec *spec = &t->spec;
     if (spec->num_inputs == 0)
         return 1; /* the common case of compute-only tasks costs nothing here */
@@ -343,7 +354,7 @@ int data_stage(struct node *n, struct ntask *t)
     s->error = 0;
     s->npins = 0;
     u64map_put(&d->staging, spec->key, s);
-    n->tasks_with_inputs++;
+    node_counters(d->n)->tasks_with_inputs++;
     /* Count first, then start fetches: a fetch never completes inside this call, but
      * `missing` must be right before any reply can arrive. */
     uint32_t absent = 0;
@@ -351,16 +362,16 @@ int data_stage(struct node *n, struct ntask *t)
         int rc = objstore_acquire(d->store, spec->inputs[i].object);
         if (rc == 0) {
             s->pins[s->npins++] = spec->inputs[i].object;
-            if (spec->inputs[i].node != n->self) {
+            if (spec->inputs[i].node != node_self(d->n)) {
                 /* Produced elsewhere, yet here: a cached copy saved a transfer. */
-                d->cache_hits_traced++;
-                node_trace_full(n, TRACE_CACHE_HIT, spec->inputs[i].object,
+                node_counters(d->n)->cache_hits_traced++;
+                node_trace_full(d->n, TRACE_CACHE_HIT, spec->inputs[i].object,
                                (int32_t)spec->inputs[i].node, 0, 0,
                                (int64_t)spec->inputs[i].bytes, 0, 0);
             }
         } else {
             absent++;
-            int err = fetch_start(n, t, &spec->inputs[i]);
+            int err = fetch_start(d, t, &spec->inputs[i]);
             if (err < 0) {
                 log_warn("task %llx: input %llx (%llu bytes, node %u) unavailable: %s",
                          (unsigned long long)spec->key,
@@ -375,7 +386,7 @@ int data_stage(struct node *n, struct ntask *t)
     }
     s->missing = absent;
     if (absent == 0 && !s->error)
-        n->locality_hits++;
+        node_counters(d->n)->locality_hits++;
     if (absent)
         t->spec.flags |= TASK_FLAG_FETCHED;
     if (absent == 0 && s->error)
@@ -383,19 +394,19 @@ int data_stage(struct node *n, struct ntask *t)
     return absent == 0;
 }
 
-void data_release(struct node *n, struct ntask *t)
+void data_release(struct data_plane *d, struct ntask *t)
 {
-    struct staging *s = u64map_del(&n->data.staging, t->spec.key);
+    struct staging *s = u64map_del(&d->staging, t->spec.key);
     if (!s)
         return;
     for (uint32_t i = 0; i < s->npins; i++)
-        objstore_unpin(n->data.store, s->pins[i]);
+        objstore_unpin(d->store, s->pins[i]);
     free(s);
 }
 
 /* ---- messages ------------------------------------------------------------------------ */
 
-int data_on_fetch_request(struct node *n, uint32_t from, struct rbuf *r)
+static int data_on_fetch_request(struct data_plane *d, uint32_t from, struct rbuf *r)
 {
     struct deferred x = {.kind = DEFER_REPLY, .peer = from};
     x.req = rbuf_u32(r);
@@ -404,13 +415,12 @@ int data_on_fetch_request(struct node *n, uint32_t from, struct rbuf *r)
     x.len = rbuf_u32(r);
     if (!rbuf_ok(r) || x.len > FETCH_CHUNK)
         return -EBADMSG;
-    send_or_defer(n, &n->data.egress, x);
+    send_or_defer(d, &d->egress, x);
     return 0;
 }
 
-int data_on_fetch_reply(struct node *n, uint32_t from, struct rbuf *r)
+static int data_on_fetch_reply(struct data_plane *d, uint32_t from, struct rbuf *r)
 {
-    struct data_plane *d = &n->data;
     uint32_t req = rbuf_u32(r);
     int32_t status = (int32_t)rbuf_u32(r);
     uint64_t total = rbuf_u64(r);
@@ -424,7 +434,7 @@ int data_on_fetch_reply(struct node *n, uint32_t from, struct rbuf *r)
     if (status < 0) {
         log_warn("fetch of %llx from node %u failed: %s", (unsigned long long)f->key, from,
                  strerror(-status));
-        fetch_end(n, f, status);
+        fetch_end(d, f, status);
         return 0;
     }
     if (total != f->total || offset != f->received) {
@@ -433,7 +443,7 @@ int data_on_fetch_reply(struct node *n, uint32_t from, struct rbuf *r)
                  (unsigned long long)f->key, from, (unsigned long long)total,
                  (unsigned long long)offset, (unsigned long long)f->total,
                  (unsigned long long)f->received);
-        fetch_end(n, f, -EPROTO);
+        fetch_end(d, f, -EPROTO);
         return 0;
     }
     bool last = offset + len == total;
@@ -444,12 +454,12 @@ int data_on_fetch_reply(struct node *n, uint32_t from, struct rbuf *r)
     char *cause = NULL;
     int rc = len ? objstore_recv_write(f->rx, offset, data, len, &cause) : 0;
     f->received += len;
-    d->bytes_in += len;
+    node_counters(d->n)->bytes_in += len;
     if (rc < 0) {
         log_warn("fetch of %llx from node %u: %s", (unsigned long long)f->key, from,
                  cause ? cause : strerror(-rc));
         free(cause);
-        fetch_end(n, f, rc);
+        fetch_end(d, f, rc);
         return 0;
     }
     /* Every chunk takes its turn on the ingress link; the fetch ends when the last
@@ -457,18 +467,18 @@ int data_on_fetch_reply(struct node *n, uint32_t from, struct rbuf *r)
     struct deferred x = {.kind = DEFER_ARRIVAL, .peer = from, .req = req, .len = len};
     if (last) {
         memcpy(x.hash, hash, OBJSTORE_HASH_BYTES);
-        send_or_defer(n, &d->ingress, x);
+        send_or_defer(d, &d->ingress, x);
     } else {
-        bucket_reserve(&d->ingress, clock_mono_ns(), len);
-        request_more(n, f);
+        bucket_reserve(&d->ingress, node_mono_ns(d->n), len);
+        request_more(d, f);
     }
     return 0;
 }
 
 /* The last chunk of a fetch is through the ingress link: commit the copy. */
-static void arrival_done(struct node *n, const struct deferred *x)
+static void arrival_done(struct data_plane *d, const struct deferred *x)
 {
-    struct fetch *f = u64map_get(&n->data.by_req, x->req);
+    struct fetch *f = u64map_get(&d->by_req, x->req);
     if (!f || f->holder != x->peer || !f->rx)
         return; /* the fetch ended meanwhile (its task failed or was removed) */
     char *cause = NULL;
@@ -479,16 +489,15 @@ static void arrival_done(struct node *n, const struct deferred *x)
                  cause ? cause : strerror(-rc));
         free(cause);
     }
-    fetch_end(n, f, rc < 0 ? rc : 0);
+    fetch_end(d, f, rc < 0 ? rc : 0);
 }
 
 /* ---- outputs and staged inputs ------------------------------------------------------- */
 
 /* The task's output becomes an object here: synthetic bytes for synthetic tasks, the
  * captured output file for commands.  Returns the object's size. */
-uint64_t data_keep_output(struct node *n, struct ntask *t)
+uint64_t data_keep_output(struct data_plane *d, struct ntask *t)
 {
-    struct data_plane *d = &n->data;
     uint64_t key = t->spec.key;
     char *cause = NULL;
     int rc = 0;
@@ -496,7 +505,7 @@ uint64_t data_keep_output(struct node *n, struct ntask *t)
     if (t->spec.kind == TASK_COMMAND) {
         /* The captured output is the object; an empty one is no object at all.  The
          * store takes the file over and links it back, so the user still finds it. */
-        char *path = xasprintf("%s/task-%u-%u/output", n->cfg.workdir, task_key_job(key),
+        char *path = xasprintf("%s/task-%u-%u/output", node_cfg(d->n)->workdir, task_key_job(key),
                                task_key_index(key));
         struct stat st;
         size = stat(path, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
@@ -523,17 +532,17 @@ uint64_t data_keep_output(struct node *n, struct ntask *t)
  * the task's declared inputs, then its parents' outputs in workload order.  Links into
  * the object store where it can (read-only), copies otherwise.
  */
-int data_stage_files(struct node *n, struct ntask *t, char **cause)
+int data_stage_files(struct data_plane *d, struct ntask *t, char **cause)
 {
     const struct task_spec *s = &t->spec;
-    char *dir = xasprintf("%s/task-%u-%u/inputs", n->cfg.workdir, task_key_job(s->key),
+    char *dir = xasprintf("%s/task-%u-%u/inputs", node_cfg(d->n)->workdir, task_key_job(s->key),
                           task_key_index(s->key));
     int rc = fs_mkdirs(dir, 0700, NULL);
     if (rc < 0)
         *cause = xasprintf("cannot create '%s': %s", dir, strerror(-rc));
     for (uint32_t i = 0; rc == 0 && i < s->num_inputs; i++) {
         char *path = xasprintf("%s/%u", dir, i);
-        rc = objstore_materialize(n->data.store, s->inputs[i].object, path, cause);
+        rc = objstore_materialize(d->store, s->inputs[i].object, path, cause);
         if (rc == -EEXIST)
             rc = 0; /* staged by an earlier attempt */
         free(path);
@@ -542,33 +551,52 @@ int data_stage_files(struct node *n, struct ntask *t, char **cause)
     return rc;
 }
 
-/* ---- life cycle ---------------------------------------------------------------------- */
+/* ---- life cycle and the part ---------------------------------------------------------- */
 
-int data_init(struct node *n, char **cause)
+bool data_staging(const struct data_plane *d, uint64_t task)
 {
-    struct data_plane *d = &n->data;
-    char *dir = xasprintf("%s/store", n->cfg.workdir);
-    d->store = objstore_create(dir, n->cfg.store_mem_bytes, n->cfg.cache ? n->cfg.cache_bytes : 0,
-                               cause);
+    return u64map_get(&d->staging, task) != NULL;
+}
+
+struct objstore *data_store(struct data_plane *d)
+{
+    return d->store;
+}
+
+static void *data_init(struct node *n, char **cause)
+{
+    const struct node_config *cfg = node_cfg(n);
+    char *dir = xasprintf("%s/store", cfg->workdir);
+    struct objstore *store =
+        objstore_create(dir, cfg->store_mem_bytes, cfg->cache ? cfg->cache_bytes : 0, cause);
     free(dir);
-    if (!d->store)
-        return -EINVAL;
-    bucket_init(&d->egress, n->cfg.bandwidth_Bps, FETCH_CHUNK);
-    bucket_init(&d->ingress, n->cfg.bandwidth_Bps, FETCH_CHUNK);
-    d->latency_ns = n->cfg.latency_ns;
+    if (!store)
+        return NULL;
+    struct data_plane *d = xcalloc(1, sizeof *d);
+    d->n = n;
+    d->store = store;
+    bucket_init(&d->egress, cfg->bandwidth_Bps, FETCH_CHUNK);
+    bucket_init(&d->ingress, cfg->bandwidth_Bps, FETCH_CHUNK);
+    d->latency_ns = cfg->latency_ns;
     u64map_init(&d->fetches);
     u64map_init(&d->by_req);
     u64map_init(&d->staging);
-    uv_timer_init(&n->loop, &d->pacer);
-    d->pacer.data = n;
-    return 0;
+    uv_timer_init(node_loop(n), &d->pacer);
+    d->pacer.data = d;
+    return d;
 }
 
-void data_close(struct node *n)
+static void data_close(void *state)
 {
-    struct data_plane *d = &n->data;
-    if (!d->store)
-        return; /* never started */
+    struct data_plane *d = state;
+    struct objstore_stats os;
+    objstore_get_stats(d->store, &os);
+    log_info("object store: %llu owned, %llu cached (%llu bytes); acquires: %llu local, "
+             "%llu cache hits, %llu misses; %llu evictions",
+             (unsigned long long)os.owned_objects, (unsigned long long)os.cached_objects,
+             (unsigned long long)os.cached_bytes, (unsigned long long)os.local_hits,
+             (unsigned long long)os.cache_hits, (unsigned long long)os.cache_misses,
+             (unsigned long long)os.evictions);
     uv_timer_stop(&d->pacer);
     uv_close((uv_handle_t *)&d->pacer, NULL);
     uint64_t k;
@@ -596,3 +624,27 @@ void data_close(struct node *n)
     objstore_destroy(d->store);
     d->store = NULL;
 }
+
+/* After the loop: data_close ran in node_stop, the pacer's handle is closed. */
+static void data_free(void *state)
+{
+    free(state);
+}
+
+static int data_on_message(void *state, uint32_t from, uint16_t type, struct rbuf *r)
+{
+    struct data_plane *d = state;
+    return type == MSG_FETCH_REQ ? data_on_fetch_request(d, from, r)
+                                 : data_on_fetch_reply(d, from, r);
+}
+
+static const uint16_t data_types[] = {MSG_FETCH_REQ, MSG_FETCH_REP, 0};
+
+const struct part part_data = {
+    .name = "data",
+    .init = data_init,
+    .close = data_close,
+    .free = data_free,
+    .types = data_types,
+    .on_message = data_on_message,
+};

@@ -3,7 +3,7 @@
  * rules are core/policy/lw's): workers forward every movable task that becomes ready to
  * the leader, a starving worker sends the leader one request and waits, and the leader
  * answers the requests it holds, first come first served, from the head of its SReadyQ.
- * Part of the node daemon (node_impl.h); loop thread only.
+ * A part of the node daemon (part.h); loop thread only.
  *
  * Nothing here polls: a request the leader cannot serve yet stays in its queue and is
  * answered when tasks arrive, in the check step of the pass that brought them, so a
@@ -27,41 +27,65 @@
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/net/proto.h"
-#include "core/runtime/node_impl.h"
+#include "core/kvs/kvs.h"
+#include "core/policy/lw.h"
+#include "core/runtime/part.h"
 
 /* Repeats of an unanswered request wait at most this long. */
 #define RESEND_MAX_MS 60000.0
 
-void leader_configure(struct node *n)
+struct leader {
+    struct node *n;
+    bool on;                    /* --victims leader, two nodes or more, stealing on */
+    bool is_leader;             /* this node is LW_LEADER */
+    bool asked;                 /* worker: a request is out and not answered yet */
+    uint32_t req, want;         /* worker: its latest request */
+    double resend_ms;           /* worker: wait before repeating it (a lost message) */
+    uv_timer_t timer;           /* worker: repeats an unanswered request */
+    struct lw_request *pending; /* leader: owned, `nodes` entries; the held requests, FIFO */
+    uint32_t npending;
+    uint32_t *grants;           /* leader: owned, `nodes` entries; lw_serve's answer */
+    uint32_t *answered;         /* leader: owned, `nodes` entries; last request id answered */
+    uint64_t forwarded, received, requests, handed_out; /* for the closing log line */
+};
+
+static bool lw_on(const struct node_config *cfg)
 {
-    struct leader *w = &n->leader;
-    w->on = n->nodes > 1 && n->cfg.steal.victims == STEAL_VICTIMS_LEADER &&
-            n->cfg.steal.mode != STEAL_NONE;
-    w->is_leader = w->on && n->self == LW_LEADER;
-    if (!w->is_leader)
+    return cfg->cluster->count > 1 && cfg->steal.victims == STEAL_VICTIMS_LEADER &&
+           cfg->steal.mode != STEAL_NONE;
+}
+
+static void leader_configure(struct node_config *cfg)
+{
+    if (!lw_on(cfg) || cfg->id != LW_LEADER)
         return;
-    struct lw_capacity c = lw_leader_capacity(n->cfg.slots, n->cfg.speed);
+    struct lw_capacity c = lw_leader_capacity(cfg->slots, cfg->speed);
     log_info("lw leader: %u slots at speed %.3g for tasks (of %u at %.3g): the "
-             "distribution thread takes the rest", c.slots, c.speed, n->cfg.slots, n->cfg.speed);
-    n->cfg.slots = c.slots;
-    n->cfg.speed = c.speed;
+             "distribution thread takes the rest", c.slots, c.speed, cfg->slots, cfg->speed);
+    cfg->slots = c.slots;
+    cfg->speed = c.speed;
 }
 
-void leader_init(struct node *n)
+static void *leader_init(struct node *n, char **cause)
 {
-    struct leader *w = &n->leader;
-    uv_timer_init(&n->loop, &w->timer);
-    w->timer.data = n;
+    (void)cause;
+    struct leader *w = xcalloc(1, sizeof *w);
+    w->n = n;
+    w->on = lw_on(node_cfg(n));
+    w->is_leader = w->on && node_self(n) == LW_LEADER;
+    uv_timer_init(node_loop(n), &w->timer);
+    w->timer.data = w;
     if (!w->is_leader)
-        return;
-    w->pending = xcalloc(n->nodes, sizeof *w->pending);
-    w->grants = xcalloc(n->nodes, sizeof *w->grants);
-    w->answered = xcalloc(n->nodes, sizeof *w->answered);
+        return w;
+    w->pending = xcalloc(node_count(n), sizeof *w->pending);
+    w->grants = xcalloc(node_count(n), sizeof *w->grants);
+    w->answered = xcalloc(node_count(n), sizeof *w->answered);
+    return w;
 }
 
-void leader_close(struct node *n)
+static void leader_close(void *state)
 {
-    struct leader *w = &n->leader;
+    struct leader *w = state;
     uv_timer_stop(&w->timer);
     uv_close((uv_handle_t *)&w->timer, NULL);
     if (w->on && w->is_leader)
@@ -72,20 +96,23 @@ void leader_close(struct node *n)
     else if (w->on)
         log_info("lw worker: %llu tasks forwarded to the leader, %llu requests",
                  (unsigned long long)w->forwarded, (unsigned long long)w->requests);
+}
+
+static void leader_free(void *state)
+{
+    struct leader *w = state;
     free(w->pending);
     free(w->grants);
     free(w->answered);
-    w->pending = NULL;
-    w->grants = NULL;
-    w->answered = NULL;
-    w->npending = 0;
-    w->on = false;
+    free(w);
 }
 
-bool leader_forward(struct node *n, struct ntask *t)
+/* A movable ready task of a worker goes to the leader. */
+static bool leader_offer(void *state, struct ntask *t)
 {
-    struct leader *w = &n->leader;
-    if (!w->on || !lw_forwards(n->self, n->nodes))
+    struct leader *w = state;
+    struct node *n = w->n;
+    if (!w->on || !lw_forwards(node_self(n), node_count(n)))
         return false;
     size_t at;
     struct wbuf *b = node_msg_begin(n, LW_LEADER, MSG_LW_FORWARD, &at);
@@ -93,15 +120,15 @@ bool leader_forward(struct node *n, struct ntask *t)
     proto_put_task(b, &t->spec);
     node_msg_end(n, LW_LEADER, at);
     /* The shard must send this task's notices (a cancellation) to where it is now. */
-    kvs_append(n->kvs, t->spec.key, KVS_FIELD_HISTORY, LW_LEADER, 0, 0);
+    kvs_append(node_kvs(n), t->spec.key, KVS_FIELD_HISTORY, LW_LEADER, 0, 0);
     w->forwarded++;
     ntask_free(t);
     return true;
 }
 
-static void send_request(struct node *n)
+static void send_request(struct leader *w)
 {
-    struct leader *w = &n->leader;
+    struct node *n = w->n;
     size_t at;
     struct wbuf *b = node_msg_begin(n, LW_LEADER, MSG_LW_REQUEST, &at);
     wbuf_put_u32(b, w->req);
@@ -111,48 +138,51 @@ static void send_request(struct node *n)
 
 static void resend_cb(uv_timer_t *h)
 {
-    struct node *n = h->data;
-    struct leader *w = &n->leader;
-    if (!w->asked || n->stopping)
+    struct leader *w = h->data;
+    if (!w->asked || node_stopping(w->n))
         return;
     log_debug("lw request %u unanswered after %.0f ms: sent again", w->req, w->resend_ms);
-    send_request(n);
+    send_request(w);
     w->resend_ms = w->resend_ms * 2 < RESEND_MAX_MS ? w->resend_ms * 2 : RESEND_MAX_MS;
     uv_timer_start(&w->timer, resend_cb, (uint64_t)w->resend_ms, 0);
 }
 
-void leader_poll(struct node *n, const struct steal_self *self)
+/* A starving worker asks the leader, once until it is answered. */
+static void worker_poll(struct leader *w)
 {
-    struct leader *w = &n->leader;
-    const struct steal_params *p = &n->cfg.steal;
-    if (!w->on || w->is_leader || w->asked || !steal_starving(p, self))
+    struct node *n = w->n;
+    const struct steal_params *p = &node_cfg(n)->steal;
+    struct steal_self self = node_steal_self(n);
+    if (w->asked || !steal_starving(p, &self))
         return;
-    w->want = lw_want(p, self->free_slots);
+    w->want = lw_want(p, self.free_slots);
     w->req++;
     w->asked = true;
     w->requests++;
-    send_request(n);
-    w->resend_ms = n->cfg.steal_timeout_ms ? n->cfg.steal_timeout_ms : 1000;
+    send_request(w);
+    w->resend_ms = node_cfg(n)->steal_timeout_ms ? node_cfg(n)->steal_timeout_ms : 1000;
     uv_timer_start(&w->timer, resend_cb, (uint64_t)w->resend_ms, 0);
-    n->steals_attempted++;
-    n->steal_requests++;
+    struct node_counters *c = node_counters(n);
+    c->steals_attempted++;
+    c->steal_requests++;
     node_trace(n, TRACE_STEAL_REQUEST, TRACE_NO_TASK, (int32_t)LW_LEADER, w->want, 0);
 }
 
 /* Sends request q its grant of up to `count` tasks from the head of SReadyQ. */
-static void answer(struct node *n, const struct lw_request *q, uint32_t count)
+static void answer(struct leader *w, const struct lw_request *q, uint32_t count)
 {
+    struct node *n = w->n;
     void **tasks = xmalloc(count * sizeof *tasks);
     uint32_t got = 0;
     while (got < count) {
-        struct ntask *t = readyq_pop(&n->sready);
+        struct ntask *t = readyq_pop(node_readyq(n, NODE_SREADY));
         if (!t)
             break;
         if (!(t->spec.flags & TASK_FLAG_STEALABLE)) {
             /* SReadyQ should never hold one: a bug, repaired as the victim's side does. */
             log_warn("task %llx was in SReadyQ but is not stealable; kept here",
                      (unsigned long long)t->spec.key);
-            node_queue(n, &n->lready, t, t->spec.input_bytes);
+            node_queue(n, NODE_LREADY, t, t->spec.input_bytes);
             continue;
         }
         tasks[got++] = t;
@@ -164,40 +194,49 @@ static void answer(struct node *n, const struct lw_request *q, uint32_t count)
     for (uint32_t i = 0; i < got; i++)
         proto_put_task(b, &((struct ntask *)tasks[i])->spec);
     node_msg_end(n, q->node, at);
-    int64_t wall = got && n->sink ? clock_wall_ns() : 0;
+    int64_t wall = got && node_tracing(n) ? node_wall_ns(n) : 0;
     for (uint32_t i = 0; i < got; i++) {
         struct ntask *t = tasks[i];
         node_trace(n, TRACE_TASK_STOLEN_OUT, t->spec.key, (int32_t)q->node, 0, wall);
-        kvs_append(n->kvs, t->spec.key, KVS_FIELD_HISTORY, q->node, 0, 0);
+        kvs_append(node_kvs(n), t->spec.key, KVS_FIELD_HISTORY, q->node, 0, 0);
         ntask_free(t);
     }
-    n->tasks_given += got;
-    n->leader.handed_out += got;
-    n->leader.answered[q->node] = q->req;
+    node_counters(n)->tasks_given += got;
+    w->handed_out += got;
+    w->answered[q->node] = q->req;
     free(tasks);
 }
 
-void leader_step(struct node *n)
+/* A worker's poll; the leader's answers, after its own dispatch: its free slots take
+ * their tasks first, like any worker's that asked, only without the round trip. */
+static void leader_step(void *state)
 {
-    struct leader *w = &n->leader;
-    if (!w->on || !w->is_leader || !w->npending)
+    struct leader *w = state;
+    if (!w->on)
         return;
-    size_t queued = readyq_len(&n->sready);
+    if (!w->is_leader) {
+        worker_poll(w);
+        return;
+    }
+    if (!w->npending)
+        return;
+    size_t queued = readyq_len(node_readyq(w->n, NODE_SREADY));
     if (!queued)
         return;
     uint32_t served = lw_serve(queued > UINT32_MAX ? UINT32_MAX : (uint32_t)queued, w->pending,
                                w->npending, w->grants);
     for (uint32_t i = 0; i < served; i++)
-        answer(n, &w->pending[i], w->grants[i]);
+        answer(w, &w->pending[i], w->grants[i]);
     lw_dequeue(w->pending, &w->npending, served);
 }
 
-int leader_on_forward(struct node *n, uint32_t from, struct rbuf *r)
+static int on_forward(struct leader *w, uint32_t from, struct rbuf *r)
 {
+    struct node *n = w->n;
     uint32_t count = rbuf_u32(r);
     if (!rbuf_ok(r) || count > PROTO_MAX_BATCH)
         return -EBADMSG;
-    int64_t now = clock_wall_ns();
+    int64_t now = node_wall_ns(n);
     for (uint32_t i = 0; i < count; i++) {
         struct ntask *t = ntask_decode(r);
         if (!t)
@@ -206,15 +245,15 @@ int leader_on_forward(struct node *n, uint32_t from, struct rbuf *r)
         node_trace(n, TRACE_TASK_QUEUED_SHARED, t->spec.key, (int32_t)from, 0, now);
         /* A node that is not the leader (a cluster configured unevenly) keeps what it is
          * sent rather than drop it: a task once sent must run somewhere. */
-        node_queue(n, &n->sready, t, t->spec.input_bytes);
+        node_queue(n, NODE_SREADY, t, t->spec.input_bytes);
     }
-    n->leader.received += count;
+    w->received += count;
     return 0;
 }
 
-int leader_on_request(struct node *n, uint32_t from, struct rbuf *r)
+static int on_request(struct leader *w, uint32_t from, struct rbuf *r)
 {
-    struct leader *w = &n->leader;
+    struct node *n = w->n;
     struct lw_request q = {.node = from};
     q.req = rbuf_u32(r);
     q.want = rbuf_u32(r);
@@ -231,26 +270,26 @@ int leader_on_request(struct node *n, uint32_t from, struct rbuf *r)
         q.want = 1;
     w->requests++;
     /* One entry per worker and `nodes` entries: the queue cannot be full. */
-    if (lw_enqueue(w->pending, &w->npending, n->nodes, &q) < 0)
+    if (lw_enqueue(w->pending, &w->npending, node_count(n), &q) < 0)
         log_warn("lw request from node %u could not be held", from);
     node_mark_dirty(n);
     return 0;
 }
 
-int leader_on_grant(struct node *n, uint32_t from, struct rbuf *r)
+static int on_grant(struct leader *w, uint32_t from, struct rbuf *r)
 {
-    struct leader *w = &n->leader;
+    struct node *n = w->n;
     uint32_t req, count;
-    int64_t now = clock_wall_ns();
-    int rc = thief_take_granted(n, from, r, &n->lready, &req, &count, now);
+    int64_t now = node_wall_ns(n);
+    int rc = node_take_granted(n, from, r, NODE_LREADY, &req, &count, now);
     if (rc < 0)
         return rc;
     if (count) {
-        n->steals_succeeded++;
+        node_counters(n)->steals_succeeded++;
         node_trace(n, TRACE_STEAL_GRANT, TRACE_NO_TASK, (int32_t)from, count, now);
         node_mark_dirty(n);
     } else {
-        n->steal_fails++;
+        node_counters(n)->steal_fails++;
         node_trace_full(n, TRACE_STEAL_FAIL, TRACE_NO_TASK, (int32_t)from, STEAL_FAIL_EMPTY, 0,
                         0, 0, now);
     }
@@ -263,3 +302,27 @@ int leader_on_grant(struct node *n, uint32_t from, struct rbuf *r)
     }
     return 0;
 }
+
+static int leader_on_message(void *state, uint32_t from, uint16_t type, struct rbuf *r)
+{
+    struct leader *w = state;
+    switch (type) {
+    case MSG_LW_FORWARD: return on_forward(w, from, r);
+    case MSG_LW_REQUEST: return on_request(w, from, r);
+    default: return on_grant(w, from, r);
+    }
+}
+
+static const uint16_t leader_types[] = {MSG_LW_FORWARD, MSG_LW_REQUEST, MSG_LW_GRANT, 0};
+
+const struct part part_leader = {
+    .name = "leader",
+    .configure = leader_configure,
+    .init = leader_init,
+    .close = leader_close,
+    .free = leader_free,
+    .step = leader_step,
+    .offer = leader_offer,
+    .types = leader_types,
+    .on_message = leader_on_message,
+};

@@ -1,14 +1,19 @@
 /*
- * node — the node daemon's loop: connections, messages, the task queues, executors and
- * completions (DESIGN.md "Life of a task", steps 2–6).
+ * node — the node daemon's loop, the centre of the star (part.h): connections, messages,
+ * the task queues, executors and completions (DESIGN.md "Life of a task", steps 2–6),
+ * and the small API the parts use.  The parts — data plane, placement, the victim's
+ * side of stealing, the thief, the LW leader, the CTWS token, idle peers, the A2WS ring
+ * — are the table in parts.c; this file names none of them but the data plane, whose
+ * staging the dispatcher drives.
  *
  * Everything here runs on the one loop thread.  Handlers only change state and mark
  * the node dirty; the check step (once per loop pass, after I/O) starts tasks on free
- * slots, lets the thief look for work and wakes parked peers.  That keeps a chain of
- * synchronous completions (noop tasks whose metadata is local) iterative, not
- * recursive, and lets each pass's messages leave in one batch per peer.
+ * slots, then gives every part its step (answer thieves, steal, hand out, pass the
+ * token, wake parked peers, spread the vector).  That keeps a chain of synchronous
+ * completions (noop tasks whose metadata is local) iterative, not recursive, and lets
+ * each pass's messages leave in one batch per peer.
  */
-#include "core/runtime/node_impl.h"
+#include "core/runtime/part.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -21,9 +26,83 @@
 #include "core/base/clock.h"
 #include "core/base/fs.h"
 #include "core/base/log.h"
+#include "core/base/u64map.h"
 #include "core/base/xalloc.h"
+#include "core/kvs/kvs.h"
+#include "core/net/conn.h"
 #include "core/net/proto.h"
 #include "core/policy/placement.h"
+#include "core/runtime/data.h"
+#include "core/runtime/exec.h"
+#include "core/runtime/objstore.h"
+#include "core/runtime/parts.h"
+
+struct peer {
+    struct conn *out;       /* connection we opened; NULL when none */
+    struct conn *in;        /* authenticated connection the peer opened; NULL when none */
+};
+
+struct job {
+    uint32_t id;
+    uint32_t rank;          /* how many jobs this node had seen before it */
+    struct conn *client;    /* borrowed; NULL once the client left */
+    uint32_t tasks;
+    uint32_t arriving;      /* of those this node was told it gets, not received yet */
+    uint32_t done, failed, cancelled;
+};
+
+/* The A2WS information vector (part.h, node_info), kept here because several parts
+ * read it and its own entry is this node's load. */
+struct info {
+    bool on;                    /* some part of this node's policy reads it */
+    struct a2ws_vec vec;        /* entries borrowed from `entries` */
+    struct a2ws_entry *entries; /* owned; `nodes` entries, NULL when off */
+    int64_t work_seen_ns;       /* monotonic; 0 until this node saw work in this epoch */
+    uint64_t run_base;          /* tasks_run when the epoch began: n_j counts from here */
+};
+
+struct node {
+    struct node_config cfg;
+    uint32_t self, nodes;
+    uv_loop_t loop;
+    struct conn_hub *hub;   /* owned */
+    struct kvs *kvs;        /* owned */
+    struct exec *exec;      /* owned */
+    struct peer *peers;     /* owned, `nodes` entries */
+    struct u64map waitq;    /* key -> struct ntask * (owned) */
+    struct u64map early;    /* key -> struct early * (owned): notices that beat their task */
+    struct readyq lready, sready; /* items: struct ntask * (owned) */
+    struct readyq staged;   /* inputs all here, waiting for a slot (oldest first); owned */
+    uint32_t staging;       /* tasks whose inputs are being fetched */
+    struct u64map jobs;     /* job id -> struct job * (owned) */
+    uint32_t next_job_rank;
+    uint64_t arriving;      /* sum of the jobs' arriving: not starving while non-zero */
+    struct u64map running;  /* key -> struct ntask * (owned) handed to exec, not yet back */
+    struct u64map removed;  /* key -> (void *)1: removed while staging or running */
+    uint32_t busy;
+    struct wbuf discard;    /* sink for messages to a peer that cannot be reached */
+
+    uint64_t completeq, tasks_run, tasks_failed, tasks_started, tasks_cancelled;
+    struct node_counters c;
+    double est_task_length_s;   /* running mean of this node's task run times */
+    uint64_t est_samples;
+    double busy_s;              /* sum of run times of tasks that ended here */
+    int64_t first_start_ns;     /* monotonic; 0 before the first task */
+    uint32_t running_successors; /* sum of local_successors over running tasks */
+    int64_t busy_ns_done;       /* slot-ns of tasks that ended after holding a slot */
+    struct info info;
+
+    void *state[NODE_MAX_PARTS]; /* each part's, in table order */
+    uint8_t owner[256];     /* scheduler message type's low byte -> part index + 1 */
+    struct data_plane *data; /* state[] of part_data: the dispatcher stages through it */
+
+    const struct trace_sink *sink; /* borrowed from the config; NULL when not tracing */
+    uv_timer_t sampler;         /* NODE_SAMPLE every sample_ms */
+    uv_check_t check;       /* the once-per-pass step: dispatch, then the parts' steps */
+    uv_idle_t idle;         /* running while the check step has work: no blocking poll */
+    uv_signal_t sigterm, sigint;
+    bool stop_requested, stopping;
+};
 
 /* Tasks started per check pass before the loop gets a turn at I/O: bounds latency of
  * messages while a node chews through a long queue of noop tasks. */
@@ -43,24 +122,6 @@ static void early_free(void *p)
     struct early *e = p;
     free(e->parents);
     free(e);
-}
-
-struct ntask *ntask_decode(struct rbuf *r)
-{
-    struct ntask *t = xcalloc(1, sizeof *t);
-    if (proto_get_task(r, &t->spec) < 0) {
-        free(t);
-        return NULL;
-    }
-    return t;
-}
-
-void ntask_free(struct ntask *t)
-{
-    if (!t)
-        return;
-    proto_task_fini(&t->spec);
-    free(t);
 }
 
 static void idle_cb(uv_idle_t *h)
@@ -110,13 +171,285 @@ struct wbuf *node_msg_begin(struct node *n, uint32_t peer, uint16_t type, size_t
     return conn_msg_begin(c, type, at);
 }
 
+static struct conn *existing_conn(struct node *n, uint32_t peer)
+{
+    if (peer >= n->nodes || peer == n->self)
+        return NULL;
+    return n->peers[peer].out ? n->peers[peer].out : n->peers[peer].in;
+}
+
 void node_msg_end(struct node *n, uint32_t peer, size_t at)
 {
-    struct conn *c = peer < n->nodes && peer != n->self
-                         ? (n->peers[peer].out ? n->peers[peer].out : n->peers[peer].in)
-                         : NULL;
+    struct conn *c = existing_conn(n, peer);
     if (c)
         conn_msg_end(c, at);
+}
+
+size_t node_msg_queued(struct node *n, uint32_t peer)
+{
+    struct conn *c = existing_conn(n, peer);
+    return c ? conn_queued_bytes(c) : 0;
+}
+
+/* ---- the rest of the API for the parts (part.h) ---------------------------------- */
+
+const struct node_config *node_cfg(const struct node *n) { return &n->cfg; }
+uint32_t node_self(const struct node *n) { return n->self; }
+uint32_t node_count(const struct node *n) { return n->nodes; }
+uv_loop_t *node_loop(struct node *n) { return &n->loop; }
+struct kvs *node_kvs(struct node *n) { return n->kvs; }
+struct node_counters *node_counters(struct node *n) { return &n->c; }
+bool node_stopping(const struct node *n) { return n->stopping; }
+int64_t node_mono_ns(const struct node *n) { (void)n; return clock_mono_ns(); }
+int64_t node_wall_ns(const struct node *n) { (void)n; return clock_wall_ns(); }
+bool node_tracing(const struct node *n) { return n->sink != NULL; }
+
+struct readyq *node_readyq(struct node *n, enum node_queue_id q)
+{
+    return q == NODE_LREADY ? &n->lready : q == NODE_SREADY ? &n->sready : &n->staged;
+}
+
+void node_trace_full(struct node *n, enum trace_kind kind, uint64_t task, int32_t peer,
+                     int32_t status, int64_t count, int64_t bytes, int64_t duration_ns,
+                     int64_t wall)
+{
+    if (n->sink)
+        n->sink->put(n->sink->ctx, kind, task, peer, status, count, bytes, duration_ns, wall);
+}
+
+void node_trace_policy(struct node *n, const char *name, int32_t reason)
+{
+    if (n->sink)
+        n->sink->policy(n->sink->ctx, name, reason, 0);
+}
+
+struct node_load node_load(const struct node *n)
+{
+    struct node_load l = {
+        .slots = n->cfg.slots, .busy = n->busy, .staging = n->staging,
+        .staged = (uint32_t)readyq_len(&n->staged),
+        .lready = (uint32_t)readyq_len(&n->lready), .sready = (uint32_t)readyq_len(&n->sready),
+        .lready_zero = (uint32_t)n->lready.zero.len, .sready_zero = (uint32_t)n->sready.zero.len,
+        .waiting = u64map_len(&n->waitq), .running_successors = n->running_successors,
+        .arriving = n->arriving, .tasks_run = n->tasks_run,
+        .est_task_length_s = n->est_task_length_s, .est_samples = n->est_samples,
+        .busy_s = n->busy_s, .first_start_ns = n->first_start_ns,
+    };
+    return l;
+}
+
+uint32_t node_free_slots(const struct node *n)
+{
+    uint32_t slots = n->cfg.slots;
+    uint32_t held = n->busy + (uint32_t)readyq_len(&n->staged) +
+                    (n->cfg.prefetch == 0 ? n->staging : 0);
+    return held < slots ? slots - held : 0;
+}
+
+/*
+ * What the starvation test sees.  Staged tasks fill slots at once.  Staging ones hold a
+ * slot only under MATRIX's executors (--prefetch 0), which fetch inside the slot; with
+ * prefetch a slot idles until the fetches end, which on a loaded link is many task
+ * lengths (the tail of a fan-in: every node fetching inputs of its last aggregations
+ * while another still holds a queue of leaves).  So with prefetch the slots the
+ * staging tasks will take are free now, and a short queue of tasks that wait for the
+ * fetch window (no more than one window) is not ready work either: such a node steals
+ * work that runs meanwhile (the victim gives tasks that need no data first).  A longer
+ * backlog counts, so a node with data work of its own does not hoard more.
+ */
+struct steal_self node_steal_self(const struct node *n)
+{
+    uint32_t pf = n->cfg.prefetch == NODE_PREFETCH_SLOTS ? n->cfg.slots : n->cfg.prefetch;
+    struct steal_self s = {
+        .lready = (uint32_t)readyq_len(&n->lready),
+        .sready = (uint32_t)readyq_len(&n->sready),
+        .free_slots = node_free_slots(n),
+        .running_successors = n->running_successors,
+        .arriving = n->arriving,
+    };
+    if (pf && n->lready.data.len + n->sready.data.len <= pf) {
+        s.lready = (uint32_t)n->lready.zero.len;
+        s.sready = (uint32_t)n->sready.zero.len;
+    }
+    return s;
+}
+
+/* ---- events to the parts ---------------------------------------------------------- */
+
+void node_wake(struct node *n)
+{
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i]->wake)
+            node_parts[i]->wake(n->state[i]);
+    node_mark_dirty(n);
+}
+
+void node_news(struct node *n)
+{
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i]->news)
+            node_parts[i]->news(n->state[i]);
+}
+
+void node_answering(struct node *n, uint32_t thief)
+{
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i]->answering)
+            node_parts[i]->answering(n->state[i], thief);
+}
+
+bool node_steal_failed(struct node *n, bool parked)
+{
+    bool reset = false;
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i]->steal_failed && node_parts[i]->steal_failed(n->state[i], parked))
+            reset = true;
+    return reset;
+}
+
+void node_share(struct node *n, struct ntask *t, int64_t wall)
+{
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i]->offer && node_parts[i]->offer(n->state[i], t))
+            return;
+    node_trace(n, TRACE_TASK_QUEUED_SHARED, t->spec.key, -1, 0, wall);
+    node_queue(n, NODE_SREADY, t, t->spec.input_bytes);
+}
+
+/* A task just became ready: the placement part puts it (node_queue, node_share or a
+ * push); with no part that places, it runs here. */
+static void make_ready(struct node *n, struct ntask *t)
+{
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i]->place && node_parts[i]->place(n->state[i], t))
+            return;
+    node_trace(n, TRACE_TASK_QUEUED_LOCAL, t->spec.key, -1, 0, t->t_ready);
+    node_queue(n, NODE_LREADY, t, t->spec.input_bytes);
+}
+
+/* ---- stealing's shared steps ------------------------------------------------------- */
+
+void node_steal_request(struct node *n, uint32_t victim, uint32_t req, uint32_t max,
+                        uint32_t asked)
+{
+    size_t at;
+    struct wbuf *b = node_msg_begin(n, victim, MSG_STEAL_REQUEST, &at);
+    wbuf_put_u32(b, req);
+    wbuf_put_u32(b, max);
+    node_msg_end(n, victim, at);
+    n->c.steal_requests++;
+    node_trace(n, TRACE_STEAL_REQUEST, TRACE_NO_TASK, (int32_t)victim, asked, 0);
+}
+
+int node_take_granted(struct node *n, uint32_t from, struct rbuf *r, enum node_queue_id q,
+                      uint32_t *req, uint32_t *count, int64_t now)
+{
+    *req = rbuf_u32(r);
+    *count = rbuf_u32(r);
+    if (!rbuf_ok(r) || *count > PROTO_MAX_BATCH)
+        return -EBADMSG;
+    for (uint32_t i = 0; i < *count; i++) {
+        struct ntask *t = ntask_decode(r);
+        if (!t)
+            return -EBADMSG;
+        t->t_ready = now;
+        node_trace(n, TRACE_TASK_STOLEN_IN, t->spec.key, (int32_t)from, 0, now);
+        node_queue(n, q, t, t->spec.input_bytes);
+    }
+    n->c.tasks_stolen += *count;
+    return 0;
+}
+
+/* A steal grant, whoever's request it answers (the thief's or the CTWS holder's): its
+ * tasks go to SReadyQ, so that they may move on again if this node is slow; then the
+ * parts hear of it. */
+static int on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
+{
+    uint32_t req, count;
+    int64_t now = clock_wall_ns();
+    int rc = node_take_granted(n, from, r, NODE_SREADY, &req, &count, now);
+    if (rc < 0)
+        return rc;
+    if (n->info.on)
+        a2ws_on_steal(&n->info.vec, from, count > 0);
+    if (count) {
+        node_trace(n, TRACE_STEAL_GRANT, TRACE_NO_TASK, (int32_t)from, count, now);
+    } else {
+        n->c.steal_fails++;
+        node_trace_full(n, TRACE_STEAL_FAIL, TRACE_NO_TASK, (int32_t)from, STEAL_FAIL_EMPTY,
+                        0, 0, 0, now);
+    }
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i]->granted)
+            node_parts[i]->granted(n->state[i], from, req, count);
+    return 0;
+}
+
+/* ---- the information vector ---------------------------------------------------------- */
+
+static void info_init(struct node *n)
+{
+    struct info *f = &n->info;
+    f->on = n->nodes > 1 &&
+            (n->cfg.steal.info == STEAL_INFO_RING || steal_needs_ring(&n->cfg.steal)) &&
+            n->cfg.steal.mode != STEAL_NONE;
+    if (!f->on)
+        return;
+    f->entries = xcalloc(n->nodes, sizeof *f->entries);
+    a2ws_vec_init(&f->vec, f->entries, n->self, n->nodes, n->cfg.steal.radius);
+}
+
+/* Ready, staged, staging and running tasks: this node's to run. */
+static uint64_t held_here(const struct node *n)
+{
+    return readyq_len(&n->lready) + readyq_len(&n->sready) + readyq_len(&n->staged) +
+           n->staging + n->busy;
+}
+
+void node_info_saw_work(struct node *n)
+{
+    if (!n->info.work_seen_ns)
+        n->info.work_seen_ns = clock_mono_ns();
+}
+
+double node_info_elapsed_s(const struct node *n)
+{
+    if (!n->info.work_seen_ns)
+        return 0;
+    return (double)(clock_mono_ns() - n->info.work_seen_ns) / 1e9;
+}
+
+/* This node's own entry (Table 1: its t, its counts). */
+struct a2ws_vec *node_info(struct node *n)
+{
+    struct info *f = &n->info;
+    if (!f->on)
+        return NULL;
+    /* n_j: executed + available; waiting tasks are not counted (a2ws.h). */
+    uint64_t total = held_here(n) + (n->tasks_run - f->run_base);
+    uint32_t count = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+    if (count)
+        node_info_saw_work(n);
+    double t_run = n->est_samples ? n->est_task_length_s : 0;
+    a2ws_set_self(&f->vec, t_run, count, (uint32_t)readyq_len(&n->sready), n->cfg.slots);
+    return &f->vec;
+}
+
+/*
+ * n_j is "executed + available" of the work at hand (paper 001 runs one job).  A daemon
+ * that runs job after job would otherwise carry every earlier task into the steal
+ * equation: a node that ran a long job alone looks that many tasks ahead, and thieves
+ * strip it of its share of the next.  Only an idle node starts over, so the counts of a
+ * job still running here stay whole; t_j (the node's time per task) is kept, as it is
+ * the node's speed more than the job's.
+ */
+static void info_job_begins(struct node *n)
+{
+    if (!n->info.on || held_here(n) || u64map_len(&n->waitq))
+        return;
+    n->info.run_base = n->tasks_run;
+    n->info.work_seen_ns = 0;
+    node_info(n);
 }
 
 /* ---- jobs and reports ------------------------------------------------------------- */
@@ -135,11 +468,11 @@ static struct job *job_get(struct node *n, uint32_t id, struct conn *client)
     return j;
 }
 
-void node_queue(struct node *n, struct readyq *q, struct ntask *t, uint64_t priority)
+void node_queue(struct node *n, enum node_queue_id q, struct ntask *t, uint64_t priority)
 {
     struct job *j = job_get(n, task_key_job(t->spec.key), NULL);
     uint64_t order = (uint64_t)j->rank << 32 | task_key_index(t->spec.key);
-    readyq_push_ordered(q, t, priority, order);
+    readyq_push_ordered(node_readyq(n, q), t, priority, order);
     node_mark_dirty(n);
 }
 
@@ -218,7 +551,7 @@ static void ready_or_cancel(struct node *n, struct ntask *t, uint8_t event, int6
     }
     add_parent_inputs(t, nparents, parents);
     t->t_ready = t_ready;
-    place_make_ready(n, t);
+    make_ready(n, t);
 }
 
 /* A ready task of this node, found by key (a linear scan: only job removal needs it). */
@@ -253,7 +586,7 @@ static void on_notify(void *ctx, const struct kvs_notice *notice)
             return;
         }
         struct ntask *running = u64map_get(&n->running, notice->key);
-        if (running || u64map_get(&n->data.staging, notice->key)) {
+        if (running || data_staging(n->data, notice->key)) {
             u64map_put(&n->removed, notice->key, (void *)1);
             if (running)
                 exec_kill(n->exec, running);
@@ -304,7 +637,7 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
         /* Failed before a slot was taken (an input is gone): the start is its end. */
         node_trace(n, TRACE_TASK_START, t->spec.key, -1, 0, r->t_start);
     }
-    data_release(n, t);
+    data_release(n->data, t);
     if (u64map_del(&n->removed, t->spec.key)) {
         /* Removed while it staged or ran: its record and its subtree are cancelled
          * already; whatever it produced is not kept. */
@@ -316,7 +649,7 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
     n->tasks_run++;
     uint64_t size = 0;
     if (r->status == TASK_DONE) {
-        size = data_keep_output(n, t);
+        size = data_keep_output(n->data, t);
         /* est_task_length of Algorithm 1: the running mean of this node's tasks. */
         double len = (double)(r->t_end - r->t_start) / 1e9;
         n->busy_s += len;
@@ -410,7 +743,7 @@ static void run_task(struct node *n, struct ntask *t)
     struct exec_result now;
     memset(&now, 0, sizeof now);
     char *cause = NULL;
-    if (t->spec.kind == TASK_COMMAND && t->spec.num_inputs && data_stage_files(n, t, &cause) < 0) {
+    if (t->spec.kind == TASK_COMMAND && t->spec.num_inputs && data_stage_files(n->data, t, &cause) < 0) {
         now.status = TASK_FAILED;
         now.exit_code = -1;
         now.t_start = now.t_end = clock_wall_ns();
@@ -451,7 +784,7 @@ static void run_or_queue(struct node *n, struct ntask *t)
     if (n->busy < n->cfg.slots)
         run_task(n, t);
     else
-        node_queue(n, &n->staged, t, 0);
+        node_queue(n, NODE_STAGED, t, 0);
     node_mark_dirty(n);
 }
 
@@ -467,7 +800,7 @@ void node_staged(struct node *n, struct ntask *t, const char *why)
 /* Takes a task from the ready queues and stages it. */
 static void stage(struct node *n, struct ntask *t)
 {
-    int rc = data_stage(n, t);
+    int rc = data_stage(n->data, t);
     if (rc == 1) {
         run_or_queue(n, t);
     } else if (rc == 0) {
@@ -539,16 +872,11 @@ static void check_cb(uv_check_t *h)
     }
     bool more = dispatch(n);
     /* After dispatch, so that what this pass brought starts here before any of it can
-     * be granted away (the progress rule, thief.c). */
-    thief_answer(n);
-    thief_poll(n);
-    /* After dispatch: the leader's own free slots take their tasks first, like any
-     * worker's that asked, only without the round trip. */
-    leader_step(n);
-    token_step(n);
-    thief_wake_idle_peers(n);
-    /* Last: what the pass changed (and the thief's request, a batch to ride on) is in. */
-    ring_step(n);
+     * be granted away (the progress rule, victim.c), and the LW leader's own free slots
+     * take their tasks before it hands any out.  The order of the parts: parts.c. */
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i]->step)
+            node_parts[i]->step(n->state[i]);
     if (!more)
         uv_idle_stop(&n->idle);
 }
@@ -574,16 +902,16 @@ static void send_stats(struct node *n, struct conn *c, uint32_t req)
         .waitq = (uint32_t)u64map_len(&n->waitq), .lready = (uint32_t)readyq_len(&n->lready),
         .sready = (uint32_t)readyq_len(&n->sready), .completeq = n->completeq,
         .tasks_run = n->tasks_run, .tasks_failed = n->tasks_failed,
-        .steals_attempted = n->steals_attempted, .steals_succeeded = n->steals_succeeded,
-        .tasks_stolen = n->tasks_stolen, .tasks_given = n->tasks_given,
+        .steals_attempted = n->c.steals_attempted, .steals_succeeded = n->c.steals_succeeded,
+        .tasks_stolen = n->c.tasks_stolen, .tasks_given = n->c.tasks_given,
         .kvs_records = kvs_local_records(n->kvs), .rss_bytes = rss_bytes(),
-        .tasks_pushed = n->tasks_pushed, .tasks_with_inputs = n->tasks_with_inputs,
-        .locality_hits = n->locality_hits, .fetches = n->data.fetches_started,
-        .bytes_in = n->data.bytes_in, .bytes_out = n->data.bytes_out,
-        .policy_switches = n->policy_switches, .est_task_length_s = n->est_task_length_s,
+        .tasks_pushed = n->c.tasks_pushed, .tasks_with_inputs = n->c.tasks_with_inputs,
+        .locality_hits = n->c.locality_hits, .fetches = n->c.fetches,
+        .bytes_in = n->c.bytes_in, .bytes_out = n->c.bytes_out,
+        .policy_switches = n->c.policy_switches, .est_task_length_s = n->est_task_length_s,
     };
     struct objstore_stats os;
-    objstore_get_stats(n->data.store, &os);
+    objstore_get_stats(data_store(n->data), &os);
     s.cache_hits = os.cache_hits;
     s.cache_misses = os.cache_misses;
     s.njobs = (uint32_t)u64map_len(&n->jobs);
@@ -636,7 +964,7 @@ static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char 
         } else if (t->spec.num_parents == 0) {
             add_parent_inputs(t, 0, NULL);
             t->t_ready = now;
-            place_make_ready(n, t);
+            make_ready(n, t);
         } else {
             u64map_put(&n->waitq, t->spec.key, t);
         }
@@ -658,7 +986,7 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
             *reason = "job begin announces more tasks for this node than the job has";
             return -EBADMSG;
         }
-        ring_job_begins(n);
+        info_job_begins(n);
         struct job *j = job_get(n, id, c);
         j->tasks = tasks;
         n->arriving -= j->arriving;
@@ -666,7 +994,7 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
         n->arriving += here;
         /* Nodes that get nothing of this job may steal at once; the others wait for
          * their own tasks (steal_starving). */
-        thief_wake(n);
+        node_wake(n);
         return 0;
     }
     case MSG_SUBMIT:
@@ -694,7 +1022,7 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
         if (!rbuf_ok(r))
             break;
         char *cause = NULL;
-        int rc = objstore_put_generated(n->data.store, key, bytes, &cause);
+        int rc = objstore_put_generated(data_store(n->data), key, bytes, &cause);
         if (rc < 0 && rc != -EEXIST)
             log_warn("cannot create data object %llx of %llu bytes for %s: %s",
                      (unsigned long long)key, (unsigned long long)bytes, conn_peer_name(c),
@@ -722,29 +1050,22 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
 static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct rbuf *r,
                            const char **reason)
 {
-    int rc;
-    if (proto_range_of(type) == PROTO_RANGE_KVS)
+    switch (proto_range_of(type)) {
+    case PROTO_RANGE_KVS:
         return kvs_handle(n->kvs, from, type, r, reason);
-    switch (type) {
-    case MSG_LOAD_QUERY: rc = thief_on_load_query(n, from, r); break;
-    case MSG_FETCH_REQ: rc = data_on_fetch_request(n, from, r); break;
-    case MSG_FETCH_REP: rc = data_on_fetch_reply(n, from, r); break;
-    case MSG_PUSH: rc = place_on_push(n, from, r); break;
-    case MSG_LOAD_REPLY: rc = thief_on_load_reply(n, from, r); break;
-    case MSG_STEAL_REQUEST: rc = thief_on_steal_request(n, from, r); break;
-    case MSG_STEAL_GRANT: rc = thief_on_steal_grant(n, from, r); break;
-    case MSG_INFO: rc = ring_on_info(n, from, r); break;
-    case MSG_TOKEN: rc = token_on_message(n, from, r); break;
-    case MSG_LW_FORWARD: rc = leader_on_forward(n, from, r); break;
-    case MSG_LW_REQUEST: rc = leader_on_request(n, from, r); break;
-    case MSG_LW_GRANT: rc = leader_on_grant(n, from, r); break;
-    case MSG_IDLE:
-        n->peers[from].idle = true;
-        return 0;
-    case MSG_WAKE:
-        thief_wake(n);
-        return 0;
+    case PROTO_RANGE_SCHED:
+        break;
     default:
+        *reason = "message type not allowed from a node";
+        return -EBADMSG;
+    }
+    int rc;
+    uint8_t owner = n->owner[type & 0xff];
+    if (type == MSG_STEAL_GRANT)
+        rc = on_steal_grant(n, from, r);
+    else if (owner)
+        rc = node_parts[owner - 1]->on_message(n->state[owner - 1], from, type, r);
+    else {
         *reason = "message type not allowed from a node";
         return -EBADMSG;
     }
@@ -836,20 +1157,20 @@ static void trace_sample(struct node *n)
     s.started = (int64_t)n->tasks_started;
     s.ended = (int64_t)n->completeq;
     s.failed = (int64_t)n->tasks_failed;
-    s.stolen_in = (int64_t)n->tasks_stolen;
-    s.stolen_out = (int64_t)n->tasks_given;
-    s.pushed = (int64_t)n->tasks_pushed;
-    s.steal_requests = (int64_t)n->steal_requests;
-    s.steal_fails = (int64_t)n->steal_fails;
-    s.fetches = (int64_t)n->data.fetches_started;
-    s.fetch_bytes = (int64_t)n->data.bytes_in;
-    s.cache_hits = (int64_t)n->data.cache_hits_traced;
+    s.stolen_in = (int64_t)n->c.tasks_stolen;
+    s.stolen_out = (int64_t)n->c.tasks_given;
+    s.pushed = (int64_t)n->c.tasks_pushed;
+    s.steal_requests = (int64_t)n->c.steal_requests;
+    s.steal_fails = (int64_t)n->c.steal_fails;
+    s.fetches = (int64_t)n->c.fetches;
+    s.fetch_bytes = (int64_t)n->c.bytes_in;
+    s.cache_hits = (int64_t)n->c.cache_hits_traced;
     s.busy_ns = n->busy_ns_done + running_ns;
-    s.bytes_out = (int64_t)n->data.bytes_out;
+    s.bytes_out = (int64_t)n->c.bytes_out;
     s.cancelled = (int64_t)n->tasks_cancelled;
-    s.info_sent = (int64_t)n->ring.sent;
-    s.info_received = (int64_t)n->ring.received;
-    s.token_passes = (int64_t)n->token.passes;
+    s.info_sent = (int64_t)n->c.info_sent;
+    s.info_received = (int64_t)n->c.info_received;
+    s.token_passes = (int64_t)n->c.token_passes;
     s.dropped = (int64_t)n->sink->dropped(n->sink->ctx);
     n->sink->sample(n->sink->ctx, &s, now);
 }
@@ -910,24 +1231,15 @@ static void node_stop(struct node *n)
     n->exec = NULL;
     trace_stop(n);
     uv_close((uv_handle_t *)&n->sampler, NULL);
-    if (n->data.store) {
-        struct objstore_stats os;
-        objstore_get_stats(n->data.store, &os);
-        log_info("object store: %llu owned, %llu cached (%llu bytes); acquires: %llu local, "
-                 "%llu cache hits, %llu misses; %llu evictions",
-                 (unsigned long long)os.owned_objects, (unsigned long long)os.cached_objects,
-                 (unsigned long long)os.cached_bytes, (unsigned long long)os.local_hits,
-                 (unsigned long long)os.cache_hits, (unsigned long long)os.cache_misses,
-                 (unsigned long long)os.evictions);
-    }
-    data_close(n);
+    /* The data plane first: its pending sends need the connections the hub closes. */
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i] == &part_data && n->state[i])
+            node_parts[i]->close(n->state[i]);
     conn_hub_destroy(n->hub);
     n->hub = NULL;
-    thief_close(n);
-    ring_close(n);
-    token_close(n);
-    leader_close(n);
-    place_monitor_stop(n);
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i] != &part_data && n->state[i] && node_parts[i]->close)
+            node_parts[i]->close(n->state[i]);
     uv_idle_stop(&n->idle);
     uv_close((uv_handle_t *)&n->idle, NULL);
     uv_close((uv_handle_t *)&n->check, NULL);
@@ -969,6 +1281,10 @@ static void node_free(struct node *n)
     kvs_destroy(n->kvs);
     wbuf_fini(&n->discard);
     free(n->peers);
+    free(n->info.entries);
+    for (size_t i = 0; i < node_nparts; i++)
+        if (n->state[i] && node_parts[i]->free)
+            node_parts[i]->free(n->state[i]);
 }
 
 static struct wbuf *kvs_begin(void *ctx, uint32_t node, uint16_t type, size_t *at)
@@ -979,6 +1295,29 @@ static struct wbuf *kvs_begin(void *ctx, uint32_t node, uint16_t type, size_t *a
 static void kvs_end(void *ctx, uint32_t node, size_t at)
 {
     node_msg_end(ctx, node, at);
+}
+
+/* Each part's state, and which part owns which message type.  Stops at the first part
+ * that cannot start (the data plane's store); the others' states stay NULL. */
+static int parts_init(struct node *n, char **cause)
+{
+    for (size_t i = 0; i < node_nparts; i++) {
+        const struct part *p = node_parts[i];
+        for (const uint16_t *t = p->types; t && *t; t++) {
+            if (proto_range_of(*t) != PROTO_RANGE_SCHED || n->owner[*t & 0xff]) {
+                *cause = xasprintf("part %s claims message %s, which is not a free scheduler "
+                                   "message type", p->name, proto_type_name(*t));
+                return -EINVAL;
+            }
+            n->owner[*t & 0xff] = (uint8_t)(i + 1);
+        }
+        n->state[i] = p->init(n, cause);
+        if (!n->state[i])
+            return -EINVAL;
+        if (p == &part_data)
+            n->data = n->state[i];
+    }
+    return 0;
 }
 
 int node_run(const struct node_config *cfg, char **cause)
@@ -994,7 +1333,9 @@ int node_run(const struct node_config *cfg, char **cause)
         return rc;
     }
     /* Before the executors exist: the LW leader runs tasks with less (leader.c). */
-    leader_configure(n);
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i]->configure)
+            node_parts[i]->configure(&n->cfg);
     uv_loop_init(&n->loop);
     n->peers = xcalloc(n->nodes, sizeof *n->peers);
     u64map_init(&n->waitq);
@@ -1021,8 +1362,6 @@ int node_run(const struct node_config *cfg, char **cause)
         if (!n->exec)
             rc = -EINVAL;
     }
-    if (rc == 0)
-        rc = data_init(n, cause);
     uv_check_init(&n->loop, &n->check);
     n->check.data = n;
     uv_check_start(&n->check, check_cb);
@@ -1036,13 +1375,9 @@ int node_run(const struct node_config *cfg, char **cause)
     n->sigterm.data = n;
     uv_signal_init(&n->loop, &n->sigint);
     n->sigint.data = n;
-    thief_init(n);
-    ring_init(n);
-    token_init(n);
-    leader_init(n);
-    place_monitor_init(n);
+    info_init(n);
     if (rc == 0)
-        place_monitor_start(n);
+        rc = parts_init(n, cause);
     if (rc == 0) {
         uv_signal_start(&n->sigterm, on_signal, SIGTERM);
         uv_signal_start(&n->sigint, on_signal, SIGINT);

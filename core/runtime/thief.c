@@ -1,116 +1,62 @@
 /*
- * thief — a node's side of work stealing, for every policy of the space (DESIGN.md):
- * the state machine that decides to steal (ready-only, ready+successors, or A2WS's
- * preemptive start), finds a victim (load queries to sqrt(N) or K random nodes, the
- * same draw read from the A2WS vector, or A2WS's closest-rate / in-pair choice), asks it
- * for an amount (the victim's half, chunk or single, or the A2WS steal equation's),
- * backs off exponentially, parks at the bound and wakes when the cluster has work
- * again; and the victim's side, which answers load queries and hands over the tail of
- * SReadyQ within the request's bound and the waiting-time guard.
+ * thief — a node's side of stealing work, for every policy of the space (DESIGN.md) but
+ * the baselines with their own parts (LW: leader.c, CTWS: token.c): the state machine
+ * that decides to steal (ready-only, ready+successors, or A2WS's preemptive start),
+ * finds a victim (load queries to sqrt(N) or K random nodes, the same draw read from the
+ * A2WS vector, or A2WS's closest-rate / in-pair choice), asks it for an amount (the
+ * victim's half, chunk or single, or the A2WS steal equation's), backs off
+ * exponentially, parks at the bound and wakes when the cluster has work again.  The
+ * victim's side is victim.c.  A part of the node daemon (part.h); loop thread only.
  *
- * Decisions are the pure functions of core/policy (steal, parsec, a2ws); this file only
- * carries them out on the loop.  The baselines reuse parts of it: CTWS's holder asks
- * its victim through thief_request (token.c decides when and whom), and an LW worker's
- * poll goes to leader.c, which asks the leader instead of any victim.  Theft is
- * asynchronous (paper 001 §2.3) without locks: the victim takes from its own SReadyQ on
- * its own loop, where the executors' gets also run, so a task is either taken or run,
- * never both; the thief takes what arrives, which may be less than it asked for, and
- * its next plan starts from the victim's entry that came with the grant.  An attempt
- * that loses replies (a peer died) fails after steal_timeout_ms, so the thief never
- * hangs.  Tasks in a grant are always taken, even for a stale attempt: a task once sent
- * must never be dropped.
- *
- * The progress rule, kept here for every policy that answers steal requests (all but
- * LW, whose leader answers in leader_step after its own dispatch too): a ready task that
- * can start where it is, starts there.  (1) Requests are not answered where they are
- * read but in the check step, after dispatch (thief_answer), so whatever a pass brought
- * — a submission, a ready notice, a grant this node stole — meets the dispatcher before
- * any thief can take it: a task just stolen cannot be stolen again before it had its
- * chance to start.  (2) Of what dispatch left, the victim keeps as many tasks that need
- * no data as it has free slots (steal_keep; dispatch leaves such tasks behind only at
- * its batch bound).  Without the rule, two idle nodes granted one task back and forth
- * for ever, each on the request that rode in the same frame as the grant.  A task moves
- * only from a node that cannot start it now toward one that asked while starving, so a
- * task is stolen again only after a slot changed somewhere: no livelock.  Checked by
- * tests/unit/test_progress.c (random interleavings on a fake network) and
- * tests/integration/t_23_progress.sh.
+ * Decisions are the pure functions of core/policy (steal, a2ws); this file only carries
+ * them out on the loop.  The thief takes what arrives (the node queues a grant's tasks
+ * and tells this part, `granted`), which may be less than it asked for, and its next
+ * plan starts from the victim's entry that came with the grant.  An attempt that loses
+ * replies (a peer died) fails after steal_timeout_ms, so the thief never hangs.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/net/proto.h"
-#include "core/policy/parsec.h"
-#include "core/runtime/node_impl.h"
+#include "core/policy/a2ws.h"
+#include "core/runtime/part.h"
 
 /* How often a busy node with preemptive stealing looks at its plan again. */
 #define PREEMPTIVE_LOOK_NS 1000000
+#define THIEF_MAX_VICTIMS 1024
 
-static void start_timer(struct node *n, double ms);
+enum thief_state {
+    THIEF_IDLE,             /* not stealing; may start an attempt when starving */
+    THIEF_QUERY,            /* load queries out */
+    THIEF_REQUEST,          /* steal request out */
+    THIEF_WAIT,             /* backing off until the timer */
+    THIEF_PARKED,           /* at the bound: waits for a wake-up */
+};
 
-void thief_init(struct node *n)
+struct thief {
+    struct node *n;
+    bool on;                /* this node's policy steals through this part */
+    struct steal_state st;
+    enum thief_state state;
+    uint64_t rng;
+    uint32_t attempt;       /* id of the current attempt, echoed in replies */
+    uint32_t nvictims, nreplies;
+    uint32_t victims[THIEF_MAX_VICTIMS];
+    uint32_t loads[THIEF_MAX_VICTIMS];
+    bool replied[THIEF_MAX_VICTIMS];
+    uint32_t asked;         /* tasks the current request asked for; 0: the victim decides */
+    int64_t next_plan_ns;   /* monotonic: a busy node's next preemptive look */
+    uv_timer_t timer;       /* back-off wait, or the attempt's timeout */
+};
+
+static void start_timer(struct thief *th, double ms);
+
+static struct a2ws_now a2ws_now_of(const struct thief *th, bool starving)
 {
-    struct thief *th = &n->thief;
-    steal_state_init(&th->st, &n->cfg.steal, n->nodes);
-    th->state = THIEF_IDLE;
-    th->rng = n->cfg.seed ? n->cfg.seed
-                          : ((uint64_t)clock_mono_ns() ^ ((uint64_t)n->self << 40)) | 1;
-    uv_timer_init(&n->loop, &th->timer);
-    th->timer.data = n;
-}
-
-void thief_close(struct node *n)
-{
-    uv_timer_stop(&n->thief.timer);
-    uv_close((uv_handle_t *)&n->thief.timer, NULL);
-    free(n->thief.asks);
-    n->thief.asks = NULL;
-    n->thief.nasks = n->thief.asks_cap = 0;
-}
-
-/* Slots with nothing running, staged or (MATRIX executors) fetching in them. */
-static uint32_t free_slots_now(const struct node *n)
-{
-    uint32_t slots = n->cfg.slots;
-    uint32_t held = n->busy + (uint32_t)readyq_len(&n->staged) +
-                    (n->cfg.prefetch == 0 ? n->staging : 0);
-    return held < slots ? slots - held : 0;
-}
-
-/*
- * What the starvation test sees.  Staged tasks fill slots at once.  Staging ones hold a
- * slot only under MATRIX's executors (--prefetch 0), which fetch inside the slot; with
- * prefetch a slot idles until the fetches end, which on a loaded link is many task
- * lengths (the tail of a fan-in: every node fetching inputs of its last aggregations
- * while another still holds a queue of leaves).  So with prefetch the slots the
- * staging tasks will take are free now, and a short queue of tasks that wait for the
- * fetch window (no more than one window) is not ready work either: such a node steals
- * work that runs meanwhile (the victim gives tasks that need no data first).  A longer
- * backlog counts, so a node with data work of its own does not hoard more.
- */
-struct steal_self thief_self(const struct node *n)
-{
-    uint32_t pf = n->cfg.prefetch == NODE_PREFETCH_SLOTS ? n->cfg.slots : n->cfg.prefetch;
-    struct steal_self s = {
-        .lready = (uint32_t)readyq_len(&n->lready),
-        .sready = (uint32_t)readyq_len(&n->sready),
-        .free_slots = free_slots_now(n),
-        .running_successors = n->running_successors,
-        .arriving = n->arriving,
-    };
-    if (pf && n->lready.data.len + n->sready.data.len <= pf) {
-        s.lready = (uint32_t)n->lready.zero.len;
-        s.sready = (uint32_t)n->sready.zero.len;
-    }
-    return s;
-}
-
-static struct a2ws_now a2ws_now_of(const struct node *n, bool starving)
-{
-    struct a2ws_now now = {.elapsed_s = ring_elapsed_s(n), .starving = starving};
+    struct a2ws_now now = {.elapsed_s = node_info_elapsed_s(th->n), .starving = starving};
     return now;
 }
 
@@ -118,76 +64,51 @@ static struct a2ws_now a2ws_now_of(const struct node *n, bool starving)
  * max bounds the grant (0: the victim's amount policy alone decides); `expect` is what
  * the thief counts on getting, for the trace (STEAL_REQUEST count: tasks asked for).
  */
-static void send_steal_request(struct node *n, uint32_t victim, uint32_t max, uint32_t expect)
+static void send_steal_request(struct thief *th, uint32_t victim, uint32_t max, uint32_t expect)
 {
-    struct thief *th = &n->thief;
     th->state = THIEF_REQUEST;
     th->asked = max ? max : expect;
-    size_t at;
-    struct wbuf *b = node_msg_begin(n, victim, MSG_STEAL_REQUEST, &at);
-    wbuf_put_u32(b, th->attempt);
-    wbuf_put_u32(b, max);
-    node_msg_end(n, victim, at);
-    n->steal_requests++;
-    node_trace(n, TRACE_STEAL_REQUEST, TRACE_NO_TASK, (int32_t)victim, th->asked, 0);
-    start_timer(n, n->cfg.steal_timeout_ms);
+    node_steal_request(th->n, victim, th->attempt, max, th->asked);
+    start_timer(th, node_cfg(th->n)->steal_timeout_ms);
 }
 
 /* The bound a request carries.  With the A2WS amount the thief's steal equation decides
  * (at least one: 0 would mean "no bound" to the victim); otherwise the victim's policy. */
-static uint32_t request_bound(struct node *n, uint32_t victim, bool starving)
+static uint32_t request_bound(struct thief *th, uint32_t victim, bool starving)
 {
-    if (n->cfg.steal.amount != STEAL_AMOUNT_A2WS)
+    if (node_cfg(th->n)->steal.amount != STEAL_AMOUNT_A2WS)
         return 0;
     uint32_t d = 0;
-    if (n->ring.on) {
-        ring_refresh_self(n);
-        struct a2ws_now now = a2ws_now_of(n, starving);
-        d = a2ws_amount_for(&n->ring.vec, &now, victim);
+    struct a2ws_vec *vec = node_info(th->n);
+    if (vec) {
+        struct a2ws_now now = a2ws_now_of(th, starving);
+        d = a2ws_amount_for(vec, &now, victim);
     }
     return d ? d : 1;
 }
 
-static void attempt_done(struct node *n, bool success)
+static void attempt_done(struct thief *th, bool success)
 {
-    struct thief *th = &n->thief;
-    bool token = n->cfg.steal.victims == STEAL_VICTIMS_TOKEN;
-    /* CTWS: the next chance to steal is the token's next visit, so there is nothing to
-     * back off from and nothing to park: a resting token does the waiting. */
-    if (!token)
-        steal_on_result(&n->cfg.steal, &th->st, success, n->nodes);
+    struct node *n = th->n;
+    const struct steal_params *p = &node_cfg(n)->steal;
+    steal_on_result(p, &th->st, success, node_count(n));
     log_debug("steal attempt %u %s; next wait %.0f ms, %u neighbours", th->attempt,
-              success ? "succeeded" : "failed", token ? 0.0 : th->st.interval_ms,
-              th->st.neighbours);
+              success ? "succeeded" : "failed", th->st.interval_ms, th->st.neighbours);
     if (success) {
-        n->steals_succeeded++;
+        node_counters(n)->steals_succeeded++;
         th->state = THIEF_IDLE;
         uv_timer_stop(&th->timer);
         node_mark_dirty(n);
         return;
     }
-    /* tt only means something while FLDS decides (auto may be at MLB or MDL now), and
-     * only once this node has had work: the failures of a node waiting for its first
-     * tasks would otherwise push tt so high that the monitor never runs. */
-    if (n->first_start_ns &&
-        placement_in_force(&n->cfg.placement, &n->autop) == PLACEMENT_FLDS)
-        placement_flds_on_steal_failed(&n->cfg.placement, &n->flds);
-    if (token) {
-        th->state = THIEF_IDLE;
-        uv_timer_stop(&th->timer);
-        return;
-    }
-    if (th->st.parked &&
-        placement_flds_poll_should_reset(&n->cfg.placement, &n->autop, &n->flds)) {
-        /* FLDS: the threshold fell low enough that stealing may pay again (002 §4.4). */
-        steal_on_wake(&n->cfg.steal, &th->st);
-    }
+    if (node_steal_failed(n, th->st.parked) && th->st.parked)
+        steal_on_wake(p, &th->st);
     if (th->st.parked) {
         th->state = THIEF_PARKED;
         uv_timer_stop(&th->timer);
         /* Parked thieves are woken by peers that get work; tell everyone once. */
-        for (uint32_t i = 0; i < n->nodes; i++) {
-            if (i == n->self)
+        for (uint32_t i = 0; i < node_count(n); i++) {
+            if (i == node_self(n))
                 continue;
             size_t at;
             node_msg_begin(n, i, MSG_IDLE, &at);
@@ -197,18 +118,19 @@ static void attempt_done(struct node *n, bool success)
         return;
     }
     th->state = THIEF_WAIT;
-    start_timer(n, th->st.interval_ms);
+    start_timer(th, th->st.interval_ms);
 }
 
 /* Nobody had stealable work: a failed attempt without a request. */
-static void no_victim(struct node *n)
+static void no_victim(struct thief *th)
 {
-    n->steal_fails++;
-    node_trace_full(n, TRACE_STEAL_FAIL, TRACE_NO_TASK, -1, STEAL_FAIL_NO_VICTIM, 0, 0, 0, 0);
-    attempt_done(n, false);
+    node_counters(th->n)->steal_fails++;
+    node_trace_full(th->n, TRACE_STEAL_FAIL, TRACE_NO_TASK, -1, STEAL_FAIL_NO_VICTIM, 0, 0, 0,
+                    0);
+    attempt_done(th, false);
 }
 
-static bool preemptive_wants(struct node *n);
+static bool preemptive_wants(struct thief *th);
 
 /*
  * Whether the node still wants to steal when the load replies are in.  Work may have
@@ -217,19 +139,18 @@ static bool preemptive_wants(struct node *n);
  * leaves it with half as much again as anyone, a long tail and the workload's order
  * broken (fan-in siblings run seconds apart).
  */
-static bool still_wanted(struct node *n)
+static bool still_wanted(struct thief *th)
 {
-    struct steal_self self = thief_self(n);
-    if (steal_starving(&n->cfg.steal, &self))
+    const struct steal_params *p = &node_cfg(th->n)->steal;
+    struct steal_self self = node_steal_self(th->n);
+    if (steal_starving(p, &self))
         return true;
-    return n->cfg.steal.starvation == STEAL_STARVE_PREEMPTIVE && n->ring.on &&
-           preemptive_wants(n);
+    return p->starvation == STEAL_STARVE_PREEMPTIVE && preemptive_wants(th);
 }
 
-static void decide(struct node *n)
+static void decide(struct thief *th)
 {
-    struct thief *th = &n->thief;
-    if (!still_wanted(n)) {
+    if (!still_wanted(th)) {
         log_debug("steal attempt %u dropped: work arrived meanwhile", th->attempt);
         th->state = THIEF_IDLE;
         uv_timer_stop(&th->timer);
@@ -237,42 +158,42 @@ static void decide(struct node *n)
     }
     int i = steal_choose_victim(th->loads, th->nvictims);
     if (i < 0) {
-        no_victim(n);
+        no_victim(th);
         return;
     }
     uint32_t victim = th->victims[i];
-    uint32_t max = request_bound(n, victim, true);
-    send_steal_request(n, victim, max, max ? max : steal_amount(&n->cfg.steal, th->loads[i]));
+    uint32_t max = request_bound(th, victim, true);
+    send_steal_request(th, victim, max,
+                       max ? max : steal_amount(&node_cfg(th->n)->steal, th->loads[i]));
 }
 
 static void timer_cb(uv_timer_t *h)
 {
-    struct node *n = h->data;
-    struct thief *th = &n->thief;
+    struct thief *th = h->data;
     switch (th->state) {
     case THIEF_WAIT:
         th->state = THIEF_IDLE;
-        node_mark_dirty(n);
+        node_mark_dirty(th->n);
         break;
     case THIEF_QUERY:
         /* Missing replies count as empty victims. */
-        decide(n);
+        decide(th);
         break;
     case THIEF_REQUEST:
-        n->steal_fails++;
-        node_trace_full(n, TRACE_STEAL_FAIL, TRACE_NO_TASK, -1, STEAL_FAIL_TIMEOUT, 0, 0,
-                       0, 0);
-        attempt_done(n, false);
+        node_counters(th->n)->steal_fails++;
+        node_trace_full(th->n, TRACE_STEAL_FAIL, TRACE_NO_TASK, -1, STEAL_FAIL_TIMEOUT, 0, 0,
+                        0, 0);
+        attempt_done(th, false);
         break;
     default:
         break;
     }
 }
 
-static void start_timer(struct node *n, double ms)
+static void start_timer(struct thief *th, double ms)
 {
     uint64_t t = ms < 1 ? 1 : (uint64_t)(ms + 0.5);
-    uv_timer_start(&n->thief.timer, timer_cb, t, 0);
+    uv_timer_start(&th->timer, timer_cb, t, 0);
 }
 
 /*
@@ -280,123 +201,108 @@ static void start_timer(struct node *n, double ms)
  * random nodes as with load queries, but no query goes out (--info ring).  Returns how
  * many were drawn.
  */
-static uint32_t pick_from_window(struct node *n)
+static uint32_t pick_from_window(struct thief *th, const struct a2ws_vec *v)
 {
-    struct thief *th = &n->thief;
-    const struct a2ws_vec *v = &n->ring.vec;
     uint32_t width = v->left + v->right + 1;
-    uint32_t k = steal_pick_victims(&n->cfg.steal, &th->st, v->left, width, &th->rng,
+    uint32_t k = steal_pick_victims(&node_cfg(th->n)->steal, &th->st, v->left, width, &th->rng,
                                     th->victims, THIEF_MAX_VICTIMS);
     for (uint32_t i = 0; i < k; i++) {
         uint32_t node = a2ws_node_at(v, (int32_t)th->victims[i] - (int32_t)v->left);
         th->victims[i] = node;
-        th->loads[i] = n->ring.entries[node].avail;
+        th->loads[i] = v->e[node].avail;
     }
     return k;
 }
 
 /* Starts an attempt: th->attempt and the counters move, the trace follows the request. */
-static void begin_attempt(struct node *n)
+static void begin_attempt(struct thief *th)
 {
-    n->thief.attempt++;
-    n->steals_attempted++;
-}
-
-void thief_request(struct node *n, uint32_t victim, uint32_t max, uint32_t expect)
-{
-    begin_attempt(n);
-    n->thief.nvictims = 1;
-    n->thief.victims[0] = victim;
-    send_steal_request(n, victim, max, expect);
+    th->attempt++;
+    node_counters(th->n)->steals_attempted++;
 }
 
 /* The A2WS thief (paper 001 Algorithm 1, lines 3–7): plan, then ask the chosen victim. */
-static void poll_a2ws(struct node *n, bool starving)
+static void poll_a2ws(struct thief *th, struct a2ws_vec *vec, bool starving)
 {
-    struct thief *th = &n->thief;
-    ring_refresh_self(n);
-    struct a2ws_now now = a2ws_now_of(n, starving);
-    struct a2ws_decision d = a2ws_plan(&n->ring.vec, &now, &th->rng);
+    struct a2ws_now now = a2ws_now_of(th, starving);
+    struct a2ws_decision d = a2ws_plan(vec, &now, &th->rng);
     if (d.criterion == A2WS_NO_STEAL) {
         /* A busy node that found nobody simply looks again later; a starving one has
          * failed an attempt and backs off like any thief. */
         if (starving) {
-            begin_attempt(n);
-            no_victim(n);
+            begin_attempt(th);
+            no_victim(th);
         }
         return;
     }
-    begin_attempt(n);
+    begin_attempt(th);
     th->nvictims = 1;
     th->victims[0] = d.victim;
     log_debug("steal attempt %u: a2ws %s, S_i %.2f, asking node %u for %u", th->attempt,
               d.criterion == A2WS_CLOSEST_RATE ? "closest rate" : "in pair", d.rate, d.victim,
               d.amount);
-    uint32_t max = n->cfg.steal.amount == STEAL_AMOUNT_A2WS ? d.amount : 0;
-    send_steal_request(n, d.victim, max, d.amount);
+    uint32_t max = node_cfg(th->n)->steal.amount == STEAL_AMOUNT_A2WS ? d.amount : 0;
+    send_steal_request(th, d.victim, max, d.amount);
 }
 
 /* Preemptive stealing with victims other than A2WS's: after the first finished task,
  * whenever the steal equation says this node should hold at least one more task. */
-static bool preemptive_wants(struct node *n)
+static bool preemptive_wants(struct thief *th)
 {
-    if (!n->ring.on || !n->est_samples)
+    if (!node_load(th->n).est_samples)
         return false;
-    ring_refresh_self(n);
-    struct a2ws_now now = a2ws_now_of(n, false);
-    return a2ws_rate(&n->ring.vec, &now, n->self) >= 1.0;
+    struct a2ws_vec *vec = node_info(th->n);
+    if (!vec)
+        return false;
+    struct a2ws_now now = a2ws_now_of(th, false);
+    return a2ws_rate(vec, &now, node_self(th->n)) >= 1.0;
 }
 
-void thief_poll(struct node *n)
+/* The check step: starts an attempt if the node is starving (or, preemptive, soon). */
+static void thief_step(void *state)
 {
-    struct thief *th = &n->thief;
-    const struct steal_params *p = &n->cfg.steal;
-    if (th->state != THIEF_IDLE || n->nodes < 2 || p->mode == STEAL_NONE)
+    struct thief *th = state;
+    struct node *n = th->n;
+    const struct steal_params *p = &node_cfg(n)->steal;
+    if (!th->on || th->state != THIEF_IDLE)
         return;
-    /* CTWS steals only when the token visits (token.c). */
-    if (p->victims == STEAL_VICTIMS_TOKEN)
-        return;
-    struct steal_self self = thief_self(n);
-    if (p->victims == STEAL_VICTIMS_LEADER) {
-        leader_poll(n, &self);
-        return;
-    }
+    struct steal_self self = node_steal_self(n);
     bool starving = steal_starving(p, &self);
+    struct a2ws_vec *vec = NULL;
     if (!starving) {
-        if (p->starvation != STEAL_STARVE_PREEMPTIVE || !n->ring.on)
+        if (p->starvation != STEAL_STARVE_PREEMPTIVE || !node_info(n))
             return;
         /* A busy node's plan changes with the clock and the vector, not with every loop
          * pass: look at most once a millisecond. */
-        int64_t now = clock_mono_ns();
+        int64_t now = node_mono_ns(n);
         if (now < th->next_plan_ns)
             return;
         th->next_plan_ns = now + PREEMPTIVE_LOOK_NS;
     }
-    if (p->victims == STEAL_VICTIMS_A2WS && n->ring.on) {
-        poll_a2ws(n, starving);
+    vec = node_info(n);
+    if (p->victims == STEAL_VICTIMS_A2WS && vec) {
+        poll_a2ws(th, vec, starving);
         return;
     }
-    if (!starving && !preemptive_wants(n))
+    if (!starving && !preemptive_wants(th))
         return;
-    uint32_t k;
-    if (n->ring.on && p->info == STEAL_INFO_RING)
-        k = pick_from_window(n);
-    else
-        k = steal_pick_victims(p, &th->st, n->self, n->nodes, &th->rng, th->victims,
-                               THIEF_MAX_VICTIMS);
+    bool window = vec && p->info == STEAL_INFO_RING;
+    uint32_t k = window ? pick_from_window(th, vec)
+                        : steal_pick_victims(p, &th->st, node_self(n), node_count(n), &th->rng,
+                                             th->victims, THIEF_MAX_VICTIMS);
     if (k == 0)
         return;
-    begin_attempt(n);
+    begin_attempt(th);
     th->nvictims = k;
     log_debug("steal attempt %u: %u victims", th->attempt, k);
-    if (n->ring.on && p->info == STEAL_INFO_RING) {
-        decide(n);
+    if (window) {
+        decide(th);
         return;
     }
     /* One victim leaves nothing to compare: ask it for tasks straight away. */
     if (k == 1) {
-        uint32_t max = request_bound(n, th->victims[0], starving);
-        send_steal_request(n, th->victims[0], max, max);
+        uint32_t max = request_bound(th, th->victims[0], starving);
+        send_steal_request(th, th->victims[0], max, max);
         return;
     }
     th->nreplies = 0;
@@ -409,55 +315,30 @@ void thief_poll(struct node *n)
         wbuf_put_u32(b, th->attempt);
         node_msg_end(n, th->victims[i], at);
     }
-    start_timer(n, n->cfg.steal_timeout_ms);
+    start_timer(th, node_cfg(n)->steal_timeout_ms);
 }
 
-void thief_wake(struct node *n)
+/* The cluster has (new) unfinished work: unpark and start over. */
+static void thief_wake(void *state)
 {
-    struct thief *th = &n->thief;
-    steal_on_wake(&n->cfg.steal, &th->st);
+    struct thief *th = state;
+    steal_on_wake(&node_cfg(th->n)->steal, &th->st);
     if (th->state == THIEF_PARKED || th->state == THIEF_WAIT) {
         uv_timer_stop(&th->timer);
         th->state = THIEF_IDLE;
     }
-    token_wake(n);
-    node_mark_dirty(n);
 }
 
-void thief_wake_idle_peers(struct node *n)
+/* A parked thief hears of stealable work sooner from the vector than from a WAKE. */
+static void thief_news(void *state)
 {
-    /* Two or more stealable tasks: enough that a thief can take some and we keep some. */
-    if (readyq_len(&n->sready) < 2)
-        return;
-    for (uint32_t i = 0; i < n->nodes; i++) {
-        if (!n->peers[i].idle)
-            continue;
-        n->peers[i].idle = false;
-        size_t at;
-        node_msg_begin(n, i, MSG_WAKE, &at);
-        node_msg_end(n, i, at);
-    }
+    struct thief *th = state;
+    if (th->state == THIEF_PARKED)
+        node_wake(th->n);
 }
 
-int thief_on_load_query(struct node *n, uint32_t from, struct rbuf *r)
+static int on_load_reply(struct thief *th, uint32_t from, struct rbuf *r)
 {
-    uint32_t req = rbuf_u32(r);
-    if (!rbuf_ok(r))
-        return -EBADMSG;
-    size_t at;
-    struct wbuf *b = node_msg_begin(n, from, MSG_LOAD_REPLY, &at);
-    wbuf_put_u32(b, req);
-    wbuf_put_u32(b, (uint32_t)readyq_len(&n->sready));
-    wbuf_put_u32(b, (uint32_t)readyq_len(&n->lready));
-    wbuf_put_u32(b, n->busy);
-    wbuf_put_u32(b, n->cfg.slots);
-    node_msg_end(n, from, at);
-    return 0;
-}
-
-int thief_on_load_reply(struct node *n, uint32_t from, struct rbuf *r)
-{
-    struct thief *th = &n->thief;
     uint32_t req = rbuf_u32(r);
     uint32_t sready = rbuf_u32(r);
     (void)rbuf_u32(r);
@@ -476,170 +357,69 @@ int thief_on_load_reply(struct node *n, uint32_t from, struct rbuf *r)
     }
     if (th->nreplies == th->nvictims) {
         uv_timer_stop(&th->timer);
-        decide(n);
+        decide(th);
     }
     return 0;
 }
 
-/* How long moving a task to a thief takes: its inputs over the link, plus the way
- * there (the waiting-time guard's transfer estimate). */
-static double transfer_estimate(const struct node *n, const struct ntask *t)
+static int thief_on_message(void *state, uint32_t from, uint16_t type, struct rbuf *r)
 {
-    double s = (double)n->cfg.latency_ns / 1e9;
-    if (n->cfg.placement.bandwidth_Bps > 0)
-        s += (double)t->spec.input_bytes / n->cfg.placement.bandwidth_Bps;
-    return s;
+    (void)type;
+    return on_load_reply(state, from, r);
 }
 
-/*
- * Takes up to `want` tasks from the tail of SReadyQ into taken[] and returns how many,
- * never one of the `keep` oldest no-data tasks (the progress rule: they start here).
- * Tasks that must stay are put back: one that is not stealable (SReadyQ should never
- * hold one: a bug, reported and repaired by moving it to LReadyQ), and with the
- * waiting-time guard one that would start here before it could arrive there.
- */
-static size_t take_for_thief(struct node *n, uint32_t want, uint32_t keep, void **taken)
+/* Tasks in a grant were queued by the node whatever attempt they answer (a task once
+ * sent must never be dropped); only the current attempt's grant ends it. */
+static void thief_granted(void *state, uint32_t from, uint32_t req, uint32_t count)
 {
-    const struct steal_params *p = &n->cfg.steal;
-    struct parsec_guard g = {
-        .ready = (uint32_t)(readyq_len(&n->lready) + readyq_len(&n->sready)),
-        .slots = n->cfg.slots,
-        .avg_task_s = n->est_samples ? n->est_task_length_s : 0,
-    };
-    /* keep <= free slots <= slots: a small array; set aside, then queued again. */
-    void **kept_back = keep ? xmalloc(keep * sizeof *kept_back) : NULL;
-    for (uint32_t i = 0; i < keep; i++)
-        kept_back[i] = readyq_take_low(&n->sready);
-    size_t got = readyq_take_tail(&n->sready, want, taken);
-    for (uint32_t i = 0; i < keep; i++)
-        node_queue(n, &n->sready, kept_back[i], 0);
-    free(kept_back);
-    size_t kept = 0;
-    for (size_t i = 0; i < got; i++) {
-        struct ntask *t = taken[i];
-        if (!(t->spec.flags & TASK_FLAG_STEALABLE)) {
-            log_warn("task %llx was in SReadyQ but is not stealable; kept here",
-                     (unsigned long long)t->spec.key);
-            node_queue(n, &n->lready, t, t->spec.input_bytes);
-            continue;
-        }
-        g.transfer_s = transfer_estimate(n, t);
-        if (p->wait_guard && !parsec_guard_allows(&g)) {
-            node_queue(n, &n->sready, t, t->spec.input_bytes);
-            continue;
-        }
-        taken[kept++] = t;
-    }
-    return kept;
-}
-
-/*
- * A request is not answered where it is read: the message that brings a thief's request
- * may also bring the tasks this node stole a moment ago, or its own submission, and
- * answering at once would hand them on before this node's dispatcher saw them — with two
- * idle nodes, one task went back and forth between them millions of times and never
- * started.  Requests wait for the check step, after dispatch (thief_answer).
- */
-int thief_on_steal_request(struct node *n, uint32_t from, struct rbuf *r)
-{
-    uint32_t req = rbuf_u32(r);
-    uint32_t max = rbuf_u32(r);
-    if (!rbuf_ok(r))
-        return -EBADMSG;
-    struct thief *th = &n->thief;
-    if (th->nasks == th->asks_cap) {
-        th->asks_cap = th->asks_cap ? 2 * th->asks_cap : 8;
-        th->asks = xrealloc(th->asks, th->asks_cap * sizeof *th->asks);
-    }
-    th->asks[th->nasks++] = (struct steal_ask){.from = from, .req = req, .max = max};
-    node_mark_dirty(n);
-    return 0;
-}
-
-static void answer(struct node *n, const struct steal_ask *ask)
-{
-    uint32_t keep = steal_keep(free_slots_now(n), (uint32_t)n->lready.zero.len,
-                               (uint32_t)n->sready.zero.len);
-    uint32_t avail = (uint32_t)readyq_len(&n->sready) - keep;
-    uint32_t want = steal_grant(&n->cfg.steal, avail, ask->max);
-    void **taken = want ? xmalloc(want * sizeof *taken) : NULL;
-    size_t got = want ? take_for_thief(n, want, keep, taken) : 0;
-    /* The victim's fresh entry goes first, in the same frame: the thief plans its next
-     * steal from what is left here, not from what it believed (Table 1, "victim
-     * realized it was stolen"). */
-    ring_send_self(n, ask->from);
-    size_t at;
-    struct wbuf *b = node_msg_begin(n, ask->from, MSG_STEAL_GRANT, &at);
-    wbuf_put_u32(b, ask->req);
-    wbuf_put_u32(b, (uint32_t)got);
-    for (size_t i = 0; i < got; i++)
-        proto_put_task(b, &((struct ntask *)taken[i])->spec);
-    node_msg_end(n, ask->from, at);
-    int64_t wall = got && n->sink ? clock_wall_ns() : 0;
-    for (size_t i = 0; i < got; i++) {
-        struct ntask *t = taken[i];
-        node_trace(n, TRACE_TASK_STOLEN_OUT, t->spec.key, (int32_t)ask->from, 0, wall);
-        kvs_append(n->kvs, t->spec.key, KVS_FIELD_HISTORY, ask->from, 0, 0);
-        ntask_free(t);
-    }
-    n->tasks_given += got;
-    free(taken);
-}
-
-void thief_answer(struct node *n)
-{
-    struct thief *th = &n->thief;
-    /* In arrival order, so that with several thieves the first to ask is served first. */
-    for (size_t i = 0; i < th->nasks; i++)
-        answer(n, &th->asks[i]);
-    th->nasks = 0;
-}
-
-int thief_take_granted(struct node *n, uint32_t from, struct rbuf *r, struct readyq *q,
-                       uint32_t *req, uint32_t *count, int64_t now)
-{
-    *req = rbuf_u32(r);
-    *count = rbuf_u32(r);
-    if (!rbuf_ok(r) || *count > PROTO_MAX_BATCH)
-        return -EBADMSG;
-    for (uint32_t i = 0; i < *count; i++) {
-        struct ntask *t = ntask_decode(r);
-        if (!t)
-            return -EBADMSG;
-        t->t_ready = now;
-        node_trace(n, TRACE_TASK_STOLEN_IN, t->spec.key, (int32_t)from, 0, now);
-        node_queue(n, q, t, t->spec.input_bytes);
-    }
-    n->tasks_stolen += *count;
-    return 0;
-}
-
-int thief_on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
-{
-    struct thief *th = &n->thief;
-    uint32_t req, count;
-    int64_t now = clock_wall_ns();
-    /* Stolen tasks go to SReadyQ, so they may move on again if this node is slow. */
-    int rc = thief_take_granted(n, from, r, &n->sready, &req, &count, now);
-    if (rc < 0)
-        return rc;
-    bool current = th->state == THIEF_REQUEST && req == th->attempt;
+    struct thief *th = state;
+    if (th->state != THIEF_REQUEST || req != th->attempt)
+        return;
     /* Fewer than asked (the victim's own slots or another thief got there first): take
      * what came; the next plan starts from the victim's entry that came with it. */
-    if (current && count < th->asked)
+    if (count < th->asked)
         log_debug("steal attempt %u: asked node %u for %u, got %u", req, from, th->asked, count);
-    if (n->ring.on)
-        a2ws_on_steal(&n->ring.vec, from, count > 0);
-    if (count) {
-        node_trace(n, TRACE_STEAL_GRANT, TRACE_NO_TASK, (int32_t)from, count, now);
-    } else {
-        n->steal_fails++;
-        node_trace_full(n, TRACE_STEAL_FAIL, TRACE_NO_TASK, (int32_t)from,
-                       STEAL_FAIL_EMPTY, 0, 0, 0, now);
-    }
-    if (current) {
-        uv_timer_stop(&th->timer);
-        attempt_done(n, count > 0);
-    }
-    return 0;
+    uv_timer_stop(&th->timer);
+    attempt_done(th, count > 0);
 }
+
+static void *thief_init(struct node *n, char **cause)
+{
+    (void)cause;
+    const struct node_config *cfg = node_cfg(n);
+    struct thief *th = xcalloc(1, sizeof *th);
+    th->n = n;
+    /* LW's workers ask their leader, CTWS steals when the token visits. */
+    th->on = node_count(n) > 1 && cfg->steal.mode != STEAL_NONE &&
+             cfg->steal.victims != STEAL_VICTIMS_TOKEN &&
+             cfg->steal.victims != STEAL_VICTIMS_LEADER;
+    steal_state_init(&th->st, &cfg->steal, node_count(n));
+    th->state = THIEF_IDLE;
+    th->rng = cfg->seed ? cfg->seed
+                        : ((uint64_t)node_mono_ns(n) ^ ((uint64_t)node_self(n) << 40)) | 1;
+    uv_timer_init(node_loop(n), &th->timer);
+    th->timer.data = th;
+    return th;
+}
+
+static void thief_close(void *state)
+{
+    struct thief *th = state;
+    uv_timer_stop(&th->timer);
+    uv_close((uv_handle_t *)&th->timer, NULL);
+}
+
+static const uint16_t thief_types[] = {MSG_LOAD_REPLY, 0};
+
+const struct part part_thief = {
+    .name = "thief",
+    .init = thief_init,
+    .close = thief_close,
+    .free = free,
+    .step = thief_step,
+    .wake = thief_wake,
+    .news = thief_news,
+    .granted = thief_granted,
+    .types = thief_types,
+    .on_message = thief_on_message,
+};

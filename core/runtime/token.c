@@ -2,15 +2,15 @@
  * token — the CTWS token on the node's loop (Assis et al. 2019, the baseline of paper
  * 001 §4; the holder's rules are core/policy/ctws's): node 0 makes the token, each
  * holder writes its count, steals when it is starving, and passes the token to the next
- * node of the ring.  Part of the node daemon (node_impl.h); loop thread only.
+ * node of the ring.  A part of the node daemon (part.h); loop thread only.
  *
  * Asynchronous: a visit never waits for anything.  The holder's steal request and the
- * token leave in the same pass (the grant comes back later through thief.c, like any
- * steal's), and a paced pass is a timer, not a wait, so messages, completions and
+ * token leave in the same pass (the node queues the grant when it comes back, like any
+ * steal's, and tells this part), and a paced pass is a timer, not a wait, so messages, completions and
  * dispatch carry on around it.  The token travels in the per-peer batches like any
  * message.  When nothing is stealable anywhere the token rests where it is and the
  * holder tells its peers it is idle (MSG_IDLE); the first peer with stealable work
- * wakes it (MSG_WAKE, thief_wake_idle_peers), as does a new job or this node's own
+ * wakes it (MSG_WAKE, idle.c), as does a new job or this node's own
  * new work, and it moves on.
  *
  * One token, as in the paper: it is lost with a node that dies holding it, and then
@@ -25,7 +25,8 @@
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/net/proto.h"
-#include "core/runtime/node_impl.h"
+#include "core/policy/ctws.h"
+#include "core/runtime/part.h"
 
 /* The paced hop: far below a task's length, far above a loop pass.  A lap of N nodes
  * takes N of them while nobody is hungry. */
@@ -33,46 +34,120 @@
 /* Bytes of one entry on the wire. */
 #define TOKEN_ENTRY_BYTES (4 + 1)
 
-static void pass(struct node *n);
+/* The token while this node holds it, and the holder's own steal. */
+struct token {
+    struct node *n;
+    bool on;                    /* --victims token, two nodes or more, stealing on */
+    bool held;                  /* the token is here */
+    bool resting;               /* held, and nothing was stealable: waits for news of work */
+    struct ctws_token tok;      /* entries borrowed from `entries` */
+    struct ctws_entry *entries; /* owned; `nodes` entries, NULL when off */
+    uv_timer_t timer;           /* a paced pass */
+    int64_t last_pass_ns;       /* monotonic: when this node last passed the token */
+    bool in_flight;             /* a steal request is out, its grant or timeout to come */
+    uint32_t req;               /* id of the holder's latest steal request */
+    uv_timer_t steal_timer;     /* that request's timeout */
+    uint64_t passes, rests, steals;
+};
+
+static void pass(struct token *k);
 
 static void timer_cb(uv_timer_t *h)
 {
-    struct node *n = h->data;
-    if (n->token.held && !n->token.resting)
-        pass(n);
+    struct token *k = h->data;
+    if (k->held && !k->resting)
+        pass(k);
 }
 
-void token_init(struct node *n)
+static void *token_init(struct node *n, char **cause)
 {
-    struct token *k = &n->token;
-    uv_timer_init(&n->loop, &k->timer);
-    k->timer.data = n;
-    k->on = n->nodes > 1 && n->cfg.steal.victims == STEAL_VICTIMS_TOKEN &&
-            n->cfg.steal.mode != STEAL_NONE;
+    (void)cause;
+    const struct node_config *cfg = node_cfg(n);
+    struct token *k = xcalloc(1, sizeof *k);
+    k->n = n;
+    uv_timer_init(node_loop(n), &k->timer);
+    k->timer.data = k;
+    uv_timer_init(node_loop(n), &k->steal_timer);
+    k->steal_timer.data = k;
+    k->on = node_count(n) > 1 && cfg->steal.victims == STEAL_VICTIMS_TOKEN &&
+            cfg->steal.mode != STEAL_NONE;
     if (!k->on)
-        return;
-    k->entries = xcalloc(n->nodes, sizeof *k->entries);
-    ctws_token_init(&k->tok, k->entries, n->nodes);
+        return k;
+    k->entries = xcalloc(node_count(n), sizeof *k->entries);
+    ctws_token_init(&k->tok, k->entries, node_count(n));
     /* The first holder keeps the token quietly until the first job wakes it: nothing is
      * stealable before a job starts. */
-    if (n->self == CTWS_FIRST_HOLDER) {
+    if (node_self(n) == CTWS_FIRST_HOLDER) {
         k->held = true;
         k->resting = true;
     }
+    return k;
 }
 
-void token_close(struct node *n)
+static void token_close(void *state)
 {
-    struct token *k = &n->token;
+    struct token *k = state;
     uv_timer_stop(&k->timer);
     uv_close((uv_handle_t *)&k->timer, NULL);
+    uv_timer_stop(&k->steal_timer);
+    uv_close((uv_handle_t *)&k->steal_timer, NULL);
     if (k->on)
         log_info("ctws token: passed %llu times from here, rested %llu times, %llu steals; "
                  "%s", (unsigned long long)k->passes, (unsigned long long)k->rests,
                  (unsigned long long)k->steals, k->held ? "held here at the end" : "not here");
+}
+
+static void token_free(void *state)
+{
+    struct token *k = state;
     free(k->entries);
-    k->entries = NULL;
-    k->on = false;
+    free(k);
+}
+
+/*
+ * The holder's steal has an answer (success) or none (a failure: an empty grant, or no
+ * grant within steal_timeout_ms).  The next chance to steal is the token's next visit,
+ * so there is nothing to back off from and nothing to park: a resting token does the
+ * waiting.  FLDS still hears of a failure (node_steal_failed).
+ */
+static void steal_done(struct token *k, bool success)
+{
+    k->in_flight = false;
+    uv_timer_stop(&k->steal_timer);
+    if (success) {
+        node_counters(k->n)->steals_succeeded++;
+        node_mark_dirty(k->n);
+    } else {
+        node_steal_failed(k->n, false);
+    }
+}
+
+static void steal_timeout_cb(uv_timer_t *h)
+{
+    struct token *k = h->data;
+    if (!k->in_flight)
+        return;
+    node_counters(k->n)->steal_fails++;
+    node_trace_full(k->n, TRACE_STEAL_FAIL, TRACE_NO_TASK, -1, STEAL_FAIL_TIMEOUT, 0, 0, 0, 0);
+    steal_done(k, false);
+}
+
+static void token_granted(void *state, uint32_t from, uint32_t req, uint32_t count)
+{
+    struct token *k = state;
+    (void)from;
+    if (k->in_flight && req == k->req)
+        steal_done(k, count > 0);
+}
+
+static void steal(struct token *k, uint32_t victim, uint32_t amount)
+{
+    k->req++;
+    k->in_flight = true;
+    node_counters(k->n)->steals_attempted++;
+    node_steal_request(k->n, victim, k->req, amount, amount);
+    uint32_t ms = node_cfg(k->n)->steal_timeout_ms;
+    uv_timer_start(&k->steal_timer, steal_timeout_cb, ms ? ms : 1, 0);
 }
 
 static void send_token(struct node *n, uint32_t to, const struct ctws_token *t)
@@ -89,62 +164,63 @@ static void send_token(struct node *n, uint32_t to, const struct ctws_token *t)
     node_msg_end(n, to, at);
 }
 
-static void pass(struct node *n)
+static void pass(struct token *k)
 {
-    struct token *k = &n->token;
+    struct node *n = k->n;
     uv_timer_stop(&k->timer);
     k->tok.hops++;
-    send_token(n, ctws_next(n->self, n->nodes), &k->tok);
+    send_token(n, ctws_next(node_self(n), node_count(n)), &k->tok);
     k->held = false;
     k->resting = false;
     k->passes++;
-    k->last_pass_ns = clock_mono_ns();
+    node_counters(n)->token_passes++;
+    k->last_pass_ns = node_mono_ns(n);
 }
 
 /* Nothing stealable anywhere: keep the token, and have peers wake us when they get work. */
-static void rest(struct node *n)
+static void rest(struct token *k)
 {
-    struct token *k = &n->token;
+    struct node *n = k->n;
     k->resting = true;
     k->rests++;
-    for (uint32_t i = 0; i < n->nodes; i++) {
-        if (i == n->self)
+    for (uint32_t i = 0; i < node_count(n); i++) {
+        if (i == node_self(n))
             continue;
         size_t at;
         node_msg_begin(n, i, MSG_IDLE, &at);
         node_msg_end(n, i, at);
     }
-    log_debug("ctws token rests at node %u after %u hops", n->self, k->tok.hops);
+    log_debug("ctws token rests at node %u after %u hops", node_self(n), k->tok.hops);
 }
 
-static void visit(struct node *n, bool woken)
+static void visit(struct token *k, bool woken)
 {
-    struct token *k = &n->token;
-    const struct steal_params *p = &n->cfg.steal;
-    struct steal_self self = thief_self(n);
+    struct node *n = k->n;
+    const struct steal_params *p = &node_cfg(n)->steal;
+    struct steal_self self = node_steal_self(n);
     struct ctws_self cs = {
-        .self = n->self, .stealable = (uint32_t)readyq_len(&n->sready),
+        .self = node_self(n), .stealable = (uint32_t)readyq_len(node_readyq(n, NODE_SREADY)),
         .starving = steal_starving(p, &self),
         /* An unanswered steal (its grant or its timeout still to come) is in flight. */
-        .in_flight = n->thief.state == THIEF_REQUEST,
+        .in_flight = k->in_flight,
         .woken = woken,
     };
     k->resting = false;
     struct ctws_decision d = ctws_visit(&k->tok, p, &cs);
     if (d.steal) {
         k->steals++;
-        log_debug("ctws: node %u holds the token and asks node %u for %u tasks", n->self,
-                  d.victim, d.amount);
-        thief_request(n, d.victim, d.amount, d.amount);
+        log_debug("ctws: node %u holds the token and asks node %u for %u tasks",
+                  node_self(n), d.victim, d.amount);
+        steal(k, d.victim, d.amount);
     }
     int64_t hop_ns = (int64_t)TOKEN_HOP_MS * 1000000;
-    int64_t since = clock_mono_ns() - k->last_pass_ns;
+    int64_t since = node_mono_ns(n) - k->last_pass_ns;
     switch (d.pass) {
     case CTWS_PASS_NOW:
         /* At once, but a node passes the token at most once per hop interval: thieves
          * that keep failing on stale counts must not spin it at network speed. */
         if (since >= hop_ns) {
-            pass(n);
+            pass(k);
             break;
         }
         uv_timer_start(&k->timer, timer_cb, (uint64_t)((hop_ns - since + 999999) / 1000000), 0);
@@ -153,36 +229,40 @@ static void visit(struct node *n, bool woken)
         uv_timer_start(&k->timer, timer_cb, TOKEN_HOP_MS, 0);
         break;
     case CTWS_REST:
-        rest(n);
+        rest(k);
         break;
     }
 }
 
-void token_step(struct node *n)
+/* A resting token moves again when this node's own count changed. */
+static void token_step(void *state)
 {
-    struct token *k = &n->token;
+    struct token *k = state;
     if (!k->on || !k->held || !k->resting)
         return;
     /* Work of its own (a submit, a task made ready here) is news the holder need not
      * hear from a peer. */
-    if (readyq_len(&n->sready) != k->tok.e[n->self].count)
-        visit(n, true);
+    if (readyq_len(node_readyq(k->n, NODE_SREADY)) != k->tok.e[node_self(k->n)].count)
+        visit(k, true);
 }
 
-void token_wake(struct node *n)
+/* The cluster has (new) work: a token resting here moves again. */
+static void token_wake(void *state)
 {
-    struct token *k = &n->token;
+    struct token *k = state;
     if (k->on && k->held && k->resting)
-        visit(n, true);
+        visit(k, true);
 }
 
-int token_on_message(struct node *n, uint32_t from, struct rbuf *r)
+static int token_on_message(void *state, uint32_t from, uint16_t type, struct rbuf *r)
 {
-    struct token *k = &n->token;
+    struct token *k = state;
+    struct node *n = k->n;
+    (void)type;
     uint32_t hops = rbuf_u32(r);
     uint32_t quiet = rbuf_u32(r);
     uint32_t nodes = rbuf_u32(r);
-    if (!rbuf_ok(r) || nodes != n->nodes || (uint64_t)nodes * TOKEN_ENTRY_BYTES > r->left)
+    if (!rbuf_ok(r) || nodes != node_count(n) || (uint64_t)nodes * TOKEN_ENTRY_BYTES > r->left)
         return -EBADMSG;
     struct ctws_entry *e = k->on ? k->entries : xcalloc(nodes, sizeof *e);
     for (uint32_t i = 0; i < nodes; i++) {
@@ -198,7 +278,7 @@ int token_on_message(struct node *n, uint32_t from, struct rbuf *r)
         /* A node configured without CTWS (a cluster configured unevenly) passes the token
          * on untouched rather than lose it. */
         struct ctws_token t = {.hops = hops + 1, .quiet = quiet, .nodes = nodes, .e = e};
-        send_token(n, ctws_next(n->self, n->nodes), &t);
+        send_token(n, ctws_next(node_self(n), node_count(n)), &t);
         free(e);
         return 0;
     }
@@ -209,7 +289,21 @@ int token_on_message(struct node *n, uint32_t from, struct rbuf *r)
     k->tok.hops = hops;
     k->tok.quiet = quiet;
     k->held = true;
-    visit(n, false);
+    visit(k, false);
     node_mark_dirty(n);
     return 0;
 }
+
+static const uint16_t token_types[] = {MSG_TOKEN, 0};
+
+const struct part part_token = {
+    .name = "token",
+    .init = token_init,
+    .close = token_close,
+    .free = token_free,
+    .step = token_step,
+    .wake = token_wake,
+    .granted = token_granted,
+    .types = token_types,
+    .on_message = token_on_message,
+};

@@ -1,0 +1,32 @@
+/*
+ * data — the data plane part (data.c says how it works): the object store, fetches,
+ * staging records and the network emulation.  Besides its table entry (part_data,
+ * parts.h), the dispatcher in node.c calls it to stage a task's inputs before it runs
+ * and to keep its output after; nothing else includes this header.
+ */
+#ifndef JACKDAW_RUNTIME_DATA_H
+#define JACKDAW_RUNTIME_DATA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct data_plane;
+struct ntask;
+struct objstore;
+
+/* Pins the task's inputs; fetches the missing ones.  Returns 1 when every input is
+ * here (run it now), 0 when fetches are under way (node_staged follows), or a negative
+ * errno when an input is unavailable (the caller fails the task). */
+int data_stage(struct data_plane *d, struct ntask *t);
+/* Releases the task's pins. */
+void data_release(struct data_plane *d, struct ntask *t);
+/* Whether the task is staging or running with pins here (a removal must wait for it). */
+bool data_staging(const struct data_plane *d, uint64_t task);
+/* A finished task's output becomes an object here; returns its size. */
+uint64_t data_keep_output(struct data_plane *d, struct ntask *t);
+/* Stages a command's inputs as files in its work directory. */
+int data_stage_files(struct data_plane *d, struct ntask *t, char **cause);
+/* The object store (a client's initial objects, the stats reply). */
+struct objstore *data_store(struct data_plane *d);
+
+#endif
