@@ -6,9 +6,9 @@
  *
  * Pure computation over a loaded workload (core/model/workload.h) and a description of
  * the cluster: no I/O, no clock, no globals.  Owns nothing after it returns.  Called by
- * `jackdaw bound` (tools/cmd_bound.c), later by `jackdaw report` to state a run's quality
- * as bound / actual makespan, and by tests/unit/test_bound.c.  O(tasks + edges + inputs)
- * time, O(tasks + nodes) memory.
+ * `jackdaw bound` (tools/cmd/cmd_bound.c), later by `jackdaw report` to state a run's
+ * quality as bound / actual makespan, and by tests/unit/test_bound.c.  O(tasks + edges +
+ * inputs) time, O(tasks + nodes) memory.
  *
  * The model, common to the three bounds:
  *   - A sleep task takes duration_s / speed on a node of that speed; noop and command

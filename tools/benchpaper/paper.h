@@ -9,7 +9,7 @@
  * results.json are rewritten after every experiment, so an interrupted or failed bench
  * leaves what it measured so far.
  *
- * Callers: tools/cmd_bench.c.  Return convention below.
+ * Callers: tools/cmd/cmd_bench.c.  Return convention below.
  */
 #ifndef JACKDAW_BENCH_PAPER_H
 #define JACKDAW_BENCH_PAPER_H

@@ -24,7 +24,7 @@
 #include "core/base/xalloc.h"
 #include "core/client/launcher.h"
 #include "core/model/cluster.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "trace/collector/collector.h"
 
 /* "HOST:PORT" or "[V6]:PORT" into host[n] and *port; -1 when it is neither. */

@@ -15,7 +15,7 @@
 #include "core/client/dataopts.h"
 #include "core/client/job.h"
 #include "core/client/launcher.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {

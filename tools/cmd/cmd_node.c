@@ -17,7 +17,7 @@
 #include "core/client/dataopts.h"
 #include "core/model/cluster.h"
 #include "core/runtime/node.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "trace/tracer/tracer.h"
 
 /* The spool file's header says whose events it holds, so `trace merge` can tell. */

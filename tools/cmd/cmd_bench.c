@@ -18,7 +18,7 @@
 #include "tools/benchpaper/experiments.h"
 #include "tools/benchpaper/paper.h"
 #include "tools/benchpaper/spawn.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "tools/report/cli.h"
 #include "tools/report/plot.h"
 

@@ -9,7 +9,7 @@
 #include "core/base/xalloc.h"
 #include "core/client/dataopts.h"
 #include "core/client/launcher.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 
 static int launch_main(int argc, char **argv)
 {

@@ -13,7 +13,7 @@
 #include "core/kvs/kvs.h"
 #include "core/net/conn.h"
 #include "core/net/proto.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 
 static int cancel_main(int argc, char **argv)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/net/auth.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 
 static const struct cmd *const commands[] = {
     &cmd_run, &cmd_launch, &cmd_submit, &cmd_status, &cmd_cancel, &cmd_stop, &cmd_node,

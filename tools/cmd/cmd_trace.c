@@ -47,7 +47,7 @@
 
 #include "core/client/job.h"
 #include "core/model/workload.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "trace/offline/chrome.h"
 #include "trace/offline/merge.h"
 #include "trace/format/reader.h"

@@ -25,7 +25,7 @@
 #include "core/model/workload.h"
 #include "core/net/bucket.h"
 #include "tools/analysis/bound.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "trace/format/reader.h"
 #include "tools/report/analysis.h"
 #include "tools/report/charts.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "core/client/job.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 
 static int submit_main(int argc, char **argv)
 {

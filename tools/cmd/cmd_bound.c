@@ -4,9 +4,9 @@
  * capacity bound and the critical path (tools/analysis/bound.h), the binding one, and
  * the inputs they were computed from, as text or one JSON object.
  *
- * Owns the command line; called from tools/main.c through cmd_bound.  Nothing runs and
- * no cluster is needed: the cluster is described on the command line, so the bound can
- * be computed for clusters larger than any at hand.
+ * Owns the command line; called from tools/cmd/main.c through cmd_bound.  Nothing runs
+ * and no cluster is needed: the cluster is described on the command line, so the bound
+ * can be computed for clusters larger than any at hand.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -24,7 +24,7 @@
 #include "core/model/workload.h"
 #include "core/net/bucket.h"
 #include "tools/analysis/bound.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 
 /* Far beyond any cluster, but the per-node arrays stay small (the paper's largest
  * theoretical run had 128K cores). */

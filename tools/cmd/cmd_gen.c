@@ -2,7 +2,7 @@
  * cmd_gen — `jackdaw gen`: writes a synthetic workload (workloads/gen.h) as JSON Lines to
  * standard output or a file.
  *
- * Owns the command line of the generator; called from tools/main.c through cmd_gen.
+ * Owns the command line of the generator; called from tools/cmd/main.c through cmd_gen.
  * Every inconsistency on the command line (an option that does not apply to the
  * chosen shape or kind) is refused rather than ignored, so a typo never produces a
  * workload different from the one the user asked for.  The paper workloads (allpairs,
@@ -24,7 +24,7 @@
 
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "workloads/gen.h"
 
 /* Marks an unsigned option the user did not give. */

@@ -10,7 +10,7 @@
 #include "core/base/xalloc.h"
 #include "core/client/job.h"
 #include "core/client/launcher.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 
 /* One line per daemon that did not simply stop when asked; returns how many stopped. */
 static uint32_t report_nodes(const struct cluster *cl, const enum launcher_found *found,

@@ -10,7 +10,7 @@
 #include "core/base/xalloc.h"
 #include "core/client/client.h"
 #include "core/client/job.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 
 /* Jobs summed over the nodes: each node counts the tasks that ended there. */
 static void print_jobs(const struct proto_stats *st, uint32_t nodes)

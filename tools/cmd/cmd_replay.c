@@ -1,9 +1,9 @@
 /*
  * jackdaw replay FILE — the console's replay of a recorded trace: the live view's screens
  * driven from the file, with play, pause, speed, single step and seek.  The same as
- * `jackdaw console --replay FILE` (tools/cmd_console.c does the work).
+ * `jackdaw console --replay FILE` (tools/cmd/cmd_console.c does the work).
  */
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 
 static int replay_main(int argc, char **argv)
 {

@@ -1,6 +1,6 @@
 /*
  * cmd — the table of subcommands and the small shared layer that parses their options
- * (tmux cmd_table; one file per command: tools/cmd_NAME.c).
+ * (tmux cmd_table; one file per command: tools/cmd/cmd_NAME.c).
  *
  * Each command's main returns an exit code (core/client/exitcode.h); it prints its own
  * user-facing errors once ("jackdaw run: cannot read workload 'x': …").
@@ -24,7 +24,7 @@ struct cmd {
 extern const struct cmd cmd_node, cmd_launch, cmd_submit, cmd_status, cmd_stop, cmd_run,
     cmd_gen, cmd_cancel, cmd_trace, cmd_collector, cmd_console, cmd_replay;
 
-/* The console and replay commands' shared main (tools/cmd_console.c): `replay` is
+/* The console and replay commands' shared main (tools/cmd/cmd_console.c): `replay` is
  * non-NULL for `jackdaw replay FILE`. */
 int console_command(const struct cmd *cmd, int argc, char **argv, const char *replay);
 extern const struct cmd cmd_bound;

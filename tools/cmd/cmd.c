@@ -2,7 +2,7 @@
  * cmd — the shared option parser (see cmd.h).  Long options only, as in the issue's
  * command lines; numbers are checked in full ("8x" is refused, naming the option).
  */
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 
 #include <errno.h>
 #include <stdio.h>

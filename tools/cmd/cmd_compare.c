@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "core/base/xalloc.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "tools/report/analysis.h"
 #include "tools/report/charts.h"
 #include "tools/report/cli.h"

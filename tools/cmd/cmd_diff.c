@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "tools/report/analysis.h"
 #include "tools/report/diff.h"
 #include "tools/report/render_internal.h"

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "tui/console.h"
 
 int console_command(const struct cmd *cmd, int argc, char **argv, const char *replay)
