@@ -1,6 +1,6 @@
 /*
  * cmd_bench — `jackdaw bench paper [-o DIR] [--scale F] [--runs N] [--only LIST] [--keep]`:
- * the papers' results as one command (tools/benchpaper/).  Runs scaled versions of the
+ * the papers' results as one command (tools/paper/).  Runs scaled versions of the
  * papers' experiments (DAWS, A2WS, PaRSEC) on private local clusters and writes DIR/index.html,
  * DIR/results.json and DIR/traces/.
  *
@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "core/base/sigcatch.h"
-#include "tools/benchpaper/experiments.h"
-#include "tools/benchpaper/paper.h"
-#include "tools/benchpaper/spawn.h"
 #include "tools/cmd/cmd.h"
+#include "tools/paper/experiments.h"
+#include "tools/paper/paper.h"
+#include "tools/paper/spawn.h"
 #include "tools/report/cli.h"
 #include "tools/report/plot.h"
 

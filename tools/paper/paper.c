@@ -5,7 +5,7 @@
  * run EXP-POINT-SERIES-R.json / .err (the child's output); DIR/traces/EXP-POINT-SERIES-R
  * .avro.  Without --keep the work files go when the bench ends; the traces stay.
  */
-#include "tools/benchpaper/paper.h"
+#include "tools/paper/paper.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,9 +21,9 @@
 
 #include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
-#include "tools/benchpaper/page.h"
-#include "tools/benchpaper/results.h"
-#include "tools/benchpaper/spawn.h"
+#include "tools/paper/page.h"
+#include "tools/paper/results.h"
+#include "tools/paper/spawn.h"
 #include "tools/report/analysis.h"
 #include "tools/report/plot.h"
 

@@ -3,7 +3,7 @@
  * first every published value beside ours (Summary), then per experiment what ran and
  * why it is faithful, the full results, the charts, and where the idle time went.
  */
-#include "tools/benchpaper/page.h"
+#include "tools/paper/page.h"
 
 #include <errno.h>
 #include <math.h>

@@ -9,9 +9,9 @@
  * entries; the runner (paper.c), results.json (results.c) and the page (page.c) read
  * every entry the same way.
  *
- * Pure: no I/O, no clock.  Callers: every file of tools/benchpaper/,
- * tools/cmd/cmd_bench.c and tests/unit/test_bench.c.  Return convention: 0 or a negative
- * errno with *cause an owned sentence.
+ * Pure: no I/O, no clock.  Callers: every file of tools/paper/, tools/cmd/cmd_bench.c and
+ * tests/unit/test_bench.c.  Return convention: 0 or a negative errno with *cause an owned
+ * sentence.
  */
 #ifndef JACKDAW_BENCH_EXPERIMENTS_H
 #define JACKDAW_BENCH_EXPERIMENTS_H

@@ -9,7 +9,9 @@
  * results.json are rewritten after every experiment, so an interrupted or failed bench
  * leaves what it measured so far.
  *
- * Callers: tools/cmd/cmd_bench.c.  Return convention below.
+ * tools/paper/ is the reproduction harness alone; its command line is `jackdaw bench`'s
+ * (tools/cmd/cmd_bench.c), and the standalone benchmark scripts it takes its sizes from
+ * are tools/bench/.  Callers: tools/cmd/cmd_bench.c.  Return convention below.
  */
 #ifndef JACKDAW_BENCH_PAPER_H
 #define JACKDAW_BENCH_PAPER_H

@@ -9,9 +9,9 @@
  * started with PR_SET_PDEATHSIG and follow it).  Nothing is ever signalled by name or by
  * process group: the one PID this module started.
  *
- * One child at a time, one thread.  Callers: tools/benchpaper/paper.c.  Return
- * convention: 0 when the child ran (whatever its exit status), or a negative errno with
- * *cause when it could not be started.
+ * One child at a time, one thread.  Callers: tools/paper/paper.c.  Return convention: 0
+ * when the child ran (whatever its exit status), or a negative errno with *cause when it
+ * could not be started.
  */
 #ifndef JACKDAW_BENCH_SPAWN_H
 #define JACKDAW_BENCH_SPAWN_H

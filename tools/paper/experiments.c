@@ -4,7 +4,7 @@
  * choices for the shell benchmarks these runs come from (dags.sh, allpairs.sh,
  * imagestack.sh).
  */
-#include "tools/benchpaper/experiments.h"
+#include "tools/paper/experiments.h"
 
 #include "core/model/mix.h"
 

@@ -1,7 +1,7 @@
 /*
  * bench results — the model and results.json (see results.h).
  */
-#include "tools/benchpaper/results.h"
+#include "tools/paper/results.h"
 
 #include <errno.h>
 #include <math.h>

@@ -38,7 +38,7 @@
 
 #include <jansson.h>
 
-#include "tools/benchpaper/experiments.h"
+#include "tools/paper/experiments.h"
 #include "tools/report/analysis.h"
 
 struct bench_run {

@@ -1,7 +1,7 @@
 /*
  * bench spawn — see spawn.h.
  */
-#include "tools/benchpaper/spawn.h"
+#include "tools/paper/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,16 +6,15 @@
  * without gnuplot the charts become a note, the tables carry the numbers, and each
  * chart's data is written as DIR/chart-NAME.csv.
  *
- * Callers: tools/benchpaper/paper.c.  Return convention: 0 or a negative errno with
- * *cause.
+ * Callers: tools/paper/paper.c.  Return convention: 0 or a negative errno with *cause.
  */
 #ifndef JACKDAW_BENCH_PAGE_H
 #define JACKDAW_BENCH_PAGE_H
 
 #include <stddef.h>
 
-#include "tools/benchpaper/experiments.h"
-#include "tools/benchpaper/results.h"
+#include "tools/paper/experiments.h"
+#include "tools/paper/results.h"
 
 /* Writes DIR/index.html (through a temporary file and rename). */
 int bench_page_write(const struct bench_results *r, const char *dir, char **cause);
