@@ -1,7 +1,7 @@
 /*
  * cmd_bound — `jackdaw bound WORKLOAD --nodes N --slots S`: how short the workload's
  * makespan could be on that cluster.  Prints the sub-optimal bound of paper 002 §3, the
- * capacity bound and the critical path (tools/analysis/bound.h), the binding one, and
+ * capacity bound and the critical path (tools/bound/bound.h), the binding one, and
  * the inputs they were computed from, as text or one JSON object.
  *
  * Owns the command line; called from tools/cmd/main.c through cmd_bound.  Nothing runs
@@ -23,7 +23,7 @@
 #include "core/model/mix.h"
 #include "core/model/workload.h"
 #include "core/net/bucket.h"
-#include "tools/analysis/bound.h"
+#include "tools/bound/bound.h"
 #include "tools/cmd/cmd.h"
 
 /* Far beyond any cluster, but the per-node arrays stay small (the paper's largest

@@ -24,7 +24,7 @@
 #include "core/base/xalloc.h"
 #include "core/model/workload.h"
 #include "core/net/bucket.h"
-#include "tools/analysis/bound.h"
+#include "tools/bound/bound.h"
 #include "tools/cmd/cmd.h"
 #include "trace/format/reader.h"
 #include "tools/report/analysis.h"
@@ -60,7 +60,7 @@ static double run_bandwidth(const char *trace)
     return bps;
 }
 
-/* "How far from possible": the sub-optimal bound (tools/analysis/bound) of the run's
+/* "How far from possible": the sub-optimal bound (tools/bound/bound) of the run's
  * workload on the run's cluster.  Without a readable workload the report says so and
  * goes on. */
 static void add_bound(struct report_analysis *a, const char *trace)

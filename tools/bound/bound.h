@@ -6,9 +6,9 @@
  *
  * Pure computation over a loaded workload (core/model/workload.h) and a description of
  * the cluster: no I/O, no clock, no globals.  Owns nothing after it returns.  Called by
- * `jackdaw bound` (tools/cmd/cmd_bound.c), later by `jackdaw report` to state a run's
- * quality as bound / actual makespan, and by tests/unit/test_bound.c.  O(tasks + edges +
- * inputs) time, O(tasks + nodes) memory.
+ * `jackdaw bound` (tools/cmd/cmd_bound.c), by `jackdaw report` (tools/cmd/cmd_report.c)
+ * to state a run's quality as bound / actual makespan, and by tests/unit/test_bound.c.
+ * O(tasks + edges + inputs) time, O(tasks + nodes) memory.
  *
  * The model, common to the three bounds:
  *   - A sleep task takes duration_s / speed on a node of that speed; noop and command
@@ -74,7 +74,7 @@
  * outputs add nothing, since a task may run where its parents ran.  A strict lower
  * bound under the model above.
  *
- * Return convention (tools/analysis, as core/): 0, or a negative errno with *cause set
+ * Return convention (tools/bound, as core/): 0, or a negative errno with *cause set
  * to an owned message naming the bad input.
  */
 #ifndef JACKDAW_BOUND_H

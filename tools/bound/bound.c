@@ -4,7 +4,7 @@
  * level and each level's work (for t_qwait, eq. 1), the second runs the programme of
  * paper 002 §3 and the critical path side by side.
  */
-#include "tools/analysis/bound.h"
+#include "tools/bound/bound.h"
 
 #include <errno.h>
 #include <math.h>
