@@ -37,11 +37,11 @@ else
 Q := @
 endif
 
-# Every .c under these folders is part of the library; tools/main.c holds main().
+# Every .c under these folders is part of the library; tools/cmd/main.c holds main().
 LIB_SRC  := $(shell find core trace workloads tools tui -name '*.c' -not -path 'tools/bench/*' \
               -not -name main.c 2>/dev/null | sort)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-MAIN_OBJ := $(BUILD)/obj/tools/main.o
+MAIN_OBJ := $(BUILD)/obj/tools/cmd/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard tools/bench/*.c))

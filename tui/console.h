@@ -16,7 +16,7 @@
  * exercise the whole console without a terminal.
  *
  * Owns the model, the replay or session, the form and the screen.  Called by
- * tools/cmd_console.c and tools/cmd_replay.c.
+ * tools/cmd/cmd_console.c and tools/cmd/cmd_replay.c.
  */
 #ifndef JACKDAW_TUI_CONSOLE_H
 #define JACKDAW_TUI_CONSOLE_H

@@ -6,7 +6,7 @@
  * work-stealing benchmarks of papers 001 and 004: seismic shots, the tiled sparse
  * Cholesky factorisation and the unbalanced tree search (gen_cholesky.c, gen_uts.c).
  *
- * Owns nothing between calls.  Called by `jackdaw gen` (tools/cmd_gen.c), benchmarks
+ * Owns nothing between calls.  Called by `jackdaw gen` (tools/cmd/cmd_gen.c), benchmarks
  * and tests.  Output depends only on the parameters: the same seed gives the same
  * bytes on every machine.  Object lines come first, then the tasks in a topological
  * order (every parent is written before its children).  Ids:

@@ -5,11 +5,11 @@
  *
  * Owns the flag (a file-scope sig_atomic_t: signal dispositions belong to the process,
  * so there is one flag per process, not per caller) and the three dispositions it
- * installs.  Called by core/client/job.c and tools/cmd_run.c (run, submit), tools/cmd_bench.c
- * and tools/benchpaper/ (bench paper), and tui/console.c; on the main thread.  A caller
- * that also watches these signals through libuv (uv_signal_t replaces the disposition
- * while it runs, and restores the default after) calls sigcatch_install again after,
- * and sigcatch_note for what libuv saw.
+ * installs.  Called by core/client/job.c and tools/cmd/cmd_run.c (run, submit),
+ * tools/cmd/cmd_bench.c and tools/paper/ (bench paper), and tui/console.c; on the
+ * main thread.  A caller that also watches these signals through libuv (uv_signal_t
+ * replaces the disposition while it runs, and restores the default after) calls
+ * sigcatch_install again after, and sigcatch_note for what libuv saw.
  */
 #ifndef JACKDAW_SIGCATCH_H
 #define JACKDAW_SIGCATCH_H

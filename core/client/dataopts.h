@@ -4,9 +4,10 @@
  * refused there and here alike: run and launch check them before starting anything).
  *
  * Owns the option-table entries (DATAOPTS_OPTS) and their checks; the strings stay the
- * caller's argv.  Called by tools/cmd_run.c, tools/cmd_launch.c and tools/cmd_node.c.
- * It includes core/runtime/node.h for struct node_config alone: dataopts_apply fills a
- * daemon's configuration, and dataopts_finish checks the flags by filling a scratch one.
+ * caller's argv.  Called by tools/cmd/cmd_run.c, tools/cmd/cmd_launch.c and
+ * tools/cmd/cmd_node.c.  It includes core/runtime/node.h for struct node_config alone:
+ * dataopts_apply fills a daemon's configuration, and dataopts_finish checks the flags by
+ * filling a scratch one.
  */
 #ifndef JACKDAW_DATAOPTS_H
 #define JACKDAW_DATAOPTS_H

@@ -2,10 +2,10 @@
  * opt — the shape of a command's option table: long options only, "--name value" or
  * "--name=value", flags without value.
  *
- * Owns only the types.  The table is parsed by tools/cmd.c (cmd_parse, cmd_print_help);
- * the type sits in the client library so that dataopts.h can hand run, launch and node
- * the entries they splice into their tables (DATAOPTS_OPTS) without the client library
- * including tools/.
+ * Owns only the types.  The table is parsed by tools/cmd/cmd.c (cmd_parse,
+ * cmd_print_help); the type sits in the client library so that dataopts.h can hand run,
+ * launch and node the entries they splice into their tables (DATAOPTS_OPTS) without the
+ * client library including tools/.
  */
 #ifndef JACKDAW_OPT_H
 #define JACKDAW_OPT_H

@@ -2,7 +2,7 @@
  * trace_kind — the vocabulary of trace events: kinds, the node sample, and the sink
  * through which the node daemon reports them.  Pure data: the Avro encoding, the
  * streaming and the files are trace/'s (trace/format/event.h builds on this), which sits
- * above the runtime; the runtime only ever sees a trace_sink, which tools/cmd_node.c
+ * above the runtime; the runtime only ever sees a trace_sink, which tools/cmd/cmd_node.c
  * connects to a trace/tracer/tracer.  Owns nothing.  Included by core/runtime (the
  * sink), trace/format/event.h (the record) and the console's model and drawing (kinds
  * and samples).  Named apart from trace/format/event.h, the Avro record built on it.

@@ -9,7 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "workloads/gen.h"
 
 struct output {

@@ -1,5 +1,5 @@
 /*
- * test_bench — the pure parts of `jackdaw bench paper` (tools/benchpaper/): the table of
+ * test_bench — the pure parts of `jackdaw bench paper` (tools/paper/): the table of
  * experiments holds together (every published value and ordering names a workload and a
  * series that exist), the scaling arithmetic gives the sizes the shell benchmarks use at
  * scale 1 and shrinks as documented, tt and timeouts follow the ideal time, --only
@@ -26,9 +26,9 @@
 #include <jansson.h>
 
 #include "core/base/xalloc.h"
-#include "tools/benchpaper/experiments.h"
-#include "tools/benchpaper/page.h"
-#include "tools/benchpaper/results.h"
+#include "tools/paper/experiments.h"
+#include "tools/paper/page.h"
+#include "tools/paper/results.h"
 
 static bool has_point(const struct bench_experiment *e, const char *key)
 {

@@ -1,5 +1,5 @@
 /*
- * test_bound — the makespan bounds of tools/analysis/bound.c on DAGs worked by hand (a
+ * test_bound — the makespan bounds of tools/bound/bound.c on DAGs worked by hand (a
  * chain, a diamond, a fan-in with its data on two nodes, a bag of equal tasks), the
  * refusals, and a random DAG checked against schedules built here: every bound at most
  * the serial time, the strict bounds at most a list schedule, the sub-optimal bound at
@@ -23,7 +23,7 @@
 
 #include "core/base/xalloc.h"
 #include "core/model/workload.h"
-#include "tools/analysis/bound.h"
+#include "tools/bound/bound.h"
 
 #define EPS 1e-9
 

@@ -1,6 +1,6 @@
 /*
  * test_gen — the workload generators (workloads/gen.c) and `jackdaw gen`
- * (tools/cmd_gen.c): each shape's size and structure, reading its output back with
+ * (tools/cmd/cmd_gen.c): each shape's size and structure, reading its output back with
  * workload_parse (which also proves it acyclic with every parent and input present),
  * the paper workloads (all-pairs inputs, image stacking's files and aggregation, Table 3
  * means), the scales, seeded determinism, the drawn values' bounds, and the refusals.
@@ -20,7 +20,7 @@
 
 #include "core/base/xalloc.h"
 #include "core/model/workload.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "workloads/gen.h"
 
 #include "gen_fixture.h"

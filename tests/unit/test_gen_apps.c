@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "core/model/workload.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "workloads/gen.h"
 
 #include "gen_fixture.h"

@@ -1,5 +1,5 @@
 /*
- * jackdaw report, compare and diff (tools/report, tools/cmd_report.c, cmd_compare.c,
+ * jackdaw report, compare and diff (tools/report, tools/cmd/cmd_report.c, cmd_compare.c,
  * cmd_diff.c) on synthetic traces written with the block encoder, whose answers were
  * worked out by hand.
  *
@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "trace_fixture.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "tools/report/analysis.h"
 #include "tools/report/diff.h"
 #include "tools/report/render.h"

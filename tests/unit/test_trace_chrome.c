@@ -21,7 +21,7 @@
 
 #include <jansson.h>
 
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "trace/offline/chrome.h"
 #include "trace_fixture.h"
 

@@ -35,7 +35,7 @@
 #include <inttypes.h>
 #include <zlib.h>
 
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "trace_fixture.h"
 
 #define CORPUS "tests/traces/"

@@ -19,7 +19,7 @@
 #include <inttypes.h>
 #include <sys/stat.h>
 
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "trace/offline/merge.h"
 #include "trace/offline/verify.h"
 #include "trace_fixture.h"

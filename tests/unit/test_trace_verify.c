@@ -16,7 +16,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "trace/offline/verify.h"
 #include "trace_fixture.h"
 

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "core/model/task.h"
-#include "tools/cmd.h"
+#include "tools/cmd/cmd.h"
 #include "trace/format/block.h"
 #include "trace/format/event.h"
 #include "trace/format/reader.h"

@@ -7,9 +7,9 @@
  * Files: analysis.c (the pass over the file), sweep.c (the time sweep), header.c (the
  * run header), figures.c (the figures' keys and labels).
  *
- * Owns: a report_analysis owns everything it points to.  Callers: tools/cmd_report.c,
- * tools/cmd_compare.c, tools/cmd_diff.c, the renderers (tools/report/render*.c) and
- * tests/unit/test_report.c.  Offline tool code: out of memory aborts through xalloc.
+ * Owns: a report_analysis owns everything it points to.  Callers: tools/cmd/cmd_report.c,
+ * tools/cmd/cmd_compare.c, tools/cmd/cmd_diff.c, the renderers (tools/report/render*.c)
+ * and tests/unit/test_report.c.  Offline tool code: out of memory aborts through xalloc.
  * Return convention: 0 or a negative errno, with *cause an owned sentence naming the file
  * and, for a bad record, its index (from trace/format/reader).
  *

@@ -5,8 +5,8 @@
  * is no picture.
  *
  * Owns: a chart_set owns its plots, SVG texts, file names and note.  Callers:
- * tools/cmd_report.c and tools/cmd_compare.c build and produce a set; the renderers
- * (render_md.c, render_html.c, render_compare.c) only read it.
+ * tools/cmd/cmd_report.c and tools/cmd/cmd_compare.c build and produce a set; the
+ * renderers (render_md.c, render_html.c, render_compare.c) only read it.
  */
 #ifndef JACKDAW_REPORT_CHARTS_H
 #define JACKDAW_REPORT_CHARTS_H

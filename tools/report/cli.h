@@ -3,7 +3,8 @@
  * "-o FILE" as the short form of "--output FILE" (the shared parser takes long options
  * only), and the writing of the output file.
  *
- * Owns nothing past the calls.  Callers: tools/cmd_report.c and tools/cmd_compare.c.
+ * Owns nothing past the calls.  Callers: tools/cmd/cmd_report.c and
+ * tools/cmd/cmd_compare.c.
  */
 #ifndef JACKDAW_REPORT_CLI_H
 #define JACKDAW_REPORT_CLI_H

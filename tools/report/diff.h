@@ -4,7 +4,7 @@
  * more than a tolerance in percent of A's value.  Other figures are shown beside them
  * for the reader but never judged.
  *
- * Pure: no I/O.  Callers: tools/cmd_diff.c and tests/unit/test_report.c.
+ * Pure: no I/O.  Callers: tools/cmd/cmd_diff.c and tests/unit/test_report.c.
  */
 #ifndef JACKDAW_REPORT_DIFF_H
 #define JACKDAW_REPORT_DIFF_H

@@ -5,8 +5,8 @@
  * self-contained file with the charts inline as SVG, readable in a browser and printable).
  *
  * Owns nothing; charts come made (tools/report/charts.h) and may be NULL.  Callers:
- * tools/cmd_report.c, tools/cmd_compare.c and the tests.  Return convention: 0, or a
- * negative errno (-EIO when the stream failed) with *cause for the CSV directory.
+ * tools/cmd/cmd_report.c, tools/cmd/cmd_compare.c and the tests.  Return convention: 0,
+ * or a negative errno (-EIO when the stream failed) with *cause for the CSV directory.
  */
 #ifndef JACKDAW_REPORT_RENDER_H
 #define JACKDAW_REPORT_RENDER_H

@@ -15,8 +15,8 @@
  * Nothing blocks the loop but the file write.
  *
  * Owns its loop, its conn_hub and every connection, the trace file, the nodes' latest
- * samples and the note ring.  Called by `jackdaw collector` (tools/cmd_collector.c) and
- * the tests; collector_run returns when told to stop (MSG_SHUTDOWN from a client,
+ * samples and the note ring.  Called by `jackdaw collector` (tools/cmd/cmd_collector.c)
+ * and the tests; collector_run returns when told to stop (MSG_SHUTDOWN from a client,
  * SIGTERM, SIGINT), after the last write.
  */
 #ifndef JACKDAW_TRACE_COLLECTOR_H

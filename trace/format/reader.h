@@ -17,7 +17,7 @@
  * many failed and why.
  *
  * Owns: a trace_reader owns the mapping, the libavro reader, its schema and value.
- * Callers: tools/cmd_trace.c and the tests.  One thread per reader (libavro's error
+ * Callers: tools/cmd/cmd_trace.c and the tests.  One thread per reader (libavro's error
  * buffer is process-wide in Debian's build).
  * Return convention: 0 or a negative errno; trace_reader_next returns TRACE_READER_END
  * (positive) at the end.  Errors that concern the file come with *cause, a malloc'd

@@ -34,7 +34,7 @@
  * before any task runs, so in its files and in merged files it always is.
  *
  * Owns: a trace_chrome owns its task and node tables; the FILE is borrowed.  Callers:
- * tools/cmd_trace.c (`jackdaw trace export --chrome`) and the tests.  Out of memory
+ * tools/cmd/cmd_trace.c (`jackdaw trace export --chrome`) and the tests.  Out of memory
  * aborts through xalloc (offline tool).  Return convention: 0 or a negative errno
  * (-EIO once the FILE has an error).
  */

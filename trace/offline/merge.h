@@ -32,9 +32,9 @@
  * it may name one of the inputs and a failure never leaves half a trace.
  *
  * Owns: nothing after it returns but the result's input array.  Callers:
- * tools/cmd_trace.c (`jackdaw trace merge`) and the tests.  Out of memory aborts through
- * xalloc (offline tool).  Return convention: 0 or a negative errno, with *cause, a
- * malloc'd sentence naming the file (caller frees).
+ * tools/cmd/cmd_trace.c (`jackdaw trace merge`) and the tests.  Out of memory aborts
+ * through xalloc (offline tool).  Return convention: 0 or a negative errno, with *cause,
+ * a malloc'd sentence naming the file (caller frees).
  */
 #ifndef JACKDAW_TRACE_MERGE_H
 #define JACKDAW_TRACE_MERGE_H

@@ -30,8 +30,8 @@
  * and counts the rest, so a trace where every task lacks its END does not produce a
  * million lines.  Out of memory aborts through xalloc, as the u64map underneath does:
  * this runs in the offline tools only.
- * Callers: tools/cmd_trace.c (`jackdaw trace verify`) and the tests.  Pure: no I/O, no
- * clock.  One thread per trace_verify.
+ * Callers: tools/cmd/cmd_trace.c (`jackdaw trace verify`) and the tests.  Pure: no I/O,
+ * no clock.  One thread per trace_verify.
  * Return convention: 0 or a negative errno.
  */
 #ifndef JACKDAW_TRACE_VERIFY_H

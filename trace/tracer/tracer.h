@@ -18,7 +18,7 @@
  *
  * Owns: the ring, the side queue, the thread, its loop, the collector connection, the
  * blocks not yet acknowledged and the spool file.  Created and stopped by
- * tools/cmd_node.c around node_run; the daemon (core/runtime) reports through the
+ * tools/cmd/cmd_node.c around node_run; the daemon (core/runtime) reports through the
  * trace_sink this module provides, from its loop thread only: tracer_put* and the sink
  * are for one producer thread.  Return convention: 0 or negative errno with *cause.
  */

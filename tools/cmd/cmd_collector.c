@@ -1,0 +1,259 @@
+/*
+ * jackdaw collector — the trace collector's command line.  Normally started by the
+ * launcher (one per cluster, with an inherited listening socket); parses flags into a
+ * collector_config, taking what they leave out from the cluster file's "collector"
+ * entry, and runs trace/collector/collector until told to stop.
+ *
+ * Started by hand (--listen, or the cluster file's address: a restart after a crash),
+ * it registers itself in the cluster file — address, pid, trace — once it listens, so
+ * that consoles find it and `jackdaw stop` ends it with the cluster; it refuses to start
+ * beside a collector that still runs for the same cluster file.  The launcher records
+ * the collectors it starts itself, so a collector on an inherited socket does not.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/base/log.h"
+#include "core/base/xalloc.h"
+#include "core/client/launcher.h"
+#include "core/model/cluster.h"
+#include "tools/cmd/cmd.h"
+#include "trace/collector/collector.h"
+
+/* "HOST:PORT" or "[V6]:PORT" into host[n] and *port; -1 when it is neither. */
+static int parse_listen(const char *s, char *host, size_t n, int *port)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s)
+        return -1;
+    const char *h = s;
+    size_t hlen = (size_t)(colon - s);
+    if (h[0] == '[') {
+        if (hlen < 3 || h[hlen - 1] != ']')
+            return -1;
+        h++;
+        hlen -= 2;
+    }
+    char *end = NULL;
+    long p = strtol(colon + 1, &end, 10);
+    if (hlen == 0 || hlen >= n || end == colon + 1 || *end || p < 0 || p > 65535)
+        return -1;
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    *port = (int)p;
+    return 0;
+}
+
+/* A listening socket on host:port (numeric; port 0 picks one), its port in *bound.
+ * Bound here rather than by the collector so that the port is known, and registered,
+ * before the first node or console looks for it. */
+static int listen_on(const char *host, int port, int *bound, char **cause)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE};
+    struct addrinfo *ai = NULL;
+    char service[16];
+    snprintf(service, sizeof service, "%d", port);
+    int rc = getaddrinfo(host, service, &hints, &ai);
+    if (rc != 0) {
+        *cause = xasprintf("cannot listen on %s:%d: %s (a numeric IPv4 or IPv6 address is "
+                           "needed)",
+                           host, port, gai_strerror(rc));
+        return -EINVAL;
+    }
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int on = 1;
+    /* The crashed collector's connections linger in TIME_WAIT on this very port. */
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 1024) < 0 ||
+        getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
+        int e = errno;
+        *cause = xasprintf("cannot listen on %s:%d: %s", host, port, strerror(e));
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(ai);
+        return -e;
+    }
+    freeaddrinfo(ai);
+    *bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                            : ((struct sockaddr_in *)&ss)->sin_port);
+    return fd;
+}
+
+/* Writes this collector into the cluster file: the file is read again first, so that
+ * nothing else in it changes. */
+static int register_collector(const char *cluster_path, const char *host, int port,
+                              const char *trace, char **cause)
+{
+    struct cluster cl;
+    int rc = cluster_load(&cl, cluster_path, cause);
+    if (rc < 0)
+        return rc;
+    snprintf(cl.collector.host, sizeof cl.collector.host, "%s", host);
+    cl.collector.port = port;
+    cl.collector.pid = (int)getpid();
+    char cwd[4096];
+    char *abs = trace[0] == '/' || !getcwd(cwd, sizeof cwd) ? xstrdup(trace)
+                                                            : xasprintf("%s/%s", cwd, trace);
+    free(cl.collector.trace_path);
+    cl.collector.trace_path = abs;
+    rc = cluster_save(&cl, cluster_path, cause);
+    cluster_fini(&cl);
+    return rc;
+}
+
+static int exit_code(int status)
+{
+    switch (status) {
+    case COLLECTOR_OK: return 0;
+    case COLLECTOR_BAD_CONFIG:
+    case COLLECTOR_BAD_TRACE: return EXIT_BAD_INPUT;
+    case COLLECTOR_NO_LISTEN: return EXIT_CLUSTER;
+    default: return EXIT_INTERNAL;
+    }
+}
+
+static int collector_main(int argc, char **argv)
+{
+    const char *cluster_path = NULL, *trace = NULL, *listen = NULL, *level = "info";
+    const char *workload_name = NULL, *workload_digest = NULL;
+    long listen_fd = -1;
+    unsigned long state_ms = COLLECTOR_STATE_FLOOR_MS;
+    struct opt opts[] = {
+        {"cluster", OPT_STRING, &cluster_path, "FILE  cluster file (nodes, run, key)"},
+        {"trace", OPT_STRING, &trace, "FILE  trace to write or resume (default: the cluster "
+                                      "file's collector.trace)"},
+        {"listen-fd", OPT_INT, &listen_fd, "FD  inherited listening socket"},
+        {"listen", OPT_STRING, &listen, "HOST:PORT  address to listen on (default: the "
+                                        "cluster file's collector entry)"},
+        {"workload-name", OPT_STRING, &workload_name, "N  workload name for the run header"},
+        {"workload-digest", OPT_STRING, &workload_digest, "D  workload digest for the run header"},
+        {"state-ms", OPT_UINT, &state_ms, "MS  shortest period of the consoles' live state "
+                                          "(default 100)"},
+        {"log-level", OPT_STRING, &level, "L  debug | info | warn | error"},
+        {NULL, 0, NULL, NULL},
+    };
+    const char *pos[1];
+    int npos;
+    int rc = cmd_parse(&cmd_collector, argc, argv, opts, pos, 0, &npos);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (!cluster_path) {
+        fprintf(stderr, "jackdaw collector: --cluster is required\n");
+        return EXIT_USAGE;
+    }
+    if (listen && listen_fd >= 0) {
+        fprintf(stderr, "jackdaw collector: give --listen or --listen-fd, not both\n");
+        return EXIT_USAGE;
+    }
+    if (listen_fd < -1 || listen_fd > INT_MAX) {
+        fprintf(stderr, "jackdaw collector: --listen-fd %ld is not a file descriptor\n", listen_fd);
+        return EXIT_USAGE;
+    }
+    if (state_ms == 0 || state_ms > 3600u * 1000) {
+        fprintf(stderr, "jackdaw collector: --state-ms %lu is not in 1..3600000\n", state_ms);
+        return EXIT_USAGE;
+    }
+    char host[64] = "";
+    int port = 0;
+    if (listen && parse_listen(listen, host, sizeof host, &port) < 0) {
+        fprintf(stderr, "jackdaw collector: --listen '%s' is not HOST:PORT\n", listen);
+        return EXIT_USAGE;
+    }
+    int lvl = log_level_parse(level);
+    if (lvl < 0) {
+        fprintf(stderr, "jackdaw collector: unknown log level '%s'\n", level);
+        return EXIT_USAGE;
+    }
+    log_set_level((enum log_level)lvl);
+    log_set_tag("collector");
+
+    struct cluster cl;
+    char *cause = NULL;
+    if (cluster_load(&cl, cluster_path, &cause) < 0) {
+        fprintf(stderr, "jackdaw collector: %s\n", cause);
+        free(cause);
+        return EXIT_BAD_INPUT;
+    }
+    int code = 0;
+    if (!trace)
+        trace = cl.collector.trace_path;
+    if (!listen && listen_fd < 0) {
+        snprintf(host, sizeof host, "%s", cl.collector.host);
+        port = cl.collector.port;
+    }
+    if (!trace) {
+        fprintf(stderr, "jackdaw collector: no --trace, and the cluster file '%s' names no "
+                "collector trace\n", cluster_path);
+        code = EXIT_USAGE;
+    } else if (listen_fd < 0 && !host[0]) {
+        fprintf(stderr, "jackdaw collector: no --listen or --listen-fd, and the cluster file "
+                "'%s' has no collector entry\n", cluster_path);
+        code = EXIT_USAGE;
+    }
+    struct auth_key key = {0};
+    if (code == 0 && auth_key_load(cl.key_path, &key, &cause) < 0) {
+        fprintf(stderr, "jackdaw collector: %s\n", cause ? cause : "cannot load the key");
+        code = EXIT_BAD_INPUT;
+    }
+    bool by_hand = listen_fd < 0;
+    if (code == 0 && by_hand && launcher_daemon_running(cl.collector.pid, cluster_path) &&
+        cl.collector.pid != (int)getpid()) {
+        fprintf(stderr, "jackdaw collector: a collector (pid %d) already runs for '%s' at "
+                "%s:%d; stop it first (kill %d)\n", cl.collector.pid, cluster_path,
+                cl.collector.host, cl.collector.port, cl.collector.pid);
+        code = EXIT_CLUSTER;
+    }
+    if (code == 0 && by_hand) {
+        int bound = 0;
+        int fd = listen_on(host, port, &bound, &cause);
+        if (fd < 0) {
+            fprintf(stderr, "jackdaw collector: %s\n", cause);
+            code = EXIT_CLUSTER;
+        } else {
+            listen_fd = fd;
+            if (register_collector(cluster_path, host, bound, trace, &cause) < 0) {
+                fprintf(stderr, "jackdaw collector: cannot register in the cluster file: %s\n",
+                        cause);
+                code = EXIT_BAD_INPUT;
+            } else {
+                log_info("registered in '%s' as the collector (pid %d) at %s:%d", cluster_path,
+                         (int)getpid(), host, bound);
+            }
+            free(cause);
+            cause = NULL;
+        }
+    }
+    struct collector_config cfg = {
+        .cluster = &cl, .trace_path = trace, .listen_fd = (int)listen_fd, .host = host,
+        .port = port, .workload_name = workload_name, .workload_digest = workload_digest,
+        .state_floor_ms = (uint32_t)state_ms,
+    };
+    if (code == 0) {
+        cfg.key = key;
+        rc = collector_run(&cfg, &cause);
+        if (rc < 0)
+            fprintf(stderr, "jackdaw collector: %s\n", cause ? cause : "failed");
+        code = exit_code(rc);
+    }
+    free(cause);
+    cluster_fini(&cl);
+    return code;
+}
+
+const struct cmd cmd_collector = {
+    .name = "collector",
+    .usage = "--cluster FILE [--trace FILE] [--listen-fd FD | --listen HOST:PORT] [options]",
+    .summary = "run the trace collector (normally started by launch or run)",
+    .main = collector_main,
+};

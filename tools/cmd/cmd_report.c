@@ -1,0 +1,254 @@
+/*
+ * cmd_report — `jackdaw report TRACE [-o FILE] [--format html|md|csv|json]
+ * [--workload FILE] [--bins N] [--plots svg|png|pdf]`: how good was that run, and why.
+ *
+ * Reads the trace (tools/report/analysis), makes the charts the format needs
+ * (tools/report/charts) and writes the report (tools/report/render).  The format comes
+ * from --format, else from -o's extension (.html, .md, .json, .csv), else Markdown;
+ * without -o the report goes to standard output.  CSV is one file per table, so it needs
+ * -o DIR.  --plots also writes every chart as a file next to the output
+ * (OUT-NAME.svg|png|pdf) with the data behind it (OUT-NAME.csv).  HTML carries its charts
+ * inline; without gnuplot it says so and the charts' data is written as CSV next to it.
+ *
+ * Exit codes: 0; EXIT_USAGE for a bad command line; EXIT_BAD_INPUT for a trace that
+ * cannot be read (or a --workload that cannot); EXIT_INTERNAL when the output cannot be
+ * written.  A cut trace is reported from its whole blocks, with a warning.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base/xalloc.h"
+#include "core/model/workload.h"
+#include "core/net/bucket.h"
+#include "tools/bound/bound.h"
+#include "tools/cmd/cmd.h"
+#include "trace/format/reader.h"
+#include "tools/report/analysis.h"
+#include "tools/report/charts.h"
+#include "tools/report/cli.h"
+#include "tools/report/render.h"
+
+/* The emulated link of the run, from the daemons' flags in the trace header: the bound
+ * must assume the network the run had.  0 (unlimited) when the run had none. */
+static double run_bandwidth(const char *trace)
+{
+    struct trace_reader *r;
+    char *cause = NULL;
+    double bps = 0;
+    if (trace_reader_open(&r, trace, &cause) < 0) {
+        free(cause);
+        return 0;
+    }
+    const char *h = trace_reader_info(r)->header_json;
+    json_t *root = h ? json_loads(h, 0, NULL) : NULL;
+    json_t *args = json_object_get(json_object_get(root, "config"), "node_args");
+    for (size_t i = 0; json_is_array(args) && i + 1 < json_array_size(args); i++) {
+        const char *flag = json_string_value(json_array_get(args, i));
+        const char *val = json_string_value(json_array_get(args, i + 1));
+        char *why = NULL;
+        if (flag && val && strcmp(flag, "--bandwidth") == 0 &&
+            bucket_parse_rate(val, &bps, &why) < 0)
+            bps = 0;
+        free(why);
+    }
+    json_decref(root);
+    trace_reader_destroy(r);
+    return bps;
+}
+
+/* "How far from possible": the sub-optimal bound (tools/bound/bound) of the run's
+ * workload on the run's cluster.  Without a readable workload the report says so and
+ * goes on. */
+static void add_bound(struct report_analysis *a, const char *trace)
+{
+    if (!a->workload_path || a->nnodes == 0)
+        return;
+    struct workload wl;
+    char *cause = NULL;
+    if (workload_load(&wl, a->workload_path, &cause) < 0) {
+        fprintf(stderr, "jackdaw report: note: no bound: %s\n", cause ? cause : "?");
+        free(cause);
+        return;
+    }
+    uint32_t *slots = xcalloc(a->nnodes, sizeof *slots);
+    double *speeds = xcalloc(a->nnodes, sizeof *speeds);
+    for (size_t i = 0; i < a->nnodes; i++) {
+        slots[i] = a->nodes[i].slots > 0 ? (uint32_t)a->nodes[i].slots : 1;
+        speeds[i] = a->nodes[i].speed > 0 && a->nodes[i].speed <= 1 ? a->nodes[i].speed : 1;
+    }
+    struct bound_cluster cl = {.nodes = (uint32_t)a->nnodes, .slots = slots, .speeds = speeds,
+                               .bandwidth = run_bandwidth(trace)};
+    struct bound_result br;
+    if (bound_compute(&wl, &cl, &br, NULL, &cause) == 0) {
+        report_set_bound(a, br.binding_s);
+    } else {
+        fprintf(stderr, "jackdaw report: note: no bound: %s\n", cause ? cause : "?");
+        free(cause);
+    }
+    free(slots);
+    free(speeds);
+    workload_fini(&wl);
+}
+
+static int report_main(int argc, char **argv);
+
+const struct cmd cmd_report = {
+    .name = "report",
+    .usage = "TRACE [-o FILE] [--format html|md|csv|json] [--workload FILE] [--bins N] "
+             "[--plots svg|png|pdf]",
+    .summary = "efficiency, utilization, steals and lost time of a run, from its trace",
+    .main = report_main,
+};
+
+static int usage_error(const char *msg, const char *arg)
+{
+    fprintf(stderr, "jackdaw report: %s%s%s%s\nusage: jackdaw report %s\n", msg,
+            arg ? " '" : "", arg ? arg : "", arg ? "'" : "", cmd_report.usage);
+    return EXIT_USAGE;
+}
+
+/* The workload the trace names (its JOB_SUBMIT's first name, as the client was given
+ * it): as it stands, else next to the trace.  NULL when neither is readable. */
+static char *find_workload(const char *trace, const char *recorded)
+{
+    if (!recorded)
+        return NULL;
+    if (access(recorded, R_OK) == 0)
+        return xstrdup(recorded);
+    const char *slash = strrchr(trace, '/');
+    if (recorded[0] == '/' || !slash)
+        return NULL;
+    char *next = xasprintf("%.*s/%s", (int)(slash - trace), trace, recorded);
+    if (access(next, R_OK) == 0)
+        return next;
+    free(next);
+    return NULL;
+}
+
+static int write_report(const struct report_analysis *a, enum report_format format,
+                        const char *output, const struct chart_set *cs)
+{
+    if (format == REPORT_FORMAT_CSV) {
+        char *cause = NULL;
+        if (render_csv(output, a, &cause) < 0) {
+            fprintf(stderr, "jackdaw report: %s\n", cause ? cause : "cannot write the CSV files");
+            free(cause);
+            return EXIT_INTERNAL;
+        }
+        return 0;
+    }
+    FILE *out = report_cli_open("report", output);
+    if (!out)
+        return EXIT_INTERNAL;
+    int rc = format == REPORT_FORMAT_JSON ? render_json(out, a)
+             : format == REPORT_FORMAT_HTML ? render_html(out, a, cs)
+                                            : render_md(out, a, cs);
+    if (report_cli_close("report", output, out) < 0 || rc < 0)
+        return EXIT_INTERNAL;
+    return 0;
+}
+
+static int report_main(int argc, char **argv)
+{
+    const char *output = NULL, *format_name = NULL, *workload = NULL, *plots = NULL;
+    unsigned long bins = REPORT_DEFAULT_BINS;
+    const struct opt opts[] = {
+        {"output", OPT_STRING, &output, "FILE  where the report goes (-o; default: stdout)"},
+        {"format", OPT_STRING, &format_name, "F  html | md | csv | json (default: from -o, else md)"},
+        {"workload", OPT_STRING, &workload, "FILE  the workload, when not where the trace says"},
+        {"bins", OPT_UINT, &bins, "N  time bins of the series (100)"},
+        {"plots", OPT_STRING, &plots, "F  also write each chart as F (svg, png, pdf) next to -o"},
+        {NULL, 0, NULL, NULL},
+    };
+    char **args = report_cli_rewrite(argc, argv);
+    const char *pos[1];
+    int npos;
+    int rc = cmd_parse(&cmd_report, argc, args, opts, pos, 1, &npos);
+    free(args);
+    if (rc < 0)
+        return 0;
+    if (rc)
+        return rc;
+    if (npos != 1)
+        return usage_error("needs one trace file", NULL);
+    if (bins < 1 || bins > REPORT_MAX_BINS)
+        return usage_error("--bins must be from 1 to 100000", NULL);
+    enum report_format format = REPORT_FORMAT_MD;
+    if (format_name) {
+        if (report_format_parse(format_name, &format) < 0)
+            return usage_error("--format must be html, md, csv or json, not", format_name);
+    } else if (output && strcmp(output, "-") != 0) {
+        if (report_format_from_path(output, &format) < 0)
+            format = REPORT_FORMAT_MD;
+    }
+    bool to_stdout = !output || strcmp(output, "-") == 0;
+    if (format == REPORT_FORMAT_CSV && to_stdout)
+        return usage_error("--format csv writes one file per table: it needs -o DIR", NULL);
+    if (plots && strcmp(plots, "svg") && strcmp(plots, "png") && strcmp(plots, "pdf"))
+        return usage_error("--plots must be svg, png or pdf, not", plots);
+    if (plots && to_stdout)
+        return usage_error("--plots writes files next to the output: it needs -o FILE", NULL);
+    if (workload && access(workload, R_OK) != 0) {
+        fprintf(stderr, "jackdaw report: cannot read workload '%s': %s\n", workload,
+                strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+
+    struct report_analysis *a;
+    char *cause = NULL;
+    struct report_options ro = {.bins = (unsigned)bins};
+    rc = report_analyze(pos[0], &ro, &a, &cause);
+    if (rc < 0) {
+        /* the cause names the file already */
+        if (cause)
+            fprintf(stderr, "jackdaw report: %s\n", cause);
+        else
+            fprintf(stderr, "jackdaw report: cannot read trace '%s': %s\n", pos[0], strerror(-rc));
+        free(cause);
+        return EXIT_BAD_INPUT;
+    }
+    char *wl = workload ? xstrdup(workload) : find_workload(pos[0], a->workload_path);
+    if (wl) {
+        free(a->workload_path);
+        a->workload_path = wl;
+    }
+    add_bound(a, pos[0]);
+    for (size_t i = 0; i < a->nwarnings; i++)
+        fprintf(stderr, "jackdaw report: warning: %s\n", a->warnings[i]);
+
+    struct chart_set cs = {0};
+    bool html = format == REPORT_FORMAT_HTML;
+    char *stem = NULL;
+    if (html || plots) {
+        charts_for_report(&cs, a);
+        if (!to_stdout)
+            stem = format == REPORT_FORMAT_CSV ? xasprintf("%s/chart", output)
+                                               : charts_stem(output);
+        if (stem && format == REPORT_FORMAT_CSV && render_csv(output, a, &cause) < 0) {
+            /* makes the directory the charts go into; the tables are rewritten below */
+            fprintf(stderr, "jackdaw report: %s\n", cause);
+            free(cause);
+            rc = EXIT_INTERNAL;
+            goto done;
+        }
+        struct chart_output co = {.inline_svg = html, .format = plots, .stem = stem};
+        if (charts_produce(&cs, &co, &cause) < 0) {
+            fprintf(stderr, "jackdaw report: %s\n", cause);
+            free(cause);
+            rc = EXIT_INTERNAL;
+            goto done;
+        }
+        if (cs.note)
+            fprintf(stderr, "jackdaw report: note: %s\n", cs.note);
+    }
+    rc = write_report(a, format, output, &cs);
+done:
+    free(stem);
+    charts_fini(&cs);
+    report_analysis_destroy(a);
+    return rc;
+}

@@ -1,0 +1,177 @@
+/*
+ * jackdaw run — launch a private local cluster, submit a workload, follow it with a
+ * progress line, print the summary and stop the cluster: the one command most users
+ * need.  The workload is checked before anything starts.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base/sigcatch.h"
+#include "core/base/xalloc.h"
+#include "core/client/dataopts.h"
+#include "core/client/job.h"
+#include "core/client/launcher.h"
+#include "tools/cmd/cmd.h"
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static int run_main(int argc, char **argv)
+{
+    unsigned long nodes = 0;
+    double timeout = 0;
+    const char *speeds = NULL, *slots_text = NULL, *mode = "hashed", *records = NULL,
+               *level = "warn", *keep_dir = NULL, *trace = NULL, *task_timeout_text = NULL;
+    bool json = false, quiet = false, no_trace = false;
+    struct dataopts data = {0};
+    struct opt opts[] = {
+        DATAOPTS_OPTS(&data),
+        {"nodes", OPT_UINT, &nodes, "N  number of node daemons (required)"},
+        {"slots", OPT_STRING, &slots_text,
+         "S|cores  executor slots per node (default: the machine's cores; 1 with a mix)"},
+        {"speeds", OPT_STRING, &speeds,
+         "LIST|MIX  speed factors in (0,1], cycled: 1,0.5; or a mix of paper 001: C1..C5"},
+        {"mode", OPT_STRING, &mode, "M  hashed | one | roundrobin | data (default hashed)"},
+        {"records", OPT_STRING, &records, "FILE  one JSON line per task end"},
+        {"json", OPT_FLAG, &json, "  summary as one JSON object on stdout"},
+        {"quiet", OPT_FLAG, &quiet, "  no progress line"},
+        {"timeout", OPT_DOUBLE, &timeout, "S  give up after S seconds (exit status 6)"},
+        {"task-timeout", OPT_STRING, &task_timeout_text,
+         "S  time limit of each task without timeout_s (default: none)"},
+        {"keep", OPT_STRING, &keep_dir, "DIR  keep the cluster's files (logs, task dirs) in DIR"},
+        {"log-level", OPT_STRING, &level, "L  daemons' log level (default warn)"},
+        {"trace", OPT_STRING, &trace, "FILE  trace file (default: $JACKDAW_TRACE_DIR or ., jackdaw-RUNID.avro)"},
+        {"no-trace", OPT_FLAG, &no_trace, "  no collector, no trace"},
+        {NULL, 0, NULL, NULL},
+    };
+    const char *pos[1];
+    int npos;
+    int rc = cmd_parse(&cmd_run, argc, argv, opts, pos, 1, &npos);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (npos != 1 || nodes == 0 || nodes > 4096) {
+        fprintf(stderr, "jackdaw run: a workload and --nodes N (1..4096) are required\n"
+                        "usage: jackdaw run %s\n", cmd_run.usage);
+        return EXIT_USAGE;
+    }
+    if (dataopts_finish(&data, "run"))
+        return EXIT_USAGE;
+    double task_timeout = 0;
+    if (job_parse_task_timeout("run", task_timeout_text, &task_timeout))
+        return EXIT_USAGE;
+    int m = client_submit_mode_parse(mode);
+    if (m < 0) {
+        fprintf(stderr, "jackdaw run: unknown --mode '%s' (hashed, one, roundrobin, data)\n", mode);
+        return EXIT_USAGE;
+    }
+    char *cause = NULL;
+    double *check = xmalloc(nodes * sizeof *check);
+    rc = launcher_parse_speeds(speeds, check, (uint32_t)nodes, &cause);
+    free(check);
+    uint32_t slots = 0;
+    bool slots_cores = false;
+    if (rc == 0)
+        rc = launcher_parse_slots(slots_text, speeds, &slots, &slots_cores, &cause);
+    if (rc < 0) {
+        fprintf(stderr, "jackdaw run: %s\n", cause);
+        free(cause);
+        return EXIT_USAGE;
+    }
+    struct workload wl;
+    if (workload_load(&wl, pos[0], &cause) < 0) {
+        fprintf(stderr, "jackdaw run: %s\n", cause);
+        free(cause);
+        return EXIT_BAD_INPUT;
+    }
+    if (workload_check_nodes(&wl, (uint32_t)nodes, &cause) < 0) {
+        fprintf(stderr, "jackdaw run: %s\n", cause);
+        free(cause);
+        workload_fini(&wl);
+        return EXIT_BAD_INPUT;
+    }
+    if (task_timeout > 0)
+        workload_default_timeout(&wl, task_timeout);
+    char *dir;
+    if (keep_dir) {
+        dir = xstrdup(keep_dir);
+    } else {
+        /* The private cluster's files (task work directories, logs) live only as long
+         * as the run: memory-backed /dev/shm spares the disk two inode creations per
+         * command task, which otherwise cap the spawn rate.  TMPDIR overrides; --keep
+         * puts them where they should stay. */
+        const char *tmp = getenv("TMPDIR");
+        if (!tmp || !*tmp)
+            tmp = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+        dir = xasprintf("%s/jackdaw-run-XXXXXX", tmp);
+        if (!mkdtemp(dir)) {
+            fprintf(stderr, "jackdaw run: cannot create a directory '%s': %s\n", dir,
+                    strerror(errno));
+            free(dir);
+            workload_fini(&wl);
+            return EXIT_INTERNAL;
+        }
+    }
+    char *cluster_path = xasprintf("%s/cluster.json", dir);
+    char digest[33];
+    job_workload_digest(pos[0], digest);
+    struct launch_options lo = {
+        .nodes = (uint32_t)nodes, .slots = slots, .slots_cores = slots_cores, .speeds = speeds,
+        .cluster_path = cluster_path, .die_with_parent = true, .node_args = data.words,
+        .node_nargs = data.nwords, .log_level = level, .trace = !no_trace,
+        .trace_path = trace, .workload_name = wl.name,
+        .workload_digest = digest[0] ? digest : NULL,
+        /* The trace outlives the run's private directory: it goes where the user is, or
+         * where $JACKDAW_TRACE_DIR says. */
+        .trace_dir = getenv("JACKDAW_TRACE_DIR") && *getenv("JACKDAW_TRACE_DIR")
+                         ? getenv("JACKDAW_TRACE_DIR") : ".",
+    };
+    struct cluster cl;
+    /* A cluster this command started is stopped before exiting; job_submit checks the
+     * flag too. */
+    sigcatch_install(true);
+    rc = launcher_start(&lo, &cl, &cause);
+    int code;
+    if (rc < 0) {
+        fprintf(stderr, "jackdaw run: %s\n", cause ? cause : "cannot start the cluster");
+        code = EXIT_CLUSTER;
+    } else {
+        struct job_options o = {
+            .cluster = &cl, .cluster_path = cluster_path, .workload_path = pos[0], .wl = &wl, .mode = (enum submit_mode)m,
+            .wait = true, .json = json, .quiet = quiet, .records = records, .timeout_s = timeout,
+        };
+        code = job_submit("run", &o);
+        char *ignore = NULL;
+        launcher_stop(&cl, cluster_path, 5000, &ignore);
+        free(ignore);
+        /* After the stop: the collector has written the last blocks by now. */
+        if (cl.collector.trace_path && !json)
+            printf("  trace            %s\n", cl.collector.trace_path);
+        cluster_fini(&cl);
+    }
+    if (!keep_dir)
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (sigcatch_pending() && code != EXIT_INTERRUPTED) {
+        fprintf(stderr, "jackdaw run: interrupted by signal %d\n", sigcatch_pending());
+        code = EXIT_INTERRUPTED;
+    }
+    free(cause);
+    free(cluster_path);
+    free(dir);
+    workload_fini(&wl);
+    return code;
+}
+
+const struct cmd cmd_run = {
+    .name = "run",
+    .usage = "WORKLOAD --nodes N [--slots S|cores] [--speeds LIST|C1..C5] [--mode M] [--policy P] "
+             "[--task-timeout S] [--json]",
+    .summary = "launch a local cluster, run a workload, print the summary, stop",
+    .main = run_main,
+};
