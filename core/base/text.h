@@ -8,7 +8,7 @@
  * "… (N bytes)" giving the full length, so a reader knows it was cut and by how much.
  *
  * Owns nothing.  Called by the workload parser (core/model), the executor's errors
- * (core/runtime/exec.c) and the client's failure summary (core/client/follow.c).
+ * (core/runtime/exec_spawn.c) and the client's failure summary (core/client/follow.c).
  */
 #ifndef JACKDAW_TEXT_H
 #define JACKDAW_TEXT_H
