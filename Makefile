@@ -67,6 +67,12 @@ $(BUILD)/obj/%.o: %.c
 	@echo "  CC    $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# The runtime parts' tests link the fake node (tests/unit/fake_node.c) instead of node.c.
+$(BUILD)/tests/test_part_%: tests/unit/test_part_%.c tests/unit/fake_node.c tests/unit/fake_node.h $(BUILD)/libjackdaw.a
+	@mkdir -p $(dir $@)
+	@echo "  TEST  $@"
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< tests/unit/fake_node.c $(BUILD)/libjackdaw.a $(LDLIBS) -lcmocka
+
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libjackdaw.a
 	@mkdir -p $(dir $@)
 	@echo "  TEST  $@"

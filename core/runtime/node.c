@@ -240,38 +240,14 @@ struct node_load node_load(const struct node *n)
 
 uint32_t node_free_slots(const struct node *n)
 {
-    uint32_t slots = n->cfg.slots;
-    uint32_t held = n->busy + (uint32_t)readyq_len(&n->staged) +
-                    (n->cfg.prefetch == 0 ? n->staging : 0);
-    return held < slots ? slots - held : 0;
+    struct node_load l = node_load(n);
+    return load_free_slots(&l, n->cfg.prefetch);
 }
 
-/*
- * What the starvation test sees.  Staged tasks fill slots at once.  Staging ones hold a
- * slot only under MATRIX's executors (--prefetch 0), which fetch inside the slot; with
- * prefetch a slot idles until the fetches end, which on a loaded link is many task
- * lengths (the tail of a fan-in: every node fetching inputs of its last aggregations
- * while another still holds a queue of leaves).  So with prefetch the slots the
- * staging tasks will take are free now, and a short queue of tasks that wait for the
- * fetch window (no more than one window) is not ready work either: such a node steals
- * work that runs meanwhile (the victim gives tasks that need no data first).  A longer
- * backlog counts, so a node with data work of its own does not hoard more.
- */
 struct steal_self node_steal_self(const struct node *n)
 {
-    uint32_t pf = n->cfg.prefetch == NODE_PREFETCH_SLOTS ? n->cfg.slots : n->cfg.prefetch;
-    struct steal_self s = {
-        .lready = (uint32_t)readyq_len(&n->lready),
-        .sready = (uint32_t)readyq_len(&n->sready),
-        .free_slots = node_free_slots(n),
-        .running_successors = n->running_successors,
-        .arriving = n->arriving,
-    };
-    if (pf && n->lready.data.len + n->sready.data.len <= pf) {
-        s.lready = (uint32_t)n->lready.zero.len;
-        s.sready = (uint32_t)n->sready.zero.len;
-    }
-    return s;
+    struct node_load l = node_load(n);
+    return load_steal_self(&l, n->cfg.prefetch);
 }
 
 /* ---- events to the parts ---------------------------------------------------------- */
@@ -327,38 +303,7 @@ static void make_ready(struct node *n, struct ntask *t)
     node_queue(n, NODE_LREADY, t, t->spec.input_bytes);
 }
 
-/* ---- stealing's shared steps ------------------------------------------------------- */
-
-void node_steal_request(struct node *n, uint32_t victim, uint32_t req, uint32_t max,
-                        uint32_t asked)
-{
-    size_t at;
-    struct wbuf *b = node_msg_begin(n, victim, MSG_STEAL_REQUEST, &at);
-    wbuf_put_u32(b, req);
-    wbuf_put_u32(b, max);
-    node_msg_end(n, victim, at);
-    n->c.steal_requests++;
-    node_trace(n, TRACE_STEAL_REQUEST, TRACE_NO_TASK, (int32_t)victim, asked, 0);
-}
-
-int node_take_granted(struct node *n, uint32_t from, struct rbuf *r, enum node_queue_id q,
-                      uint32_t *req, uint32_t *count, int64_t now)
-{
-    *req = rbuf_u32(r);
-    *count = rbuf_u32(r);
-    if (!rbuf_ok(r) || *count > PROTO_MAX_BATCH)
-        return -EBADMSG;
-    for (uint32_t i = 0; i < *count; i++) {
-        struct ntask *t = ntask_decode(r);
-        if (!t)
-            return -EBADMSG;
-        t->t_ready = now;
-        node_trace(n, TRACE_TASK_STOLEN_IN, t->spec.key, (int32_t)from, 0, now);
-        node_queue(n, q, t, t->spec.input_bytes);
-    }
-    n->c.tasks_stolen += *count;
-    return 0;
-}
+/* ---- steal grants ---------------------------------------------------------------- */
 
 /* A steal grant, whoever's request it answers (the thief's or the CTWS holder's): its
  * tasks go to SReadyQ, so that they may move on again if this node is slow; then the

@@ -4,7 +4,7 @@
  * table), executor slots (core/runtime/exec), the thief's stealing state and, for the
  * A2WS parts of the policy, the information vector of its ring window.
  *
- * Called by `jackdaw node` (tools/cmd_node.c), which parses flags into a node_config and
+ * Called by `jackdaw node` (tools/cmd/cmd_node.c), which parses flags into a node_config and
  * calls node_run; it returns when the node is told to shut down (MSG_SHUTDOWN, SIGTERM
  * or SIGINT).
  */

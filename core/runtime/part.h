@@ -136,10 +136,14 @@ int64_t node_wall_ns(const struct node *n);
 
 struct readyq *node_readyq(struct node *n, enum node_queue_id q);
 struct node_load node_load(const struct node *n);
-/* What the starvation test sees of this node now (node.c says why it counts so). */
+/* What the starvation test sees of this node now, and its free slots: load.c's
+ * functions of node_load and the prefetch setting. */
 struct steal_self node_steal_self(const struct node *n);
-/* Slots with nothing running, staged or (MATRIX executors) fetching in them. */
 uint32_t node_free_slots(const struct node *n);
+/* Slots with nothing running, staged or (MATRIX executors, prefetch 0) fetching in them. */
+uint32_t load_free_slots(const struct node_load *l, uint32_t prefetch);
+/* What the starvation test (steal_starving) sees of a node with this load (load.c). */
+struct steal_self load_steal_self(const struct node_load *l, uint32_t prefetch);
 
 /* The next pass runs the check step (dispatch, then every part's step). */
 void node_mark_dirty(struct node *n);

@@ -1,0 +1,54 @@
+/*
+ * test_part_idle — the idle part (core/runtime/idle.c) on a fake node: a peer that said
+ * it is parked is woken once this node has stealable work, and only once; a WAKE
+ * received wakes every part of the node.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "core/net/proto.h"
+#include "core/runtime/parts.h"
+#include "fake_node.h"
+
+static void parked_peer_woken_once_work_is_stealable(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(0, 4, 2, NULL);
+    fake_node_add(n, &part_idle);
+    assert_int_equal(fake_node_deliver(n, 2, MSG_IDLE, NULL, 0), 0);
+    assert_int_equal(fake_node_deliver(n, 3, MSG_IDLE, NULL, 0), 0);
+    /* One stealable task is not enough to share: no wake-up yet. */
+    fake_queue(n, NODE_SREADY, fake_task(1, true, 0, 0));
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_WAKE), 0);
+    fake_queue(n, NODE_SREADY, fake_task(2, true, 0, 0));
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_WAKE), 2);
+    assert_int_equal(fake_msg(n, MSG_WAKE, 0)->peer, 2);
+    assert_int_equal(fake_msg(n, MSG_WAKE, 1)->peer, 3);
+    /* Told once: the peers are no longer marked parked. */
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_WAKE), 2);
+    fake_node_free(n);
+}
+
+static void wake_received_wakes_the_node(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(1, 3, 2, NULL);
+    fake_node_add(n, &part_idle);
+    assert_int_equal(fake_node_deliver(n, 0, MSG_WAKE, NULL, 0), 0);
+    assert_int_equal(n->wakes, 1);
+    fake_node_free(n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parked_peer_woken_once_work_is_stealable),
+        cmocka_unit_test(wake_received_wakes_the_node),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
