@@ -47,7 +47,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard tools/bench/*.c))
 BENCH_BIN := $(BENCH_SRC:tools/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps run check test unit integration stress-slice stress sanitize install clean bench fuzz
+.PHONY: all deps run check test unit integration layers stress-slice stress sanitize install clean bench fuzz
 
 all: $(BUILD)/jackdaw $(BENCH_BIN)
 
@@ -131,7 +131,12 @@ stress: $(BUILD)/jackdaw $(BUILD)/tests/test_progress
 	rc=$$?; wait $$sim || { cat $(BUILD)/stress-progress.log; echo "FAILED: simulated interleavings"; rc=1; }; \
 	grep -h "interleavings passed" $(BUILD)/stress-progress.log; exit $$rc
 
-test: unit integration stress-slice
+# The include graph: no cycle between folders, includes point down the layers, no
+# runtime part includes another (tests/lint/layers.py).
+layers:
+	$(Q)/usr/bin/python3 tests/lint/layers.py
+
+test: layers unit integration stress-slice
 
 sanitize:
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined CFLAGS="-O1 -g" test
