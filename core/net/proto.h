@@ -75,6 +75,8 @@ enum proto_type {
                                    leader's SReadyQ (core/runtime/leader.c) */
     MSG_LW_REQUEST = 0x020d,    /* u32 req, u32 want: a starving LW worker asks the leader */
     MSG_LW_GRANT = 0x020e,      /* u32 req, u32 count, count x task_spec: the answer */
+    MSG_HEARTBEAT = 0x020f,     /* (empty) the sender is alive; sent only to a ring
+                                   neighbour it had nothing else for (heartbeat.c) */
 
     /* Client to node and back. */
     MSG_JOB_BEGIN = 0x0301,     /* u32 job, u32 tasks, u32 tasks this node will get: TASK_END

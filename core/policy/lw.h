@@ -19,8 +19,8 @@
  *     free from the loop thread.
  *
  * Owns nothing; no I/O, no clock, no globals, no allocation.  Called by
- * core/runtime/leader.c on a node's loop thread, by core/runtime/node.c (the leader's
- * capacity) and by tests/unit/test_lw.c.  Return convention: 0 or a negative errno.
+ * core/runtime/leader.c on a node's loop thread (the leader's capacity before the
+ * executors exist) and by tests/unit/test_lw.c.  Return convention: 0 or a negative errno.
  */
 #ifndef JACKDAW_LW_H
 #define JACKDAW_LW_H

@@ -40,6 +40,7 @@
 struct peer {
     struct conn *out;       /* connection we opened; NULL when none */
     struct conn *in;        /* authenticated connection the peer opened; NULL when none */
+    int64_t heard_ms, sent_ms; /* uv_now of the last message from it, and to it */
 };
 
 struct job {
@@ -181,8 +182,10 @@ static struct conn *existing_conn(struct node *n, uint32_t peer)
 void node_msg_end(struct node *n, uint32_t peer, size_t at)
 {
     struct conn *c = existing_conn(n, peer);
-    if (c)
+    if (c) {
         conn_msg_end(c, at);
+        n->peers[peer].sent_ms = (int64_t)uv_now(&n->loop);
+    }
 }
 
 size_t node_msg_queued(struct node *n, uint32_t peer)
@@ -203,6 +206,9 @@ bool node_stopping(const struct node *n) { return n->stopping; }
 int64_t node_mono_ns(const struct node *n) { (void)n; return clock_mono_ns(); }
 int64_t node_wall_ns(const struct node *n) { (void)n; return clock_wall_ns(); }
 bool node_tracing(const struct node *n) { return n->sink != NULL; }
+int64_t node_now_ms(const struct node *n) { return (int64_t)uv_now(&n->loop); }
+int64_t node_heard_ms(const struct node *n, uint32_t peer) { return n->peers[peer].heard_ms; }
+int64_t node_sent_ms(const struct node *n, uint32_t peer) { return n->peers[peer].sent_ms; }
 
 struct readyq *node_readyq(struct node *n, enum node_queue_id q)
 {
@@ -1025,11 +1031,16 @@ static int on_message(struct conn *c, uint16_t type, struct rbuf *r, const char 
     if (n->stopping)
         return 0;
     uintptr_t called = (uintptr_t)conn_data(c);
-    if (called)
-        return on_node_message(n, (uint32_t)(called - 1), type, r, reason);
-    if (conn_peer_role(c) == CONN_ROLE_CLIENT)
+    if (!called && conn_peer_role(c) == CONN_ROLE_CLIENT)
         return on_client_message(n, c, type, r, reason);
-    return on_node_message(n, conn_peer_id(c), type, r, reason);
+    uint32_t from = called ? (uint32_t)(called - 1) : conn_peer_id(c);
+    if (from >= n->nodes || from == n->self) {
+        *reason = "message from a peer outside the membership";
+        return -EBADMSG;
+    }
+    /* Any message is a sign of life (heartbeat.c). */
+    n->peers[from].heard_ms = (int64_t)uv_now(&n->loop);
+    return on_node_message(n, from, type, r, reason);
 }
 
 static void on_ready(struct conn *c)
@@ -1283,6 +1294,8 @@ int node_run(const struct node_config *cfg, char **cause)
             node_parts[i]->configure(&n->cfg);
     uv_loop_init(&n->loop);
     n->peers = xcalloc(n->nodes, sizeof *n->peers);
+    for (uint32_t i = 0; i < n->nodes; i++)
+        n->peers[i].heard_ms = n->peers[i].sent_ms = (int64_t)uv_now(&n->loop);
     u64map_init(&n->waitq);
     u64map_init(&n->early);
     u64map_init(&n->jobs);

@@ -14,7 +14,8 @@
  * and a controlled clock.
  *
  * Included by node.c, parts.c and the part files (data.c, place.c, victim.c, thief.c,
- * leader.c, token.c, idle.c, ring.c); everything runs on the node's loop thread.
+ * leader.c, token.c, idle.c, ring.c, heartbeat.c); everything runs on the node's loop
+ * thread.
  */
 #ifndef JACKDAW_RUNTIME_PART_H
 #define JACKDAW_RUNTIME_PART_H
@@ -130,9 +131,15 @@ uv_loop_t *node_loop(struct node *n);
 struct kvs *node_kvs(struct node *n);
 struct node_counters *node_counters(struct node *n);
 bool node_stopping(const struct node *n);
-/* The node's clock (core/base/clock.h on a daemon; a test's own on a fake node). */
+/* The node's clock (core/base/clock.h on a daemon; a test's own on a fake node), and
+ * the loop's cached one in ms (free to read: it moves once per loop pass). */
 int64_t node_mono_ns(const struct node *n);
 int64_t node_wall_ns(const struct node *n);
+int64_t node_now_ms(const struct node *n);
+/* When this node last heard anything from `peer`, and last sent it anything, in
+ * node_now_ms's ms; both start at the node's start. */
+int64_t node_heard_ms(const struct node *n, uint32_t peer);
+int64_t node_sent_ms(const struct node *n, uint32_t peer);
 
 struct readyq *node_readyq(struct node *n, enum node_queue_id q);
 struct node_load node_load(const struct node *n);

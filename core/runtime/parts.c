@@ -6,7 +6,8 @@
  * thief's poll, the CTWS holder visits after both; parked peers are woken once the
  * pass's grants have taken what they took from SReadyQ; the A2WS ring goes last, so
  * that the entry it spreads reflects everything the pass changed and its messages can
- * ride on the batches the others queued.  For events, placement comes before
+ * ride on the batches the others queued; the heartbeat, with no step, needs no place.
+ * For events, placement comes before
  * everything (a ready task is placed once), and the thief hears of wake-ups before the
  * token does.
  */
@@ -14,7 +15,7 @@
 
 const struct part *const node_parts[] = {
     &part_data, &part_place, &part_victim, &part_thief,
-    &part_leader, &part_token, &part_idle, &part_ring,
+    &part_leader, &part_token, &part_idle, &part_ring, &part_heartbeat,
 };
 
 const size_t node_nparts = sizeof node_parts / sizeof node_parts[0];

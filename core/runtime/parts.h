@@ -16,6 +16,6 @@ extern const struct part *const node_parts[];
 extern const size_t node_nparts;
 
 extern const struct part part_data, part_place, part_victim, part_thief, part_leader,
-    part_token, part_idle, part_ring;
+    part_token, part_idle, part_ring, part_heartbeat;
 
 #endif

@@ -70,6 +70,7 @@ struct node *fake_node_new(uint32_t self, uint32_t nodes, uint32_t slots, const 
     steal_params_default(&n->cfg.steal);
     placement_params_default(&n->cfg.placement);
     uv_loop_init(&n->loop);
+    uv_timer_init(&n->loop, &n->guard);
     for (int q = 0; q < 3; q++)
         readyq_init(&n->q[q]);
     struct kvs_transport t = {.ctx = n, .msg_begin = kvs_begin, .msg_end = kvs_end,
@@ -77,6 +78,8 @@ struct node *fake_node_new(uint32_t self, uint32_t nodes, uint32_t slots, const 
     n->kvs = kvs_create(self, n->nodes, &t);
     n->mono = 1000000000;
     n->wall = 1700000000000000000;
+    for (uint32_t i = 0; i < FAKE_MAX_NODES; i++)
+        n->heard_ms[i] = n->sent_ms[i] = node_now_ms(n);
     return n;
 }
 
@@ -156,9 +159,17 @@ size_t fake_node_pass(struct node *from, struct node *to, size_t *unowned)
     return done;
 }
 
+static void guard_cb(uv_timer_t *h)
+{
+    (void)h;
+}
+
 void fake_node_run_once(struct node *n, bool block)
 {
+    if (block)
+        uv_timer_start(&n->guard, guard_cb, 100, 0);
     uv_run(&n->loop, block ? UV_RUN_ONCE : UV_RUN_NOWAIT);
+    uv_timer_stop(&n->guard);
 }
 
 void fake_msgs_clear(struct node *n)
@@ -174,6 +185,7 @@ void fake_node_free(struct node *n)
     for (size_t i = 0; i < n->nparts; i++)
         if (n->parts[i]->close)
             n->parts[i]->close(n->state[i]);
+    uv_close((uv_handle_t *)&n->guard, NULL);
     uv_run(&n->loop, UV_RUN_DEFAULT);
     for (size_t i = 0; i < n->nparts; i++)
         if (n->parts[i]->free)
@@ -251,6 +263,9 @@ bool node_stopping(const struct node *n) { return n->stopping; }
 int64_t node_mono_ns(const struct node *n) { return n->mono; }
 int64_t node_wall_ns(const struct node *n) { return n->wall; }
 bool node_tracing(const struct node *n) { return n->tracing; }
+int64_t node_now_ms(const struct node *n) { return n->mono / 1000000; }
+int64_t node_heard_ms(const struct node *n, uint32_t peer) { return n->heard_ms[peer]; }
+int64_t node_sent_ms(const struct node *n, uint32_t peer) { return n->sent_ms[peer]; }
 
 struct readyq *node_readyq(struct node *n, enum node_queue_id q)
 {
@@ -317,9 +332,9 @@ struct wbuf *node_msg_begin(struct node *n, uint32_t peer, uint16_t type, size_t
 
 void node_msg_end(struct node *n, uint32_t peer, size_t at)
 {
-    (void)n;
-    (void)peer;
     (void)at;
+    if (peer < FAKE_MAX_NODES)
+        n->sent_ms[peer] = node_now_ms(n);
 }
 
 size_t node_msg_queued(struct node *n, uint32_t peer)

@@ -46,11 +46,14 @@ struct node {
     struct cluster_node members[FAKE_MAX_NODES];
     uint32_t self, nodes;
     uv_loop_t loop;
+    uv_timer_t guard;               /* keeps a blocking run_once waiting for unref'd timers */
     struct kvs *kvs;                /* a real store; its messages are captured too */
     struct readyq q[3];             /* NODE_LREADY, NODE_SREADY, NODE_STAGED */
     struct node_load load;          /* the test's: busy, staging, arriving, est_*, ... */
     struct node_counters c;
-    int64_t mono, wall;             /* the clock the parts read */
+    int64_t mono, wall;             /* the clock the parts read (node_now_ms: mono in ms) */
+    int64_t heard_ms[FAKE_MAX_NODES]; /* node_heard_ms: the test's */
+    int64_t sent_ms[FAKE_MAX_NODES];  /* node_sent_ms: set by node_msg_end, or the test */
     bool stopping, tracing;
 
     /* the A2WS vector, when the test turns it on (fake_node_info_on) */
@@ -92,7 +95,8 @@ int fake_node_deliver(struct node *n, uint32_t from, uint16_t type, const void *
  * (a fake network between two fake nodes); returns how many were delivered.  Messages
  * of types no part of `to` owns are dropped and counted in *unowned when not NULL. */
 size_t fake_node_pass(struct node *from, struct node *to, size_t *unowned);
-/* Runs the fake's loop once: UV_RUN_ONCE when `block`, else UV_RUN_NOWAIT. */
+/* Runs the fake's loop once: UV_RUN_ONCE when `block` (waiting at most 100 ms, so that
+ * timers a part unref'd still fire), else UV_RUN_NOWAIT. */
 void fake_node_run_once(struct node *n, bool block);
 void fake_node_free(struct node *n);
 

@@ -1,0 +1,33 @@
+/*
+ * fd — failure detection's pure decisions (fd.h says what they are and who calls them).
+ */
+#include "core/policy/fd.h"
+
+void fd_params_init(struct fd_params *p, uint32_t timeout_ms)
+{
+    p->timeout_ms = timeout_ms ? timeout_ms : FD_TIMEOUT_DEFAULT_MS;
+    p->interval_ms = p->timeout_ms / 4 > 0 ? p->timeout_ms / 4 : 1;
+}
+
+uint32_t fd_watched(uint32_t self, uint32_t nodes, uint32_t out[2])
+{
+    if (nodes < 2 || self >= nodes)
+        return 0;
+    uint32_t left = (self + nodes - 1) % nodes, right = (self + 1) % nodes;
+    out[0] = left;
+    if (left == right)
+        return 1;
+    out[1] = right;
+    return 2;
+}
+
+bool fd_beat_due(const struct fd_params *p, int64_t now_ms, int64_t last_sent_ms,
+                 bool suspected)
+{
+    return now_ms - last_sent_ms >= (suspected ? p->timeout_ms : p->interval_ms);
+}
+
+bool fd_suspect(const struct fd_params *p, int64_t now_ms, int64_t last_heard_ms)
+{
+    return now_ms - last_heard_ms > p->timeout_ms;
+}
