@@ -187,21 +187,7 @@ static void answer(struct leader *w, const struct lw_request *q, uint32_t count)
         }
         tasks[got++] = t;
     }
-    size_t at;
-    struct wbuf *b = node_msg_begin(n, q->node, MSG_LW_GRANT, &at);
-    wbuf_put_u32(b, q->req);
-    wbuf_put_u32(b, got);
-    for (uint32_t i = 0; i < got; i++)
-        proto_put_task(b, &((struct ntask *)tasks[i])->spec);
-    node_msg_end(n, q->node, at);
-    int64_t wall = got && node_tracing(n) ? node_wall_ns(n) : 0;
-    for (uint32_t i = 0; i < got; i++) {
-        struct ntask *t = tasks[i];
-        node_trace(n, TRACE_TASK_STOLEN_OUT, t->spec.key, (int32_t)q->node, 0, wall);
-        kvs_append(node_kvs(n), t->spec.key, KVS_FIELD_HISTORY, q->node, 0, 0);
-        ntask_free(t);
-    }
-    node_counters(n)->tasks_given += got;
+    node_send_grant(n, q->node, MSG_LW_GRANT, q->req, tasks, got);
     w->handed_out += got;
     w->answered[q->node] = q->req;
     free(tasks);

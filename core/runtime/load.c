@@ -1,8 +1,8 @@
 /*
  * load — what a node's load means to stealing: its free slots and what the starvation
  * test sees, as pure functions of the node's read-only view (struct node_load, part.h).
- * Called by node.c for its parts, and by the fake node of the parts' unit tests, so
- * that both count alike.
+ * Written against the node's API (node_load), so that the daemon and the fake node of
+ * the parts' unit tests count alike.
  */
 #include "core/runtime/part.h"
 
@@ -39,4 +39,16 @@ struct steal_self load_steal_self(const struct node_load *l, uint32_t prefetch)
         s.sready = l->sready_zero;
     }
     return s;
+}
+
+uint32_t node_free_slots(const struct node *n)
+{
+    struct node_load l = node_load(n);
+    return load_free_slots(&l, node_cfg(n)->prefetch);
+}
+
+struct steal_self node_steal_self(const struct node *n)
+{
+    struct node_load l = node_load(n);
+    return load_steal_self(&l, node_cfg(n)->prefetch);
 }

@@ -197,6 +197,11 @@ void node_steal_request(struct node *n, uint32_t victim, uint32_t req, uint32_t 
                         uint32_t asked);
 int node_take_granted(struct node *n, uint32_t from, struct rbuf *r, enum node_queue_id q,
                       uint32_t *req, uint32_t *count, int64_t now);
+/* A grant of `count` tasks (freed here) to `to` as message `type` (u32 req, u32 count,
+ * count x task_spec), each traced as stolen out and its new holder recorded in the
+ * metadata store. */
+void node_send_grant(struct node *n, uint32_t to, uint16_t type, uint32_t req, void **tasks,
+                     size_t count);
 
 /*
  * The A2WS information vector (paper 001 Table 1), kept by the node for every part that

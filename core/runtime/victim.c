@@ -29,7 +29,6 @@
 
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
-#include "core/kvs/kvs.h"
 #include "core/net/proto.h"
 #include "core/policy/parsec.h"
 #include "core/runtime/part.h"
@@ -147,21 +146,7 @@ static void answer(struct victim *v, const struct steal_ask *ask)
      * plans its next steal from what is left here, not from what it believed (Table 1,
      * "victim realized it was stolen"). */
     node_answering(n, ask->from);
-    size_t at;
-    struct wbuf *b = node_msg_begin(n, ask->from, MSG_STEAL_GRANT, &at);
-    wbuf_put_u32(b, ask->req);
-    wbuf_put_u32(b, (uint32_t)got);
-    for (size_t i = 0; i < got; i++)
-        proto_put_task(b, &((struct ntask *)taken[i])->spec);
-    node_msg_end(n, ask->from, at);
-    int64_t wall = got && node_tracing(n) ? node_wall_ns(n) : 0;
-    for (size_t i = 0; i < got; i++) {
-        struct ntask *t = taken[i];
-        node_trace(n, TRACE_TASK_STOLEN_OUT, t->spec.key, (int32_t)ask->from, 0, wall);
-        kvs_append(node_kvs(n), t->spec.key, KVS_FIELD_HISTORY, ask->from, 0, 0);
-        ntask_free(t);
-    }
-    node_counters(n)->tasks_given += got;
+    node_send_grant(n, ask->from, MSG_STEAL_GRANT, ask->req, taken, got);
     free(taken);
 }
 

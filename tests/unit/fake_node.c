@@ -284,18 +284,6 @@ struct node_load node_load(const struct node *n)
     return l;
 }
 
-uint32_t node_free_slots(const struct node *n)
-{
-    struct node_load l = node_load(n);
-    return load_free_slots(&l, n->cfg.prefetch);
-}
-
-struct steal_self node_steal_self(const struct node *n)
-{
-    struct node_load l = node_load(n);
-    return load_steal_self(&l, n->cfg.prefetch);
-}
-
 void node_mark_dirty(struct node *n)
 {
     n->dirty++;
