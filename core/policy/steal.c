@@ -216,6 +216,12 @@ bool steal_needs_ring(const struct steal_params *p)
                  p->amount == STEAL_AMOUNT_A2WS);
 }
 
+bool steal_keeps_vector(const struct steal_params *p, uint32_t nodes)
+{
+    return p && nodes > 1 && p->mode != STEAL_NONE &&
+           (p->info == STEAL_INFO_RING || steal_needs_ring(p));
+}
+
 int steal_check_parts(const struct steal_params *p, const char **why)
 {
     const char *w = NULL;

@@ -105,6 +105,9 @@ const char *steal_amount_name(enum steal_amount_kind a);
 const char *steal_info_name(enum steal_info i);
 /* True when some part reads the A2WS information vector. */
 bool steal_needs_ring(const struct steal_params *p);
+/* True when a node of a cluster of `nodes` keeps the vector: some part reads it, or
+ * victims are drawn from it (--info ring), and there is stealing at all. */
+bool steal_keeps_vector(const struct steal_params *p, uint32_t nodes);
 /*
  * Whether the parts fit together: the CTWS victims and the token feed only each other,
  * and neither the token nor the leader can take the A2WS parts (they read a vector

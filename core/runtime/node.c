@@ -329,9 +329,7 @@ static int on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
 static void info_init(struct node *n)
 {
     struct info *f = &n->info;
-    f->on = n->nodes > 1 &&
-            (n->cfg.steal.info == STEAL_INFO_RING || steal_needs_ring(&n->cfg.steal)) &&
-            n->cfg.steal.mode != STEAL_NONE;
+    f->on = steal_keeps_vector(&n->cfg.steal, n->nodes);
     if (!f->on)
         return;
     f->entries = xcalloc(n->nodes, sizeof *f->entries);

@@ -38,6 +38,11 @@ static void test_presets(void **state)
     assert_false(s.wait_guard);
     assert_int_equal(p.policy, PLACEMENT_FLDS);
     assert_false(steal_needs_ring(&s));
+    assert_false(steal_keeps_vector(&s, 8));
+    /* Victims drawn from the vector need it kept, though nothing else reads it. */
+    s.info = STEAL_INFO_RING;
+    assert_true(steal_keeps_vector(&s, 8));
+    assert_false(steal_keeps_vector(&s, 1));
 
     defaults(&s, &p);
     assert_int_equal(preset_apply("a2ws", &s, &p), 0);
@@ -47,6 +52,9 @@ static void test_presets(void **state)
     assert_int_equal(s.info, STEAL_INFO_RING);
     assert_int_equal(p.policy, PLACEMENT_WS);
     assert_true(steal_needs_ring(&s));
+    assert_true(steal_keeps_vector(&s, 2));
+    s.mode = STEAL_NONE;
+    assert_false(steal_keeps_vector(&s, 2));
 
     defaults(&s, &p);
     assert_int_equal(preset_apply("parsec", &s, &p), 0);
