@@ -1,12 +1,12 @@
 /*
  * node — the node daemon: one libuv loop thread that owns the scheduler state (WaitQ,
  * LReadyQ, SReadyQ, CompleteQ count, the metadata shard through core/kvs, the peer
- * table), executor slots (core/runtime/exec), the thief's stealing state and, for the
- * A2WS parts of the policy, the information vector of its ring window.
+ * table), executor slots (core/runtime/exec) and the parts that steal, place, move data
+ * and watch the neighbours (core/runtime/part.h, the table in parts.c).
  *
- * Called by `jackdaw node` (tools/cmd/cmd_node.c), which parses flags into a node_config and
- * calls node_run; it returns when the node is told to shut down (MSG_SHUTDOWN, SIGTERM
- * or SIGINT).
+ * Called by `jackdaw node` (tools/cmd/cmd_node.c), which parses flags into a node_config
+ * and calls node_run; it returns when the node is told to shut down (MSG_SHUTDOWN,
+ * SIGTERM or SIGINT).
  */
 #ifndef JACKDAW_NODE_H
 #define JACKDAW_NODE_H
