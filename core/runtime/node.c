@@ -34,6 +34,7 @@
 #include "core/policy/placement.h"
 #include "core/runtime/data.h"
 #include "core/runtime/exec.h"
+#include "core/runtime/info.h"
 #include "core/runtime/objstore.h"
 #include "core/runtime/parts.h"
 
@@ -50,16 +51,6 @@ struct job {
     uint32_t tasks;
     uint32_t arriving;      /* of those this node was told it gets, not received yet */
     uint32_t done, failed, cancelled;
-};
-
-/* The A2WS information vector (part.h, node_info), kept here because several parts
- * read it and its own entry is this node's load. */
-struct info {
-    bool on;                    /* some part of this node's policy reads it */
-    struct a2ws_vec vec;        /* entries borrowed from `entries` */
-    struct a2ws_entry *entries; /* owned; `nodes` entries, NULL when off */
-    int64_t work_seen_ns;       /* monotonic; 0 until this node saw work in this epoch */
-    uint64_t run_base;          /* tasks_run when the epoch began: n_j counts from here */
 };
 
 struct node {
@@ -91,7 +82,7 @@ struct node {
     int64_t first_start_ns;     /* monotonic; 0 before the first task */
     uint32_t running_successors; /* sum of local_successors over running tasks */
     int64_t busy_ns_done;       /* slot-ns of tasks that ended after holding a slot */
-    struct info info;
+    struct info *info;      /* the A2WS vector for the parts (info.c); owned */
 
     void *state[NODE_MAX_PARTS]; /* each part's, in table order */
     uint8_t owner[256];     /* scheduler message type's low byte -> part index + 1 */
@@ -309,8 +300,7 @@ static int on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
     int rc = node_take_granted(n, from, r, NODE_SREADY, &req, &count, now);
     if (rc < 0)
         return rc;
-    if (n->info.on)
-        a2ws_on_steal(&n->info.vec, from, count > 0);
+    info_on_steal(n->info, from, count > 0);
     if (count) {
         node_trace(n, TRACE_STEAL_GRANT, TRACE_NO_TASK, (int32_t)from, count, now);
     } else {
@@ -324,70 +314,11 @@ static int on_steal_grant(struct node *n, uint32_t from, struct rbuf *r)
     return 0;
 }
 
-/* ---- the information vector ---------------------------------------------------------- */
+/* ---- the information vector (info.c) --------------------------------------------- */
 
-static void info_init(struct node *n)
-{
-    struct info *f = &n->info;
-    f->on = steal_keeps_vector(&n->cfg.steal, n->nodes);
-    if (!f->on)
-        return;
-    f->entries = xcalloc(n->nodes, sizeof *f->entries);
-    a2ws_vec_init(&f->vec, f->entries, n->self, n->nodes, n->cfg.steal.radius);
-}
-
-/* Ready, staged, staging and running tasks: this node's to run. */
-static uint64_t held_here(const struct node *n)
-{
-    return readyq_len(&n->lready) + readyq_len(&n->sready) + readyq_len(&n->staged) +
-           n->staging + n->busy;
-}
-
-void node_info_saw_work(struct node *n)
-{
-    if (!n->info.work_seen_ns)
-        n->info.work_seen_ns = clock_mono_ns();
-}
-
-double node_info_elapsed_s(const struct node *n)
-{
-    if (!n->info.work_seen_ns)
-        return 0;
-    return (double)(clock_mono_ns() - n->info.work_seen_ns) / 1e9;
-}
-
-/* This node's own entry (Table 1: its t, its counts). */
-struct a2ws_vec *node_info(struct node *n)
-{
-    struct info *f = &n->info;
-    if (!f->on)
-        return NULL;
-    /* n_j: executed + available; waiting tasks are not counted (a2ws.h). */
-    uint64_t total = held_here(n) + (n->tasks_run - f->run_base);
-    uint32_t count = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
-    if (count)
-        node_info_saw_work(n);
-    double t_run = n->est_samples ? n->est_task_length_s : 0;
-    a2ws_set_self(&f->vec, t_run, count, (uint32_t)readyq_len(&n->sready), n->cfg.slots);
-    return &f->vec;
-}
-
-/*
- * n_j is "executed + available" of the work at hand (paper 001 runs one job).  A daemon
- * that runs job after job would otherwise carry every earlier task into the steal
- * equation: a node that ran a long job alone looks that many tasks ahead, and thieves
- * strip it of its share of the next.  Only an idle node starts over, so the counts of a
- * job still running here stay whole; t_j (the node's time per task) is kept, as it is
- * the node's speed more than the job's.
- */
-static void info_job_begins(struct node *n)
-{
-    if (!n->info.on || held_here(n) || u64map_len(&n->waitq))
-        return;
-    n->info.run_base = n->tasks_run;
-    n->info.work_seen_ns = 0;
-    node_info(n);
-}
+struct a2ws_vec *node_info(struct node *n) { return info_view(n->info); }
+double node_info_elapsed_s(const struct node *n) { return info_elapsed_s(n->info); }
+void node_info_saw_work(struct node *n) { info_saw_work(n->info); }
 
 /* ---- jobs and reports ------------------------------------------------------------- */
 
@@ -923,7 +854,7 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
             *reason = "job begin announces more tasks for this node than the job has";
             return -EBADMSG;
         }
-        info_job_begins(n);
+        info_job_begins(n->info);
         struct job *j = job_get(n, id, c);
         j->tasks = tasks;
         n->arriving -= j->arriving;
@@ -1223,7 +1154,7 @@ static void node_free(struct node *n)
     kvs_destroy(n->kvs);
     wbuf_fini(&n->discard);
     free(n->peers);
-    free(n->info.entries);
+    info_free(n->info);
     for (size_t i = 0; i < node_nparts; i++)
         if (n->state[i] && node_parts[i]->free)
             node_parts[i]->free(n->state[i]);
@@ -1319,7 +1250,7 @@ int node_run(const struct node_config *cfg, char **cause)
     n->sigterm.data = n;
     uv_signal_init(&n->loop, &n->sigint);
     n->sigint.data = n;
-    info_init(n);
+    n->info = info_create(n);
     if (rc == 0)
         rc = parts_init(n, cause);
     if (rc == 0) {
