@@ -11,7 +11,7 @@
 #     any process whose command line names $T, by PID), never anything by name;
 #   - fail "msg", note "msg", expect_code WANT GOT "what", wait_until SECONDS CMD...;
 #   - jd_run (a `jackdaw run` whose logs are kept in $T), check_records, cluster_field;
-#   - checks on exit: any AddressSanitizer / LeakSanitizer / UBSan report in a file
+#   - checks on exit: any ASan / LSan / UBSan / ThreadSanitizer report in a file
 #     under $T (daemon logs, captured client output) fails the test, and so does any
 #     WARN or ERROR line of a daemon log that LOG_ALLOW does not match, or a process
 #     left running from $T.
@@ -47,6 +47,7 @@ export JACKDAW_CLUSTER="$T/default-cluster/cluster.json"
 # A sanitizer report must not look like an ordinary exit code (1 = run had failures).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=99"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:exitcode=99"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}exitcode=99"
 
 # Daemon log lines at WARN or ERROR fail a test that otherwise passed, unless they
 # match this extended regex (a test that provokes warnings sets it).
@@ -170,7 +171,7 @@ bg() {
 
 # sanitizer_reports : prints files under $T holding a sanitizer report.
 sanitizer_reports() {
-    grep -rlE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer' \
+    grep -rlE 'ERROR: (Address|Leak|Thread)Sanitizer|WARNING: ThreadSanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior|Leak|Thread)Sanitizer' \
         "$T" 2>/dev/null
 }
 
@@ -258,7 +259,7 @@ cleanup() {
         echo "FAIL: sanitizer reports in:" >&2
         for f in $reports; do
             echo "=== $f" >&2
-            grep -E -A30 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' "$f" | head -60 >&2
+            grep -E -A30 'ERROR: (Address|Leak|Thread)Sanitizer|WARNING: ThreadSanitizer|runtime error:' "$f" | head -60 >&2
         done
         [ $rc -eq 0 ] && rc=1
     fi

@@ -74,8 +74,9 @@ OVERRIDES = [["--amount", "single"], ["--amount", "chunk:2"], ["--wait-guard", "
              ["--starvation", "ready+successors"]]
 SPEEDS = ["1,0.5", "1,0.25,0.5", "0.5,1"]
 
-SANITIZER_RE = re.compile(rb"ERROR: (Address|Leak|Thread)Sanitizer|runtime error:|"
-                          rb"SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer")
+# ThreadSanitizer's race reports start "WARNING:", not "ERROR:".
+SANITIZER_RE = re.compile(rb"ERROR: (Address|Leak|Thread)Sanitizer|WARNING: ThreadSanitizer|"
+                          rb"runtime error:|SUMMARY: (Address|UndefinedBehavior|Leak|Thread)Sanitizer")
 LOG_PROBLEM_RE = re.compile(r" (WARN|ERROR) ")
 
 # How many failed runs keep everything, trace included; later ones keep the small files.
@@ -489,6 +490,7 @@ def run_case(case, opts, abort):
         # A sanitizer report must not look like an ordinary exit code.
         "ASAN_OPTIONS": (env.get("ASAN_OPTIONS", "") + ":exitcode=99").lstrip(":"),
         "UBSAN_OPTIONS": (env.get("UBSAN_OPTIONS", "") + ":print_stacktrace=1:exitcode=99").lstrip(":"),
+        "TSAN_OPTIONS": (env.get("TSAN_OPTIONS", "") + ":exitcode=99").lstrip(":"),
     })
     # jackdaw's own --timeout first, timeout(1) a little later, and the harness's kill
     # of the whole session last: a hang is caught even if one layer hangs too.
