@@ -2,11 +2,14 @@
 #
 #   make            build build/jackdaw
 #   make run        install missing Debian packages, build, run the demo DAG on 8 local nodes
-#   make check      install missing packages, build, run every test, then again under ASan+UBSan
+#   make check      install missing packages, build, run every test, then again under ASan+UBSan,
+#                   then the threaded parts under ThreadSanitizer (check-tsan)
+#   make check-tsan the threaded parts' tests under ThreadSanitizer, built into build/tsan
 #   make stress     DURATION=30m : random DAGs through real clusters until the time is up
 #   make install    PREFIX=/usr/local DESTDIR= : binary, man pages, share/
 #
-# Quiet unless V=1.  SANITIZE=address,undefined builds into build/san-... instead.
+# Quiet unless V=1.  SANITIZE=address,undefined builds into build/san instead, and
+# SANITIZE=thread into build/tsan.
 
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -16,6 +19,10 @@ SANITIZE ?=
 ifeq ($(SANITIZE),)
 BUILD := build
 SANFLAGS :=
+else ifeq ($(SANITIZE),thread)
+# ThreadSanitizer cannot be combined with ASan, so it has a build of its own.
+BUILD := build/tsan
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
 else
 BUILD := build/san
 SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -47,7 +54,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard tools/bench/*.c))
 BENCH_BIN := $(BENCH_SRC:tools/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps run check test unit integration layers stress-slice stress sanitize install clean bench fuzz
+.PHONY: all deps run check test unit integration layers stress-slice stress sanitize install clean bench fuzz \
+        check-tsan tsan-tests
 
 all: $(BUILD)/jackdaw $(BENCH_BIN)
 
@@ -141,10 +149,41 @@ test: layers unit integration stress-slice
 sanitize:
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined CFLAGS="-O1 -g" test
 
+# ThreadSanitizer over the code that runs on more than one thread, and only that: the
+# rest of jackdaw is single-threaded, and ASan+UBSan already cover it.  The unit tests
+# are those that start threads — the executor's reaper (test_exec, with
+# test_exec_deadline for the deadline heap beside it), the tracer's thread
+# (test_tracer), the collector beside a client loop (test_collector); the integration
+# tests run TSan-built daemons through commands with process groups (t_52), time
+# limits (t_53), sleeps (t_54), cancels (t_92) and traces sent to a collector (t_95).
+# halt_on_error: a race fails the test binary, or the daemon, whose log lib.sh reads.
+TSAN_UNIT        := test_exec test_exec_deadline test_tracer test_collector
+TSAN_INTEGRATION := t_52 t_53 t_54 t_92 t_95
+TSAN_OPTIONS_SET := halt_on_error=1 second_deadlock_stack=1
+
+check-tsan: deps
+	$(Q)$(MAKE) --no-print-directory SANITIZE=thread CFLAGS="-O1 -g" tsan-tests
+
+# gcc 12's TSan aborts at start ("unexpected memory mapping") on kernels that randomize
+# mmap with more bits than it knows (vm.mmap_rnd_bits > 28); without address space
+# randomization, which children inherit, it runs, so the tests then run under
+# `setarch -R`.
+tsan-tests: $(TSAN_UNIT:%=$(BUILD)/tests/%) $(BUILD)/jackdaw
+	$(Q)test "$(SANITIZE)" = thread || { echo "tsan-tests: run it as 'make check-tsan'"; exit 2; }
+	$(Q)export TSAN_OPTIONS="$(TSAN_OPTIONS_SET)$${TSAN_OPTIONS:+ $$TSAN_OPTIONS}"; norand=; \
+	if ! $(BUILD)/tests/test_exec_deadline >$(BUILD)/tsan-probe.log 2>&1 && \
+	    grep -q 'unexpected memory mapping' $(BUILD)/tsan-probe.log; then \
+	    norand="setarch $$(uname -m) -R"; echo "check-tsan: this kernel needs $$norand"; fi; \
+	for t in $(TSAN_UNIT:%=$(BUILD)/tests/%); do \
+	    echo "== $$t (tsan)"; $$norand $$t >$$t.log 2>&1 || { cat $$t.log; echo "FAILED: $$t"; exit 1; }; \
+	    grep -h 'PASSED' $$t.log; done; \
+	JACKDAW=$(abspath $(BUILD)/jackdaw) $$norand ./tests/integration/run-all.sh $(TSAN_INTEGRATION)
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory test
 	$(Q)$(MAKE) --no-print-directory sanitize
+	$(Q)$(MAKE) --no-print-directory check-tsan
 
 bench: all
 	$(Q)./tools/bench/run-all.sh $(BUILD)
