@@ -517,6 +517,12 @@ int client_remove(struct client *c, uint32_t job, const int64_t *index, uint32_t
     return barrier(c, timeout_ms, cause);
 }
 
+int client_forget_job(struct client *c, uint32_t job, int timeout_ms, char **cause)
+{
+    kvs_forget_job(c->kvs, job);
+    return barrier(c, timeout_ms, cause);
+}
+
 static int stats_done(struct client *c, const void *arg)
 {
     (void)arg;

@@ -78,6 +78,11 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
 int client_remove(struct client *c, uint32_t job, const int64_t *index, uint32_t n,
                   int timeout_ms, char **cause);
 
+/* The job is over and its summary printed: every node's metadata shard forgets the
+ * job's records (core/kvs/shard.h, forget), then a barrier so that the request has
+ * reached every node. */
+int client_forget_job(struct client *c, uint32_t job, int timeout_ms, char **cause);
+
 /* Statistics of every node into out[0..nodes) (caller frees each out[i].jobs). */
 int client_stats(struct client *c, struct proto_stats *out, int timeout_ms, char **cause);
 

@@ -300,6 +300,15 @@ int job_submit(const char *who, const struct job_options *o)
         free(stats[i].jobs);
     free(stats);
     code = f.failed || f.cancelled || f.duplicates ? EXIT_RUN_FAILED : 0;
+    /* Every task has ended and the summary is out: nothing will read the job's metadata
+     * records again, and a cluster that runs job after job would otherwise keep every
+     * record it ever had.  Best effort: a node that cannot be told keeps them, as every
+     * node does for a job nobody follows to its end. */
+    if (f.finished) {
+        char *why = NULL;
+        client_forget_job(c, job, 5000, &why);
+        free(why);
+    }
 out:
     client_destroy(c);
     follow_fini(&f);

@@ -11,6 +11,7 @@
  *                                                  -> CAS_REPLY u32 req, i32 status, [tmd]
  *   NOTIFY        u64 key, u8 event, u64 all_data_size, i64 t_ready,
  *                 u32 nparents, nparents x (u64 object, u64 bytes, u32 node)
+ *   FORGET        u32 job                          (to every node)
  * req 0 means no reply is wanted.
  */
 #include "core/kvs/kvs.h"
@@ -206,8 +207,11 @@ int kvs_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node, uint
     if (is_local(kvs, key)) {
         int rc = shard_append(&kvs->shard, key, field, node, value, object, clock_wall_ns(),
                               &kvs->work);
-        /* Removing what is gone already is not news: a repeated cancel. */
-        if (rc == -ENOENT && field != KVS_FIELD_REMOVE)
+        /* Removing what is gone already is not news: a repeated cancel.  Nor is a
+         * late append to a record that went with its job (a parent's end reaching a
+         * child cancelled by another parent's failure). */
+        if (rc == -ENOENT && field != KVS_FIELD_REMOVE &&
+            !shard_forgot(&kvs->shard, task_key_job(key)))
             log_warn("kvs: append to unknown record %llx", (unsigned long long)key);
         drain(kvs);
         return rc;
@@ -233,6 +237,7 @@ int kvs_cas(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected, uin
             return rc;
         if (fn)
             fn(arg, rc, shard_get(&kvs->shard, key));
+        shard_settle(&kvs->shard, key);
         return 0;
     }
     uint32_t owner = kvs_owner(kvs, key);
@@ -252,6 +257,20 @@ int kvs_cas(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected, uin
     }
     kvs->t.msg_end(kvs->t.ctx, owner, at);
     return 0;
+}
+
+void kvs_forget_job(struct kvs *kvs, uint32_t job)
+{
+    for (uint32_t i = 0; i < kvs->nodes; i++) {
+        if (i == kvs->self) {
+            shard_forget_job(&kvs->shard, job);
+            continue;
+        }
+        size_t at;
+        struct wbuf *b = kvs->t.msg_begin(kvs->t.ctx, i, MSG_KVS_FORGET, &at);
+        wbuf_put_u32(b, job);
+        kvs->t.msg_end(kvs->t.ctx, i, at);
+    }
 }
 
 static void reply(struct kvs *kvs, uint32_t to, uint16_t type, uint32_t req, int status,
@@ -377,6 +396,16 @@ int kvs_handle(struct kvs *kvs, uint32_t from, uint16_t type, struct rbuf *r, co
         }
         rc = shard_cas(&kvs->shard, key, field, expected, desired, has_run ? &run : NULL);
         reply(kvs, from, MSG_KVS_CAS_REPLY, req, rc, rc >= 0 ? shard_get(&kvs->shard, key) : NULL);
+        shard_settle(&kvs->shard, key);
+        return 0;
+    }
+    case MSG_KVS_FORGET: {
+        uint32_t job = rbuf_u32(r);
+        if (!rbuf_ok(r))
+            break;
+        size_t dropped = shard_forget_job(&kvs->shard, job);
+        log_debug("kvs: job %u forgotten: %zu records dropped; %zu records wait to be final",
+                  job, dropped, kvs->shard.marked);
         return 0;
     }
     case MSG_KVS_LOOKUP_REPLY:

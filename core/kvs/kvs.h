@@ -72,6 +72,9 @@ int kvs_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node, uint
 /* fn may be NULL (no reply wanted). */
 int kvs_cas(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
             const struct tmd_run *run, kvs_reply_fn fn, void *arg);
+/* The job is over and its client has the summary: every shard forgets its records
+ * (shard.h, forget).  Sent to every node; nothing is answered. */
+void kvs_forget_job(struct kvs *kvs, uint32_t job);
 
 /*
  * Handles a MSG_KVS_* message from node `from`.  Returns 0, or -EBADMSG with *reason

@@ -12,6 +12,7 @@
 
 void shard_init(struct shard *s)
 {
+    memset(s, 0, sizeof *s);
     u64map_init(&s->records);
 }
 
@@ -39,6 +40,7 @@ int shard_insert(struct shard *s, struct tmd *t, int64_t now)
     struct tmd *rec = xmalloc(sizeof *rec);
     *rec = *t;
     memset(t, 0, sizeof *t);
+    rec->forget = 0;
     if (rec->num_wait_parent > rec->num_parents)
         rec->num_wait_parent = rec->num_parents;
     rec->status = rec->num_wait_parent ? TASK_WAITING : TASK_READY;
@@ -60,6 +62,8 @@ int shard_remove(struct shard *s, uint64_t key)
     struct tmd *rec = u64map_del(&s->records, key);
     if (!rec)
         return -ENOENT;
+    if (rec->forget)
+        s->marked--;
     tmd_fini(rec);
     free(rec);
     return 0;
@@ -140,4 +144,50 @@ int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, u
         rec->data_size = run->data_size;
     }
     return 1;
+}
+
+size_t shard_forget_job(struct shard *s, uint32_t job)
+{
+    s->forgotten[s->nforgotten++ % SHARD_FORGOTTEN_JOBS] = job;
+    /* Keys first, removals after: u64map_del's backward shift may move a record the
+     * iteration has not reached into a slot it has passed. */
+    uint64_t *drop = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t key;
+    void *v;
+    for (size_t i = 0; (i = u64map_next(&s->records, i, &key, &v)) != 0;) {
+        struct tmd *rec = v;
+        if (task_key_job(key) != job)
+            continue;
+        if (task_status_final((enum task_status)rec->status)) {
+            drop = xgrow(drop, &cap, n + 1, sizeof *drop);
+            drop[n++] = key;
+        } else if (!rec->forget) {
+            rec->forget = 1;
+            s->marked++;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        shard_remove(s, drop[i]);
+    free(drop);
+    return n;
+}
+
+void shard_settle(struct shard *s, uint64_t key)
+{
+    /* The common case, every status swap of a running job, costs one comparison. */
+    if (!s->marked)
+        return;
+    struct tmd *rec = u64map_get(&s->records, key);
+    if (rec && rec->forget && task_status_final((enum task_status)rec->status))
+        shard_remove(s, key);
+}
+
+bool shard_forgot(const struct shard *s, uint32_t job)
+{
+    size_t n = s->nforgotten < SHARD_FORGOTTEN_JOBS ? (size_t)s->nforgotten : SHARD_FORGOTTEN_JOBS;
+    for (size_t i = 0; i < n; i++)
+        if (s->forgotten[i] == job)
+            return true;
+    return false;
 }

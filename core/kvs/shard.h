@@ -19,6 +19,11 @@
  *            finished task's record is simply removed.
  *   cas      STATUS: compare-and-swap of the status; a swap to a final status also
  *            records the run (node, start, end, output size).
+ *   forget   the job is over (its client has every task's end and printed the
+ *            summary): its records go, so that a cluster running job after job keeps
+ *            its size.  A record not final yet goes once its status swap has been
+ *            answered (shard_settle): a runner reports a task's end to the client
+ *            before its swap reaches the shard, so the client may ask first.
  * Duplicate appends after a final status are ignored, so a late message cannot
  * resurrect a finished task.
  *
@@ -28,6 +33,7 @@
 #ifndef JACKDAW_SHARD_H
 #define JACKDAW_SHARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,8 +68,15 @@ struct kvs_effects {
     size_t len, cap;
 };
 
+/* Jobs a shard remembers having forgotten, so that a late message for a record that
+ * went with its job is not taken for a lost record (kvs.c logs the latter). */
+#define SHARD_FORGOTTEN_JOBS 256
+
 struct shard {
     struct u64map records;  /* key -> struct tmd * (owned) */
+    size_t marked;          /* records with `forget` set, waiting to be final */
+    uint32_t forgotten[SHARD_FORGOTTEN_JOBS]; /* the last jobs forgotten, a ring */
+    uint64_t nforgotten;    /* jobs forgotten so far; the ring's next slot */
 };
 
 void shard_init(struct shard *s);
@@ -82,6 +95,14 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
 /* 1 swapped, 0 not (status differs), -ENOENT, -EINVAL. */
 int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
               const struct tmd_run *run);
+/* Forgets job `job`: drops its final records, marks the others to go once final.
+ * Returns the number of records dropped now. */
+size_t shard_forget_job(struct shard *s, uint32_t job);
+/* After a status swap on `key` was answered: drops the record when it is final and its
+ * job was forgotten. */
+void shard_settle(struct shard *s, uint64_t key);
+/* True when `job` is one of the last SHARD_FORGOTTEN_JOBS jobs forgotten. */
+bool shard_forgot(const struct shard *s, uint32_t job);
 
 void shard_effects_push(struct kvs_effects *fx, const struct kvs_effect *e);
 

@@ -43,6 +43,8 @@ struct tmd {
     uint32_t runner;        /* node that ran it, once it ran */
     uint16_t num_history;   /* moves recorded (at most TMD_MAX_HISTORY) */
     uint8_t status;         /* enum task_status */
+    uint8_t forget;         /* shard-local, never sent: its job was forgotten before this
+                               record was final; it goes once final (shard_settle) */
 };
 
 #define TMD_MAX_HISTORY 65535u

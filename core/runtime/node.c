@@ -906,6 +906,7 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
     case MSG_KVS_INSERT:
     case MSG_KVS_REMOVE:
     case MSG_KVS_APPEND:
+    case MSG_KVS_FORGET:
         return kvs_handle(n->kvs, KVS_NO_SHARD, type, r, reason);
     default:
         *reason = "message type not allowed from a client";

@@ -9,7 +9,10 @@
 #   - `cancel slow cmdslow` exits 0; both running tasks are stopped (the command's
 #     process goes), the job ends with exit 1 well before the 30 s tasks would have,
 #     and the records show slow, cmdslow and their descendants cancelled exactly once,
-#     every other task done.
+#     every other task done;
+#   - once submit --wait has its summary the metadata store has forgotten the job: no
+#     record is left (status --json kvs_records), and `cancel o2` of the ended job still
+#     exits 0 as for any finished task.
 # The bounds (20 s) only tell "stopped" from "ran to its end" (30 s); nothing is
 # asserted about speed.
 . "$(dirname "$0")/lib.sh"
@@ -113,7 +116,7 @@ done
 wait_until 20 test -s "$T/submit.rc" ||
     fail "submit --wait still running 20 s after the cancel: the 30 s tasks were not stopped"
 wait_until 10 marker_gone || fail "cmdslow's process is still running after its cancellation: $(marker_pids)"
-wait_until 10 totals_are "$total" 0 $((total - 1)) || fail "after the job: totals $(totals), expected $total 0 $((total - 1))"
+wait_until 10 totals_are "$total" 0 0 || fail "after the job: totals $(totals), expected $total 0 0"
 cat "$T/submit.out" "$T/submit.err"
 expect_code 1 "$(cat "$T/submit.rc")" "submit --wait of a job with cancelled tasks"
 grep -q 'must-not-run' "$T/submit.out" "$T/submit.err" && fail "a descendant of cmdslow ran"
@@ -124,6 +127,14 @@ got = (s["tasks"], s["tasks_done"], s["tasks_failed"], s["tasks_cancelled"])
 assert got == (int(sys.argv[2]), 3, 0, 6), got
 EOF_PY
 check_records "$wl" "$T/records" --expect-removed slow,cmdslow
+
+# Cancelling a task of the job now that it is over and forgotten reads as it always
+# did for a finished task: exit 0, nothing to cancel, no warning in the daemons' logs.
+rc=0
+timeout -k 5 30 "$JACKDAW" cancel o2 --cluster "$CLUSTER_FILE" >"$T/cancel-over.out" 2>&1 || rc=$?
+expect_code 0 "$rc" "cancel o2 after the job: $(cat "$T/cancel-over.out")"
+grep -q "removed task o2 of job $job" "$T/cancel-over.out" || fail "cancel o2 after the job printed: $(cat "$T/cancel-over.out")"
+totals_are "$total" 0 0 || fail "cancel o2 after the job: totals $(totals), expected $total 0 0"
 [ "$(wc -l <"$T/records")" -eq "$total" ] || fail "$(wc -l <"$T/records") records for $total tasks"
 
 # The checker's new option means something: wrong records are refused.

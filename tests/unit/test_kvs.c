@@ -11,8 +11,10 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base/xalloc.h"
 #include "core/kvs/kvs.h"
@@ -43,8 +45,9 @@ static struct world {
     uint32_t notice_parents[10000];
     uint64_t notice_last_object[10000];
     size_t nnotices;
-    struct wbuf scratch[NODES][NODES];
-    uint16_t scratch_type[NODES][NODES];
+    /* Row NODES: a client (no shard), as `jackdaw submit` is to the nodes. */
+    struct wbuf scratch[NODES + 1][NODES];
+    uint16_t scratch_type[NODES + 1][NODES];
     int last_status;
     struct tmd last;
     int replies;
@@ -53,7 +56,7 @@ static struct world {
 struct endpoint {
     uint32_t self;
 };
-static struct endpoint eps[NODES];
+static struct endpoint eps[NODES + 1];
 
 static struct wbuf *t_begin(void *ctx, uint32_t node, uint16_t type, size_t *at)
 {
@@ -98,7 +101,8 @@ static void run_network(void)
         struct rbuf r;
         rbuf_init(&r, m->body.data, m->body.len);
         const char *reason = NULL;
-        assert_int_equal(kvs_handle(w.kvs[m->to], m->from, m->type, &r, &reason), 0);
+        uint32_t from = m->from == NODES ? KVS_NO_SHARD : m->from; /* as node.c does */
+        assert_int_equal(kvs_handle(w.kvs[m->to], from, m->type, &r, &reason), 0);
         wbuf_fini(&m->body);
     }
 }
@@ -121,7 +125,7 @@ static int teardown(void **state)
     (void)state;
     for (uint32_t i = 0; i < NODES; i++)
         kvs_destroy(w.kvs[i]);
-    for (uint32_t i = 0; i < NODES; i++)
+    for (uint32_t i = 0; i <= NODES; i++)
         for (uint32_t j = 0; j < NODES; j++)
             wbuf_fini(&w.scratch[i][j]);
     tmd_fini(&w.last);
@@ -168,12 +172,18 @@ static void lookup(uint32_t via, uint64_t key)
     assert_int_equal(w.replies, before + 1);
 }
 
-/* Finds a key owned by `owner` (the hash decides; tests need keys on chosen shards). */
-static uint64_t key_on(uint32_t owner, uint32_t from)
+/* Finds a key of job `job` owned by `owner` (the hash decides; tests need keys on
+ * chosen shards). */
+static uint64_t job_key_on(uint32_t job, uint32_t owner, uint32_t from)
 {
     for (uint32_t i = from;; i++)
-        if (task_key_owner(task_key(1, i), NODES) == owner)
-            return task_key(1, i);
+        if (task_key_owner(task_key(job, i), NODES) == owner)
+            return task_key(job, i);
+}
+
+static uint64_t key_on(uint32_t owner, uint32_t from)
+{
+    return job_key_on(1, owner, from);
 }
 
 static void test_ready_notification_at_zero(void **state)
@@ -301,6 +311,169 @@ static void test_remove_and_duplicate_insert(void **state)
     assert_int_equal(kvs_local_records(w.kvs[0]), 0);
 }
 
+/* stderr (where the logs go) captured between these two, so that a test can say a
+ * message was not taken for a lost record. */
+static int saved_stderr = -1;
+static FILE *captured;
+
+static void capture_begin(void)
+{
+    fflush(stderr);
+    captured = tmpfile();
+    assert_non_null(captured);
+    saved_stderr = dup(STDERR_FILENO);
+    assert_true(saved_stderr >= 0);
+    assert_true(dup2(fileno(captured), STDERR_FILENO) >= 0);
+}
+
+/* Ends the capture; returns how many captured lines contain `needle`. */
+static int capture_end(const char *needle)
+{
+    fflush(stderr);
+    assert_true(dup2(saved_stderr, STDERR_FILENO) >= 0);
+    close(saved_stderr);
+    rewind(captured);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, captured))
+        n += strstr(line, needle) != NULL;
+    fclose(captured);
+    return n;
+}
+
+/* Records of job `job` (task_key(job, i)) left in the store; each lookup goes through
+ * the key's owner, which answers at once. */
+static size_t records_of_job(uint32_t job, uint32_t count)
+{
+    size_t left = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t k = task_key(job, i);
+        uint32_t owner = task_key_owner(k, NODES);
+        lookup(owner, k);
+        left += w.last_status == 0;
+    }
+    return left;
+}
+
+static void test_forget_drops_a_finished_job(void **state)
+{
+    (void)state;
+    /* Job 3: 60 tasks over every shard, in chains of two (i -> i + 30); job 4 beside
+     * it, still running.  Job 3 ends: every task done or cancelled. */
+    enum { TASKS = 60, HALF = TASKS / 2 };
+    for (uint32_t i = 0; i < HALF; i++) {
+        uint64_t child = task_key(3, i + HALF);
+        insert(i % NODES, task_key(3, i), 0, &child, 1, i % NODES);
+        insert(i % NODES, child, 1, NULL, 0, (i + 1) % NODES);
+        insert(i % NODES, task_key(4, i), 0, NULL, 0, i % NODES);
+    }
+    struct tmd_run run = {.node = 0, .t_start = 1, .t_end = 2};
+    for (uint32_t i = 0; i < TASKS; i++) {
+        /* Task 0 fails: its child is cancelled by the store. */
+        uint8_t end = i == 0 ? TASK_FAILED : TASK_DONE;
+        if (i == HALF)
+            continue;
+        kvs_cas(w.kvs[i % NODES], task_key(3, i), KVS_FIELD_STATUS, TASK_READY, end, &run,
+                NULL, NULL);
+        run_network();
+        if (i < HALF)
+            kvs_append(w.kvs[i % NODES], task_key(3, i + HALF),
+                       end == TASK_DONE ? KVS_FIELD_PARENT : KVS_FIELD_PARENT_FAILED, 0, 0, 0);
+        run_network();
+    }
+    size_t before = 0;
+    for (uint32_t n = 0; n < NODES; n++)
+        before += kvs_local_records(w.kvs[n]);
+    assert_int_equal(before, TASKS + HALF);
+
+    /* The client forgets job 3 (a client has no shard: it only sends). */
+    eps[NODES].self = NODES;
+    struct kvs_transport t = {.ctx = &eps[NODES], .msg_begin = t_begin, .msg_end = t_end,
+                              .notify = t_notify};
+    struct kvs *client = kvs_create(KVS_NO_SHARD, NODES, &t);
+    kvs_forget_job(client, 3);
+    kvs_destroy(client);
+    run_network();
+    assert_int_equal(records_of_job(3, TASKS), 0);
+    assert_int_equal(records_of_job(4, HALF), HALF); /* the running job keeps its own */
+
+    /* A late message for a record that went with its job changes nothing, and is not
+     * taken for a lost record; one for a record that never was still is. */
+    capture_begin();
+    kvs_append(w.kvs[1], task_key(3, HALF), KVS_FIELD_PARENT, 1, 0, 0);
+    kvs_cas(w.kvs[2], task_key(3, 1), KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_reply,
+            NULL);
+    run_network();
+    assert_int_equal(capture_end("unknown record"), 0);
+    assert_int_equal(w.last_status, -ENOENT);
+    assert_int_equal(records_of_job(3, TASKS), 0);
+    capture_begin();
+    kvs_append(w.kvs[1], task_key(8, 1), KVS_FIELD_PARENT, 1, 0, 0);
+    run_network();
+    assert_int_equal(capture_end("unknown record"), 1);
+    /* Cancelling a task of a forgotten job is the no-op it is for any finished task. */
+    kvs_append(w.kvs[0], task_key(3, 2), KVS_FIELD_REMOVE, 0, 0, 0);
+    run_network();
+    assert_int_equal(records_of_job(4, HALF), HALF);
+}
+
+static void test_forget_waits_for_a_status_on_its_way(void **state)
+{
+    (void)state;
+    /* The runner reported its task's end to the client before its status swap reached
+     * the shard: the client forgets the job first.  The record stays until the swap is
+     * answered (the runner still gets the record), then goes. */
+    uint64_t a = job_key_on(5, 2, 0), b = job_key_on(5, 2, task_key_index(a) + 1);
+    insert(0, a, 0, NULL, 0, 1);
+    insert(0, b, 0, NULL, 0, 1);
+    struct tmd_run run = {.node = 1, .t_start = 1, .t_end = 2, .data_size = 3};
+    kvs_cas(w.kvs[1], b, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, NULL, NULL);
+    run_network();
+    kvs_forget_job(w.kvs[0], 5); /* a node's kvs forgets on its own shard too */
+    run_network();
+    assert_int_equal(kvs_local_records(w.kvs[2]), 1); /* b went, a waits */
+    kvs_cas(w.kvs[1], a, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_reply, NULL);
+    run_network();
+    assert_int_equal(w.last_status, 1);
+    assert_int_equal(w.last.status, TASK_DONE);
+    assert_int_equal(w.last.data_size, 3);
+    assert_int_equal(kvs_local_records(w.kvs[2]), 0);
+    /* The same on the owner's own shard (a local swap). */
+    uint64_t c = job_key_on(6, 1, 0);
+    insert(0, c, 0, NULL, 0, 1);
+    kvs_forget_job(w.kvs[1], 6);
+    run_network();
+    assert_int_equal(kvs_local_records(w.kvs[1]), 1);
+    kvs_cas(w.kvs[1], c, KVS_FIELD_STATUS, TASK_READY, TASK_FAILED, &run, on_reply, NULL);
+    assert_int_equal(w.last_status, 1);
+    assert_int_equal(kvs_local_records(w.kvs[1]), 0);
+}
+
+static void test_forget_remembers_the_last_jobs(void **state)
+{
+    (void)state;
+    struct shard s;
+    shard_init(&s);
+    assert_false(shard_forgot(&s, 9));
+    shard_forget_job(&s, 9);
+    assert_true(shard_forgot(&s, 9));
+    for (uint32_t j = 100; j < 100 + SHARD_FORGOTTEN_JOBS - 1; j++)
+        shard_forget_job(&s, j);
+    assert_true(shard_forgot(&s, 9));
+    shard_forget_job(&s, 1000);
+    assert_false(shard_forgot(&s, 9)); /* the ring is bounded: memory per job is not kept */
+    assert_true(shard_forgot(&s, 1000));
+    /* A new job reusing a forgotten number starts clean. */
+    struct tmd t = {.key = task_key(1000, 1)};
+    assert_int_equal(shard_insert(&s, &t, 1), 0);
+    assert_int_equal(shard_cas(&s, task_key(1000, 1), KVS_FIELD_STATUS, TASK_READY, TASK_DONE,
+                               NULL),
+                     1);
+    shard_settle(&s, task_key(1000, 1));
+    assert_int_equal(shard_len(&s), 1);
+    shard_fini(&s);
+}
+
 static void test_tmd_codec(void **state)
 {
     (void)state;
@@ -368,6 +541,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failure_cancels_whole_subtree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_moves_holder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_and_duplicate_insert, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forget_drops_a_finished_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forget_waits_for_a_status_on_its_way, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_forget_remembers_the_last_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tmd_codec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_messages_refused, setup, teardown),
     };
