@@ -1,0 +1,164 @@
+#!/bin/bash
+# t_81_collector_restart: a collector killed with SIGKILL twice in one run, and started
+# again each time the way a user would (`jackdaw collector --cluster FILE`, which takes
+# its address and trace from the cluster file), loses no event.
+#
+# The job is a DAG in three waves held apart by two gate tasks (commands that wait for
+# a file this test creates), so that each kill falls mid-run and each outage has events
+# of its own whatever the machine's speed: wave A runs while the first collector writes;
+# the first gate opens only once that collector is dead, so wave B's events can only be
+# spooled by the nodes; the second collector is killed as soon as every node has
+# resumed with it (while it receives their resends), and the second gate opens only
+# then, so wave C's events wait for the third.  After `jackdaw stop`:
+#   - the job's records: every task once, done, after its parents (check_records);
+#   - the collector's trace file alone (no spool file may be left) passes
+#     `trace verify --workload W`: every task submitted, started and ended exactly once,
+#     no gap or duplicate in any node's sequence numbers, every dependency held;
+#   - each node's events in the file are exactly as many as the node's tracer numbered
+#     (its log says so when it stops), so no tail was lost either;
+#   - the file was continued, not rewritten: every event the first collector had
+#     written when it was killed is in the final file, the same.
+# Adds about 10 s (twice in `make check`: the plain and the sanitizer builds).
+. "$(dirname "$0")/lib.sh"
+
+LOG_ALLOW='collector at .* away|cut block|cut tail'
+jd() { timeout -k 5 60 "$JACKDAW" "$@"; }
+
+# ---- the workload -------------------------------------------------------------------------
+WL="$T/waves.jsonl"
+"$PY" - "$WL" "$T" <<'EOF_PY' || fail "cannot write the workload"
+import json, sys
+out, tdir = sys.argv[1], sys.argv[2]
+N = 150
+def gate(name):
+    # Bounded: gives up (and fails the task) after 60 s.
+    return ("i=0; while [ ! -e %s/%s ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; "
+            "[ -e %s/%s ]" % (tdir, name, tdir, name))
+rows = [{"id": "a%d" % i, "kind": "sleep", "duration_s": 0.01} for i in range(N)]
+rows.append({"id": "gate1", "kind": "command", "cmd": gate("open1")})
+rows += [{"id": "b%d" % i, "kind": "sleep", "duration_s": 0.01, "parents": ["gate1", "a%d" % i]}
+         for i in range(N)]
+rows.append({"id": "gate2", "kind": "command", "cmd": gate("open2"), "parents": ["gate1"]})
+rows += [{"id": "c%d" % i, "kind": "sleep", "duration_s": 0.01, "parents": ["gate2", "b%d" % i]}
+         for i in range(N)]
+with open(out, "w") as f:
+    for r in rows:
+        f.write(json.dumps(r) + "\n")
+EOF_PY
+TASKS=$(wc -l <"$WL")
+
+# ---- helpers ------------------------------------------------------------------------------
+# records FILE : the number of records in a trace (0 when unreadable).
+records() {
+    "$JACKDAW" trace stats "$1" --json 2>/dev/null |
+        "$PY" -c 'import json, sys; print(json.load(sys.stdin)["records"])' 2>/dev/null || echo 0
+}
+# nodes_in FILE N : true when events of nodes 0..N-1 are all in the trace.
+nodes_in() {
+    "$JACKDAW" trace stats "$1" --json 2>/dev/null | "$PY" -c '
+import json, sys
+j = json.load(sys.stdin)
+sys.exit(0 if all(str(i) in j["by_node"] for i in range(int(sys.argv[1]))) else 1)' "$2"
+}
+# some_spooled : true when some node holds blocks in its spool file.
+some_spooled() {
+    local f
+    for f in "$CLUSTER_WORKDIR"/node-*/trace-spool.avro; do
+        [ -f "$f" ] && [ "$(records "$f")" -gt 0 ] && return 0
+    done
+    return 1
+}
+# collector_pid : the collector the cluster file names.
+collector_pid() { cluster_field "$CLUSTER_FILE" 'c["collector"]["pid"]'; }
+# kill_collector PID : SIGKILL, and a bounded wait until it is gone.
+kill_collector() {
+    pid_is_ours "$1" || fail "pid $1 is not a collector of this test"
+    # A collector this script started is its child: reaped here, without bash's
+    # "Killed" notice.
+    case " ${BG_PIDS[*]} " in
+    *" $1 "*) { kill -KILL "$1"; wait "$1"; } 2>/dev/null ;;
+    *) kill -KILL "$1" ;;
+    esac
+    wait_until 10 eval "! pid_alive $1" || fail "collector $1 survived SIGKILL"
+}
+# restart_collector N : `jackdaw collector --cluster FILE` as a user would type it; sets
+# CPID once it has registered itself in the cluster file.
+restart_collector() {
+    local log="$CLUSTER_WORKDIR/collector-$1.log"
+    bg "$JACKDAW" collector --cluster "$CLUSTER_FILE" >"$log" 2>&1
+    CPID=${BG_PIDS[-1]}
+    wait_until 10 eval '[ "$(collector_pid)" = "$CPID" ]' ||
+        { cat "$log" >&2; fail "restarted collector $CPID did not register in the cluster file"; }
+    wait_until 15 eval "[ \$(grep -c 'resuming at seq' '$log') -ge 4 ]" ||
+        { cat "$log" >&2; fail "not every node resumed with collector $1"; }
+}
+
+# ---- the run ------------------------------------------------------------------------------
+start_cluster 4 2
+TRACE=$(cluster_field "$CLUSTER_FILE" 'c["collector"]["trace"]')
+CPID=$(collector_pid)
+bg timeout -k 5 90 "$JACKDAW" submit "$WL" --cluster "$CLUSTER_FILE" --wait --quiet \
+    --timeout 80 --records "$T/waves.rec" >"$T/submit.out" 2>&1
+sub=${BG_PIDS[-1]}
+
+# 1. Wave A runs; once every node's events are in the file, the first collector dies.
+wait_until 15 nodes_in "$TRACE" 4 || fail "not every node's events reached the collector"
+kill_collector "$CPID"
+cp "$TRACE" "$T/at-kill-1.avro"
+note "collector $CPID killed with $(records "$T/at-kill-1.avro") records in $TRACE"
+# 2. Wave B while no collector runs: the nodes spool.
+touch "$T/open1"
+wait_until 15 some_spooled || fail "no node spooled events while the collector was down"
+restart_collector 2
+note "collector 2 ($CPID) resumed every node"
+# 3. Killed again while the nodes resend; wave C while it is down.
+kill_collector "$CPID"
+touch "$T/open2"
+wait_until 15 some_spooled || fail "no node spooled events during the second outage"
+restart_collector 3
+note "collector 3 ($CPID) resumed every node"
+
+wait "$sub"
+expect_code 0 $? "the job whose collector was killed twice"
+check_records "$WL" "$T/waves.rec"
+stop_cluster
+wait_until 10 eval "! pid_alive $CPID" || fail "jackdaw stop did not end collector 3 ($CPID)"
+
+# ---- the trace ----------------------------------------------------------------------------
+left=$(find "$CLUSTER_WORKDIR" -name 'trace-spool*.avro' | sort)
+[ -z "$left" ] || fail "events left in spool files (never acknowledged by the collector): $left"
+jd trace verify "$TRACE" --workload "$WL" >"$T/verify.out" 2>&1 ||
+    { cat "$T/verify.out" >&2; fail "the trace of a run whose collector was killed twice does not verify"; }
+grep -q "tasks $TASKS ($TASKS done" "$T/verify.out" ||
+    { cat "$T/verify.out" >&2; fail "verify did not count $TASKS done tasks"; }
+# Each node's count: its tracer logs how many events it numbered when it stops.
+jd trace stats "$TRACE" --json >"$T/stats.json" || fail "trace stats exited $?"
+for i in 0 1 2 3; do
+    want=$(sed -n 's/.*trace: \([0-9]*\) events numbered.*/\1/p' "$CLUSTER_WORKDIR/node-$i.log" | tail -1)
+    [ -n "$want" ] || fail "node $i did not log how many events it numbered"
+    got=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["by_node"].get(sys.argv[2], 0))' \
+        "$T/stats.json" "$i")
+    [ "$got" = "$want" ] || fail "node $i numbered $want events, the trace holds $got"
+done
+# Continued, not rewritten: what the first collector wrote is still there, unchanged.
+jd trace cat "$T/at-kill-1.avro" --json >"$T/at-kill-1.json" 2>/dev/null
+jd trace cat "$TRACE" --json >"$T/final.json" || fail "trace cat of the final trace exited $?"
+"$PY" - "$T/at-kill-1.json" "$T/final.json" <<'EOF_PY' || fail "the restarted collectors did not keep the first one's events"
+import json, sys
+def load(p):
+    return {(e["node"], e["seq"]): e for e in map(json.loads, open(p))}
+first, final = load(sys.argv[1]), load(sys.argv[2])
+if not first:
+    sys.exit("no event in the file at the first kill")
+changed = [k for k, e in first.items() if final.get(k) != e]
+if changed:
+    sys.exit("%d of %d events written before the first kill are missing or changed, e.g. %s"
+             % (len(changed), len(first), changed[:3]))
+print("-- %d events written before the first kill, all kept; %d in the end" % (len(first), len(final)))
+EOF_PY
+for n in 2 3; do
+    bad=$(grep -E ' (WARN|ERROR) ' "$CLUSTER_WORKDIR/collector-$n.log" | grep -vE -- "$LOG_ALLOW")
+    [ -z "$bad" ] || fail "collector $n logged: $bad"
+done
+note "$(head -1 "$T/verify.out")"
+echo "PASS: $TEST_NAME"
