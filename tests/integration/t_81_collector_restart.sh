@@ -9,11 +9,14 @@
 # the first gate opens only once that collector is dead, so wave B's events can only be
 # spooled by the nodes; the second collector is killed as soon as every node has
 # resumed with it (while it receives their resends), and the second gate opens only
-# then, so wave C's events wait for the third.  After `jackdaw stop`:
+# then, so wave C's events wait for the third.  A second, small job is submitted during
+# the first outage: the client keeps its records (the job and its task ids) in the work
+# directory, and the next collector writes them.  After `jackdaw stop`:
 #   - the job's records: every task once, done, after its parents (check_records);
-#   - the collector's trace file alone (no spool file may be left) passes
+#   - the collector's trace file alone (no spool file, no kept job may be left) passes
 #     `trace verify --workload W`: every task submitted, started and ended exactly once,
-#     no gap or duplicate in any node's sequence numbers, every dependency held;
+#     no gap or duplicate in any node's sequence numbers, every dependency held; both
+#     jobs are in it, and it names every task of both once;
 #   - each node's events in the file are exactly as many as the node's tracer numbered
 #     (its log says so when it stops), so no tail was lost either;
 #   - the file was continued, not rewritten: every event the first collector had
@@ -46,6 +49,8 @@ with open(out, "w") as f:
         f.write(json.dumps(r) + "\n")
 EOF_PY
 TASKS=$(wc -l <"$WL")
+WL2="$T/small.jsonl"
+jd gen bot --tasks 20 --kind sleep --duration-s 0.01 -o "$WL2" >/dev/null || fail "gen bot"
 
 # ---- helpers ------------------------------------------------------------------------------
 # records FILE : the number of records in a trace (0 when unreadable).
@@ -106,8 +111,14 @@ wait_until 15 nodes_in "$TRACE" 4 || fail "not every node's events reached the c
 kill_collector "$CPID"
 cp "$TRACE" "$T/at-kill-1.avro"
 note "collector $CPID killed with $(records "$T/at-kill-1.avro") records in $TRACE"
-# 2. Wave B while no collector runs: the nodes spool.
+# 2. Wave B while no collector runs: the nodes spool; a job submitted now is kept.
 touch "$T/open1"
+jd submit "$WL2" --cluster "$CLUSTER_FILE" --wait --quiet --timeout 50 --records "$T/small.rec" \
+    >"$T/small.out" 2>&1
+expect_code 0 $? "a job submitted while the collector is down"
+check_records "$WL2" "$T/small.rec"
+grep -q "records wait in '.*/trace-jobs/job-[0-9]*.jsonl'" "$T/small.out" ||
+    fail "the client did not keep the job's records: $(cat "$T/small.out")"
 wait_until 15 some_spooled || fail "no node spooled events while the collector was down"
 restart_collector 2
 note "collector 2 ($CPID) resumed every node"
@@ -125,12 +136,21 @@ stop_cluster
 wait_until 10 eval "! pid_alive $CPID" || fail "jackdaw stop did not end collector 3 ($CPID)"
 
 # ---- the trace ----------------------------------------------------------------------------
-left=$(find "$CLUSTER_WORKDIR" -name 'trace-spool*.avro' | sort)
-[ -z "$left" ] || fail "events left in spool files (never acknowledged by the collector): $left"
+left=$(find "$CLUSTER_WORKDIR" -name 'trace-spool*.avro' -o -name 'job-*.jsonl*' | sort)
+[ -z "$left" ] || fail "left behind, never written to the collector's trace: $left"
 jd trace verify "$TRACE" --workload "$WL" >"$T/verify.out" 2>&1 ||
     { cat "$T/verify.out" >&2; fail "the trace of a run whose collector was killed twice does not verify"; }
-grep -q "tasks $TASKS ($TASKS done" "$T/verify.out" ||
-    { cat "$T/verify.out" >&2; fail "verify did not count $TASKS done tasks"; }
+all=$((TASKS + 20))
+grep -q "jobs 2, tasks $all ($all done" "$T/verify.out" ||
+    { cat "$T/verify.out" >&2; fail "verify did not count 2 jobs and $all done tasks"; }
+jd trace cat "$TRACE" --json | "$PY" -c '
+import collections, json, sys
+names = collections.Counter(n for line in sys.stdin for e in [json.loads(line)]
+                            if e["kind"] == "TASK_NAMES" for n in e["names"])
+ids = collections.Counter(json.loads(l)["id"] for p in sys.argv[1:] for l in open(p) if l.strip())
+sys.exit(0 if names == ids else "the trace names %d tasks (%d distinct), the workloads have %d"
+         % (sum(names.values()), len(names), len(ids)))' "$WL" "$WL2" ||
+    fail "the trace does not name every task of both jobs once"
 # Each node's count: its tracer logs how many events it numbered when it stops.
 jd trace stats "$TRACE" --json >"$T/stats.json" || fail "trace stats exited $?"
 for i in 0 1 2 3; do

@@ -9,13 +9,16 @@
  *
  * Once per loop pass (a uv_check handle, after the pass's reads) the blocks that
  * arrived are written with one write() and the nodes whose blocks were written get an
- * ACK with how far their events are in the file; RESUME and ACK only ever promise what
- * has been written.  A node that breaks the conversation (bad run id, bad framing, a
+ * ACK with how far their events are in the file, the clients an ACK with how many of
+ * their JOB and NAMES messages are; RESUME and ACK only ever promise what has been
+ * written.  Job records that clients kept while no collector listened
+ * (trace/collector/jobspool.h, in the cluster's workdir) are written when it starts and
+ * looked for every few seconds after.  A node that breaks the conversation (bad run id, bad framing, a
  * block before its HELLO) is dropped with a WARN naming it; everyone else is served on.
  * Nothing blocks the loop but the file write.
  *
  * Owns its loop, its conn_hub and every connection, the trace file, the nodes' latest
- * samples and the note ring.  Called by `jackdaw collector` (tools/cmd/cmd_collector.c)
+ * samples and the note ring; it removes the kept job files it has written.  Called by `jackdaw collector` (tools/cmd/cmd_collector.c)
  * and the tests; collector_run returns when told to stop (MSG_SHUTDOWN from a client,
  * SIGTERM, SIGINT), after the last write.
  */
