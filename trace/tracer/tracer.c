@@ -705,8 +705,13 @@ static void on_close(struct conn *c, const char *reason)
         return;
     t->conn = NULL;
     t->resumed = false;
-    for (struct pblock *b = t->ph; b; b = b->next)
+    /* What the collector has not acknowledged goes to the spool now rather than when
+     * the node stops: a node killed while the collector is away leaves it there, for
+     * `trace merge`, instead of losing up to MEM_CAP of events with its memory. */
+    for (struct pblock *b = t->ph; b; b = b->next) {
         b->sent = false;
+        spool_block(t, b);
+    }
     if (!t->warned_away) {
         log_warn("trace: collector at %s:%d away (%s); spooling to '%s'", t->host, t->port,
                  reason ? reason : "closed", t->spool_path ? t->spool_path : "(none)");
