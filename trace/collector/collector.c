@@ -754,6 +754,8 @@ int collector_run(const struct collector_config *cfg, char **cause)
         if (rc < 0)
             fail_with(col, rc, why);
     }
+    if (rc == 0 && cfg->on_serving && (rc = cfg->on_serving(cfg->serving_ctx, &why)) < 0)
+        fail_with(col, COLLECTOR_BAD_CONFIG, why ? why : xasprintf("refused to serve"));
     if (rc < 0) {
         collector_stop(col);
     } else {

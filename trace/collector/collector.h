@@ -43,12 +43,18 @@ struct collector_config {
     const char *workload_name;     /* borrowed, may be NULL: the header's "workload" */
     const char *workload_digest;   /* borrowed, may be NULL */
     uint32_t state_floor_ms;       /* shortest STATE period a console gets; 0: the default */
+    /* Called once it listens with the trace open, before serving anyone (may be NULL):
+     * where a collector started by hand registers in the cluster file and a detached one
+     * lets its parent return.  0, or a negative errno with *cause (malloc'd) to stop
+     * with COLLECTOR_BAD_CONFIG before serving. */
+    int (*on_serving)(void *ctx, char **cause);
+    void *serving_ctx;
 };
 
 /* How collector_run ended; the command picks its exit code from it. */
 enum collector_status {
     COLLECTOR_OK = 0,
-    COLLECTOR_BAD_CONFIG = -1,   /* no nodes, no trace path */
+    COLLECTOR_BAD_CONFIG = -1,   /* no nodes, no trace path, on_serving refused */
     COLLECTOR_BAD_TRACE = -2,    /* the trace cannot be created or resumed, or is another run's */
     COLLECTOR_NO_LISTEN = -3,    /* cannot listen */
     COLLECTOR_WRITE_FAILED = -4, /* stopped with events it could not write */
