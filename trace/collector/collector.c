@@ -412,11 +412,22 @@ static int on_client_message(struct collector *col, struct peer *p, uint16_t typ
 
 /* ---- job records kept by clients -------------------------------------------------------- */
 
+/* Renames a kept file that cannot be written to FILE.bad, so that it is not read again
+ * every scan. */
+static void set_aside(const char *path, const char *why)
+{
+    char *aside = xasprintf("%s.bad", path);
+    log_warn("%s; set aside as '%s'", why, aside);
+    if (rename(path, aside) < 0)
+        log_warn("cannot rename '%s': %s", path, strerror(errno));
+    free(aside);
+}
+
 /* Writes the job records a client kept while we were away (trace/collector/jobspool.h):
  * what the trace lacks of them, since a job recorded before a crash is in the trace
  * already (its file was kept because the ACK never came).  A file is removed once what
- * it added is written; one that is not a kept job is set aside as FILE.bad, with a
- * WARN, so that it is not read again every scan. */
+ * it added is written; one that is not a kept job, or whose records cannot be encoded,
+ * is set aside with a WARN. */
 static void take_kept_jobs(struct collector *col)
 {
     char **paths = NULL;
@@ -432,11 +443,7 @@ static void take_kept_jobs(struct collector *col)
     for (size_t i = 0; i < n; i++) {
         struct jobspool_job j;
         if (jobspool_read(paths[i], &j, &why) < 0) {
-            char *aside = xasprintf("%s.bad", paths[i]);
-            log_warn("%s; set aside as '%s'", why, aside);
-            if (rename(paths[i], aside) < 0)
-                log_warn("cannot rename '%s': %s", paths[i], strerror(errno));
-            free(aside);
+            set_aside(paths[i], why);
             free(why);
             why = NULL;
             continue;
@@ -450,11 +457,15 @@ static void take_kept_jobs(struct collector *col)
         if (rc == 0 && names_end < j.tasks)
             rc = collect_file_append_names(col->file, j.job, names_end, j.tasks - names_end,
                                            (const char *const *)j.ids + names_end);
-        if (rc < 0)
-            log_warn("cannot record job %u kept in '%s': %s", j.job, paths[i], strerror(-rc));
-        else if (!submitted || names_end < j.tasks)
+        if (rc < 0) {
+            char *what = xasprintf("cannot record job %u kept in '%s': %s", j.job, paths[i],
+                                   strerror(-rc));
+            set_aside(paths[i], what);
+            free(what);
+        } else if (!submitted || names_end < j.tasks) {
             log_info("job %u (%u tasks): records kept in '%s' while the collector was away%s",
                      j.job, j.tasks, paths[i], submitted ? " (partly in the trace already)" : "");
+        }
         jobspool_job_fini(&j);
         /* Removed only once written: a crash before that finds the file again. */
         if (rc == 0 && write_and_ack(col) == 0 && unlink(paths[i]) < 0)
