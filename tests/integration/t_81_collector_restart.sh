@@ -6,13 +6,15 @@
 #
 # The job is a DAG in three waves held apart by two gate tasks (commands that wait for
 # a file this test creates), so that each kill falls mid-run and each outage has events
-# of its own whatever the machine's speed: wave A runs while the first collector writes;
-# the first gate opens only once that collector is dead, so wave B's events can only be
-# spooled by the nodes; the second collector is killed as soon as every node has
-# resumed with it (while it receives their resends), and the second gate opens only
-# then, so wave C's events wait for the third.  A second, small job is submitted during
-# the first outage: the client keeps its records (the job and its task ids) in the work
-# directory, and the next collector writes them.  After `jackdaw stop`:
+# of its own whatever the machine's speed: the first collector is killed once every
+# node's events are in its file; the first gate opens only then, and the collector is
+# restarted only once a node has spooled that gate's end, so wave B starts while no
+# collector listens; the second collector is killed as soon as every node has resumed
+# with it (while it receives their resends), and the second gate opens only then, its
+# end spooled before the third collector starts.  A second, small job is submitted
+# during the first outage: the client keeps its records (the job and its task ids) in
+# the work directory, and the next collector writes them.  A restart on a file that is
+# not a trace is refused.  After `jackdaw stop`:
 #   - the job's records: every task once, done, after its parents (check_records);
 #   - the collector's trace file alone (no spool file, no kept job may be left) passes
 #     `trace verify --workload W`: every task submitted, started and ended exactly once,
@@ -22,7 +24,7 @@
 #     (its log says so when it stops), so no tail was lost either;
 #   - the file was continued, not rewritten: every event the first collector had
 #     written when it was killed is in the final file, the same.
-# Adds about 10 s (twice in `make check`: the plain and the sanitizer builds).
+# Takes about 10 s (twice in `make check`: the plain and the sanitizer builds).
 . "$(dirname "$0")/lib.sh"
 
 LOG_ALLOW='collector at .* away|cut block|cut tail'
@@ -66,11 +68,16 @@ import json, sys
 j = json.load(sys.stdin)
 sys.exit(0 if all(str(i) in j["by_node"] for i in range(int(sys.argv[1]))) else 1)' "$2"
 }
-# some_spooled : true when some node holds blocks in its spool file.
-some_spooled() {
+# spooled_end INDEX : true when some node's spool file holds the TASK_END of task INDEX
+# of the waves (indices 150 and 301 are the gates; the small job has 20 tasks).
+spooled_end() {
     local f
     for f in "$CLUSTER_WORKDIR"/node-*/trace-spool.avro; do
-        [ -f "$f" ] && [ "$(records "$f")" -gt 0 ] && return 0
+        [ -f "$f" ] || continue
+        "$JACKDAW" trace cat "$f" --json 2>/dev/null | "$PY" -c '
+import json, sys
+sys.exit(0 if any(e["kind"] == "TASK_END" and e["task"] == int(sys.argv[1])
+                  for e in map(json.loads, sys.stdin)) else 1)' "$1" && return 0
     done
     return 1
 }
@@ -132,13 +139,13 @@ expect_code 0 $? "a job submitted while the collector is down"
 check_records "$WL2" "$T/small.rec"
 grep -q "records wait in '.*/trace-jobs/job-[0-9]*.jsonl'" "$T/small.out" ||
     fail "the client did not keep the job's records: $(cat "$T/small.out")"
-wait_until 15 some_spooled || fail "no node spooled events while the collector was down"
+wait_until 15 spooled_end 150 || fail "the end of gate1 was not spooled while the collector was down"
 restart_collector 2
 note "collector 2 ($CPID) resumed every node"
 # 3. Killed again while the nodes resend; wave C while it is down.
 kill_collector "$CPID"
 touch "$T/open2"
-wait_until 15 some_spooled || fail "no node spooled events during the second outage"
+wait_until 15 spooled_end 301 || fail "the end of gate2 was not spooled during the second outage"
 restart_collector 3
 note "collector 3 ($CPID) resumed every node"
 
