@@ -173,8 +173,9 @@ int job_workload_digest(const char *path, char hex[33])
 }
 
 /* Tells the collector what this job is, before its first event: a trace read later maps
- * task numbers to the workload's ids.  A collector that cannot be reached costs the
- * names, not the run. */
+ * task numbers to the workload's ids.  A collector that cannot be reached, or is lost
+ * before it has written them, gets them from a file kept in the work directory once it
+ * is back; it costs the run nothing either way. */
 static void record_job(const char *who, const struct job_options *o, const struct auth_key *key,
                        uint32_t job)
 {
@@ -187,11 +188,19 @@ static void record_job(const char *who, const struct job_options *o, const struc
     int rc = tclient_connect(&t, o->cluster, key, 5000, &cause);
     if (rc == 0)
         rc = tclient_record_job(t, o->wl, job, digest, 30000, &cause);
-    if (rc < 0)
-        fprintf(stderr, "jackdaw %s: warning: the trace will not name this job's tasks: %s\n",
-                who, cause ? cause : strerror(-rc));
-    free(cause);
     tclient_destroy(t);
+    if (rc < 0) {
+        char *kept = NULL, *why = NULL;
+        if (tclient_keep_job(o->cluster, o->wl, job, digest, &kept, &why) == 0)
+            fprintf(stderr, "jackdaw %s: %s; the job's trace records wait in '%s' for the "
+                    "collector to come back\n", who, cause ? cause : strerror(-rc), kept);
+        else
+            fprintf(stderr, "jackdaw %s: warning: the trace will not name this job's tasks: "
+                    "%s, and %s\n", who, cause ? cause : strerror(-rc), why);
+        free(kept);
+        free(why);
+    }
+    free(cause);
 }
 
 int job_submit(const char *who, const struct job_options *o)

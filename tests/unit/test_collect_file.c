@@ -576,6 +576,48 @@ static void test_names_round_trip(void **state)
     node_fini(&n);
 }
 
+static void assert_recorded(const struct collect_file *f, uint32_t job, bool submitted,
+                            uint32_t names_end)
+{
+    bool got_submitted;
+    uint32_t got_end;
+    collect_file_job_recorded(f, job, &got_submitted, &got_end);
+    assert_int_equal(got_submitted, submitted);
+    assert_int_equal(got_end, names_end);
+}
+
+/* What the file holds of each job's own records, known while writing and learnt again
+ * from the file on resume: what lets a job kept by a client be written only once. */
+static void test_job_marks(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_dir(path, sizeof path, "marks.jdt");
+    const char *ids[] = {"a", "b", "c", "d", "e"};
+    struct collect_file *f = open_ok(path, 1);
+    assert_recorded(f, 5, false, 0);
+    assert_int_equal(collect_file_append_job(f, 5, 5, "w", NULL), 0);
+    assert_int_equal(collect_file_append_names(f, 5, 0, 3, ids), 0);
+    /* Names only (their JOB lost), and a job whose names are not from the start. */
+    assert_int_equal(collect_file_append_names(f, 6, 0, 2, ids), 0);
+    assert_int_equal(collect_file_append_names(f, 7, 2, 2, ids + 2), 0);
+    /* Buffered counts: a scan between appends must not add them again. */
+    assert_recorded(f, 5, true, 3);
+    assert_recorded(f, 6, false, 2);
+    assert_recorded(f, 7, false, 4);
+    assert_recorded(f, 8, false, 0);
+    close_ok(f);
+
+    f = open_ok(path, 1);
+    assert_recorded(f, 5, true, 3);
+    assert_recorded(f, 6, false, 2);
+    assert_recorded(f, 7, false, 4);
+    assert_recorded(f, 0, false, 0);
+    assert_int_equal(collect_file_append_names(f, 5, 3, 2, ids + 3), 0);
+    assert_recorded(f, 5, true, 5);
+    close_ok(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -585,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_refuses_other_files),
         cmocka_unit_test(test_failed_write_kept_and_retried),
         cmocka_unit_test(test_names_round_trip),
+        cmocka_unit_test(test_job_marks),
     };
     return cmocka_run_group_tests_name("collect_file", tests, setup_dir, remove_dir);
 }

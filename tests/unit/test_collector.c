@@ -4,8 +4,10 @@
  * test's own loop acting as nodes and as a client/console, and by a raw socket sending
  * garbage.  Covers the conversation (HELLO → RESUME, BLOCK → ACK, a resend skipped but
  * acknowledged), the drops (another run's HELLO, a block with the wrong sync marker,
- * garbage) while everyone else is served, JOB/NAMES written as records, SUBSCRIBE →
- * INFO then STATE with samples and notes, and MSG_SHUTDOWN; then reads the file back.
+ * garbage) while everyone else is served, JOB/NAMES written as records and acknowledged
+ * to the client, SUBSCRIBE → INFO then STATE with samples and notes, and MSG_SHUTDOWN;
+ * then reads the file back.  Then job records a client kept while the collector was
+ * away, written once by the next collector.
  *
  * Every wait is bounded (run_until gives up after WAIT_MS and fails the test; the join
  * is timed), so a broken collector fails the test instead of hanging it.
@@ -39,6 +41,7 @@
 #include "trace/format/block.h"
 #include "trace/collector/collect_file.h"
 #include "trace/collector/collector.h"
+#include "trace/collector/jobspool.h"
 #include "trace/format/reader.h"
 #include "trace/format/wire.h"
 
@@ -259,14 +262,23 @@ static int bind_loopback(int *port)
     return fd;
 }
 
-static void world_start(struct world *w)
+/* Starts a collector on a new directory, or on `dir` again (its trace resumed); with
+ * `workdir`, the cluster's work directory is that directory (kept jobs are looked for
+ * in its trace-jobs/). */
+static void world_start_in(struct world *w, const char *dir, bool workdir)
 {
     memset(w, 0, sizeof *w);
     log_set_level(LOG_LEVEL_WARN);
     log_set_tag("test");
-    strcpy(w->dir, "/tmp/test_collector.XXXXXX");
-    assert_non_null(mkdtemp(w->dir));
+    if (dir) {
+        snprintf(w->dir, sizeof w->dir, "%s", dir);
+    } else {
+        strcpy(w->dir, "/tmp/test_collector.XXXXXX");
+        assert_non_null(mkdtemp(w->dir));
+    }
     snprintf(w->trace, sizeof w->trace, "%s/run.jdt", w->dir);
+    if (workdir)
+        w->cluster.workdir = w->dir;
     assert_int_equal(auth_init(), 0);
     auth_nonce(w->key.bytes); /* 32 random bytes make a key */
     for (uint32_t i = 0; i < 2; i++)
@@ -288,6 +300,11 @@ static void world_start(struct world *w)
     for (uint32_t i = 0; i < 2; i++)
         w->node_hub[i] = conn_hub_create(&w->loop, &w->key, CONN_ROLE_NODE, i, &callbacks, w);
     w->client_hub = conn_hub_create(&w->loop, &w->key, CONN_ROLE_CLIENT, 0, &callbacks, w);
+}
+
+static void world_start(struct world *w)
+{
+    world_start_in(w, NULL, false);
 }
 
 static void join_collector(struct world *w)
@@ -404,6 +421,8 @@ static void test_collector_conversation(void **state)
     buf = conn_msg_begin(cl.c, MSG_TRACE_NAMES, &at);
     wire_put_names(buf, &names);
     conn_msg_end(cl.c, at);
+    /* Both written: the client may forget them (it keeps them itself until then). */
+    RUN_UNTIL(w, cl.ack == 2);
     buf = conn_msg_begin(cl.c, MSG_TRACE_SUBSCRIBE, &at);
     wire_put_subscribe(buf, 1); /* below the floor: served every 10 ms */
     conn_msg_end(cl.c, at);
@@ -477,10 +496,116 @@ static void test_collector_conversation(void **state)
     free(c.data);
 }
 
+static void send_job(struct ep *e, uint32_t job, uint32_t tasks, uint32_t first, uint32_t count,
+                     const char **ids)
+{
+    struct wire_job j = {.job = job, .tasks = tasks, .name = "wl-k", .digest = "d"};
+    size_t at;
+    struct wbuf *buf = conn_msg_begin(e->c, MSG_TRACE_JOB, &at);
+    wire_put_job(buf, &j);
+    conn_msg_end(e->c, at);
+    struct wire_names names = {.job = job, .first = first, .count = count, .ids = ids};
+    buf = conn_msg_begin(e->c, MSG_TRACE_NAMES, &at);
+    wire_put_names(buf, &names);
+    conn_msg_end(e->c, at);
+}
+
+static void shutdown_world(struct world *w, struct ep *cl)
+{
+    size_t at;
+    conn_msg_begin(cl->c, MSG_SHUTDOWN, &at);
+    conn_msg_end(cl->c, at);
+    RUN_UNTIL(w, cl->closed);
+    join_collector(w);
+    if (w->status != COLLECTOR_OK)
+        fail_msg("collector_run: %d %s", w->status, w->cause ? w->cause : "");
+    free(w->cause);
+    w->cause = NULL;
+    world_stop(w);
+}
+
+/* Job records a client kept while no collector listened are written when one starts:
+ * only what its trace lacks (job 9 had its JOB_SUBMIT and 3 of its 5 names written
+ * before the crash that made the client keep it), in full for a job it never saw (11),
+ * and the files go once written; a file that is not a kept job is set aside. */
+static void test_kept_jobs(void **state)
+{
+    (void)state;
+    const char *ids[] = {"t0", "t1", "t2", "t3", "t4"};
+    struct world *w = calloc(1, sizeof *w);
+    world_start_in(w, NULL, true);
+    struct ep cl;
+    connect_ep(w, w->client_hub, &cl);
+    send_job(&cl, 9, 5, 0, 3, ids);
+    RUN_UNTIL(w, cl.ack == 2);
+    shutdown_world(w, &cl);
+
+    char dir[64], jobs[96], bad[128], *path = NULL, *cause = NULL;
+    snprintf(dir, sizeof dir, "%s", w->dir);
+    snprintf(jobs, sizeof jobs, "%s/trace-jobs", dir);
+    assert_int_equal(jobspool_keep(jobs, 9, 5, "wl-k", "d", ids, &path, &cause), 0);
+    free(path);
+    assert_int_equal(jobspool_keep(jobs, 11, 2, "wl-2", NULL, ids + 3, &path, &cause), 0);
+    free(path);
+    snprintf(bad, sizeof bad, "%s/job-12.jsonl", jobs);
+    FILE *f = fopen(bad, "w");
+    fputs("not json\n", f);
+    fclose(f);
+
+    world_start_in(w, dir, true);
+    connect_ep(w, w->client_hub, &cl);
+    shutdown_world(w, &cl);
+
+    char **left;
+    size_t nleft;
+    assert_int_equal(jobspool_list(jobs, &left, &nleft, &cause), 0);
+    assert_int_equal(nleft, 0);
+    strcat(bad, ".bad");
+    assert_int_equal(access(bad, F_OK), 0);
+
+    struct trace_reader *r = NULL;
+    assert_int_equal(trace_reader_open(&r, w->trace, &cause), 0);
+    struct trace_event ev;
+    int submits[16] = {0};
+    uint32_t names_next[16] = {0};
+    int64_t seq = 0;
+    while (trace_reader_next(r, &ev, &cause) == 0) {
+        assert_int_equal(ev.node, COLLECT_FILE_OWN_NODE);
+        assert_int_equal(ev.seq, seq++);
+        uint32_t job = (uint32_t)(ev.task >> 32);
+        assert_true(job == 9 || job == 11);
+        const char *const *nm;
+        size_t nn;
+        assert_int_equal(trace_reader_names(r, &nm, &nn), 0);
+        if (ev.kind == TRACE_JOB_SUBMIT) {
+            submits[job]++;
+            assert_int_equal(ev.count, job == 9 ? 5 : 2);
+            continue;
+        }
+        assert_int_equal(ev.kind, TRACE_TASK_NAMES);
+        /* In order, each name once. */
+        assert_int_equal(ev.task & UINT32_MAX, names_next[job]);
+        for (size_t i = 0; i < nn; i++)
+            assert_string_equal(nm[i], ids[(job == 9 ? 0 : 3) + names_next[job] + i]);
+        names_next[job] += (uint32_t)nn;
+    }
+    trace_reader_destroy(r);
+    assert_int_equal(submits[9], 1);
+    assert_int_equal(submits[11], 1);
+    assert_int_equal(names_next[9], 5);
+    assert_int_equal(names_next[11], 2);
+
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collector_conversation),
+        cmocka_unit_test(test_kept_jobs),
     };
     return cmocka_run_group_tests_name("collector", tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
  * scheduler hands over reaches the spool file in sequence order with no gap, events with
  * a body (samples, policy names) interleave correctly with the ring's, and when the ring
  * overflows the loss is written down as DROPPED events whose counts add up to exactly
- * what was lost.
+ * what was lost.  Then with a collector played by the test that receives blocks without
+ * acknowledging them and goes away: the blocks are in the spool file at once, while the
+ * node runs (a node killed then keeps them).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,8 +20,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <uv.h>
+
+#include "core/base/clock.h"
+#include "core/net/conn.h"
+#include "core/net/proto.h"
 #include "trace/format/reader.h"
+#include "trace/format/wire.h"
 #include "trace/tracer/tracer.h"
+
+#define WAIT_MS 10000
 
 
 static int setup_dir(void **state)
@@ -142,11 +156,157 @@ static void test_overflow_is_written_down(void **state)
                   (unsigned long long)dropped_events);
 }
 
+/* ---- a collector played by the test ---- */
+
+struct fake_collector {
+    struct conn *node;       /* the tracer's connection; NULL once closed */
+    bool hello;
+    uint64_t events;         /* in the blocks received */
+};
+
+static void fc_ready(struct conn *c)
+{
+    struct fake_collector *fc = conn_hub_data(conn_hub_of(c));
+    fc->node = c;
+}
+
+static int fc_message(struct conn *c, uint16_t type, struct rbuf *r, const char **reason)
+{
+    struct fake_collector *fc = conn_hub_data(conn_hub_of(c));
+    (void)reason;
+    if (type == MSG_TRACE_HELLO) {
+        struct wire_hello h;
+        assert_int_equal(wire_get_hello(r, &h), 0);
+        fc->hello = true;
+        size_t at;
+        struct wbuf *b = conn_msg_begin(c, MSG_TRACE_RESUME, &at);
+        wire_put_next_seq(b, 0);
+        conn_msg_end(c, at);
+    } else if (type == MSG_TRACE_BLOCK) {
+        struct wire_block blk;
+        assert_int_equal(wire_get_block(r, &blk), 0);
+        fc->events += blk.count; /* and never acknowledged */
+    }
+    return 0;
+}
+
+static void fc_close(struct conn *c, const char *reason)
+{
+    struct fake_collector *fc = conn_hub_data(conn_hub_of(c));
+    (void)reason;
+    if (fc->node == c)
+        fc->node = NULL;
+}
+
+static int listen_loopback(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(fd, 16), 0);
+    socklen_t len = sizeof sa;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+static void on_tick(uv_timer_t *h)
+{
+    (void)h; /* wakes the loop */
+}
+
+#define RUN_UNTIL(loop, cond)                                                           \
+    do {                                                                                \
+        int64_t deadline_ = clock_mono_ns() + (int64_t)WAIT_MS * 1000000;               \
+        while (!(cond)) {                                                               \
+            if (clock_mono_ns() > deadline_)                                            \
+                fail_msg("timed out waiting for %s", #cond);                            \
+            uv_run((loop), UV_RUN_ONCE);                                                \
+        }                                                                               \
+    } while (0)
+
+/* Events in the spool file so far; 0 while it has no block. */
+static uint64_t spooled_events(const char *path)
+{
+    struct trace_reader *r = NULL;
+    char *cause = NULL;
+    if (trace_reader_open(&r, path, &cause) != 0) {
+        free(cause);
+        return 0;
+    }
+    struct trace_event ev;
+    uint64_t n = 0;
+    while (trace_reader_next(r, &ev, &cause) == 0) {
+        assert_int_equal(ev.seq, (int64_t)n);
+        n++;
+    }
+    free(cause);
+    trace_reader_destroy(r);
+    return n;
+}
+
+static void test_unacknowledged_spooled_when_collector_goes(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    uv_timer_t tick;
+    uv_timer_init(&loop, &tick);
+    uv_timer_start(&tick, on_tick, 10, 10);
+    struct auth_key key;
+    assert_int_equal(auth_init(), 0);
+    auth_nonce(key.bytes);
+    struct fake_collector fc = {0};
+    static const struct conn_callbacks cb = {fc_ready, fc_message, fc_close};
+    struct conn_hub *hub = conn_hub_create(&loop, &key, CONN_ROLE_CLIENT, 0, &cb, &fc);
+    int port;
+    char *cause = NULL;
+    assert_int_equal(conn_hub_listen_fd(hub, listen_loopback(&port), &cause), 0);
+
+    char path[128];
+    path_in_dir(path, sizeof path, "away.avro");
+    struct tracer_config cfg = {
+        .node = 3, .host = "127.0.0.1", .port = port, .key = key, .start_ns = 1,
+        .spool_path = path, .header_json = "{\"format\":1,\"spool\":{\"node\":3}}",
+        .flush_ms = 5,
+    };
+    struct tracer *t = NULL;
+    assert_int_equal(tracer_start(&t, &cfg, &cause), 0);
+    RUN_UNTIL(&loop, fc.hello);
+    const uint64_t N = 3000;
+    for (uint64_t i = 0; i < N; i++)
+        tracer_put(t, TRACE_TASK_START, i, 7, 0, 0, 0, 0, 0);
+    RUN_UNTIL(&loop, fc.events == N);
+    /* Connected, resumed, every block sent: nothing needed the spool yet. */
+    assert_int_equal(spooled_events(path), 0);
+
+    /* The collector goes away for good (the listener too: no reconnecting). */
+    conn_hub_destroy(hub);
+    for (int i = 0; i < 100 && fc.node; i++)
+        uv_run(&loop, UV_RUN_NOWAIT);
+    int64_t deadline = clock_mono_ns() + (int64_t)WAIT_MS * 1000000;
+    uint64_t got;
+    while ((got = spooled_events(path)) < N && clock_mono_ns() < deadline)
+        usleep(10000);
+    assert_int_equal(got, N);
+
+    tracer_stop(t, 1);
+    assert_int_equal(spooled_events(path), N);
+    uv_timer_stop(&tick);
+    uv_close((uv_handle_t *)&tick, NULL);
+    for (int i = 0; i < 100 && uv_loop_alive(&loop); i++)
+        uv_run(&loop, UV_RUN_NOWAIT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_event_in_order),
         cmocka_unit_test(test_overflow_is_written_down),
+        cmocka_unit_test(test_unacknowledged_spooled_when_collector_goes),
     };
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);
 }

@@ -141,13 +141,8 @@ static int node_main(int argc, char **argv)
     }
     if (rc == 0)
         rc = node_run(&cfg, &cause);
-    if (tracer) {
-        struct tracer_stats st;
-        tracer_stats(tracer, &st);
-        tracer_stop(tracer, 3000);
-        log_info("trace: %llu events, %llu lost to a full buffer",
-                 (unsigned long long)st.events, (unsigned long long)st.dropped);
-    }
+    /* It logs its own account once it has placed its last event. */
+    tracer_stop(tracer, 3000);
     int code = 0;
     if (rc < 0) {
         fprintf(stderr, "jackdaw node %lu: %s\n", id, cause ? cause : "failed");

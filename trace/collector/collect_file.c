@@ -20,6 +20,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
+#include "core/base/u64map.h"
 #include "core/base/wbuf.h"
 #include "core/base/xalloc.h"
 #include "trace/format/event.h"
@@ -47,7 +48,14 @@ struct collect_file {
     struct wbuf pending;        /* whole blocks with the file's marker, not yet written */
     uint64_t pending_events, pending_blocks;
     struct trace_block *own;    /* owned; NULL until the first own record */
+    struct u64map jobs;         /* job -> struct job_mark (owned): its records so far */
     struct collect_file_stats st;
+};
+
+/* What the file holds of one job's own records, buffered ones included. */
+struct job_mark {
+    bool submitted;             /* its JOB_SUBMIT */
+    uint32_t names_end;         /* its TASK_NAMES cover tasks 0..names_end-1 */
 };
 
 static int slot_of(const struct collect_file *f, int32_t node)
@@ -73,8 +81,38 @@ static int pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t off)
     return 0;
 }
 
+/* Job 0 is not a job, and u64map keys must hash to non-zero: keys are job + 1. */
+static struct job_mark *mark_of(struct collect_file *f, uint32_t job)
+{
+    struct job_mark *m = u64map_get(&f->jobs, (uint64_t)job + 1);
+    if (!m) {
+        m = xcalloc(1, sizeof *m);
+        u64map_put(&f->jobs, (uint64_t)job + 1, m);
+    }
+    return m;
+}
+
+/* Notes an own record of the file or of this process. */
+static void mark_own(struct collect_file *f, const struct trace_event *ev)
+{
+    uint32_t job = (uint32_t)(ev->task >> 32);
+    if (ev->kind == TRACE_JOB_SUBMIT) {
+        mark_of(f, job)->submitted = true;
+    } else if (ev->kind == TRACE_TASK_NAMES && ev->count >= 0) {
+        uint64_t end = (ev->task & UINT32_MAX) + (uint64_t)ev->count;
+        struct job_mark *m = mark_of(f, job);
+        if (end > m->names_end)
+            m->names_end = end > UINT32_MAX ? UINT32_MAX : (uint32_t)end;
+    }
+}
+
 static void file_free(struct collect_file *f)
 {
+    uint64_t key;
+    void *value;
+    for (size_t i = 0; (i = u64map_next(&f->jobs, i, &key, &value)) != 0;)
+        free(value);
+    u64map_fini(&f->jobs);
     if (f->fd >= 0)
         close(f->fd);
     trace_block_destroy(f->own);
@@ -229,6 +267,8 @@ static int read_events(struct collect_file *f, char **cause)
             untracked++;
         else if (ev.seq >= f->next_seq[s])
             f->next_seq[s] = ev.seq + 1;
+        if (ev.node == COLLECT_FILE_OWN_NODE)
+            mark_own(f, &ev);
     }
     trace_reader_destroy(r);
     if (rc < 0) {
@@ -309,6 +349,7 @@ int collect_file_open(struct collect_file **out, const char *path, const char *h
     f->next_seq = xcalloc((size_t)nnodes + 1, sizeof *f->next_seq);
     f->written_seq = xcalloc((size_t)nnodes + 1, sizeof *f->written_seq);
     wbuf_init(&f->pending);
+    u64map_init(&f->jobs);
     int rc;
     f->fd = open(path, O_RDWR | O_CLOEXEC);
     if (f->fd >= 0) {
@@ -437,8 +478,10 @@ static int append_own(struct collect_file *f, struct trace_event *ev)
         if (rc == 0)
             rc = trace_block_append(f->own, ev);
     }
-    if (rc == 0)
+    if (rc == 0) {
         f->next_seq[0]++;
+        mark_own(f, ev);
+    }
     return rc;
 }
 
@@ -503,6 +546,14 @@ int collect_file_append_names(struct collect_file *f, uint32_t job, uint32_t fir
         done += n;
     }
     return 0;
+}
+
+void collect_file_job_recorded(const struct collect_file *f, uint32_t job, bool *submitted,
+                               uint32_t *names_end)
+{
+    const struct job_mark *m = u64map_get(&f->jobs, (uint64_t)job + 1);
+    *submitted = m && m->submitted;
+    *names_end = m ? m->names_end : 0;
 }
 
 bool collect_file_dirty(const struct collect_file *f)

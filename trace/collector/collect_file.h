@@ -24,7 +24,8 @@
  * the collector may promise in RESUME and ACK).
  *
  * Owns: the file descriptor (locked with flock, so two collectors cannot interleave
- * blocks in one file), the write buffer, the own-record encoder.  Called by
+ * blocks in one file), the write buffer, the own-record encoder, and a mark per job of
+ * the own records it holds.  Called by
  * trace/collector/collector.c on its loop thread, and by the tests.  Not thread-safe.
  * Return convention: 0 or a negative errno; open and flush fill *cause (malloc'd,
  * naming the file) on error.
@@ -101,6 +102,13 @@ int collect_file_append_job(struct collect_file *f, uint32_t job, uint32_t tasks
  * id alone does not fit in a block (the ids before it are kept). */
 int collect_file_append_names(struct collect_file *f, uint32_t job, uint32_t first,
                               uint32_t count, const char *const *ids);
+
+/* What the file holds of job's own records, buffered ones included (those of a resumed
+ * file too): whether its JOB_SUBMIT, and up to which task its TASK_NAMES go (the names
+ * of one job are always recorded in task order, so they cover tasks 0..*names_end-1).
+ * Lets records kept by a client while the collector was away be written once. */
+void collect_file_job_recorded(const struct collect_file *f, uint32_t job, bool *submitted,
+                               uint32_t *names_end);
 
 /* True when something is waiting for collect_file_flush. */
 bool collect_file_dirty(const struct collect_file *f);

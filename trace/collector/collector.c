@@ -26,6 +26,7 @@
 #include "core/net/conn.h"
 #include "core/net/proto.h"
 #include "trace/collector/collect_file.h"
+#include "trace/collector/jobspool.h"
 #include "trace/format/wire.h"
 
 /* Notes kept for consoles; a STATE carries at most this many, so a subscriber that fell
@@ -39,6 +40,8 @@
 /* Blocks held while writes fail, beyond which a node's connection is closed instead:
  * it keeps its blocks spooled until it reconnects and hears RESUME. */
 #define PENDING_MAX (64u << 20)
+/* How often the job records clients kept while we were away are looked for. */
+#define KEPT_JOBS_MS 2000
 
 struct collector;
 
@@ -51,7 +54,9 @@ struct peer {
     uint32_t node;                 /* is_node: its id, < the cluster's node count */
     bool hello;                    /* is_node: HELLO received on this connection */
     uint8_t sync[TRACE_SYNC_SIZE]; /* is_node: the marker ending its blocks */
-    bool ack_due;                  /* is_node: blocks arrived since the last ACK */
+    bool ack_due;                  /* blocks (a node) or JOB and NAMES (a client) arrived
+                                    * since the last ACK */
+    uint64_t records;              /* a client: its JOB and NAMES messages handled */
     uv_timer_t *state_timer;       /* owned until uv_close; NULL when not subscribed */
     uint64_t note_cursor;          /* notes this subscriber has been sent (ring count) */
 };
@@ -71,6 +76,8 @@ struct collector {
     uv_check_t check;
     uv_signal_t sigterm, sigint;
     uv_timer_t retry;
+    uv_timer_t kept_jobs;          /* looks for job records clients kept (jobspool) */
+    char *jobs_dir;                /* owned; NULL when the cluster has no workdir */
     struct collect_file *file;     /* owned; NULL once closed */
     const char *run_id;            /* borrowed from the cluster; NULL when it has none */
     int64_t start_ns;              /* origin of the trace's times (the file header's) */
@@ -185,7 +192,11 @@ static int write_and_ack(struct collector *col)
         if (!p->ack_due)
             continue;
         p->ack_due = false;
-        send_next_seq(p->conn, MSG_TRACE_ACK, collect_file_written_seq(col->file, (int32_t)p->node));
+        /* A client hears how many of its JOB and NAMES messages are written: until it
+         * has heard them all, it keeps the job itself (jobspool). */
+        send_next_seq(p->conn, MSG_TRACE_ACK,
+                      p->is_node ? collect_file_written_seq(col->file, (int32_t)p->node)
+                                 : (int64_t)p->records);
     }
     return 0;
 }
@@ -338,6 +349,8 @@ static int on_job(struct collector *col, struct peer *p, struct rbuf *r, const c
     log_info("job %u (%u tasks, workload '%s') from %s", j.job, j.tasks, j.name,
              conn_peer_name(p->conn));
     wire_job_fini(&j);
+    p->records++;
+    p->ack_due = col->ack_due = true;
     return 0;
 }
 
@@ -351,6 +364,8 @@ static int on_names(struct collector *col, struct peer *p, struct rbuf *r, const
         log_warn("cannot record the names of tasks %u..%u of job %u from %s: %s", n.first,
                  n.first + n.count - 1, n.job, conn_peer_name(p->conn), strerror(-rc));
     free(n.ids);
+    p->records++;
+    p->ack_due = col->ack_due = true;
     return 0;
 }
 
@@ -393,6 +408,75 @@ static int on_client_message(struct collector *col, struct peer *p, uint16_t typ
         return reject(col, reason, "%s (0x%04x) is not a message a client sends to the collector",
                       proto_type_name(type), type);
     }
+}
+
+/* ---- job records kept by clients -------------------------------------------------------- */
+
+/* Renames a kept file that cannot be written to FILE.bad, so that it is not read again
+ * every scan. */
+static void set_aside(const char *path, const char *why)
+{
+    char *aside = xasprintf("%s.bad", path);
+    log_warn("%s; set aside as '%s'", why, aside);
+    if (rename(path, aside) < 0)
+        log_warn("cannot rename '%s': %s", path, strerror(errno));
+    free(aside);
+}
+
+/* Writes the job records a client kept while we were away (trace/collector/jobspool.h):
+ * what the trace lacks of them, since a job recorded before a crash is in the trace
+ * already (its file was kept because the ACK never came).  A file is removed once what
+ * it added is written; one that is not a kept job, or whose records cannot be encoded,
+ * is set aside with a WARN. */
+static void take_kept_jobs(struct collector *col)
+{
+    char **paths = NULL;
+    size_t n = 0;
+    char *why = NULL;
+    if (!col->jobs_dir || col->stopping || col->write_failing)
+        return;
+    if (jobspool_list(col->jobs_dir, &paths, &n, &why) < 0) {
+        log_warn("%s", why);
+        free(why);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct jobspool_job j;
+        if (jobspool_read(paths[i], &j, &why) < 0) {
+            set_aside(paths[i], why);
+            free(why);
+            why = NULL;
+            continue;
+        }
+        bool submitted;
+        uint32_t names_end;
+        collect_file_job_recorded(col->file, j.job, &submitted, &names_end);
+        int rc = 0;
+        if (!submitted)
+            rc = collect_file_append_job(col->file, j.job, j.tasks, j.name, j.digest);
+        if (rc == 0 && names_end < j.tasks)
+            rc = collect_file_append_names(col->file, j.job, names_end, j.tasks - names_end,
+                                           (const char *const *)j.ids + names_end);
+        if (rc < 0) {
+            char *what = xasprintf("cannot record job %u kept in '%s': %s", j.job, paths[i],
+                                   strerror(-rc));
+            set_aside(paths[i], what);
+            free(what);
+        } else if (!submitted || names_end < j.tasks) {
+            log_info("job %u (%u tasks): records kept in '%s' while the collector was away%s",
+                     j.job, j.tasks, paths[i], submitted ? " (partly in the trace already)" : "");
+        }
+        jobspool_job_fini(&j);
+        /* Removed only once written: a crash before that finds the file again. */
+        if (rc == 0 && write_and_ack(col) == 0 && unlink(paths[i]) < 0)
+            log_warn("cannot remove '%s': %s", paths[i], strerror(errno));
+    }
+    jobspool_list_free(paths, n);
+}
+
+static void on_kept_jobs(uv_timer_t *t)
+{
+    take_kept_jobs(t->data);
 }
 
 /* ---- connections ------------------------------------------------------------------------ */
@@ -509,6 +593,8 @@ static void collector_stop(struct collector *col)
     col->hub = NULL;
     uv_timer_stop(&col->retry);
     uv_close((uv_handle_t *)&col->retry, NULL);
+    uv_timer_stop(&col->kept_jobs);
+    uv_close((uv_handle_t *)&col->kept_jobs, NULL);
     uv_close((uv_handle_t *)&col->check, NULL);
     uv_close((uv_handle_t *)&col->sigterm, NULL);
     uv_close((uv_handle_t *)&col->sigint, NULL);
@@ -623,6 +709,7 @@ static int open_trace(struct collector *col, char **cause)
 
 static void collector_free(struct collector *col)
 {
+    free(col->jobs_dir);
     free(col->nodes);
     free(col->ring);
     free(col->scratch_notes);
@@ -658,6 +745,10 @@ int collector_run(const struct collector_config *cfg, char **cause)
     uv_check_start(&col->check, on_check);
     uv_timer_init(&col->loop, &col->retry);
     col->retry.data = col;
+    uv_timer_init(&col->loop, &col->kept_jobs);
+    col->kept_jobs.data = col;
+    if (cfg->cluster->workdir && cfg->cluster->workdir[0])
+        col->jobs_dir = jobspool_dir(cfg->cluster->workdir);
     uv_signal_init(&col->loop, &col->sigterm);
     col->sigterm.data = col;
     uv_signal_init(&col->loop, &col->sigint);
@@ -674,11 +765,16 @@ int collector_run(const struct collector_config *cfg, char **cause)
         if (rc < 0)
             fail_with(col, rc, why);
     }
+    if (rc == 0 && cfg->on_serving && (rc = cfg->on_serving(cfg->serving_ctx, &why)) < 0)
+        fail_with(col, COLLECTOR_BAD_CONFIG, why ? why : xasprintf("refused to serve"));
     if (rc < 0) {
         collector_stop(col);
     } else {
         uv_signal_start(&col->sigterm, on_signal, SIGTERM);
         uv_signal_start(&col->sigint, on_signal, SIGINT);
+        take_kept_jobs(col);
+        if (col->jobs_dir)
+            uv_timer_start(&col->kept_jobs, on_kept_jobs, KEPT_JOBS_MS, KEPT_JOBS_MS);
         log_info("collector for run %s: %u nodes, trace '%s', port %d",
                  col->run_id ? col->run_id : "(none)", col->nnodes, cfg->trace_path,
                  conn_hub_port(col->hub));

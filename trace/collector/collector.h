@@ -9,13 +9,16 @@
  *
  * Once per loop pass (a uv_check handle, after the pass's reads) the blocks that
  * arrived are written with one write() and the nodes whose blocks were written get an
- * ACK with how far their events are in the file; RESUME and ACK only ever promise what
- * has been written.  A node that breaks the conversation (bad run id, bad framing, a
+ * ACK with how far their events are in the file, the clients an ACK with how many of
+ * their JOB and NAMES messages are; RESUME and ACK only ever promise what has been
+ * written.  Job records that clients kept while no collector listened
+ * (trace/collector/jobspool.h, in the cluster's workdir) are written when it starts and
+ * looked for every few seconds after.  A node that breaks the conversation (bad run id, bad framing, a
  * block before its HELLO) is dropped with a WARN naming it; everyone else is served on.
  * Nothing blocks the loop but the file write.
  *
  * Owns its loop, its conn_hub and every connection, the trace file, the nodes' latest
- * samples and the note ring.  Called by `jackdaw collector` (tools/cmd/cmd_collector.c)
+ * samples and the note ring; it removes the kept job files it has written.  Called by `jackdaw collector` (tools/cmd/cmd_collector.c)
  * and the tests; collector_run returns when told to stop (MSG_SHUTDOWN from a client,
  * SIGTERM, SIGINT), after the last write.
  */
@@ -40,12 +43,18 @@ struct collector_config {
     const char *workload_name;     /* borrowed, may be NULL: the header's "workload" */
     const char *workload_digest;   /* borrowed, may be NULL */
     uint32_t state_floor_ms;       /* shortest STATE period a console gets; 0: the default */
+    /* Called once it listens with the trace open, before serving anyone (may be NULL):
+     * where a collector started by hand registers in the cluster file and a detached one
+     * lets its parent return.  0, or a negative errno with *cause (malloc'd) to stop
+     * with COLLECTOR_BAD_CONFIG before serving. */
+    int (*on_serving)(void *ctx, char **cause);
+    void *serving_ctx;
 };
 
 /* How collector_run ended; the command picks its exit code from it. */
 enum collector_status {
     COLLECTOR_OK = 0,
-    COLLECTOR_BAD_CONFIG = -1,   /* no nodes, no trace path */
+    COLLECTOR_BAD_CONFIG = -1,   /* no nodes, no trace path, on_serving refused */
     COLLECTOR_BAD_TRACE = -2,    /* the trace cannot be created or resumed, or is another run's */
     COLLECTOR_NO_LISTEN = -3,    /* cannot listen */
     COLLECTOR_WRITE_FAILED = -4, /* stopped with events it could not write */

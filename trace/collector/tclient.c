@@ -15,6 +15,7 @@
 #include "core/net/conn.h"
 #include "core/net/frame.h"
 #include "core/net/proto.h"
+#include "trace/collector/jobspool.h"
 
 #define NAMES_PER_MESSAGE 4096
 /* Each id is at most WORKLOAD_MAX_ID bytes, sent with a 4-byte length and its NUL. */
@@ -33,6 +34,8 @@ struct tclient {
     struct wire_state state;    /* the latest STATE */
     bool fresh;                 /* state arrived since the last poll */
     bool proto_error;
+    uint64_t records_sent;      /* JOB and NAMES messages sent */
+    int64_t records_written;    /* the collector's latest ACK: how many it wrote */
 };
 
 static void on_ready(struct conn *c)
@@ -52,6 +55,13 @@ static int on_message(struct conn *c, uint16_t type, struct rbuf *r, const char 
         }
         free(t->header_json);
         t->header_json = h;
+        return 0;
+    }
+    if (type == MSG_TRACE_ACK) {
+        if (wire_get_next_seq(r, &t->records_written) < 0) {
+            *reason = "malformed trace-ack";
+            return -EBADMSG;
+        }
         return 0;
     }
     if (type == MSG_TRACE_STATE) {
@@ -121,9 +131,9 @@ static bool is_fresh(const struct tclient *t)
     return t->fresh;
 }
 
-static bool sent_all(const struct tclient *t)
+static bool all_written(const struct tclient *t)
 {
-    return !t->conn || conn_pending_bytes(t->conn) == 0;
+    return t->records_written >= 0 && (uint64_t)t->records_written >= t->records_sent;
 }
 
 int tclient_connect(struct tclient **out, const struct cluster *cl, const struct auth_key *key,
@@ -180,6 +190,7 @@ int tclient_record_job(struct tclient *t, const struct workload *wl, uint32_t jo
                          .digest = (char *)(uintptr_t)digest};
     wire_put_job(b, &j);
     conn_msg_end(t->conn, at);
+    t->records_sent++;
     const char *ids[NAMES_PER_MESSAGE];
     for (uint32_t first = 0; first < wl->count; first += NAMES_PER_MESSAGE) {
         uint32_t n = wl->count - first < NAMES_PER_MESSAGE ? wl->count - first : NAMES_PER_MESSAGE;
@@ -189,16 +200,39 @@ int tclient_record_job(struct tclient *t, const struct workload *wl, uint32_t jo
         b = conn_msg_begin(t->conn, MSG_TRACE_NAMES, &at);
         wire_put_names(b, &names);
         conn_msg_end(t->conn, at);
+        t->records_sent++;
         /* Let big id lists leave as they are built rather than pile up in memory. */
         uv_run(&t->loop, UV_RUN_NOWAIT);
     }
     conn_flush(t->conn);
-    run_for(t, timeout_ms, sent_all);
+    run_for(t, timeout_ms, all_written);
+    if (all_written(t))
+        return 0;
     if (!t->conn) {
-        *cause = xasprintf("collector at %s closed the connection", t->addr);
+        *cause = xasprintf("collector at %s closed the connection before writing the job's "
+                           "records", t->addr);
         return -ECONNRESET;
     }
-    return 0;
+    *cause = xasprintf("collector at %s did not write the job's records within %d ms", t->addr,
+                       timeout_ms);
+    return -ETIMEDOUT;
+}
+
+int tclient_keep_job(const struct cluster *cl, const struct workload *wl, uint32_t job,
+                     const char *digest, char **path, char **cause)
+{
+    if (!cl->workdir || !cl->workdir[0]) {
+        *cause = xasprintf("the cluster file names no work directory to keep them in");
+        return -ENOENT;
+    }
+    const char **ids = xcalloc((size_t)wl->count + 1, sizeof *ids);
+    for (uint32_t i = 0; i < wl->count; i++)
+        ids[i] = wl->tasks[i].id;
+    char *dir = jobspool_dir(cl->workdir);
+    int rc = jobspool_keep(dir, job, wl->count, wl->name, digest, ids, path, cause);
+    free(dir);
+    free(ids);
+    return rc;
 }
 
 int tclient_subscribe(struct tclient *t, uint32_t period_ms, char **cause)

@@ -4,7 +4,8 @@
  *
  * Owns: a tclient owns its own libuv loop, connection hub and the connection to the
  * collector; calls are synchronous with timeouts (the console drives its own loop and
- * polls with tclient_poll).  Called by core/client/job.c (record a job) and the console.
+ * polls with tclient_poll).  Called by core/client/job.c (record a job, or keep it while
+ * the collector is away) and the console.
  * Return convention: 0 or negative errno with *cause naming the collector's address.
  */
 #ifndef JACKDAW_TRACE_TCLIENT_H
@@ -24,9 +25,19 @@ int tclient_connect(struct tclient **out, const struct cluster *cl, const struct
                     int timeout_ms, char **cause);
 void tclient_destroy(struct tclient *t); /* NULL is a no-op */
 
-/* Sends JOB and the ids of every task (NAMES), and waits until they have left. */
+/* Sends JOB and the ids of every task (NAMES), and waits until the collector says it
+ * has written them all.  -ECONNRESET when the connection was lost first, -ETIMEDOUT
+ * when the time ran out: the job's records may then be missing from the trace, and
+ * tclient_keep_job keeps them for the collector (a part already written is not written
+ * twice). */
 int tclient_record_job(struct tclient *t, const struct workload *wl, uint32_t job,
                        const char *digest, int timeout_ms, char **cause);
+
+/* Keeps the job's records in the cluster's work directory for the collector to write
+ * when it is back (trace/collector/jobspool.h): for a client that could not reach it,
+ * or lost it before hearing that they were written.  *path (malloc'd) names the file. */
+int tclient_keep_job(const struct cluster *cl, const struct workload *wl, uint32_t job,
+                     const char *digest, char **path, char **cause);
 
 /* Asks for STATE every period_ms.  The run header arrives with the first poll. */
 int tclient_subscribe(struct tclient *t, uint32_t period_ms, char **cause);

@@ -10,7 +10,8 @@
  *   collector → ACK {next_seq} once those blocks are written
  *   node → LIVE {latest sample, notable events since the last LIVE} every sample period
  * A client submitting a job sends JOB and NAMES (the collector writes them as JOB_SUBMIT
- * and TASK_NAMES records); a console sends SUBSCRIBE {period} and gets INFO {run header
+ * and TASK_NAMES records) and hears ACK {how many of its JOB and NAMES messages are
+ * written} once they are; a console sends SUBSCRIBE {period} and gets INFO {run header
  * JSON} once, then STATE {every node's latest sample, notable events} every period.
  *
  * Owns nothing.  Decoders return 0 or -EBADMSG and never read past the payload; strings

@@ -3,7 +3,8 @@
  * bounded ring and goes on; a trace thread encodes them into Avro container blocks
  * (trace/format/block), streams whole blocks to the collector (trace/format/wire) over an
  * authenticated connection on its own libuv loop, and spools them to a local trace file
- * while the collector is away, resending them once it is back.
+ * while the collector is away (the blocks it had not acknowledged when it went too, at
+ * once), resending them once it is back.
  *
  * Never blocks the scheduler: the producer side is a single-producer ring of fixed
  * slots (a store and a release per event).  When the ring is full the event is not
