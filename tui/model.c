@@ -542,6 +542,13 @@ void model_note(struct model *m, const struct wire_note *note)
     case TRACE_NODE_DOWN:
         if (n && note->peer < 0)
             n->connected = false;
+        /* Declared dead by a peer: it is down, whether or not it said goodbye. */
+        if (note->peer >= 0 && note->peer <= MODEL_MAX_NODE_ID &&
+            note->status == TRACE_DOWN_DECLARED) {
+            struct model_node *d = node_find(m, note->peer);
+            if (d)
+                d->connected = false;
+        }
         break;
     case TRACE_POLICY_CHANGE:
         if (n) {

@@ -102,7 +102,10 @@ static void render_one(char *out, size_t cap, const struct wire_note *n)
             snprintf(out, cap, "node %" PRId32 " up", n->node);
         break;
     case TRACE_NODE_DOWN:
-        if (n->peer >= 0)
+        if (n->peer >= 0 && n->status == TRACE_DOWN_DECLARED)
+            snprintf(out, cap, "node %" PRId32 " declared node %" PRId32 " dead (epoch %" PRId64
+                     ")", n->node, n->peer, n->count);
+        else if (n->peer >= 0)
             snprintf(out, cap, "node %" PRId32 " lost its connection to node %" PRId32, n->node,
                      n->peer);
         else
@@ -157,7 +160,10 @@ static void render_burst(char *out, size_t cap, const struct model_log_burst *b)
         snprintf(out, cap, "%" PRIu32 " nodes up (%" PRId64 " slots)", b->nodes, b->sum);
         break;
     case TRACE_NODE_DOWN:
-        if (n->peer >= 0)
+        if (n->peer >= 0 && n->status == TRACE_DOWN_DECLARED)
+            snprintf(out, cap, "%" PRIu32 " nodes declared node %" PRId32 " dead", b->nodes,
+                     n->peer);
+        else if (n->peer >= 0)
             snprintf(out, cap, "%" PRIu32 " nodes lost their connection to node %" PRId32,
                      b->nodes, n->peer);
         else
@@ -307,7 +313,8 @@ void model_log_note(struct model_log *l, const struct wire_note *n)
         burst_note(l, n, 0);
         return;
     case TRACE_NODE_DOWN:
-        burst_note(l, n, n->peer < 0 ? -1 : n->peer);
+        /* Declarations and lost connections about one node are separate bursts. */
+        burst_note(l, n, n->peer < 0 ? -1 : n->peer * 2 + (n->status == TRACE_DOWN_DECLARED));
         return;
     case TRACE_POLICY_CHANGE:
         burst_note(l, n, text_hash(n->text, sizeof n->text));

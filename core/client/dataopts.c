@@ -265,6 +265,18 @@ int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cau
         }
         cfg->trace_buffer = (size_t)b;
     }
+    if (d->failure_timeout) {
+        uint32_t ms;
+        if (parse_count("failure-timeout", d->failure_timeout, &ms, cause) < 0)
+            return -EINVAL;
+        /* Below a tenth of a second a busy loop pass would pass for a death. */
+        if (ms < 100 || ms > 600000) {
+            *cause = xasprintf("--failure-timeout '%s': expected 100..600000 ms",
+                               d->failure_timeout);
+            return -EINVAL;
+        }
+        cfg->failure_timeout_ms = ms;
+    }
     const char *why = NULL;
     if (placement_params_check(&cfg->placement, &why) < 0) {
         *cause = xasprintf("placement parameters: %s", why ? why : "invalid");
@@ -288,13 +300,13 @@ int dataopts_finish(struct dataopts *d, const char *who)
                            "--steal", "--neighbours", "--poll-initial-ms", "--poll-max-ms",
                            "--widen-after", "--widen-by", "--placement", "--threshold", "--tt",
                            "--bandwidth", "--latency", "--cache", "--cache-bytes", "--store-mem",
-                           "--sample-ms", "--trace-buffer", "--prefetch"};
+                           "--sample-ms", "--trace-buffer", "--prefetch", "--failure-timeout"};
     const char *values[] = {d->policy, d->starvation, d->victims, d->amount, d->info,
                             d->radius, d->wait_guard,
                             d->steal, d->neighbours, d->poll_initial, d->poll_max,
                             d->widen_after, d->widen_by, d->placement, d->threshold, d->tt,
                             d->bandwidth, d->latency, d->cache, d->cache_bytes, d->store_mem,
-                            d->sample_ms, d->trace_buffer, d->prefetch};
+                            d->sample_ms, d->trace_buffer, d->prefetch, d->failure_timeout};
     _Static_assert(2 * sizeof names / sizeof names[0] <= sizeof d->words / sizeof d->words[0],
                    "dataopts words too small for every flag");
     d->nwords = 0;

@@ -19,7 +19,7 @@ struct dataopts {
     const char *steal, *neighbours, *poll_initial, *poll_max, *widen_after, *widen_by;
     const char *placement, *threshold, *tt, *bandwidth, *latency, *cache, *cache_bytes,
         *store_mem;
-    const char *sample_ms, *trace_buffer, *prefetch;
+    const char *sample_ms, *trace_buffer, *prefetch, *failure_timeout;
     const char *words[64];  /* "--flag", "value" pairs for the daemons */
     int nwords;
 };
@@ -58,7 +58,9 @@ struct dataopts {
      "N  tasks fetching inputs ahead of a free slot (default: slots; 0: fetch in the slot)"},   \
     {"sample-ms", OPT_STRING, &(d)->sample_ms, "MS  trace: node sample period (100)"},          \
     {"trace-buffer", OPT_STRING, &(d)->trace_buffer,                                             \
-     "B  trace: events a node buffers before dropping, in bytes (32MiB)"}
+     "B  trace: events a node buffers before dropping, in bytes (32MiB)"},                      \
+    {"failure-timeout", OPT_STRING, &(d)->failure_timeout,                                      \
+     "MS  a node silent this long is declared dead (3000; 100..600000)"}
 
 struct node_config;
 

@@ -44,6 +44,10 @@ enum { STEAL_FAIL_EMPTY = 0, STEAL_FAIL_NO_VICTIM = 1, STEAL_FAIL_TIMEOUT = 2 };
 
 /* Task key when the event names no task (job and task both -1 on disk). */
 #define TRACE_NO_TASK UINT64_MAX
+
+/* NODE_DOWN's status when its peer is set: the connection to the peer closed, or this
+ * node declared the peer dead (count: the membership epoch). */
+enum { TRACE_DOWN_CLOSED = 0, TRACE_DOWN_DECLARED = 1 };
 /* Longest `text` (policy name), including the terminating NUL. */
 #define TRACE_TEXT_MAX 64
 

@@ -15,7 +15,7 @@
  * reach the wrong owner. */
 _Static_assert(MSG_KVS_INSERT >> 8 == PROTO_RANGE_KVS && MSG_KVS_FORGET >> 8 == PROTO_RANGE_KVS,
                "metadata store types in their range");
-_Static_assert(MSG_LOAD_QUERY >> 8 == PROTO_RANGE_SCHED && MSG_HEARTBEAT >> 8 == PROTO_RANGE_SCHED,
+_Static_assert(MSG_LOAD_QUERY >> 8 == PROTO_RANGE_SCHED && MSG_YOU_ARE_DEAD >> 8 == PROTO_RANGE_SCHED,
                "scheduler types in their range");
 _Static_assert(MSG_JOB_BEGIN >> 8 == PROTO_RANGE_CLIENT &&
                    MSG_OBJECT_CREATE >> 8 == PROTO_RANGE_CLIENT,
@@ -60,6 +60,9 @@ const char *proto_type_name(uint16_t type)
     case MSG_LW_REQUEST: return "lw-request";
     case MSG_LW_GRANT: return "lw-grant";
     case MSG_HEARTBEAT: return "heartbeat";
+    case MSG_SUSPECT: return "suspect";
+    case MSG_MEMBER_DEAD: return "member-dead";
+    case MSG_YOU_ARE_DEAD: return "you-are-dead";
     case MSG_TRACE_HELLO: return "trace-hello";
     case MSG_TRACE_RESUME: return "trace-resume";
     case MSG_TRACE_BLOCK: return "trace-block";

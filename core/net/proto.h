@@ -79,6 +79,10 @@ enum proto_type {
     MSG_LW_GRANT = 0x020e,      /* u32 req, u32 count, count x task_spec: the answer */
     MSG_HEARTBEAT = 0x020f,     /* (empty) the sender is alive; sent only to a ring
                                    neighbour it had nothing else for (heartbeat.c) */
+    MSG_SUSPECT = 0x0210,       /* u32 node: the sender suspects it; the receiver, its
+                                   other neighbour, declares it dead if silent too */
+    MSG_MEMBER_DEAD = 0x0211,   /* u32 node, u32 epoch: the node is declared dead */
+    MSG_YOU_ARE_DEAD = 0x0212,  /* u32 epoch: to a node declared dead that spoke again */
 
     /* Client to node and back. */
     MSG_JOB_BEGIN = 0x0301,     /* u32 job, u32 tasks, u32 tasks this node will get: TASK_END

@@ -32,6 +32,8 @@ void a2ws_vec_init(struct a2ws_vec *v, struct a2ws_entry *storage, uint32_t self
         memset(storage, 0, nodes * sizeof *storage);
     if (nodes < 2)
         return;
+    v->left_nb = (self + nodes - 1) % nodes;
+    v->right_nb = (self + 1) % nodes;
     uint32_t r = radius ? radius : a2ws_radius_default(nodes);
     /* One writer per position: the two sides of the window must not meet. */
     uint32_t half = (nodes - 1) / 2;
@@ -126,8 +128,7 @@ bool a2ws_merge(struct a2ws_vec *v, uint32_t from, const struct a2ws_item *in)
         in->e.version == 0 || !a2ws_offset(v, in->node, &off))
         return false;
     bool allowed = in->node == from ||
-                   (off < 0 && from == a2ws_node_at(v, -1)) ||
-                   (off > 0 && from == a2ws_node_at(v, 1));
+                   (off < 0 && from == v->left_nb) || (off > 0 && from == v->right_nb);
     if (!allowed)
         return false;
     struct a2ws_entry *e = &v->e[in->node];
@@ -138,6 +139,18 @@ bool a2ws_merge(struct a2ws_vec *v, uint32_t from, const struct a2ws_item *in)
     *e = in->e;
     e->dirty = dirty | direction_of(off);
     return true;
+}
+
+void a2ws_on_down(struct a2ws_vec *v, uint32_t j, uint32_t left_nb, uint32_t right_nb)
+{
+    if (!v || !v->e || j >= v->nodes || j == v->self)
+        return;
+    struct a2ws_entry *e = &v->e[j];
+    uint32_t version = e->version;
+    memset(e, 0, sizeof *e);
+    e->version = version;
+    v->left_nb = left_nb;
+    v->right_nb = right_nb;
 }
 
 uint32_t a2ws_collect(struct a2ws_vec *v, unsigned dir, struct a2ws_item *out, uint32_t max)

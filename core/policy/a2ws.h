@@ -54,6 +54,7 @@ struct a2ws_vec {
     uint32_t self, nodes;
     uint32_t left, right;   /* the window: offsets −left..right around self */
     struct a2ws_entry *e;   /* borrowed: `nodes` entries indexed by node id */
+    uint32_t left_nb, right_nb; /* the live ring neighbours that write each side */
 };
 
 /* 20% of N rounded, at least 1 (the paper settled on it, §4 Fig. 4). */
@@ -92,6 +93,11 @@ void a2ws_flag(struct a2ws_vec *v, uint32_t j);
  * newer (serial-number order), so late or repeated messages change nothing.
  */
 bool a2ws_merge(struct a2ws_vec *v, uint32_t from, const struct a2ws_item *in);
+
+/* Node j died: its entry says it has nothing (no thief picks it, no steal equation
+ * counts it; the caller merges nothing about j from now on), and the sides are written
+ * by the live neighbours left_nb and right_nb. */
+void a2ws_on_down(struct a2ws_vec *v, uint32_t j, uint32_t left_nb, uint32_t right_nb);
 
 /*
  * The dirty entries the neighbour on side `dir` (A2WS_DIRTY_LEFT or _RIGHT) keeps,

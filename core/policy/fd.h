@@ -1,11 +1,13 @@
 /*
- * fd — failure detection's decisions as pure functions (the first step of issue 15): a
- * node watches its two ring neighbours, sends each a heartbeat when it had nothing
- * else to send it for an interval (traffic is the heartbeat otherwise: any message
- * counts), and suspects a neighbour silent for longer than the timeout.  A suspected
- * neighbour gets heartbeats only once per timeout, so that a dead one is not called
- * every interval.  What follows from a suspicion (confirmation, membership epochs,
- * resubmission) is not decided here yet.
+ * fd — failure detection and membership as pure functions: a node watches its two live
+ * ring neighbours, sends each a heartbeat when it had nothing else to send it for an
+ * interval (traffic is the heartbeat otherwise: any message counts), and suspects a
+ * neighbour silent for longer than the timeout.  A suspected neighbour gets heartbeats
+ * only once per timeout, so that a dead one is not called every interval.  A suspicion
+ * is confirmed by the suspect's other live neighbour (fd_confirmer), which declares the
+ * node dead if it does not hear it either.  The ring skips dead members everywhere
+ * (fd_next_live), and roles held by one node (the LW leader, the CTWS token's maker)
+ * pass to the lowest live id (fd_lowest_live).  `dead` arrays have `nodes` entries.
  *
  * Owns nothing; no I/O, no clock, no globals, no allocation: times are passed in, in
  * ms of one monotonic clock.  Called by core/runtime/heartbeat.c on a node's loop
@@ -38,7 +40,23 @@ uint32_t fd_watched(uint32_t self, uint32_t nodes, uint32_t out[2]);
 bool fd_beat_due(const struct fd_params *p, int64_t now_ms, int64_t last_sent_ms,
                  bool suspected);
 
+/* Whether the watcher itself was paused: its previous check, at last_check_ms, is more
+ * than half a timeout ago (checks run every interval, a quarter of it). */
+bool fd_paused(const struct fd_params *p, int64_t now_ms, int64_t last_check_ms);
+
 /* Whether a peer last heard at last_heard_ms is suspected at now_ms. */
 bool fd_suspect(const struct fd_params *p, int64_t now_ms, int64_t last_heard_ms);
+
+/* The next live node after `from` going right (dir 1) or left (dir -1) on the ring,
+ * never `from` itself; `from` when no other node is alive. */
+uint32_t fd_next_live(uint32_t from, uint32_t nodes, const bool *dead, int dir);
+/* The live ring neighbours of `self` (left then right, one when they coincide, none
+ * alone), into out[0..1]; returns how many. */
+uint32_t fd_watched_live(uint32_t self, uint32_t nodes, const bool *dead, uint32_t out[2]);
+/* Who confirms `suspect` for `watcher`: the suspect's live neighbour on the other side,
+ * or the watcher itself when there is none other (then its own suspicion decides). */
+uint32_t fd_confirmer(uint32_t watcher, uint32_t suspect, uint32_t nodes, const bool *dead);
+/* The lowest live id; `nodes` when none. */
+uint32_t fd_lowest_live(uint32_t nodes, const bool *dead);
 
 #endif

@@ -631,6 +631,26 @@ static void data_free(void *state)
     free(state);
 }
 
+/*
+ * Fetches from a dead holder never complete: they end now, and the tasks waiting on
+ * them fail with the reason (a copy elsewhere, or recomputing the object, is the
+ * resubmission's business).  Replies owed to the dead node are dropped when due.
+ */
+static void data_down(void *state, uint32_t node)
+{
+    struct data_plane *d = state;
+    size_t cap = u64map_len(&d->fetches), k = 0;
+    struct fetch **ended = xmalloc((cap ? cap : 1) * sizeof *ended);
+    uint64_t key;
+    void *v;
+    for (size_t pos = 0; (pos = u64map_next(&d->fetches, pos, &key, &v)) != 0;)
+        if (((struct fetch *)v)->holder == node)
+            ended[k++] = v;
+    for (size_t i = 0; i < k; i++)
+        fetch_end(d, ended[i], -EHOSTDOWN);
+    free(ended);
+}
+
 static int data_on_message(void *state, uint32_t from, uint16_t type, struct rbuf *r)
 {
     struct data_plane *d = state;
@@ -645,6 +665,7 @@ const struct part part_data = {
     .init = data_init,
     .close = data_close,
     .free = data_free,
+    .down = data_down,
     .types = data_types,
     .on_message = data_on_message,
 };

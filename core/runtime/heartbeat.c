@@ -1,15 +1,16 @@
 /*
- * heartbeat — failure detection on the loop, the part that shows how a mechanism joins
- * the star (part.h): one pure policy file (core/policy/fd.c), this part file and their
- * tests (tests/unit/test_fd.c, test_part_heartbeat.c); node.c did not change beyond
- * noting when it last heard from and sent to each peer.  A node watches its two ring
- * neighbours: every interval it sends MSG_HEARTBEAT to a watched neighbour it had
- * nothing else for (any traffic is a heartbeat), and a neighbour silent past
- * --failure-timeout is suspected, which the log says once, as it says when the
- * neighbour is heard again.  Acting on a suspicion (confirmation, a membership epoch,
- * resubmitting the lost node's tasks) is issue 15's; this part only detects.
- * Loop thread only.
+ * heartbeat — failure detection on the loop (core/policy/fd.c decides): a node watches
+ * its two live ring neighbours.  Every interval it sends MSG_HEARTBEAT to a watched
+ * neighbour it had nothing else for (any traffic is a heartbeat), and a neighbour silent
+ * past --failure-timeout is suspected.  The suspicion goes to the suspect's other live
+ * neighbour (MSG_SUSPECT), which declares the node dead if it does not hear it either;
+ * with nobody else to ask, the watcher's own suspicion decides.  node_declare_dead
+ * (node.c) spreads the death and tells every part.  So one slow link, or one node that
+ * missed heartbeats, does not make a death: two nodes must both have heard nothing for
+ * the timeout.  Loop thread only.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/base/log.h"
@@ -25,25 +26,62 @@ struct heartbeat {
     uint32_t nwatched;
     bool suspected[2];
     uv_timer_t timer;
+    int64_t last_check_ms;  /* node_now_ms of the last check */
     uint64_t beats, suspicions;
 };
+
+/* Silent since `heard`: a death to declare (with nobody else to ask) or to propose. */
+static void suspect(struct heartbeat *h, uint32_t peer, int64_t silent_ms)
+{
+    struct node *n = h->n;
+    uint32_t confirmer = fd_confirmer(node_self(n), peer, node_count(n), node_dead_set(n));
+    if (confirmer == node_self(n)) {
+        char why[96];
+        snprintf(why, sizeof why, "silent for %.1f s", (double)silent_ms / 1e3);
+        node_declare_dead(n, peer, why);
+        return;
+    }
+    size_t at;
+    struct wbuf *b = node_msg_begin(n, confirmer, MSG_SUSPECT, &at);
+    wbuf_put_u32(b, peer);
+    node_msg_end(n, confirmer, at);
+}
+
+static void rewatch(struct heartbeat *h)
+{
+    struct node *n = h->n;
+    h->nwatched = fd_watched_live(node_self(n), node_count(n), node_dead_set(n), h->watched);
+    h->suspected[0] = h->suspected[1] = false;
+}
 
 static void check(struct heartbeat *h)
 {
     struct node *n = h->n;
     int64_t now = node_now_ms(n);
+    /* This node itself did not run for a while (stopped, or starved of CPU): everyone
+     * looks silent from here, and the messages that say otherwise are still unread.
+     * Heartbeats go out; suspicions wait for a check that follows a normal interval. */
+    bool paused = fd_paused(&h->p, now, h->last_check_ms);
+    h->last_check_ms = now;
     for (uint32_t i = 0; i < h->nwatched; i++) {
         uint32_t peer = h->watched[i];
         int64_t heard = node_heard_ms(n, peer);
-        bool suspect = fd_suspect(&h->p, now, heard);
-        if (suspect && !h->suspected[i]) {
+        bool silent = !paused && fd_suspect(&h->p, now, heard);
+        if (silent && !h->suspected[i]) {
             h->suspicions++;
             log_info("node %u silent for %.1f s: suspected", peer, (double)(now - heard) / 1e3);
-        } else if (!suspect && h->suspected[i]) {
+        } else if (!silent && h->suspected[i]) {
             log_info("node %u heard again", peer);
         }
-        h->suspected[i] = suspect;
-        if (fd_beat_due(&h->p, now, node_sent_ms(n, peer), suspect)) {
+        h->suspected[i] = silent;
+        if (silent) {
+            /* Asked again every interval while it lasts: a lost MSG_SUSPECT, or a
+             * confirmer that was not yet past the timeout itself, is asked again. */
+            suspect(h, peer, now - heard);
+            if (!node_alive(n, peer))
+                return; /* declared: the watched list changed under us (down) */
+        }
+        if (fd_beat_due(&h->p, now, node_sent_ms(n, peer), silent)) {
             size_t at;
             node_msg_begin(n, peer, MSG_HEARTBEAT, &at);
             node_msg_end(n, peer, at);
@@ -65,7 +103,8 @@ static void *heartbeat_init(struct node *n, char **cause)
     struct heartbeat *h = xcalloc(1, sizeof *h);
     h->n = n;
     fd_params_init(&h->p, node_cfg(n)->failure_timeout_ms);
-    h->nwatched = fd_watched(node_self(n), node_count(n), h->watched);
+    h->last_check_ms = node_now_ms(n);
+    rewatch(h);
     uv_timer_init(node_loop(n), &h->timer);
     h->timer.data = h;
     if (h->nwatched) {
@@ -87,23 +126,47 @@ static void heartbeat_close(void *state)
                   (unsigned long long)h->suspicions);
 }
 
-/* The node noted the sign of life already (node_heard_ms); nothing else to do. */
+/*
+ * MSG_HEARTBEAT: the node noted the sign of life already (node_heard_ms).  MSG_SUSPECT:
+ * a neighbour of `node` on its other side suspects it; if this node has not heard it for
+ * the timeout either, the node is dead.
+ */
 static int heartbeat_on_message(void *state, uint32_t from, uint16_t type, struct rbuf *r)
 {
-    (void)state;
-    (void)from;
-    (void)type;
-    (void)r;
+    struct heartbeat *h = state;
+    struct node *n = h->n;
+    if (type == MSG_HEARTBEAT)
+        return 0;
+    uint32_t node = rbuf_u32(r);
+    if (!rbuf_ok(r) || node >= node_count(n))
+        return -EBADMSG;
+    if (node == node_self(n) || !node_alive(n, node))
+        return 0;
+    int64_t silent = node_now_ms(n) - node_heard_ms(n, node);
+    if (fd_suspect(&h->p, node_now_ms(n), node_heard_ms(n, node))) {
+        char why[96];
+        snprintf(why, sizeof why, "silent for %.1f s here and at node %u", (double)silent / 1e3,
+                 from);
+        node_declare_dead(n, node, why);
+    }
     return 0;
 }
 
-static const uint16_t heartbeat_types[] = {MSG_HEARTBEAT, 0};
+/* Watch the next live neighbours instead. */
+static void heartbeat_down(void *state, uint32_t node)
+{
+    (void)node;
+    rewatch(state);
+}
+
+static const uint16_t heartbeat_types[] = {MSG_HEARTBEAT, MSG_SUSPECT, 0};
 
 const struct part part_heartbeat = {
     .name = "heartbeat",
     .init = heartbeat_init,
     .close = heartbeat_close,
     .free = free,
+    .down = heartbeat_down,
     .types = heartbeat_types,
     .on_message = heartbeat_on_message,
 };

@@ -34,6 +34,12 @@ static void idle_step(void *state)
     }
 }
 
+static void idle_down(void *state, uint32_t node)
+{
+    struct idle *d = state;
+    d->parked[node] = false;
+}
+
 static int idle_on_message(void *state, uint32_t from, uint16_t type, struct rbuf *r)
 {
     struct idle *d = state;
@@ -68,6 +74,7 @@ const struct part part_idle = {
     .init = idle_init,
     .free = idle_free,
     .step = idle_step,
+    .down = idle_down,
     .types = idle_types,
     .on_message = idle_on_message,
 };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "core/base/xalloc.h"
+#include "core/policy/fd.h"
 #include "core/runtime/part.h"
 
 struct info {
@@ -95,4 +96,14 @@ void info_job_begins(struct info *f)
     f->run_base = l.tasks_run;
     f->work_seen_ns = 0;
     info_view(f);
+}
+
+void info_on_down(struct info *f, uint32_t node)
+{
+    if (!f->on)
+        return;
+    struct node *n = f->n;
+    const bool *dead = node_dead_set(n);
+    a2ws_on_down(&f->vec, node, fd_next_live(node_self(n), node_count(n), dead, -1),
+                 fd_next_live(node_self(n), node_count(n), dead, 1));
 }

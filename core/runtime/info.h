@@ -27,5 +27,7 @@ void info_saw_work(struct info *f);
 void info_on_steal(struct info *f, uint32_t victim, bool success);
 /* A job begins: an idle node's counts and clock start again. */
 void info_job_begins(struct info *f);
+/* A node was declared dead: its entry empties, the live neighbours write the sides. */
+void info_on_down(struct info *f, uint32_t node);
 
 #endif

@@ -28,6 +28,7 @@
 #include "core/base/xalloc.h"
 #include "core/net/proto.h"
 #include "core/kvs/kvs.h"
+#include "core/policy/fd.h"
 #include "core/policy/lw.h"
 #include "core/runtime/part.h"
 
@@ -37,7 +38,8 @@
 struct leader {
     struct node *n;
     bool on;                    /* --victims leader, two nodes or more, stealing on */
-    bool is_leader;             /* this node is LW_LEADER */
+    bool is_leader;             /* this node leads (the lowest live id; LW_LEADER at first) */
+    uint32_t leader;            /* who leads now */
     bool asked;                 /* worker: a request is out and not answered yet */
     uint32_t req, want;         /* worker: its latest request */
     double resend_ms;           /* worker: wait before repeating it (a lost message) */
@@ -66,20 +68,27 @@ static void leader_configure(struct node_config *cfg)
     cfg->speed = c.speed;
 }
 
+static void become_leader(struct leader *w)
+{
+    uint32_t nodes = node_count(w->n);
+    w->is_leader = true;
+    w->pending = xcalloc(nodes, sizeof *w->pending);
+    w->grants = xcalloc(nodes, sizeof *w->grants);
+    w->answered = xcalloc(nodes, sizeof *w->answered);
+}
+
 static void *leader_init(struct node *n, char **cause)
 {
     (void)cause;
     struct leader *w = xcalloc(1, sizeof *w);
     w->n = n;
     w->on = lw_on(node_cfg(n));
+    w->leader = LW_LEADER;
     w->is_leader = w->on && node_self(n) == LW_LEADER;
     uv_timer_init(node_loop(n), &w->timer);
     w->timer.data = w;
-    if (!w->is_leader)
-        return w;
-    w->pending = xcalloc(node_count(n), sizeof *w->pending);
-    w->grants = xcalloc(node_count(n), sizeof *w->grants);
-    w->answered = xcalloc(node_count(n), sizeof *w->answered);
+    if (w->is_leader)
+        become_leader(w);
     return w;
 }
 
@@ -112,15 +121,15 @@ static bool leader_offer(void *state, struct ntask *t)
 {
     struct leader *w = state;
     struct node *n = w->n;
-    if (!w->on || !lw_forwards(node_self(n), node_count(n)))
+    if (!w->on || w->is_leader)
         return false;
     size_t at;
-    struct wbuf *b = node_msg_begin(n, LW_LEADER, MSG_LW_FORWARD, &at);
+    struct wbuf *b = node_msg_begin(n, w->leader, MSG_LW_FORWARD, &at);
     wbuf_put_u32(b, 1);
     proto_put_task(b, &t->spec);
-    node_msg_end(n, LW_LEADER, at);
+    node_msg_end(n, w->leader, at);
     /* The shard must send this task's notices (a cancellation) to where it is now. */
-    kvs_append(node_kvs(n), t->spec.key, KVS_FIELD_HISTORY, LW_LEADER, 0, 0);
+    kvs_append(node_kvs(n), t->spec.key, KVS_FIELD_HISTORY, w->leader, 0, 0);
     w->forwarded++;
     ntask_free(t);
     return true;
@@ -130,10 +139,10 @@ static void send_request(struct leader *w)
 {
     struct node *n = w->n;
     size_t at;
-    struct wbuf *b = node_msg_begin(n, LW_LEADER, MSG_LW_REQUEST, &at);
+    struct wbuf *b = node_msg_begin(n, w->leader, MSG_LW_REQUEST, &at);
     wbuf_put_u32(b, w->req);
     wbuf_put_u32(b, w->want);
-    node_msg_end(n, LW_LEADER, at);
+    node_msg_end(n, w->leader, at);
 }
 
 static void resend_cb(uv_timer_t *h)
@@ -165,7 +174,7 @@ static void worker_poll(struct leader *w)
     struct node_counters *c = node_counters(n);
     c->steals_attempted++;
     c->steal_requests++;
-    node_trace(n, TRACE_STEAL_REQUEST, TRACE_NO_TASK, (int32_t)LW_LEADER, w->want, 0);
+    node_trace(n, TRACE_STEAL_REQUEST, TRACE_NO_TASK, (int32_t)w->leader, w->want, 0);
 }
 
 /* Sends request q its grant of up to `count` tasks from the head of SReadyQ. */
@@ -289,6 +298,42 @@ static int on_grant(struct leader *w, uint32_t from, struct rbuf *r)
     return 0;
 }
 
+/*
+ * A worker that died: its held request goes.  The leader that died: the lowest live id
+ * leads from now on (every node computes the same), a worker's unanswered request goes
+ * to it at the next step.  The new leader runs with its slots as configured: the
+ * distribution thread's charge (leader_configure) is taken at start only.  Tasks the
+ * dead leader held are lost with it until resubmission finds them.
+ */
+static void leader_down(void *state, uint32_t node)
+{
+    struct leader *w = state;
+    if (!w->on)
+        return;
+    if (w->is_leader) {
+        uint32_t kept = 0;
+        for (uint32_t i = 0; i < w->npending; i++)
+            if (w->pending[i].node != node)
+                w->pending[kept++] = w->pending[i];
+        w->npending = kept;
+        return;
+    }
+    if (node != w->leader)
+        return;
+    struct node *n = w->n;
+    w->leader = fd_lowest_live(node_count(n), node_dead_set(n));
+    log_info("lw: leader %u is dead; node %u leads now", node, w->leader);
+    if (w->leader == node_self(n)) {
+        become_leader(w);
+        w->asked = false;
+        uv_timer_stop(&w->timer);
+    } else if (w->asked) {
+        w->asked = false;
+        uv_timer_stop(&w->timer);
+    }
+    node_mark_dirty(n);
+}
+
 static int leader_on_message(void *state, uint32_t from, uint16_t type, struct rbuf *r)
 {
     struct leader *w = state;
@@ -309,6 +354,7 @@ const struct part part_leader = {
     .free = leader_free,
     .step = leader_step,
     .offer = leader_offer,
+    .down = leader_down,
     .types = leader_types,
     .on_message = leader_on_message,
 };

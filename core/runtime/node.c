@@ -61,6 +61,9 @@ struct node {
     struct kvs *kvs;        /* owned */
     struct exec *exec;      /* owned */
     struct peer *peers;     /* owned, `nodes` entries */
+    bool *dead;             /* owned, `nodes` entries: declared dead (node_declare_dead) */
+    uint32_t epoch;         /* membership epoch: deaths this node knows of */
+    char *expelled;         /* owned: why a peer said this node was declared dead */
     struct u64map waitq;    /* key -> struct ntask * (owned) */
     struct u64map early;    /* key -> struct early * (owned): notices that beat their task */
     struct readyq lready, sready; /* items: struct ntask * (owned) */
@@ -136,7 +139,7 @@ static struct conn *peer_conn(struct node *n, uint32_t id)
         return p->out;
     if (p->in)
         return p->in;
-    if (n->stopping)
+    if (n->stopping || n->dead[id])
         return NULL;
     const struct cluster_node *cn = &n->cfg.cluster->nodes[id];
     char *cause = NULL;
@@ -155,7 +158,12 @@ struct wbuf *node_msg_begin(struct node *n, uint32_t peer, uint16_t type, size_t
 {
     struct conn *c = peer < n->nodes && peer != n->self ? peer_conn(n, peer) : NULL;
     if (!c) {
-        log_warn("message %s to unreachable node %u discarded", proto_type_name(type), peer);
+        /* A part should not address a dead node; if one does, the loss is its to log. */
+        if (peer < n->nodes && n->dead[peer])
+            log_debug("message %s to dead node %u discarded", proto_type_name(type), peer);
+        else
+            log_warn("message %s to unreachable node %u discarded", proto_type_name(type),
+                     peer);
         wbuf_reset(&n->discard);
         *at = 0;
         return &n->discard;
@@ -233,6 +241,94 @@ struct node_load node_load(const struct node *n)
         .busy_s = n->busy_s, .first_start_ns = n->first_start_ns,
     };
     return l;
+}
+
+/* ---- membership ------------------------------------------------------------------- */
+
+bool node_alive(const struct node *n, uint32_t peer) { return peer < n->nodes && !n->dead[peer]; }
+const bool *node_dead_set(const struct node *n) { return n->dead; }
+uint32_t node_epoch(const struct node *n) { return n->epoch; }
+
+static void declare_dead(struct node *n, uint32_t peer, const char *why, bool spread)
+{
+    if (peer >= n->nodes || peer == n->self || n->dead[peer] || n->stopping)
+        return;
+    n->dead[peer] = true;
+    n->epoch++;
+    log_warn("node %u declared dead (%s); membership epoch %u", peer, why, n->epoch);
+    node_trace_full(n, TRACE_NODE_DOWN, TRACE_NO_TASK, (int32_t)peer, TRACE_DOWN_DECLARED,
+                    n->epoch, 0, 0, 0);
+    struct peer *p = &n->peers[peer];
+    if (p->out)
+        conn_close(p->out, "node declared dead");
+    if (p->in)
+        conn_close(p->in, "node declared dead");
+    p->out = p->in = NULL;
+    if (spread) {
+        for (uint32_t i = 0; i < n->nodes; i++) {
+            if (i == n->self || n->dead[i])
+                continue;
+            size_t at;
+            struct wbuf *b = node_msg_begin(n, i, MSG_MEMBER_DEAD, &at);
+            wbuf_put_u32(b, peer);
+            wbuf_put_u32(b, n->epoch);
+            node_msg_end(n, i, at);
+        }
+    }
+    info_on_down(n->info, peer);
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i]->down && n->state[i])
+            node_parts[i]->down(n->state[i], peer);
+    node_mark_dirty(n);
+}
+
+void node_declare_dead(struct node *n, uint32_t peer, const char *why)
+{
+    declare_dead(n, peer, why, true);
+}
+
+/* A node declared dead spoke again (it was stopped, not killed): it is told so, and the
+ * connection closes.  Nothing it sent is taken: its tasks belong to others now. */
+static void refuse_dead(struct node *n, struct conn *c)
+{
+    size_t at;
+    struct wbuf *b = conn_msg_begin(c, MSG_YOU_ARE_DEAD, &at);
+    wbuf_put_u32(b, n->epoch);
+    conn_msg_end(c, at);
+    conn_close(c, "node declared dead");
+}
+
+static int on_member_message(struct node *n, uint32_t from, uint16_t type, struct rbuf *r)
+{
+    if (type == MSG_MEMBER_DEAD) {
+        uint32_t node = rbuf_u32(r);
+        uint32_t epoch = rbuf_u32(r);
+        if (!rbuf_ok(r) || node >= n->nodes)
+            return -EBADMSG;
+        if (node == n->self) {
+            char *why = xasprintf("node %u declared this node dead (its epoch %u)", from, epoch);
+            free(n->expelled);
+            n->expelled = why;
+            log_error("%s: stopping", why);
+            n->stop_requested = true;
+            node_mark_dirty(n);
+            return 0;
+        }
+        char why[64];
+        snprintf(why, sizeof why, "told by node %u", from);
+        declare_dead(n, node, why, false);
+        return 0;
+    }
+    uint32_t epoch = rbuf_u32(r);
+    if (!rbuf_ok(r))
+        return -EBADMSG;
+    free(n->expelled);
+    n->expelled = xasprintf("node %u says this node was declared dead (its epoch %u)", from,
+                            epoch);
+    log_error("%s: stopping", n->expelled);
+    n->stop_requested = true;
+    node_mark_dirty(n);
+    return 0;
 }
 
 /* ---- events to the parts ---------------------------------------------------------- */
@@ -932,6 +1028,8 @@ static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct 
     uint8_t owner = n->owner[type & 0xff];
     if (type == MSG_STEAL_GRANT)
         rc = on_steal_grant(n, from, r);
+    else if (type == MSG_MEMBER_DEAD || type == MSG_YOU_ARE_DEAD)
+        rc = on_member_message(n, from, type, r);
     else if (owner)
         rc = node_parts[owner - 1]->on_message(n->state[owner - 1], from, type, r);
     else {
@@ -956,6 +1054,11 @@ static int on_message(struct conn *c, uint16_t type, struct rbuf *r, const char 
         *reason = "message from a peer outside the membership";
         return -EBADMSG;
     }
+    /* Late messages of a node declared dead never count (its work was taken over). */
+    if (n->dead[from] && type != MSG_YOU_ARE_DEAD) {
+        refuse_dead(n, c);
+        return 0;
+    }
     /* Any message is a sign of life (heartbeat.c). */
     n->peers[from].heard_ms = (int64_t)uv_now(&n->loop);
     return on_node_message(n, from, type, r, reason);
@@ -969,6 +1072,10 @@ static void on_ready(struct conn *c)
     uint32_t id = conn_peer_id(c);
     if (id >= n->nodes || id == n->self) {
         conn_drop(c, "peer claims a node id outside the membership");
+        return;
+    }
+    if (n->dead[id]) {
+        refuse_dead(n, c);
         return;
     }
     struct peer *p = &n->peers[id];
@@ -1155,6 +1262,8 @@ static void node_free(struct node *n)
     kvs_destroy(n->kvs);
     wbuf_fini(&n->discard);
     free(n->peers);
+    free(n->dead);
+    free(n->expelled);
     info_free(n->info);
     for (size_t i = 0; i < node_nparts; i++)
         if (n->state[i] && node_parts[i]->free)
@@ -1212,6 +1321,7 @@ int node_run(const struct node_config *cfg, char **cause)
             node_parts[i]->configure(&n->cfg);
     uv_loop_init(&n->loop);
     n->peers = xcalloc(n->nodes, sizeof *n->peers);
+    n->dead = xcalloc(n->nodes, sizeof *n->dead);
     for (uint32_t i = 0; i < n->nodes; i++)
         n->peers[i].heard_ms = n->peers[i].sent_ms = (int64_t)uv_now(&n->loop);
     u64map_init(&n->waitq);
@@ -1266,6 +1376,10 @@ int node_run(const struct node_config *cfg, char **cause)
     uv_run(&n->loop, UV_RUN_DEFAULT);
     if (uv_loop_close(&n->loop) != 0)
         log_warn("loop closed with handles still open");
+    if (rc == 0 && n->expelled) {
+        *cause = xstrdup(n->expelled);
+        rc = -ESHUTDOWN;
+    }
     node_free(n);
     free(n);
     return rc;

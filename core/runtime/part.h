@@ -116,6 +116,9 @@ struct part {
     /* A steal attempt failed (node_steal_failed); true asks a parked thief to start
      * over (FLDS: the threshold fell low enough that stealing may pay again). */
     bool (*steal_failed)(void *state, bool parked);
+    /* Node `node` was declared dead (node_declare_dead): drop what waits on it, stop
+     * choosing it, take over what it held alone.  The node sends it nothing more. */
+    void (*down)(void *state, uint32_t node);
     /* The message types the part owns, 0-terminated, and its handler for them; a
      * negative errno for a malformed message. */
     const uint16_t *types;
@@ -183,6 +186,14 @@ static inline void node_trace(struct node *n, enum trace_kind kind, uint64_t tas
 bool node_tracing(const struct node *n);
 /* POLICY_CHANGE: the placement policy now in force, and why. */
 void node_trace_policy(struct node *n, const char *name, int32_t reason);
+
+/* Membership.  A dead node is ignored from its declaration on, never called again, and
+ * every part hears of it (`down`).  node_dead_set: `nodes` flags, for core/policy/fd's
+ * ring functions.  node_declare_dead tells every live peer too (MSG_MEMBER_DEAD). */
+bool node_alive(const struct node *n, uint32_t peer);
+const bool *node_dead_set(const struct node *n);
+uint32_t node_epoch(const struct node *n);
+void node_declare_dead(struct node *n, uint32_t peer, const char *why);
 
 /* Events passed to every part in table order (struct part's hooks). */
 void node_wake(struct node *n);

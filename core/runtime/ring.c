@@ -117,7 +117,10 @@ static void ring_flush(struct ring *r, bool timer_fired)
     for (int s = RING_LEFT; s <= RING_RIGHT; s++) {
         if (!a2ws_dirty(v, side_dir[s]))
             continue;
-        uint32_t peer = a2ws_node_at(v, s == RING_LEFT ? -1 : 1);
+        /* The live neighbour on that side: the ring closes over a dead member. */
+        uint32_t peer = s == RING_LEFT ? v->left_nb : v->right_nb;
+        if (peer == node_self(n))
+            continue;
         bool ride = node_msg_queued(n, peer) > 0;
         int64_t due = r->last_sent_ns[s] + (int64_t)RING_INTERVAL_MS * 1000000;
         if (ride || timer_fired || now >= due) {
@@ -151,7 +154,7 @@ static void ring_answering(void *state, uint32_t to)
     struct ring *g = state;
     struct node *n = g->n;
     struct a2ws_vec *v = node_info(n);
-    if (!v || to >= node_count(n) || to == node_self(n))
+    if (!v || to >= node_count(n) || to == node_self(n) || !node_alive(n, to))
         return;
     struct a2ws_item it = {.node = node_self(n), .e = v->e[node_self(n)]};
     size_t at;
@@ -185,7 +188,8 @@ static int ring_on_info(void *state, uint32_t from, uint16_t type, struct rbuf *
         if (!rbuf_ok(r) || !isfinite(it.e.t_run) || it.e.t_run < 0)
             return -EBADMSG;
         /* A node configured without the ring (a mixed cluster) ignores the vector. */
-        if (!v)
+        /* A dead node's entry stays empty, whatever a neighbour still carries. */
+        if (!v || !node_alive(n, it.node))
             continue;
         uint32_t before = it.node < node_count(n) ? v->e[it.node].avail : 0;
         if (a2ws_merge(v, from, &it)) {

@@ -48,6 +48,7 @@ struct thief {
     uint32_t loads[THIEF_MAX_VICTIMS];
     bool replied[THIEF_MAX_VICTIMS];
     uint32_t asked;         /* tasks the current request asked for; 0: the victim decides */
+    uint32_t requested;     /* the victim the current request went to */
     int64_t next_plan_ns;   /* monotonic: a busy node's next preemptive look */
     uv_timer_t timer;       /* back-off wait, or the attempt's timeout */
 };
@@ -67,6 +68,7 @@ static struct a2ws_now a2ws_now_of(const struct thief *th, bool starving)
 static void send_steal_request(struct thief *th, uint32_t victim, uint32_t max, uint32_t expect)
 {
     th->state = THIEF_REQUEST;
+    th->requested = victim;
     th->asked = max ? max : expect;
     node_steal_request(th->n, victim, th->attempt, max, th->asked);
     start_timer(th, node_cfg(th->n)->steal_timeout_ms);
@@ -214,6 +216,20 @@ static uint32_t pick_from_window(struct thief *th, const struct a2ws_vec *v)
     return k;
 }
 
+/* Drops the dead from a draw of k victims (the policies draw from all ids); returns how
+ * many are left. */
+static uint32_t drop_dead(struct thief *th, uint32_t k)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        if (!node_alive(th->n, th->victims[i]))
+            continue;
+        th->loads[kept] = th->loads[i];
+        th->victims[kept++] = th->victims[i];
+    }
+    return kept;
+}
+
 /* Starts an attempt: th->attempt and the counters move, the trace follows the request. */
 static void begin_attempt(struct thief *th)
 {
@@ -226,6 +242,8 @@ static void poll_a2ws(struct thief *th, struct a2ws_vec *vec, bool starving)
 {
     struct a2ws_now now = a2ws_now_of(th, starving);
     struct a2ws_decision d = a2ws_plan(vec, &now, &th->rng);
+    if (d.criterion != A2WS_NO_STEAL && !node_alive(th->n, d.victim))
+        d.criterion = A2WS_NO_STEAL;
     if (d.criterion == A2WS_NO_STEAL) {
         /* A busy node that found nobody simply looks again later; a starving one has
          * failed an attempt and backs off like any thief. */
@@ -290,6 +308,7 @@ static void thief_step(void *state)
     uint32_t k = window ? pick_from_window(th, vec)
                         : steal_pick_victims(p, &th->st, node_self(n), node_count(n), &th->rng,
                                              th->victims, THIEF_MAX_VICTIMS);
+    k = drop_dead(th, k);
     if (k == 0)
         return;
     begin_attempt(th);
@@ -362,6 +381,32 @@ static int on_load_reply(struct thief *th, uint32_t from, struct rbuf *r)
     return 0;
 }
 
+/* A victim that died answers nothing: a query to it counts as an empty reply, a request
+ * to it fails now rather than at its timeout. */
+static void thief_down(void *state, uint32_t node)
+{
+    struct thief *th = state;
+    if (th->state == THIEF_QUERY) {
+        for (uint32_t i = 0; i < th->nvictims; i++) {
+            if (th->victims[i] == node && !th->replied[i]) {
+                th->replied[i] = true;
+                th->loads[i] = 0;
+                th->nreplies++;
+            }
+        }
+        if (th->nreplies == th->nvictims) {
+            uv_timer_stop(&th->timer);
+            decide(th);
+        }
+    } else if (th->state == THIEF_REQUEST && th->requested == node) {
+        uv_timer_stop(&th->timer);
+        node_counters(th->n)->steal_fails++;
+        node_trace_full(th->n, TRACE_STEAL_FAIL, TRACE_NO_TASK, (int32_t)node,
+                        STEAL_FAIL_TIMEOUT, 0, 0, 0, 0);
+        attempt_done(th, false);
+    }
+}
+
 static int thief_on_message(void *state, uint32_t from, uint16_t type, struct rbuf *r)
 {
     (void)type;
@@ -420,6 +465,7 @@ const struct part part_thief = {
     .wake = thief_wake,
     .news = thief_news,
     .granted = thief_granted,
+    .down = thief_down,
     .types = thief_types,
     .on_message = thief_on_message,
 };

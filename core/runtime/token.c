@@ -13,9 +13,11 @@
  * wakes it (MSG_WAKE, idle.c), as does a new job or this node's own
  * new work, and it moves on.
  *
- * One token, as in the paper: it is lost with a node that dies holding it, and then
- * nobody steals any more (tasks still run where they are); jackdaw does not make a new
- * one.
+ * One token, as in the paper, per membership epoch: the token carries the epoch it was
+ * made in, and when a node is declared dead every node drops the token it holds, if it
+ * was made before that death, and the lowest live node makes a new one (so a token that
+ * died with its holder is made again exactly once, and a token that did not is not
+ * doubled: the old one is dropped wherever it turns up).  The ring skips dead members.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@
 #include "core/base/xalloc.h"
 #include "core/net/proto.h"
 #include "core/policy/ctws.h"
+#include "core/policy/fd.h"
 #include "core/runtime/part.h"
 
 /* The paced hop: far below a task's length, far above a loop pass.  A lap of N nodes
@@ -46,6 +49,8 @@ struct token {
     int64_t last_pass_ns;       /* monotonic: when this node last passed the token */
     bool in_flight;             /* a steal request is out, its grant or timeout to come */
     uint32_t req;               /* id of the holder's latest steal request */
+    uint32_t victim;            /* whom it went to */
+    uint32_t epoch;             /* the membership epoch the held token was made in */
     uv_timer_t steal_timer;     /* that request's timeout */
     uint64_t passes, rests, steals;
 };
@@ -144,13 +149,14 @@ static void steal(struct token *k, uint32_t victim, uint32_t amount)
 {
     k->req++;
     k->in_flight = true;
+    k->victim = victim;
     node_counters(k->n)->steals_attempted++;
     node_steal_request(k->n, victim, k->req, amount, amount);
     uint32_t ms = node_cfg(k->n)->steal_timeout_ms;
     uv_timer_start(&k->steal_timer, steal_timeout_cb, ms ? ms : 1, 0);
 }
 
-static void send_token(struct node *n, uint32_t to, const struct ctws_token *t)
+static void send_token(struct node *n, uint32_t to, const struct ctws_token *t, uint32_t epoch)
 {
     size_t at;
     struct wbuf *b = node_msg_begin(n, to, MSG_TOKEN, &at);
@@ -161,7 +167,13 @@ static void send_token(struct node *n, uint32_t to, const struct ctws_token *t)
         wbuf_put_u32(b, t->e[i].count);
         wbuf_put_u8(b, t->e[i].flags);
     }
+    wbuf_put_u32(b, epoch);
     node_msg_end(n, to, at);
+}
+
+static uint32_t next_live(struct node *n)
+{
+    return fd_next_live(node_self(n), node_count(n), node_dead_set(n), 1);
 }
 
 static void pass(struct token *k)
@@ -169,7 +181,7 @@ static void pass(struct token *k)
     struct node *n = k->n;
     uv_timer_stop(&k->timer);
     k->tok.hops++;
-    send_token(n, ctws_next(node_self(n), node_count(n)), &k->tok);
+    send_token(n, next_live(n), &k->tok, k->epoch);
     k->held = false;
     k->resting = false;
     k->passes++;
@@ -198,6 +210,10 @@ static void visit(struct token *k, bool woken)
     struct node *n = k->n;
     const struct steal_params *p = &node_cfg(n)->steal;
     struct steal_self self = node_steal_self(n);
+    /* The dead have nothing to steal and want nothing. */
+    for (uint32_t i = 0; i < node_count(n); i++)
+        if (!node_alive(n, i))
+            k->tok.e[i] = (struct ctws_entry){0};
     struct ctws_self cs = {
         .self = node_self(n), .stealable = (uint32_t)readyq_len(node_readyq(n, NODE_SREADY)),
         .starving = steal_starving(p, &self),
@@ -264,34 +280,69 @@ static int token_on_message(void *state, uint32_t from, uint16_t type, struct rb
     uint32_t nodes = rbuf_u32(r);
     if (!rbuf_ok(r) || nodes != node_count(n) || (uint64_t)nodes * TOKEN_ENTRY_BYTES > r->left)
         return -EBADMSG;
-    struct ctws_entry *e = k->on ? k->entries : xcalloc(nodes, sizeof *e);
+    /* Read aside: a token that is dropped must not touch the one held here. */
+    struct ctws_entry *e = xcalloc(nodes, sizeof *e);
     for (uint32_t i = 0; i < nodes; i++) {
         e[i].count = rbuf_u32(r);
         e[i].flags = rbuf_u8(r) & CTWS_HUNGRY;
     }
+    uint32_t epoch = rbuf_u32(r);
     if (!rbuf_ok(r)) {
-        if (!k->on)
-            free(e);
+        free(e);
         return -EBADMSG;
+    }
+    if (epoch < node_epoch(n)) {
+        /* Made before a death this node knows of: a new one is on its way. */
+        log_debug("ctws: token of epoch %u from node %u dropped (epoch %u here)", epoch, from,
+                  node_epoch(n));
+        free(e);
+        return 0;
     }
     if (!k->on) {
         /* A node configured without CTWS (a cluster configured unevenly) passes the token
          * on untouched rather than lose it. */
         struct ctws_token t = {.hops = hops + 1, .quiet = quiet, .nodes = nodes, .e = e};
-        send_token(n, ctws_next(node_self(n), node_count(n)), &t);
+        send_token(n, next_live(n), &t, epoch);
         free(e);
         return 0;
     }
-    if (k->held)
+    if (k->held && epoch == k->epoch)
         log_warn("ctws: a second token arrived from node %u; it replaces the one held here",
                  from);
+    memcpy(k->entries, e, nodes * sizeof *e);
+    free(e);
     uv_timer_stop(&k->timer);
     k->tok.hops = hops;
     k->tok.quiet = quiet;
+    k->epoch = epoch;
     k->held = true;
     visit(k, false);
     node_mark_dirty(n);
     return 0;
+}
+
+/* See the header: a death ends every token made before it; the lowest live node makes
+ * the next.  A steal in flight to the dead node has failed. */
+static void token_down(void *state, uint32_t node)
+{
+    struct token *k = state;
+    struct node *n = k->n;
+    if (k->in_flight && k->victim == node)
+        steal_done(k, false);
+    if (!k->on)
+        return;
+    if (k->held && k->epoch < node_epoch(n)) {
+        uv_timer_stop(&k->timer);
+        k->held = k->resting = false;
+    }
+    if (fd_lowest_live(node_count(n), node_dead_set(n)) != node_self(n))
+        return;
+    memset(k->entries, 0, node_count(n) * sizeof *k->entries);
+    ctws_token_init(&k->tok, k->entries, node_count(n));
+    k->epoch = node_epoch(n);
+    k->held = true;
+    log_info("ctws: node %u died; a new token of epoch %u starts here", node, k->epoch);
+    visit(k, true);
 }
 
 static const uint16_t token_types[] = {MSG_TOKEN, 0};
@@ -304,6 +355,7 @@ const struct part part_token = {
     .step = token_step,
     .wake = token_wake,
     .granted = token_granted,
+    .down = token_down,
     .types = token_types,
     .on_message = token_on_message,
 };

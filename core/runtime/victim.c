@@ -159,6 +159,17 @@ static void victim_step(void *state)
     v->nasks = 0;
 }
 
+/* A dead thief's requests are not answered: a grant to it would lose its tasks. */
+static void victim_down(void *state, uint32_t node)
+{
+    struct victim *v = state;
+    size_t kept = 0;
+    for (size_t i = 0; i < v->nasks; i++)
+        if (v->asks[i].from != node)
+            v->asks[kept++] = v->asks[i];
+    v->nasks = kept;
+}
+
 static int victim_on_message(void *state, uint32_t from, uint16_t type, struct rbuf *r)
 {
     struct victim *v = state;
@@ -187,6 +198,7 @@ const struct part part_victim = {
     .init = victim_init,
     .free = victim_free,
     .step = victim_step,
+    .down = victim_down,
     .types = victim_types,
     .on_message = victim_on_message,
 };

@@ -408,3 +408,39 @@ void node_info_saw_work(struct node *n)
     if (!n->work_seen_ns)
         n->work_seen_ns = n->mono;
 }
+
+/* ---- membership ------------------------------------------------------------------- */
+
+bool node_alive(const struct node *n, uint32_t peer)
+{
+    return peer < n->nodes && !n->dead[peer];
+}
+
+const bool *node_dead_set(const struct node *n)
+{
+    return n->dead;
+}
+
+uint32_t node_epoch(const struct node *n)
+{
+    return n->epoch;
+}
+
+void fake_node_kill(struct node *n, uint32_t node)
+{
+    if (node >= n->nodes || node == n->self || n->dead[node])
+        return;
+    n->dead[node] = true;
+    n->epoch++;
+    for (size_t i = 0; i < n->nparts; i++)
+        if (n->parts[i]->down)
+            n->parts[i]->down(n->state[i], node);
+}
+
+void node_declare_dead(struct node *n, uint32_t peer, const char *why)
+{
+    (void)why;
+    if (peer < n->nodes && peer != n->self && !n->dead[peer])
+        n->declared++;
+    fake_node_kill(n, peer);
+}

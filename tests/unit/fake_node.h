@@ -67,6 +67,8 @@ struct node {
     struct fake_trace *traces;
     size_t ntraces, traces_cap;
     uint32_t wakes, news, answering, steal_failed, shared, staged, staged_failed, dirty;
+    bool dead[FAKE_MAX_NODES];      /* node_declare_dead's, or the test's */
+    uint32_t epoch, declared;       /* deaths known, and declared through the API */
     bool steal_failed_answer;       /* what node_steal_failed returns with no part */
     struct ntask *last_staged;      /* the last task node_staged was given (borrowed) */
 
@@ -104,6 +106,9 @@ void fake_node_free(struct node *n);
 size_t fake_msgs(const struct node *n, uint16_t type);
 struct fake_msg *fake_msg(struct node *n, uint16_t type, size_t i);
 void fake_msgs_clear(struct node *n);
+/* Marks `node` dead as node_declare_dead does (the parts hear `down`), without counting
+ * it as declared by a part. */
+void fake_node_kill(struct node *n, uint32_t node);
 /* Trace events of `kind` recorded so far. */
 size_t fake_traces(const struct node *n, enum trace_kind kind);
 

@@ -4,6 +4,7 @@
  */
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -75,6 +76,58 @@ static void suspect_only_past_the_timeout(void **state)
     assert_true(fd_suspect(&p, 8001, 5000));
 }
 
+static void paused_after_half_a_timeout(void **state)
+{
+    (void)state;
+    struct fd_params p;
+    fd_params_init(&p, 3000);
+    assert_false(fd_paused(&p, 1000 + p.interval_ms, 1000));
+    assert_false(fd_paused(&p, 2500, 1000));
+    assert_true(fd_paused(&p, 2501, 1000));
+}
+
+static void ring_skips_the_dead(void **state)
+{
+    (void)state;
+    bool dead[6] = {false, false, true, false, true, false};
+    assert_int_equal(fd_next_live(1, 6, dead, 1), 3);
+    assert_int_equal(fd_next_live(3, 6, dead, 1), 5);
+    assert_int_equal(fd_next_live(5, 6, dead, 1), 0);
+    assert_int_equal(fd_next_live(0, 6, dead, -1), 5);
+    assert_int_equal(fd_next_live(3, 6, dead, -1), 1);
+    uint32_t w[2];
+    assert_int_equal(fd_watched_live(3, 6, dead, w), 2);
+    assert_int_equal(w[0], 1);
+    assert_int_equal(w[1], 5);
+    assert_int_equal(fd_lowest_live(6, dead), 0);
+    dead[0] = dead[1] = true;
+    assert_int_equal(fd_lowest_live(6, dead), 3);
+    /* Two left alive: one neighbour; one left: none. */
+    dead[5] = true;
+    assert_int_equal(fd_watched_live(3, 6, dead, w), 0);
+    dead[5] = false;
+    assert_int_equal(fd_watched_live(3, 6, dead, w), 1);
+    assert_int_equal(w[0], 5);
+    bool all[3] = {true, true, true};
+    assert_int_equal(fd_lowest_live(3, all), 3);
+}
+
+static void the_suspects_other_neighbour_confirms(void **state)
+{
+    (void)state;
+    bool dead[6] = {false, false, false, false, false, false};
+    /* Node 2's neighbours are 1 and 3: each confirms the other's suspicion. */
+    assert_int_equal(fd_confirmer(1, 2, 6, dead), 3);
+    assert_int_equal(fd_confirmer(3, 2, 6, dead), 1);
+    /* With 3 dead, 2's right neighbour is 4. */
+    dead[3] = true;
+    assert_int_equal(fd_confirmer(1, 2, 6, dead), 4);
+    /* Alone with the suspect: the watcher's own suspicion decides. */
+    bool two[6] = {false, true, false, true, true, true};
+    assert_int_equal(fd_confirmer(0, 2, 6, two), 0);
+    assert_int_equal(fd_confirmer(2, 0, 6, two), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -82,6 +135,9 @@ int main(void)
         cmocka_unit_test(default_and_interval),
         cmocka_unit_test(beat_due_after_interval_of_silence_sent),
         cmocka_unit_test(suspect_only_past_the_timeout),
+        cmocka_unit_test(paused_after_half_a_timeout),
+        cmocka_unit_test(ring_skips_the_dead),
+        cmocka_unit_test(the_suspects_other_neighbour_confirms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

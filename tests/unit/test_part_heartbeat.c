@@ -1,7 +1,9 @@
 /*
  * test_part_heartbeat — the heartbeat part (core/runtime/heartbeat.c) on fake nodes: it
- * beats only to its ring neighbours, only when it had sent them nothing for an interval,
- * a suspected neighbour only once per timeout; and its timer really runs the check.
+ * beats only to its live ring neighbours, only when it had sent them nothing for an
+ * interval, a suspected neighbour only once per timeout; a suspicion goes to the
+ * suspect's other neighbour, which declares the death only if it heard nothing either;
+ * with nobody else to ask the watcher declares it; a death moves the watch on.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +20,37 @@ static void fire(struct node *n)
     size_t before = fake_msgs(n, MSG_HEARTBEAT);
     for (int i = 0; i < 50 && fake_msgs(n, MSG_HEARTBEAT) == before; i++)
         fake_node_run_once(n, true);
+}
+
+/* Moves the clock far ahead and lets one check see it: that check finds the node was
+ * paused and suspects nobody; the next, a normal interval later, may. */
+static void settle(struct node *n)
+{
+    n->mono += 1000 * 1000000LL;
+    for (uint32_t i = 0; i < n->nodes; i++)
+        n->heard_ms[i] = n->sent_ms[i] = node_now_ms(n);
+    fake_node_run_once(n, true);
+    fake_msgs_clear(n);
+}
+
+static void a_paused_watcher_suspects_nobody(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(0, 2, 1, NULL);
+    n->cfg.failure_timeout_ms = 40;
+    fake_node_add(n, &part_heartbeat);
+    /* The watcher did not run for 100 ms: node 1 looks silent, but it is the watcher that
+     * was away (its messages are still unread). */
+    n->mono += 100 * 1000000LL;
+    n->heard_ms[1] = node_now_ms(n) - 100;
+    fake_node_run_once(n, true);
+    assert_int_equal(n->declared, 0);
+    assert_int_equal(fake_msgs(n, MSG_SUSPECT), 0);
+    /* Still silent a normal interval later: now it counts. */
+    n->mono += 5 * 1000000LL;
+    fake_node_run_once(n, true);
+    assert_int_equal(n->declared, 1);
+    fake_node_free(n);
 }
 
 static void beats_neighbours_it_had_nothing_for(void **state)
@@ -44,20 +77,112 @@ static void beats_neighbours_it_had_nothing_for(void **state)
 static void suspected_neighbour_called_once_per_timeout(void **state)
 {
     (void)state;
-    struct node *n = fake_node_new(0, 2, 1, NULL);
+    struct node *n = fake_node_new(0, 4, 1, NULL);
     n->cfg.failure_timeout_ms = 40; /* interval 10 ms */
     fake_node_add(n, &part_heartbeat);
+    settle(n);
     /* Node 1 silent for longer than the timeout; we last called it 20 ms ago: due for a
      * live neighbour (interval), not for a suspected one (timeout). */
-    n->mono += 100 * 1000000LL;
+    n->mono += 5 * 1000000LL;
+    n->heard_ms[3] = node_now_ms(n);
+    n->sent_ms[3] = node_now_ms(n);
     n->heard_ms[1] = node_now_ms(n) - 50;
     n->sent_ms[1] = node_now_ms(n) - 20;
     fake_node_run_once(n, true);
     assert_int_equal(fake_msgs(n, MSG_HEARTBEAT), 0);
+    /* The suspicion went to node 1's other neighbour, node 2; nothing is declared here. */
+    assert_int_equal(fake_msgs(n, MSG_SUSPECT), 1);
+    struct fake_msg *m = fake_msg(n, MSG_SUSPECT, 0);
+    assert_int_equal(m->peer, 2);
+    struct rbuf r;
+    rbuf_init(&r, m->body.data, m->body.len);
+    assert_int_equal(rbuf_u32(&r), 1);
+    assert_int_equal(n->declared, 0);
     /* Heard again: a live neighbour, due after the interval. */
     n->heard_ms[1] = node_now_ms(n);
+    fake_msgs_clear(n);
     fire(n);
     assert_int_equal(fake_msgs(n, MSG_HEARTBEAT), 1);
+    assert_int_equal(fake_msgs(n, MSG_SUSPECT), 0);
+    fake_node_free(n);
+}
+
+static void alone_with_the_suspect_declares_it(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(0, 2, 1, NULL);
+    n->cfg.failure_timeout_ms = 40;
+    fake_node_add(n, &part_heartbeat);
+    settle(n);
+    n->mono += 5 * 1000000LL;
+    n->heard_ms[1] = node_now_ms(n) - 50;
+    fake_node_run_once(n, true);
+    assert_int_equal(n->declared, 1);
+    assert_true(n->dead[1]);
+    /* Nobody left to watch: nothing more is sent, however long it runs. */
+    fake_msgs_clear(n);
+    n->mono += 1000 * 1000000LL;
+    fake_node_run_once(n, true);
+    assert_int_equal(fake_msgs(n, 0), 0);
+    fake_node_free(n);
+}
+
+static void confirmer_declares_only_if_silent_too(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(4, 6, 1, NULL);
+    n->cfg.failure_timeout_ms = 40;
+    fake_node_add(n, &part_heartbeat);
+    n->mono += 100 * 1000000LL;
+    struct wbuf b;
+    wbuf_init(&b);
+    wbuf_put_u32(&b, 3);
+    /* Node 3 was heard 10 ms ago here: node 2's suspicion is not confirmed. */
+    n->heard_ms[3] = node_now_ms(n) - 10;
+    assert_int_equal(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, b.len), 0);
+    assert_int_equal(n->declared, 0);
+    /* Silent here too: dead. */
+    n->heard_ms[3] = node_now_ms(n) - 50;
+    assert_int_equal(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, b.len), 0);
+    assert_int_equal(n->declared, 1);
+    assert_true(n->dead[3]);
+    /* A suspicion of a node already dead, of itself, or out of range changes nothing;
+     * a short payload is refused. */
+    assert_int_equal(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, b.len), 0);
+    wbuf_reset(&b);
+    wbuf_put_u32(&b, 4);
+    assert_int_equal(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, b.len), 0);
+    wbuf_reset(&b);
+    wbuf_put_u32(&b, 99);
+    assert_true(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, b.len) < 0);
+    assert_true(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, 2) < 0);
+    assert_int_equal(n->declared, 1);
+    wbuf_fini(&b);
+    fake_node_free(n);
+}
+
+static void a_death_moves_the_watch_on(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(2, 6, 1, NULL);
+    n->cfg.failure_timeout_ms = 8; /* interval 2 ms */
+    fake_node_add(n, &part_heartbeat);
+    fake_node_kill(n, 3);
+    n->mono += 5 * 1000000LL;
+    for (uint32_t i = 0; i < 6; i++)
+        n->heard_ms[i] = node_now_ms(n);
+    fire(n);
+    /* Node 2 now watches 1 and 4; nothing goes to the dead node 3. */
+    size_t beats = fake_msgs(n, MSG_HEARTBEAT);
+    assert_int_equal(beats, 2);
+    bool to1 = false, to4 = false;
+    for (size_t i = 0; i < beats; i++) {
+        uint32_t p = fake_msg(n, MSG_HEARTBEAT, i)->peer;
+        to1 |= p == 1;
+        to4 |= p == 4;
+        assert_int_not_equal(p, 3);
+    }
+    assert_true(to1 && to4);
     fake_node_free(n);
 }
 
@@ -78,6 +203,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(beats_neighbours_it_had_nothing_for),
         cmocka_unit_test(suspected_neighbour_called_once_per_timeout),
+        cmocka_unit_test(alone_with_the_suspect_declares_it),
+        cmocka_unit_test(a_paused_watcher_suspects_nobody),
+        cmocka_unit_test(confirmer_declares_only_if_silent_too),
+        cmocka_unit_test(a_death_moves_the_watch_on),
         cmocka_unit_test(alone_watches_nobody),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

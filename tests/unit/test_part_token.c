@@ -24,7 +24,7 @@
 #define MAX_RUNS 1000
 
 struct token_view {
-    uint32_t hops, quiet, nodes;
+    uint32_t hops, quiet, nodes, epoch;
     uint32_t count[NODES];
     uint8_t flags[NODES];
 };
@@ -49,6 +49,7 @@ static void put_token(struct wbuf *b, uint32_t hops, uint32_t quiet, uint32_t no
         wbuf_put_u32(b, count[i]);
         wbuf_put_u8(b, flags ? flags[i] : 0);
     }
+    wbuf_put_u32(b, 0); /* the membership epoch it was made in */
 }
 
 static int deliver_token(struct node *n, uint32_t from, uint32_t hops,
@@ -75,6 +76,7 @@ static struct token_view decode_token(const struct fake_msg *m)
         t.count[i] = rbuf_u32(&r);
         t.flags[i] = rbuf_u8(&r);
     }
+    t.epoch = rbuf_u32(&r);
     assert_true(rbuf_ok(&r));
     assert_int_equal(r.left, 0);
     return t;

@@ -582,6 +582,21 @@ static void test_log_bursts(void **state)
     assert_string_equal(last_log(model_view(m)), "   5.000 2 nodes lost their connection to node 2");
     /* They saw it go; they are still up themselves. */
     assert_true(node_by_id(model_view(m), 0)->connected);
+    /* Declared dead by its neighbours: one line for the burst, and node 2 is down. */
+    struct wire_note up = note(TRACE_NODE_UP, 2, 5 * S + 5);
+    model_note(m, &up);
+    assert_true(node_by_id(model_view(m), 2)->connected);
+    for (int32_t id = 0; id < 2; id++) {
+        struct wire_note n = note(TRACE_NODE_DOWN, id, 5 * S + 10 + id);
+        n.peer = 2;
+        n.status = TRACE_DOWN_DECLARED;
+        n.count = 1;
+        model_note(m, &n);
+    }
+    assert_string_equal(last_log(model_view(m)), "   5.000 2 nodes declared node 2 dead");
+    assert_non_null(node_by_id(model_view(m), 2));
+    assert_false(node_by_id(model_view(m), 2)->connected);
+    assert_true(node_by_id(model_view(m), 0)->connected);
 
     /* The ring keeps the newest MODEL_LOG_LINES. */
     for (uint32_t j = 0; j < MODEL_LOG_LINES + 500; j++)

@@ -55,7 +55,7 @@ static int start_tracer(const struct cluster *cl, const struct node_config *cfg,
 static int node_main(int argc, char **argv)
 {
     const char *cluster_path = NULL, *workdir = NULL, *level = "info";
-    unsigned long id = 0, slots = 0, seed = 0, failure_timeout = 0;
+    unsigned long id = 0, slots = 0, seed = 0;
     long listen_fd = -1;
     double speed = 0;
     bool have_id = false;
@@ -69,8 +69,6 @@ static int node_main(int argc, char **argv)
         {"listen-fd", OPT_INT, &listen_fd, "FD  inherited listening socket"},
         {"workdir", OPT_STRING, &workdir, "DIR  task work directories (default: WORKDIR/node-I)"},
         {"seed", OPT_UINT, &seed, "S  victim-selection seed"},
-        {"failure-timeout", OPT_UINT, &failure_timeout,
-         "MS  a ring neighbour silent this long is suspected (default 3000)"},
         {"log-level", OPT_STRING, &level, "L  debug | info | warn | error"},
         {NULL, 0, NULL, NULL},
     };
@@ -113,7 +111,6 @@ static int node_main(int argc, char **argv)
         .id = (uint32_t)id, .cluster = &cl, .listen_fd = (int)listen_fd, .seed = seed,
         .slots = slots ? (uint32_t)slots : cl.nodes[id].slots,
         .speed = speed > 0 ? speed : cl.nodes[id].speed, .steal_timeout_ms = 1000,
-        .failure_timeout_ms = failure_timeout > UINT32_MAX ? UINT32_MAX : (uint32_t)failure_timeout,
     };
     if (cfg.speed <= 0 || cfg.speed > 1) {
         fprintf(stderr, "jackdaw node: --speed %g is not in (0, 1]\n", cfg.speed);
