@@ -11,6 +11,7 @@
 
 #include "core/base/xalloc.h"
 #include "core/net/proto.h"
+#include "core/policy/fd.h"
 #include "core/policy/placement.h"
 
 /* ---- capture ---------------------------------------------------------------------- */
@@ -432,6 +433,10 @@ void fake_node_kill(struct node *n, uint32_t node)
         return;
     n->dead[node] = true;
     n->epoch++;
+    /* The vector moves before the parts hear of it, as node.c's info_on_down does. */
+    if (n->info_on)
+        a2ws_on_down(&n->vec, node, fd_next_live(n->self, n->nodes, n->dead, -1),
+                     fd_next_live(n->self, n->nodes, n->dead, 1));
     for (size_t i = 0; i < n->nparts; i++)
         if (n->parts[i]->down)
             n->parts[i]->down(n->state[i], node);

@@ -106,8 +106,9 @@ void fake_node_free(struct node *n);
 size_t fake_msgs(const struct node *n, uint16_t type);
 struct fake_msg *fake_msg(struct node *n, uint16_t type, size_t i);
 void fake_msgs_clear(struct node *n);
-/* Marks `node` dead as node_declare_dead does (the parts hear `down`), without counting
- * it as declared by a part. */
+/* Marks `node` dead as node_declare_dead does (the information vector, when on, empties
+ * its entry and takes the next live ring neighbours, then the parts hear `down`), without
+ * counting it as declared by a part. */
 void fake_node_kill(struct node *n, uint32_t node);
 /* Trace events of `kind` recorded so far. */
 size_t fake_traces(const struct node *n, enum trace_kind kind);

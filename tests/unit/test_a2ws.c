@@ -1,8 +1,9 @@
 /*
  * test_a2ws — unit tests for core/policy/a2ws.c: the equations of paper 001 (eq. 4–10)
  * against values worked by hand (the working is in the comments), the window and the
- * flag rules of Table 1, and the ring propagation in a deterministic simulation of N
- * nodes that exchange only their dirty entries.  Run by `make unit`.
+ * flag rules of Table 1, the ring propagation in a deterministic simulation of N
+ * nodes that exchange only their dirty entries, and a death (a2ws_on_down: the entry
+ * emptied and counted nowhere, the live neighbours the writers).  Run by `make unit`.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -634,6 +635,92 @@ static void test_ring_stale_messages(void **state)
     free(s);
 }
 
+/* ---- deaths --------------------------------------------------------------------------- */
+
+static void test_on_down(void **state)
+{
+    (void)state;
+    struct a2ws_entry e[8];
+    struct a2ws_vec v;
+    a2ws_vec_init(&v, e, 3, 8, 3); /* window 0..6; neighbours 2 and 4 */
+    assert_int_equal(v.left_nb, 2);
+    assert_int_equal(v.right_nb, 4);
+    struct a2ws_item it = {.node = 0, .e = {.t_run = 1, .n = 6, .avail = 4, .slots = 1,
+                                            .version = 1}};
+    /* Node 0's entry is node 2's to write while node 2 lives. */
+    assert_false(a2ws_merge(&v, 1, &it));
+    it.node = 2;
+    it.e.avail = 9;
+    assert_true(a2ws_merge(&v, 2, &it));
+    assert_true(a2ws_dirty(&v, A2WS_DIRTY_RIGHT));
+
+    a2ws_on_down(&v, 2, 1, 4);
+    /* Its entry says it has nothing, and is sent to nobody. */
+    assert_int_equal(e[2].n, 0);
+    assert_int_equal(e[2].avail, 0);
+    assert_int_equal(e[2].slots, 0);
+    assert_true(e[2].t_run == 0);
+    assert_int_equal(e[2].dirty, 0);
+    assert_false(a2ws_dirty(&v, A2WS_DIRTY_RIGHT));
+    assert_int_equal(v.left_nb, 1);
+    assert_int_equal(v.right_nb, 4);
+    /* The left side is node 1's to write now, not the dead node's. */
+    it.node = 0;
+    it.e.avail = 4;
+    assert_false(a2ws_merge(&v, 2, &it));
+    assert_true(a2ws_merge(&v, 1, &it));
+    assert_int_equal(e[0].avail, 4);
+    /* The right side is untouched: node 4 writes node 5's entry, node 6 does not. */
+    it.node = 5;
+    assert_false(a2ws_merge(&v, 6, &it));
+    assert_true(a2ws_merge(&v, 4, &it));
+    /* Nobody picks it: the plans name nodes 0 and 5, which have work, never node 2,
+     * which had the most. */
+    a2ws_set_self(&v, 1, 0, 0, 1);
+    uint64_t rng = 7;
+    struct a2ws_now now = {.elapsed_s = 1, .starving = true};
+    for (int i = 0; i < 50; i++) {
+        struct a2ws_decision d = a2ws_plan(&v, &now, &rng);
+        assert_int_not_equal(d.criterion, A2WS_NO_STEAL);
+        assert_true(d.victim == 0 || d.victim == 5);
+    }
+
+    /* Bad input changes nothing: itself, a node outside the ring, no vector. */
+    struct a2ws_entry before[8];
+    memcpy(before, e, sizeof e);
+    a2ws_on_down(&v, 3, 0, 0);
+    a2ws_on_down(&v, 8, 0, 0);
+    a2ws_on_down(NULL, 1, 0, 0);
+    assert_memory_equal(before, e, sizeof e);
+    assert_int_equal(v.left_nb, 1);
+    assert_int_equal(v.right_nb, 4);
+}
+
+/*
+ * A dead node counts in no steal equation (a2ws.h): the plan after node 2 of
+ * test_idle_node_prior dies is the plan without node 2, as if never heard of: N = 40,
+ * T = 2, S_0 = 20 → 20.  Counted as an idle node instead (T = 3), the thief would ask
+ * for 14, leaving a share of the work to the dead.
+ */
+static void test_on_down_not_counted(void **state)
+{
+    (void)state;
+    struct fixture f;
+    double t[3] = {0, 1, 0};
+    uint32_t n[3] = {0, 40, 0};
+    uint32_t avail[3] = {0, 38, 0};
+    setup_vec(&f, 0, 3, 1, t, n, avail);
+    a2ws_on_down(&f.v, 2, 1, 1);
+    uint64_t rng = 1;
+    struct a2ws_now now = {.elapsed_s = 0.5, .starving = true};
+    struct a2ws_decision d = a2ws_plan(&f.v, &now, &rng);
+    assert_int_equal(d.criterion, A2WS_CLOSEST_RATE);
+    assert_int_equal(d.victim, 1);
+    assert_int_equal(d.amount, 20);
+    /* The same for the rate the thief reads: S_0 = 40/(1·2) − 0. */
+    assert_near(a2ws_rate(&f.v, &now, 0), 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -651,6 +738,8 @@ int main(void)
         cmocka_unit_test(test_collect_far_edge),
         cmocka_unit_test(test_ring_propagation),
         cmocka_unit_test(test_ring_stale_messages),
+        cmocka_unit_test(test_on_down),
+        cmocka_unit_test(test_on_down_not_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,8 +7,10 @@
  * object, a reply at the wrong offset or of the wrong total, or a corrupted last chunk
  * fail the staging (never a silent copy); data_release unpins; data_keep_output makes a
  * task's output an object; with bandwidth emulation replies past the burst wait for
- * the pacer timer, and with latency every request and reply does; malformed FETCH_REQ
- * and FETCH_REP payloads are refused.
+ * the pacer timer, and with latency every request and reply does; a holder declared dead
+ * ends its fetches (every waiting task staged with a reason, late replies ignored), a
+ * death elsewhere does not, and a fetch from a holder already dead is not started;
+ * malformed FETCH_REQ and FETCH_REP payloads are refused.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,21 +46,28 @@ struct pair {
     struct data_plane *d[2];
 };
 
-static void pair_open(struct pair *p, uint64_t cache_bytes, double bandwidth_Bps,
-                      int64_t latency_ns)
+/* The pair in a cluster of `nodes` (the others have no fake node: nobody talks to them). */
+static void pair_open_in(struct pair *p, uint32_t nodes, uint64_t cache_bytes,
+                         double bandwidth_Bps, int64_t latency_ns)
 {
     for (uint32_t i = 0; i < 2; i++) {
         /* Inside the binary's directory, which the group teardown removes even after a
          * failed test. */
         snprintf(p->dir[i], sizeof p->dir[i], "%s/node.XXXXXX", tmpdir);
         assert_non_null(mkdtemp(p->dir[i]));
-        p->n[i] = fake_node_new(i, 2, 2, p->dir[i]);
+        p->n[i] = fake_node_new(i, nodes, 2, p->dir[i]);
         p->n[i]->cfg.cache = cache_bytes > 0;
         p->n[i]->cfg.cache_bytes = cache_bytes;
         p->n[i]->cfg.bandwidth_Bps = bandwidth_Bps;
         p->n[i]->cfg.latency_ns = latency_ns;
         p->d[i] = fake_node_add(p->n[i], &part_data);
     }
+}
+
+static void pair_open(struct pair *p, uint64_t cache_bytes, double bandwidth_Bps,
+                      int64_t latency_ns)
+{
+    pair_open_in(p, 2, cache_bytes, bandwidth_Bps, latency_ns);
 }
 
 /* Frees both nodes (data_close destroys the stores and their directories) and removes
@@ -571,6 +580,105 @@ static void latency_holds_requests_and_replies(void **state)
     pair_close(&p);
 }
 
+/* ---- deaths ------------------------------------------------------------------------- */
+
+/*
+ * The holder dies mid-fetch: the fetch ends at once, and both tasks waiting on it are
+ * staged with a reason (they cannot run).  B's replies to what A asked before, delivered
+ * late, find no fetch: no byte is counted, nothing is asked again, no copy appears.
+ */
+static void fetch_from_a_holder_that_dies_ends(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p, 0, 0, 0);
+    struct node *a = p.n[0], *b = p.n[1];
+    uint64_t key = object_on(&p, 1, 1, OBJECT_BYTES);
+    struct ntask *t1 = fake_task(1, true, OBJECT_BYTES, 1);
+    struct ntask *t2 = fake_task(2, true, OBJECT_BYTES, 1);
+    t2->spec.inputs[0].object = key;
+    assert_int_equal(data_stage(p.d[0], t1), 0);
+    assert_int_equal(data_stage(p.d[0], t2), 0);
+    /* One round trip: some chunks are in, more are asked for. */
+    assert_true(fake_node_pass(a, b, NULL) > 0);
+    assert_true(fake_node_pass(b, a, NULL) > 0);
+    assert_int_equal(a->staged, 0);
+    uint64_t bytes_in = a->c.bytes_in;
+    assert_true(bytes_in > 0 && bytes_in < OBJECT_BYTES);
+    assert_true(fake_msgs(a, MSG_FETCH_REQ) > 0);
+
+    fake_node_kill(a, 1);
+    assert_int_equal(a->staged, 2);
+    assert_int_equal(a->staged_failed, 2);
+    assert_false(objstore_has(store(&p, 0), key));
+
+    /* What A asked before the death is answered late. */
+    assert_true(fake_node_pass(a, b, NULL) > 0);
+    fake_msgs_clear(a);
+    assert_true(fake_node_pass(b, a, NULL) > 0);
+    assert_int_equal(a->staged, 2);
+    assert_int_equal(a->c.bytes_in, bytes_in);
+    assert_int_equal(fake_msgs(a, 0), 0);
+    assert_false(objstore_has(store(&p, 0), key));
+    /* A fabricated last chunk under the old request id changes nothing either. */
+    assert_int_equal(deliver_reply(a, 1, 1, 0, OBJECT_BYTES, bytes_in, 0), 0);
+    assert_int_equal(a->staged, 2);
+    assert_int_equal(fake_msgs(a, 0), 0);
+
+    data_release(p.d[0], t1);
+    data_release(p.d[0], t2);
+    ntask_free(t1);
+    ntask_free(t2);
+    pair_close(&p);
+}
+
+/* A death elsewhere (node 2 of three) leaves a fetch from node 1 alone: it completes. */
+static void death_of_another_node_leaves_the_fetch(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open_in(&p, 3, 0, 0, 0);
+    struct node *a = p.n[0];
+    uint64_t key = object_on(&p, 1, 1, OBJECT_BYTES);
+    struct ntask *t = fake_task(1, true, OBJECT_BYTES, 1);
+    assert_int_equal(data_stage(p.d[0], t), 0);
+    assert_true(fake_node_pass(a, p.n[1], NULL) > 0);
+    assert_true(fake_node_pass(p.n[1], a, NULL) > 0);
+    fake_node_kill(a, 2);
+    assert_int_equal(a->staged, 0);
+    pump(&p, 1, NULL, false);
+    assert_int_equal(a->staged, 1);
+    assert_int_equal(a->staged_failed, 0);
+    assert_true(same_bytes(store(&p, 0), key, OBJECT_BYTES));
+    data_release(p.d[0], t);
+    ntask_free(t);
+    pair_close(&p);
+}
+
+/*
+ * A task staged after its input's holder died: nobody will ever answer a fetch from
+ * it, so staging must fail (as for an unknown holder) rather than ask the dead and wait
+ * for ever.
+ */
+static void fetch_from_a_dead_holder_fails_at_once(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p, 0, 0, 0);
+    struct node *a = p.n[0];
+    object_on(&p, 1, 1, 5000);
+    fake_node_kill(a, 1);
+    struct ntask *t = fake_task(1, true, 5000, 1);
+    int rc = data_stage(p.d[0], t);
+    assert_int_equal(fake_msgs(a, MSG_FETCH_REQ), 0);
+    /* Refused at once, or staged with a reason: either way the task is not left
+     * waiting. */
+    assert_true(rc < 0 || (a->staged == 1 && a->staged_failed == 1));
+    data_release(p.d[0], t);
+    ntask_free(t);
+    pair_close(&p);
+}
+
 /* ---- malformed messages ------------------------------------------------------------- */
 
 static void malformed_fetch_messages_are_refused(void **state)
@@ -631,6 +739,9 @@ int main(void)
         cmocka_unit_test(bandwidth_defers_replies_to_the_pacer),
         cmocka_unit_test(latency_holds_requests_and_replies),
         cmocka_unit_test(malformed_fetch_messages_are_refused),
+        cmocka_unit_test(fetch_from_a_holder_that_dies_ends),
+        cmocka_unit_test(death_of_another_node_leaves_the_fetch),
+        cmocka_unit_test(fetch_from_a_dead_holder_fails_at_once),
     };
     if (tmpdir_make("test_part_data") < 0)
         return 1;

@@ -3,7 +3,8 @@
  * beats only to its live ring neighbours, only when it had sent them nothing for an
  * interval, a suspected neighbour only once per timeout; a suspicion goes to the
  * suspect's other neighbour, which declares the death only if it heard nothing either;
- * with nobody else to ask the watcher declares it; a death moves the watch on.
+ * with nobody else to ask the watcher declares it; a death moves the watch on, and the
+ * suspicion past a dead confirmer.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -198,6 +199,41 @@ static void alone_watches_nobody(void **state)
     fake_node_free(n);
 }
 
+/* The suspect's other neighbour is dead: the suspicion goes to the next live node on
+ * that side; with every other node dead, the watcher alone decides. */
+static void suspicion_goes_past_a_dead_confirmer(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(0, 5, 1, NULL);
+    n->cfg.failure_timeout_ms = 40; /* interval 10 ms */
+    fake_node_add(n, &part_heartbeat);
+    fake_node_kill(n, 2);
+    settle(n);
+    n->mono += 5 * 1000000LL;
+    n->heard_ms[4] = n->sent_ms[4] = node_now_ms(n);
+    n->heard_ms[1] = node_now_ms(n) - 50;
+    n->sent_ms[1] = node_now_ms(n) - 20;
+    fake_node_run_once(n, true);
+    assert_int_equal(fake_msgs(n, MSG_SUSPECT), 1);
+    struct fake_msg *m = fake_msg(n, MSG_SUSPECT, 0);
+    assert_int_equal(m->peer, 3);
+    struct rbuf r;
+    rbuf_init(&r, m->body.data, m->body.len);
+    assert_int_equal(rbuf_u32(&r), 1);
+    assert_int_equal(n->declared, 0);
+    /* Nodes 3 and 4 die too: node 0 is alone with the suspect, and declares it. */
+    fake_node_kill(n, 3);
+    fake_node_kill(n, 4);
+    fake_msgs_clear(n);
+    n->mono += 5 * 1000000LL;
+    for (int i = 0; i < 50 && !n->declared; i++)
+        fake_node_run_once(n, true);
+    assert_int_equal(n->declared, 1);
+    assert_true(n->dead[1]);
+    assert_int_equal(fake_msgs(n, MSG_SUSPECT), 0);
+    fake_node_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +244,7 @@ int main(void)
         cmocka_unit_test(confirmer_declares_only_if_silent_too),
         cmocka_unit_test(a_death_moves_the_watch_on),
         cmocka_unit_test(alone_watches_nobody),
+        cmocka_unit_test(suspicion_goes_past_a_dead_confirmer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

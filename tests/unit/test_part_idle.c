@@ -1,7 +1,7 @@
 /*
  * test_part_idle — the idle part (core/runtime/idle.c) on a fake node: a peer that said
- * it is parked is woken once this node has stealable work, and only once; a WAKE
- * received wakes every part of the node.
+ * it is parked is woken once this node has stealable work, and only once, unless it
+ * died meanwhile; a WAKE received wakes every part of the node.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,11 +44,31 @@ static void wake_received_wakes_the_node(void **state)
     fake_node_free(n);
 }
 
+/* A parked peer that dies is never woken: the living parked peer still is. */
+static void dead_parked_peer_never_woken(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(0, 4, 2, NULL);
+    fake_node_add(n, &part_idle);
+    assert_int_equal(fake_node_deliver(n, 1, MSG_IDLE, NULL, 0), 0);
+    assert_int_equal(fake_node_deliver(n, 3, MSG_IDLE, NULL, 0), 0);
+    fake_node_kill(n, 3);
+    fake_queue(n, NODE_SREADY, fake_task(1, true, 0, 0));
+    fake_queue(n, NODE_SREADY, fake_task(2, true, 0, 0));
+    fake_node_step(n);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_WAKE), 1);
+    assert_int_equal(fake_msg(n, MSG_WAKE, 0)->peer, 1);
+    assert_int_equal(fake_msgs(n, 0), 1);
+    fake_node_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parked_peer_woken_once_work_is_stealable),
         cmocka_unit_test(wake_received_wakes_the_node),
+        cmocka_unit_test(dead_parked_peer_never_woken),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

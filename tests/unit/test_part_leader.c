@@ -6,7 +6,9 @@
  * request left unanswered, the leader holds requests and answers them first come first
  * served from the head of its SReadyQ and each request only once, a grant fills the
  * worker's LReadyQ and frees it to ask again, a node that is not the leader ignores
- * requests, and malformed payloads are refused.
+ * requests, and malformed payloads are refused.  Deaths: when the leader dies the lowest
+ * live node leads (workers ask and forward to it at once, it answers), and the leader
+ * drops a dead worker's held request.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -363,6 +365,134 @@ static void malformed_payloads_are_refused(void **state)
     fake_node_free(worker);
 }
 
+/* ---- deaths ------------------------------------------------------------------------- */
+
+/* The i-th request captured on n: where it went, and its id. */
+static uint32_t request_to(struct node *n, size_t i, uint32_t *peer)
+{
+    struct fake_msg *m = fake_msg(n, MSG_LW_REQUEST, i);
+    assert_non_null(m);
+    *peer = m->peer;
+    struct rbuf r;
+    rbuf_init(&r, m->body.data, m->body.len);
+    uint32_t req = rbuf_u32(&r);
+    (void)rbuf_u32(&r);
+    assert_true(rbuf_ok(&r));
+    return req;
+}
+
+/*
+ * Five nodes, node 1 dead first (a worker: nothing changes), then the leader: the lowest
+ * live id (2, not the next id) leads.  A worker whose request was out to the dead leader
+ * asks the new one in its next step, with a new request; its repeats and its forwards go
+ * there too, and the new leader's grant frees it.
+ */
+static void dead_leader_passes_to_the_lowest_live(void **state)
+{
+    (void)state;
+    struct node *n = lw_node(3, 5, 2);
+    n->cfg.steal_timeout_ms = 1;
+    fake_node_kill(n, 1);
+    fake_node_step(n);
+    uint32_t peer;
+    uint32_t first = request_to(n, 0, &peer);
+    assert_int_equal(peer, LW_LEADER);
+    fake_node_kill(n, LW_LEADER);
+    fake_msgs_clear(n);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_LW_REQUEST), 1);
+    uint32_t second = request_to(n, 0, &peer);
+    assert_int_equal(peer, 2);
+    assert_int_not_equal(second, first);
+    assert_int_equal(n->c.steal_requests, 2);
+    /* Unanswered, it is repeated to the new leader only. */
+    for (int i = 0; i < MAX_RUNS && fake_msgs(n, MSG_LW_REQUEST) < 2; i++)
+        fake_node_run_once(n, true);
+    assert_int_equal(fake_msgs(n, MSG_LW_REQUEST), 2);
+    assert_int_equal(request_to(n, 1, &peer), second);
+    assert_int_equal(peer, 2);
+    /* Its movable tasks go to the new leader. */
+    node_share(n, fake_task(9, true, 0, 0), n->wall);
+    assert_int_equal(fake_msgs(n, MSG_LW_FORWARD), 1);
+    assert_int_equal(fake_msg(n, MSG_LW_FORWARD, 0)->peer, 2);
+    for (size_t i = 0; i < n->nmsgs; i++)
+        assert_true(n->msgs[i].peer != LW_LEADER && n->msgs[i].peer != 1);
+    /* The new leader's grant answers it: no more repeats, and the next request (once
+     * starving again) goes to node 2 as well. */
+    struct wbuf b;
+    wbuf_init(&b);
+    wbuf_put_u32(&b, second);
+    put_tasks(&b, 5, 1);
+    assert_int_equal(fake_node_deliver(n, 2, MSG_LW_GRANT, b.data, b.len), 0);
+    wbuf_fini(&b);
+    assert_int_equal(n->c.steals_succeeded, 1);
+    drop_queue(n, NODE_LREADY);
+    fake_msgs_clear(n);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_LW_REQUEST), 1);
+    assert_int_not_equal(request_to(n, 0, &peer), second);
+    assert_int_equal(peer, 2);
+    fake_node_free(n);
+}
+
+/* The worker that becomes the leader stops asking and answers the others' requests from
+ * its SReadyQ, and keeps its own movable tasks. */
+static void new_leader_answers_requests(void **state)
+{
+    (void)state;
+    struct node *n = lw_node(2, 5, 2);
+    n->cfg.steal_timeout_ms = 1;
+    fake_node_kill(n, 1);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_LW_REQUEST), 1);
+    /* Not the leader yet: a request is ignored. */
+    assert_int_equal(deliver_request(n, 4, 1, 1), 0);
+    fake_node_kill(n, LW_LEADER);
+    fake_msgs_clear(n);
+    /* Its own request is dropped with its repeats: no timer is left to send one. */
+    fake_node_run_once(n, true);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_LW_REQUEST), 0);
+    node_share(n, fake_task(9, true, 0, 0), n->wall);
+    assert_int_equal(fake_msgs(n, MSG_LW_FORWARD), 0);
+    assert_int_equal(readyq_len(node_readyq(n, NODE_SREADY)), 1);
+    assert_int_equal(deliver_request(n, 4, 2, 1), 0);
+    assert_int_equal(deliver_request(n, 3, 1, 2), 0);
+    queue_stealable(n, 1, 2);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_LW_GRANT), 2);
+    uint32_t peer, req, index[4];
+    assert_int_equal(grant_of(n, 0, &peer, &req, index, 4), 1);
+    assert_int_equal(peer, 4);
+    assert_int_equal(req, 2);
+    assert_int_equal(grant_of(n, 1, &peer, &req, index, 4), 2);
+    assert_int_equal(peer, 3);
+    assert_int_equal(req, 1);
+    fake_node_free(n);
+}
+
+/* The leader drops the held request of a worker that died: its tasks go to the living. */
+static void leader_drops_a_dead_workers_request(void **state)
+{
+    (void)state;
+    struct node *n = lw_node(LW_LEADER, NODES, 2);
+    assert_int_equal(deliver_request(n, 2, 1, 2), 0);
+    assert_int_equal(deliver_request(n, 1, 1, 1), 0);
+    fake_node_kill(n, 2);
+    queue_stealable(n, 1, 1);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_LW_GRANT), 1);
+    uint32_t peer, req, index[4];
+    assert_int_equal(grant_of(n, 0, &peer, &req, index, 4), 1);
+    assert_int_equal(peer, 1);
+    /* Nothing is held for node 2 any more: more tasks stay here. */
+    queue_stealable(n, 2, 2);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_LW_GRANT), 1);
+    assert_int_equal(readyq_len(node_readyq(n, NODE_SREADY)), 2);
+    fake_node_free(n);
+}
+
 int main(void)
 {
     log_set_level(LOG_LEVEL_ERROR);
@@ -374,6 +504,9 @@ int main(void)
         cmocka_unit_test(leader_answers_held_requests_first_come_first_served),
         cmocka_unit_test(node_that_does_not_lead_ignores_requests),
         cmocka_unit_test(malformed_payloads_are_refused),
+        cmocka_unit_test(dead_leader_passes_to_the_lowest_live),
+        cmocka_unit_test(new_leader_answers_requests),
+        cmocka_unit_test(leader_drops_a_dead_workers_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

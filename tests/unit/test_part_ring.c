@@ -6,7 +6,9 @@
  * for that neighbour and otherwise wait for the send interval (the test's clock, or the
  * part's timer), a victim's own entry goes to its thief, news is raised for newly
  * available tasks, a node without the vector ignores it, and malformed MSG_INFO is
- * refused.
+ * refused.  Deaths: MSG_INFO goes to the next live node on each side, entries about the
+ * dead are not merged, the new live neighbour writes that side (and the dead one no
+ * longer), and the ring closes over a dead member.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -399,6 +401,154 @@ static void malformed_info_is_refused(void **state)
     fake_node_free(n);
 }
 
+/* ---- deaths ------------------------------------------------------------------------- */
+
+/* After deaths on both sides, the entry goes to the next live node on each side, never
+ * to the dead; a victim's answer to a dead thief sends nothing. */
+static void info_goes_to_the_next_live_neighbours(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(4, 8, 2, NULL);
+    fake_node_info_on(n, 3);
+    fake_node_add(n, &part_ring);
+    fake_node_kill(n, 3);
+    fake_node_kill(n, 5);
+    fake_node_kill(n, 6);
+    queue_stealable(n, 1, 2);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_INFO), 2);
+    assert_int_equal(info_to(n, 2), 1);
+    assert_int_equal(info_to(n, 7), 1);
+    /* The next change, an interval later, goes the same way. */
+    queue_stealable(n, 3, 1);
+    n->mono += LATER_NS;
+    fake_node_step(n);
+    assert_int_equal(info_to(n, 2), 2);
+    assert_int_equal(info_to(n, 7), 2);
+    fake_msgs_clear(n);
+    node_answering(n, 5);
+    assert_int_equal(fake_msgs(n, 0), 0);
+    fake_node_free(n);
+}
+
+/* Entries about a dead node are not merged, whoever carries them: its entry stays empty
+ * and raises no news. */
+static void entries_about_the_dead_are_not_merged(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(4, 8, 2, NULL);
+    fake_node_info_on(n, 3);
+    fake_node_add(n, &part_ring);
+    assert_int_equal(deliver_one(n, 3, 3, 1, 2), 0);
+    assert_int_equal(n->entries[3].avail, 2);
+    assert_int_equal(n->news, 1);
+    fake_node_kill(n, 3);
+    assert_int_equal(n->entries[3].avail, 0);
+    assert_int_equal(n->entries[3].n, 0);
+    /* From its other neighbour, the new writer of that side, and from itself (late). */
+    assert_int_equal(deliver_one(n, 2, 3, 5, 7), 0);
+    assert_int_equal(deliver_one(n, 3, 3, 6, 7), 0);
+    assert_int_equal(n->entries[3].avail, 0);
+    assert_int_equal(n->entries[3].n, 0);
+    assert_int_equal(n->news, 1);
+    /* Nor is what it said before passed on: the first step sends this node's own entry
+     * both ways, and nothing about node 3 with it. */
+    n->mono += LATER_NS;
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_INFO), 2);
+    for (size_t k = 0; k < fake_msgs(n, MSG_INFO); k++) {
+        struct fake_msg *m = fake_msg(n, MSG_INFO, k);
+        assert_int_not_equal(m->peer, 3);
+        struct rbuf r;
+        rbuf_init(&r, m->body.data, m->body.len);
+        uint32_t count = rbuf_u32(&r);
+        for (uint32_t i = 0; i < count; i++) {
+            uint32_t node = rbuf_u32(&r);
+            (void)rbuf_u32(&r);
+            (void)rbuf_f64(&r);
+            (void)rbuf_u32(&r);
+            (void)rbuf_u32(&r);
+            (void)rbuf_u32(&r);
+            assert_int_not_equal(node, 3);
+        }
+        assert_true(rbuf_ok(&r));
+    }
+    fake_node_free(n);
+}
+
+/*
+ * The writer rule moves with the neighbours: node 4 (radius 3) takes node 1's entry from
+ * node 2 only once node 3, the writer of that side until then, is dead, and no longer
+ * from node 3; the same on the right with nodes 5, 6 and 7.
+ */
+static void new_live_neighbour_writes_the_side(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(4, 8, 2, NULL);
+    fake_node_info_on(n, 3);
+    fake_node_add(n, &part_ring);
+    assert_int_equal(deliver_one(n, 2, 1, 1, 3), 0);
+    assert_int_equal(deliver_one(n, 6, 7, 1, 3), 0);
+    assert_int_equal(n->entries[1].version, 0);
+    assert_int_equal(n->entries[7].version, 0);
+    fake_node_kill(n, 3);
+    fake_node_kill(n, 5);
+    assert_int_equal(deliver_one(n, 2, 1, 2, 3), 0);
+    assert_int_equal(deliver_one(n, 6, 7, 2, 4), 0);
+    assert_int_equal(n->entries[1].avail, 3);
+    assert_int_equal(n->entries[7].avail, 4);
+    assert_int_equal(n->news, 2);
+    /* The dead writers' late words count no more. */
+    assert_int_equal(deliver_one(n, 3, 1, 9, 8), 0);
+    assert_int_equal(deliver_one(n, 5, 7, 9, 8), 0);
+    assert_int_equal(n->entries[1].version, 2);
+    assert_int_equal(n->entries[7].version, 2);
+    fake_node_free(n);
+}
+
+/* One round among the live nodes of a ring: as ring_round, the dead neither stepped nor
+ * addressed. */
+static size_t live_round(struct node **ns, uint32_t count, uint32_t dead)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        if (i == dead)
+            continue;
+        ns[i]->mono += LATER_NS;
+        fake_node_step(ns[i]);
+        for (size_t k = 0; k < ns[i]->nmsgs; k++)
+            assert_int_not_equal(ns[i]->msgs[k].peer, dead);
+    }
+    size_t delivered = 0;
+    for (uint32_t i = 0; i < count; i++)
+        for (uint32_t j = 0; j < count; j++)
+            if (i != j && i != dead && j != dead)
+                delivered += fake_node_pass(ns[i], ns[j], NULL);
+    return delivered;
+}
+
+/* The ring closes over a dead member: changes two hops away across it still arrive,
+ * carried by the live neighbours on each side. */
+static void ring_closes_over_a_dead_member(void **state)
+{
+    (void)state;
+    enum { N = 8, DEAD = 3 };
+    struct node *ns[MAX_RING];
+    ring_up(ns, N, 3);
+    ring_settle(ns, N);
+    for (uint32_t i = 0; i < N; i++)
+        if (i != DEAD)
+            fake_node_kill(ns[i], DEAD);
+    queue_stealable(ns[1], 1, 3);
+    queue_stealable(ns[5], 1, 2);
+    for (size_t rounds = 0; live_round(ns, N, DEAD) > 0; rounds++)
+        assert_true(rounds <= N);
+    assert_int_equal(ns[4]->entries[1].avail, 3);
+    assert_int_equal(ns[4]->entries[1].version, ns[1]->entries[1].version);
+    assert_int_equal(ns[2]->entries[5].avail, 2);
+    assert_int_equal(ns[2]->entries[5].version, ns[5]->entries[5].version);
+    ring_down(ns, N);
+}
+
 int main(void)
 {
     log_set_level(LOG_LEVEL_ERROR);
@@ -412,6 +562,10 @@ int main(void)
         cmocka_unit_test(news_only_when_available_tasks_appear),
         cmocka_unit_test(node_without_the_vector_ignores_info),
         cmocka_unit_test(malformed_info_is_refused),
+        cmocka_unit_test(info_goes_to_the_next_live_neighbours),
+        cmocka_unit_test(entries_about_the_dead_are_not_merged),
+        cmocka_unit_test(new_live_neighbour_writes_the_side),
+        cmocka_unit_test(ring_closes_over_a_dead_member),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,11 @@
  * bound telling every peer, and is unparked by a wake (or by news, only when parked);
  * with the information vector it asks the victim the A2WS plan or the ring window
  * names without any query; it stays silent when the node is not starving, when its
- * policy steals through another part, or alone.  Truncated load replies are refused.
+ * policy steals through another part, or alone.  Deaths (fake_node_kill): a queried
+ * victim that dies counts as an empty reply at once, one that replied and died is not
+ * asked, a request to a victim that dies fails at once, the dead are never asked nor told
+ * of a park, and the A2WS and ring-window thieves skip them.  Truncated load replies are
+ * refused.
  *
  * Timers fire for real on the fake's loop: every wait is 1 ms (steal_timeout_ms and
  * the poll interval), and a test runs the loop once to let one fire.
@@ -672,6 +676,262 @@ static void a2ws_without_stealable_work_fails(void **state)
     fake_node_free(n);
 }
 
+/*
+ * A2WS: the dead node's entry is emptied (by the node's vector), so the plan does not
+ * name it however much it showed; and were a stale entry to show work there again, the
+ * thief still does not ask it.
+ */
+static void a2ws_dead_victim_emptied_and_not_asked(void **state)
+{
+    (void)state;
+    struct node *n = a2ws_node();
+    entry(n, 1, 1.0, 10, 10);
+    entry(n, 2, 1.0, 10, 0);
+    fake_node_kill(n, 1);
+    assert_int_equal(n->vec.e[1].n, 0);
+    assert_int_equal(n->vec.e[1].avail, 0);
+    assert_true(n->vec.e[1].t_run == 0);
+    assert_int_equal(n->vec.e[1].dirty, 0);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_STEAL_REQUEST), 0);
+    assert_int_equal(last_fail_status(n), STEAL_FAIL_NO_VICTIM);
+    /* The plan on a vector that still shows work at node 1 names it... */
+    entry(n, 1, 1.0, 10, 10);
+    struct a2ws_now now = {.elapsed_s = node_info_elapsed_s(n), .starving = true};
+    uint64_t rng = n->cfg.seed;
+    struct a2ws_decision d = a2ws_plan(node_info(n), &now, &rng);
+    assert_int_not_equal(d.criterion, A2WS_NO_STEAL);
+    assert_int_equal(d.victim, 1);
+    /* ...but the thief, its wait over, asks nobody. */
+    fake_msgs_clear(n);
+    fake_node_run_once(n, true);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_STEAL_REQUEST), 0);
+    assert_int_equal(n->c.steal_fails, 2);
+    fake_node_free(n);
+}
+
+/* ---- deaths ------------------------------------------------------------------------- */
+
+static bool is_dead_peer(const struct node *n, uint32_t peer)
+{
+    return peer < n->nodes && n->dead[peer];
+}
+
+/* A queried victim that dies answers nothing: it counts as an empty reply, and the
+ * attempt decides on the others' replies at once, not at its timeout. */
+static void queried_victim_that_dies_counts_as_empty(void **state)
+{
+    (void)state;
+    struct node *n = starving_node(SELF);
+    n->cfg.steal_timeout_ms = 60000; /* a decision here cannot be the timeout's */
+    fake_node_add(n, &part_thief);
+    fake_node_step(n);
+    uint32_t victims[MAX_VICTIMS], attempt = 0;
+    assert_int_equal(read_queries(n, victims, &attempt), 3);
+    assert_int_equal(reply(n, victims[0], attempt, 0), 0);
+    assert_int_equal(reply(n, victims[1], attempt, 4), 0);
+    assert_int_equal(fake_msgs(n, MSG_STEAL_REQUEST), 0);
+    fake_node_kill(n, victims[2]);
+    assert_int_equal(fake_msgs(n, MSG_STEAL_REQUEST), 1);
+    struct request q;
+    read_request(n, 0, &q);
+    assert_int_equal(q.peer, victims[1]);
+    assert_int_equal(q.req, attempt);
+    assert_int_equal(fake_traces(n, TRACE_STEAL_FAIL), 0);
+    fake_node_free(n);
+
+    /* Every queried victim dies: nobody is left with work, a failed attempt now. */
+    n = starving_node(SELF);
+    n->cfg.steal_timeout_ms = 60000;
+    fake_node_add(n, &part_thief);
+    fake_node_step(n);
+    assert_int_equal(read_queries(n, victims, &attempt), 3);
+    for (uint32_t i = 0; i < 3; i++)
+        fake_node_kill(n, victims[i]);
+    assert_int_equal(fake_msgs(n, MSG_STEAL_REQUEST), 0);
+    assert_int_equal(n->c.steal_fails, 1);
+    assert_int_equal(last_fail_status(n), STEAL_FAIL_NO_VICTIM);
+    assert_int_equal(n->steal_failed, 1);
+    fake_node_free(n);
+}
+
+/*
+ * A victim that replied with a load and then died before the others replied: its load
+ * must not win the decision, or the request goes to a dead node and the attempt waits
+ * out its timeout for nothing.
+ */
+static void victim_that_replied_then_died_is_not_asked(void **state)
+{
+    (void)state;
+    struct node *n = starving_node(SELF);
+    n->cfg.steal_timeout_ms = 60000;
+    fake_node_add(n, &part_thief);
+    fake_node_step(n);
+    uint32_t victims[MAX_VICTIMS], attempt = 0;
+    assert_int_equal(read_queries(n, victims, &attempt), 3);
+    assert_int_equal(reply(n, victims[0], attempt, 9), 0);
+    fake_msgs_clear(n); /* the query it answered was sent while it lived */
+    fake_node_kill(n, victims[0]);
+    assert_int_equal(reply(n, victims[1], attempt, 0), 0);
+    assert_int_equal(reply(n, victims[2], attempt, 2), 0);
+    for (size_t i = 0; i < n->nmsgs; i++)
+        assert_false(is_dead_peer(n, n->msgs[i].peer));
+    assert_int_equal(fake_msgs(n, MSG_STEAL_REQUEST), 1);
+    struct request q;
+    read_request(n, 0, &q);
+    assert_int_equal(q.peer, victims[2]);
+    fake_node_free(n);
+}
+
+/* The victim of the request out dies: the attempt fails now (traced, counted, backing
+ * off), not at its timeout; a death elsewhere changes nothing. */
+static void requested_victim_that_dies_fails_at_once(void **state)
+{
+    (void)state;
+    struct node *n = starving_node(SELF);
+    n->cfg.steal_timeout_ms = 60000;
+    fake_node_add(n, &part_thief);
+    struct request q = reach_request(n);
+    uint32_t other = 0;
+    while (other == SELF || other == q.peer)
+        other++;
+    fake_node_kill(n, other);
+    assert_int_equal(n->c.steal_fails, 0);
+    assert_int_equal(n->steal_failed, 0);
+    fake_node_kill(n, q.peer);
+    assert_int_equal(n->c.steal_fails, 1);
+    assert_int_equal(n->steal_failed, 1);
+    assert_int_equal(fake_traces(n, TRACE_STEAL_FAIL), 1);
+    for (size_t i = n->ntraces; i-- > 0;) {
+        if (n->traces[i].kind != TRACE_STEAL_FAIL)
+            continue;
+        assert_int_equal(n->traces[i].peer, q.peer);
+        break;
+    }
+    /* Backing off: a pass starts nothing before the wait (1 ms) ends. */
+    fake_msgs_clear(n);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, 0), 0);
+    fake_node_run_once(n, true);
+    fake_node_step(n);
+    uint32_t victims[MAX_VICTIMS], attempt = 0;
+    uint32_t k = read_queries(n, victims, &attempt);
+    assert_int_equal(attempt, q.req + 1);
+    for (uint32_t i = 0; i < k; i++)
+        assert_false(is_dead_peer(n, victims[i]));
+    fake_node_free(n);
+}
+
+/*
+ * Many attempts on 8 nodes with 3 dead, the policies drawing victims at random from all
+ * ids: no query and no request ever goes to a dead node.  Attempts alternate success and
+ * failure (so that the sqrt draw widens too); a part that restarts a parked thief keeps
+ * it from parking, whose MSG_IDLE is another test's.  The draw did pick the dead: some
+ * attempts asked fewer victims than the policy draws.
+ */
+static void dead_nodes_are_never_asked(void **state)
+{
+    (void)state;
+    static const uint32_t dead[] = {0, 5, 6};
+    for (int policy = 0; policy < 2; policy++) {
+        struct node *n = starving_node(SELF);
+        n->cfg.steal.poll_max_ms = 4;
+        n->steal_failed_answer = true;
+        uint32_t draw = 3;
+        if (policy == 0) {
+            n->cfg.steal.victims = STEAL_VICTIMS_RANDOM;
+            n->cfg.steal.victims_k = draw;
+        }
+        void *th = fake_node_add(n, &part_thief);
+        for (size_t i = 0; i < sizeof dead / sizeof dead[0]; i++)
+            fake_node_kill(n, dead[i]);
+        uint32_t attempts = 0, short_draws = 0, asked = 0;
+        for (int pass = 0; pass < 1000 && attempts < 100; pass++) {
+            fake_msgs_clear(n);
+            fake_node_step(n);
+            for (size_t i = 0; i < n->nmsgs; i++)
+                assert_false(is_dead_peer(n, n->msgs[i].peer));
+            uint32_t victims[MAX_VICTIMS], attempt = 0;
+            uint32_t k = read_queries(n, victims, &attempt);
+            bool failed = false;
+            for (uint32_t i = 0; i < k; i++)
+                asked |= 1u << victims[i];
+            if (k) {
+                attempts++;
+                if (policy == 0 && k < draw)
+                    short_draws++;
+                bool give = attempts % 2 == 0;
+                for (uint32_t i = 0; i < k; i++)
+                    assert_int_equal(reply(n, victims[i], attempt, give && i == 0 ? 2 : 0), 0);
+                failed = !give;
+            }
+            if (fake_msgs(n, MSG_STEAL_REQUEST)) {
+                struct request q;
+                read_request(n, 0, &q);
+                assert_false(is_dead_peer(n, q.peer));
+                asked |= 1u << q.peer;
+                if (!k) {
+                    attempts++;
+                    short_draws += policy == 0;
+                }
+                bool give = attempts % 2 == 0;
+                part_thief.granted(th, q.peer, q.req, give ? 1 : 0);
+                failed = !give;
+            }
+            for (size_t i = 0; i < n->nmsgs; i++)
+                assert_false(is_dead_peer(n, n->msgs[i].peer));
+            /* A failure backs off: its timer (at most poll_max_ms) ends the wait. */
+            if (failed)
+                fake_node_run_once(n, true);
+        }
+        assert_int_equal(attempts, 100);
+        /* Every live node but itself was asked at some point, and no dead one. */
+        assert_int_equal(asked, (1u << 1) | (1u << 2) | (1u << 4) | (1u << 7));
+        if (policy == 0)
+            assert_true(short_draws > 0);
+        fake_node_free(n);
+    }
+}
+
+/* A parked thief tells its peers, but not the dead: the node sends them nothing more. */
+static void parking_tells_only_the_living(void **state)
+{
+    (void)state;
+    struct node *n = starving_node(SELF);
+    n->cfg.steal.poll_max_ms = 4;
+    fake_node_add(n, &part_thief);
+    fake_node_kill(n, 5);
+    drive_to_park(n);
+    assert_int_equal(fake_msgs(n, MSG_IDLE), NODES - 2);
+    for (size_t i = 0; i < fake_msgs(n, MSG_IDLE); i++)
+        assert_int_not_equal(fake_msg(n, MSG_IDLE, i)->peer, 5);
+    fake_node_free(n);
+}
+
+/* --info ring: a dead node in the window is not asked, even if the vector still showed
+ * work there (a stale entry); the most loaded live one is. */
+static void ring_window_skips_the_dead(void **state)
+{
+    (void)state;
+    struct node *n = starving_node(0);
+    n->cfg.steal.info = STEAL_INFO_RING;
+    n->cfg.steal.neighbours = 4;
+    fake_node_add(n, &part_thief);
+    fake_node_info_on(n, 2);
+    fake_node_kill(n, 2);
+    entry(n, 6, 1.0, 3, 1);
+    entry(n, 7, 1.0, 3, 2);
+    entry(n, 1, 1.0, 9, 3);
+    entry(n, 2, 1.0, 6, 100);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_STEAL_REQUEST), 1);
+    struct request q;
+    read_request(n, 0, &q);
+    assert_int_equal(q.peer, 1);
+    fake_node_free(n);
+}
+
 static void malformed_load_reply_refused(void **state)
 {
     (void)state;
@@ -728,6 +988,13 @@ int main(void)
         cmocka_unit_test(a2ws_asks_the_planned_victim),
         cmocka_unit_test(a2ws_without_stealable_work_fails),
         cmocka_unit_test(malformed_load_reply_refused),
+        cmocka_unit_test(a2ws_dead_victim_emptied_and_not_asked),
+        cmocka_unit_test(queried_victim_that_dies_counts_as_empty),
+        cmocka_unit_test(victim_that_replied_then_died_is_not_asked),
+        cmocka_unit_test(requested_victim_that_dies_fails_at_once),
+        cmocka_unit_test(dead_nodes_are_never_asked),
+        cmocka_unit_test(parking_tells_only_the_living),
+        cmocka_unit_test(ring_window_skips_the_dead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

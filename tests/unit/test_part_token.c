@@ -6,6 +6,10 @@
  * grant or its timeout, a holder with nothing stealable anywhere rests and tells its
  * peers it is idle, its own new work moves a resting token, a node without CTWS passes
  * the token on untouched, a malformed token is refused, and a lap visits every node.
+ * Deaths: the lowest live node makes a new token of the new epoch, other holders drop
+ * theirs, the token skips the dead (no MSG_TOKEN, no MSG_IDLE to them), a token of an
+ * older epoch is dropped without touching the one held, and a steal in flight to a node
+ * that dies fails at once.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,6 +62,20 @@ static int deliver_token(struct node *n, uint32_t from, uint32_t hops,
     struct wbuf b;
     wbuf_init(&b);
     put_token(&b, hops, 0, NODES, count, flags);
+    int rc = fake_node_deliver(n, from, MSG_TOKEN, b.data, b.len);
+    wbuf_fini(&b);
+    return rc;
+}
+
+/* A token made in membership epoch `epoch` (put_token writes 0: patched here). */
+static int deliver_token_of(struct node *n, uint32_t from, uint32_t hops, uint32_t epoch,
+                            const uint32_t *count)
+{
+    struct wbuf b;
+    wbuf_init(&b);
+    put_token(&b, hops, 0, NODES, count, NULL);
+    b.len -= 4;
+    wbuf_put_u32(&b, epoch);
     int rc = fake_node_deliver(n, from, MSG_TOKEN, b.data, b.len);
     wbuf_fini(&b);
     return rc;
@@ -376,6 +394,168 @@ static void hungry_holders_share_out_the_loaded_node(void **state)
         fake_node_free(ns[i]);
 }
 
+/* ---- deaths ------------------------------------------------------------------------- */
+
+static void assert_nothing_to_the_dead(const struct node *n)
+{
+    for (size_t i = 0; i < n->nmsgs; i++)
+        assert_false(n->dead[n->msgs[i].peer]);
+}
+
+/*
+ * The token's holder (node 3) dies: node 0, the lowest live node, makes a new token of
+ * the new epoch and sends it on to the next live node.  Node 1 dies next: a token of
+ * that epoch starts again at node 0 and skips node 1.
+ */
+static void lowest_live_node_makes_a_new_token(void **state)
+{
+    (void)state;
+    struct node *n = ctws_node(0, NULL);
+    /* The first token leaves node 0 (woken, it passes it to learn the news). */
+    node_wake(n);
+    run_until_sent(n, MSG_TOKEN);
+    fake_msgs_clear(n);
+    fake_node_kill(n, 3);
+    run_until_sent(n, MSG_TOKEN);
+    assert_int_equal(fake_msgs(n, MSG_TOKEN), 1);
+    struct fake_msg *m = fake_msg(n, MSG_TOKEN, 0);
+    assert_int_equal(m->peer, 1);
+    struct token_view t = decode_token(m);
+    assert_int_equal(t.epoch, 1);
+    assert_int_equal(t.epoch, node_epoch(n));
+    assert_int_equal(t.hops, 1); /* a new token, not the old one's count */
+    assert_int_equal(t.count[3], 0);
+    assert_nothing_to_the_dead(n);
+
+    fake_msgs_clear(n);
+    fake_node_kill(n, 1);
+    run_until_sent(n, MSG_TOKEN);
+    assert_int_equal(fake_msgs(n, MSG_TOKEN), 1);
+    m = fake_msg(n, MSG_TOKEN, 0);
+    assert_int_equal(m->peer, 2);
+    t = decode_token(m);
+    assert_int_equal(t.epoch, 2);
+    assert_nothing_to_the_dead(n);
+    fake_node_free(n);
+}
+
+/*
+ * A node that is not the lowest live one drops the token it holds when a node dies (a
+ * new one is made elsewhere) and makes none; a token of the new epoch is taken, and its
+ * holder passes it over the dead node.
+ */
+static void other_nodes_drop_the_old_token_and_skip_the_dead(void **state)
+{
+    (void)state;
+    struct node *n = ctws_node(2, NULL);
+    const uint32_t zero[NODES] = {0};
+    assert_int_equal(deliver_token_of(n, 1, 4, 0, zero), 0); /* held, resting */
+    assert_int_equal(fake_msgs(n, MSG_TOKEN), 0);
+    fake_node_kill(n, 3);
+    fake_msgs_clear(n);
+    /* Dropped: new work here does not move a token it no longer holds. */
+    queue_stealable(n, 1, 2);
+    fake_node_step(n);
+    node_wake(n);
+    fake_node_run_once(n, true);
+    assert_int_equal(fake_msgs(n, 0), 0);
+    /* The new epoch's token passes on to node 0: node 3 is skipped. */
+    assert_int_equal(deliver_token_of(n, 1, 1, 1, zero), 0);
+    run_until_sent(n, MSG_TOKEN);
+    struct fake_msg *m = fake_msg(n, MSG_TOKEN, 0);
+    assert_int_equal(m->peer, 0);
+    struct token_view t = decode_token(m);
+    assert_int_equal(t.epoch, 1);
+    assert_int_equal(t.count[2], 2);
+    assert_nothing_to_the_dead(n);
+    fake_node_free(n);
+}
+
+/*
+ * A token made before a death this node knows of, arriving late, is dropped: it is not
+ * passed on, its counts start no steal, and the token held here keeps its own entries.
+ */
+static void token_of_an_older_epoch_is_dropped(void **state)
+{
+    (void)state;
+    struct node *n = ctws_node(2, NULL);
+    fake_node_kill(n, 3);
+    const uint32_t zero[NODES] = {0};
+    assert_int_equal(deliver_token_of(n, 1, 2, 1, zero), 0); /* held, resting */
+    assert_int_equal(fake_msgs(n, MSG_TOKEN), 0);
+    fake_msgs_clear(n);
+    /* Node 1 has work, says the old token, and this node is starving. */
+    const uint32_t old[NODES] = {0, 6, 0, 0};
+    assert_int_equal(deliver_token_of(n, 1, 30, 0, old), 0);
+    assert_int_equal(fake_msgs(n, 0), 0);
+    assert_int_equal(n->c.steals_attempted, 0);
+    /* The held token moves on its own news, with its own entries and hops. */
+    queue_stealable(n, 1, 2);
+    fake_node_step(n);
+    run_until_sent(n, MSG_TOKEN);
+    struct token_view t = decode_token(fake_msg(n, MSG_TOKEN, 0));
+    assert_int_equal(t.epoch, 1);
+    assert_int_equal(t.hops, 3);
+    assert_int_equal(t.count[1], 0);
+    assert_int_equal(t.count[2], 2);
+    assert_int_equal(fake_msgs(n, MSG_STEAL_REQUEST), 0);
+    fake_node_free(n);
+}
+
+/*
+ * The holder's steal is in flight to a node that dies: it fails now, not at its timeout,
+ * and the next visit may steal again; a dead node's stale count on a token starts no
+ * steal.
+ */
+static void steal_in_flight_to_a_dead_victim_fails_at_once(void **state)
+{
+    (void)state;
+    void *tok;
+    struct node *n = ctws_node(1, &tok);
+    n->cfg.steal_timeout_ms = 60000; /* a failure here cannot be the timeout's */
+    const uint32_t count[NODES] = {0, 0, 4, 0};
+    assert_int_equal(deliver_token_of(n, 0, 1, 0, count), 0);
+    assert_int_equal(fake_msgs(n, MSG_STEAL_REQUEST), 1);
+    struct rbuf r;
+    rbuf_init(&r, fake_msg(n, MSG_STEAL_REQUEST, 0)->body.data,
+              fake_msg(n, MSG_STEAL_REQUEST, 0)->body.len);
+    uint32_t req = rbuf_u32(&r);
+    assert_int_equal(fake_msg(n, MSG_STEAL_REQUEST, 0)->peer, 2);
+    fake_node_kill(n, 2);
+    assert_int_equal(n->steal_failed, 1);
+    assert_int_equal(n->c.steals_succeeded, 0);
+    /* A late grant is no success of it. */
+    part_token.granted(tok, 2, req, 2);
+    assert_int_equal(n->c.steals_succeeded, 0);
+    /* The next token (of the new epoch) finds no steal in flight: it steals from node 3,
+     * never from node 2 whatever the token still says of it. */
+    fake_msgs_clear(n);
+    n->mono += 1000 * 1000 * 1000LL;
+    const uint32_t next[NODES] = {0, 0, 9, 3};
+    assert_int_equal(deliver_token_of(n, 0, 5, 1, next), 0);
+    assert_int_equal(fake_msgs(n, MSG_STEAL_REQUEST), 1);
+    assert_int_equal(fake_msg(n, MSG_STEAL_REQUEST, 0)->peer, 3);
+    run_until_sent(n, MSG_TOKEN);
+    struct token_view t = decode_token(fake_msg(n, MSG_TOKEN, 0));
+    assert_int_equal(t.count[2], 0);
+    assert_nothing_to_the_dead(n);
+    fake_node_free(n);
+}
+
+/* A resting holder tells its live peers it is idle, not the dead. */
+static void resting_tells_only_the_living(void **state)
+{
+    (void)state;
+    struct node *n = ctws_node(1, NULL);
+    fake_node_kill(n, 3);
+    const uint32_t zero[NODES] = {0};
+    assert_int_equal(deliver_token_of(n, 0, 9, 1, zero), 0);
+    assert_int_equal(fake_msgs(n, MSG_TOKEN), 0);
+    assert_int_equal(fake_msgs(n, MSG_IDLE), NODES - 2);
+    assert_nothing_to_the_dead(n);
+    fake_node_free(n);
+}
+
 int main(void)
 {
     log_set_level(LOG_LEVEL_ERROR);
@@ -388,6 +568,11 @@ int main(void)
         cmocka_unit_test(malformed_token_is_refused),
         cmocka_unit_test(token_laps_the_ring_visiting_every_node),
         cmocka_unit_test(hungry_holders_share_out_the_loaded_node),
+        cmocka_unit_test(lowest_live_node_makes_a_new_token),
+        cmocka_unit_test(other_nodes_drop_the_old_token_and_skip_the_dead),
+        cmocka_unit_test(token_of_an_older_epoch_is_dropped),
+        cmocka_unit_test(steal_in_flight_to_a_dead_victim_fails_at_once),
+        cmocka_unit_test(resting_tells_only_the_living),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,8 @@
  * half (as many no-data tasks kept as there are free slots); a non-stealable task found
  * in SReadyQ repaired into LReadyQ; the waiting-time guard; what a grant tells the rest
  * of the node (node_answering first, then STOLEN_OUT traces, tasks_given and the
- * history appends to the metadata store); truncated payloads refused.
+ * history appends to the metadata store); a thief declared dead before the step gets
+ * no grant and its tasks stay; truncated payloads refused.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -528,6 +529,66 @@ static void malformed_payloads_refused(void **state)
     fake_node_free(n);
 }
 
+/* A thief that dies between its request and the step gets nothing: a grant to a dead
+ * node would lose its tasks.  The other thief's request is still answered. */
+static void dead_thief_not_answered(void **state)
+{
+    (void)state;
+    struct node *n = busy_victim(4);
+    fake_node_add(n, &part_victim);
+    for (uint32_t i = 1; i <= 4; i++)
+        fake_queue(n, NODE_SREADY, fake_task(i, true, 0, 0));
+    assert_int_equal(ask(n, 3, 7, 0), 0);
+    assert_int_equal(ask(n, 2, 8, 0), 0);
+    fake_node_kill(n, 3);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_STEAL_GRANT), 1);
+    for (size_t i = 0; i < n->nmsgs; i++)
+        assert_int_not_equal(n->msgs[i].peer, 3);
+    struct grant g;
+    read_grant(n, 0, &g);
+    assert_int_equal(g.peer, 2);
+    assert_int_equal(g.req, 8);
+    assert_true(g.count > 0);
+    /* What node 2 did not take stays, and only node 2 was told of a grant. */
+    assert_int_equal(readyq_len(node_readyq(n, NODE_SREADY)), 4 - g.count);
+    assert_int_equal(n->c.tasks_given, g.count);
+    assert_int_equal(n->answering, 1);
+    for (size_t i = 0; i < n->ntraces; i++)
+        if (n->traces[i].kind == TRACE_TASK_STOLEN_OUT)
+            assert_int_equal(n->traces[i].peer, 2);
+    fake_node_free(n);
+}
+
+/* The only thief dies: nothing is granted, nothing leaves SReadyQ, and the next pass has
+ * no request left to answer either. */
+static void lone_dead_thief_takes_nothing(void **state)
+{
+    (void)state;
+    struct node *n = busy_victim(4);
+    fake_node_add(n, &part_victim);
+    for (uint32_t i = 1; i <= 4; i++)
+        fake_queue(n, NODE_SREADY, fake_task(i, true, 0, 0));
+    assert_int_equal(ask(n, 1, 5, 0), 0);
+    assert_int_equal(ask(n, 1, 6, 2), 0);
+    fake_node_kill(n, 1);
+    fake_node_step(n);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, 0), 0);
+    assert_int_equal(readyq_len(node_readyq(n, NODE_SREADY)), 4);
+    assert_int_equal(n->c.tasks_given, 0);
+    assert_int_equal(n->answering, 0);
+    assert_int_equal(fake_traces(n, TRACE_TASK_STOLEN_OUT), 0);
+    /* Still a victim for the living. */
+    assert_int_equal(ask(n, 2, 9, 1), 0);
+    fake_node_step(n);
+    struct grant g;
+    read_grant(n, 0, &g);
+    assert_int_equal(g.peer, 2);
+    assert_int_equal(g.count, 1);
+    fake_node_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -546,6 +607,8 @@ int main(void)
         cmocka_unit_test(requests_answered_in_arrival_order),
         cmocka_unit_test(many_requests_in_one_pass),
         cmocka_unit_test(malformed_payloads_refused),
+        cmocka_unit_test(dead_thief_not_answered),
+        cmocka_unit_test(lone_dead_thief_takes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
