@@ -145,10 +145,9 @@ void a2ws_on_down(struct a2ws_vec *v, uint32_t j, uint32_t left_nb, uint32_t rig
 {
     if (!v || !v->e || j >= v->nodes || j == v->self)
         return;
-    struct a2ws_entry *e = &v->e[j];
-    uint32_t version = e->version;
-    memset(e, 0, sizeof *e);
-    e->version = version;
+    /* Version 0, "nothing heard": the steal equation leaves it out, as it leaves out a
+     * node it never heard of; the ring merges nothing about j any more. */
+    memset(&v->e[j], 0, sizeof v->e[j]);
     v->left_nb = left_nb;
     v->right_nb = right_nb;
 }

@@ -309,6 +309,9 @@ static int fetch_start(struct data_plane *d, struct ntask *t, const struct task_
     if (!f) {
         if (in->node == node_self(d->n) || in->node >= node_count(d->n))
             return -ENOENT; /* it should be here, or its holder is unknown */
+        /* Nothing would ever answer, and no death is left to end the wait. */
+        if (!node_alive(d->n, in->node))
+            return -EHOSTDOWN;
         f = xcalloc(1, sizeof *f);
         f->key = in->object;
         f->holder = in->node;

@@ -68,7 +68,9 @@ static bool place_ready(void *state, struct ntask *t)
     struct placement_decision d = placement_decide(&cfg->placement, &pl->autop, &in);
     if (objs != small)
         free(objs);
-    if (d.queue == PLACE_PUSH && d.node < node_count(n) && d.node != node_self(n)) {
+    /* Never to a dead holder: the task would be lost with the message. */
+    if (d.queue == PLACE_PUSH && d.node < node_count(n) && d.node != node_self(n) &&
+        node_alive(n, d.node)) {
         push_task(n, t, d.node);
         return true;
     }

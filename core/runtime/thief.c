@@ -110,7 +110,7 @@ static void attempt_done(struct thief *th, bool success)
         uv_timer_stop(&th->timer);
         /* Parked thieves are woken by peers that get work; tell everyone once. */
         for (uint32_t i = 0; i < node_count(n); i++) {
-            if (i == node_self(n))
+            if (i == node_self(n) || !node_alive(n, i))
                 continue;
             size_t at;
             node_msg_begin(n, i, MSG_IDLE, &at);
@@ -388,9 +388,12 @@ static void thief_down(void *state, uint32_t node)
     struct thief *th = state;
     if (th->state == THIEF_QUERY) {
         for (uint32_t i = 0; i < th->nvictims; i++) {
-            if (th->victims[i] == node && !th->replied[i]) {
+            if (th->victims[i] != node)
+                continue;
+            /* Whatever it said before it died, it has nothing to give now. */
+            th->loads[i] = 0;
+            if (!th->replied[i]) {
                 th->replied[i] = true;
-                th->loads[i] = 0;
                 th->nreplies++;
             }
         }

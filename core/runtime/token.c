@@ -196,7 +196,7 @@ static void rest(struct token *k)
     k->resting = true;
     k->rests++;
     for (uint32_t i = 0; i < node_count(n); i++) {
-        if (i == node_self(n))
+        if (i == node_self(n) || !node_alive(n, i))
             continue;
         size_t at;
         node_msg_begin(n, i, MSG_IDLE, &at);
@@ -327,8 +327,12 @@ static void token_down(void *state, uint32_t node)
 {
     struct token *k = state;
     struct node *n = k->n;
-    if (k->in_flight && k->victim == node)
+    if (k->in_flight && k->victim == node) {
+        node_counters(n)->steal_fails++;
+        node_trace_full(n, TRACE_STEAL_FAIL, TRACE_NO_TASK, (int32_t)node, STEAL_FAIL_TIMEOUT, 0,
+                        0, 0, 0);
         steal_done(k, false);
+    }
     if (!k->on)
         return;
     if (k->held && k->epoch < node_epoch(n)) {
