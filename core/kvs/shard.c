@@ -4,6 +4,7 @@
 #include "core/kvs/shard.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,18 @@ int shard_insert(struct shard *s, struct tmd *t, int64_t now)
     return 0;
 }
 
+void shard_put(struct shard *s, struct tmd *t)
+{
+    struct tmd *rec = xmalloc(sizeof *rec);
+    *rec = *t;
+    memset(t, 0, sizeof *t);
+    struct tmd *old = u64map_put(&s->records, rec->key, rec);
+    if (old) {
+        tmd_fini(old);
+        free(old);
+    }
+}
+
 struct tmd *shard_get(const struct shard *s, uint64_t key)
 {
     return u64map_get(&s->records, key);
@@ -76,15 +89,39 @@ static void cancel(struct tmd *rec, int64_t now, struct kvs_effects *fx)
                                                     .key = tmd_child(rec, i)});
 }
 
+/* Whether parent `object` was counted already.  A linear scan, paid only by records a
+ * re-issued completion reached (TMD_FLAG_REPLAYED). */
+static bool parent_counted(const struct tmd *rec, uint64_t object)
+{
+    for (uint32_t i = 0; i < tmd_parents_done(rec); i++)
+        if (rec->parent_list[i].object == object)
+            return true;
+    return false;
+}
+
+static void moved(struct tmd *rec, uint32_t node)
+{
+    rec->holder = node;
+    if (rec->num_history == TMD_MAX_HISTORY)
+        return;
+    rec->history = xrealloc(rec->history, (rec->num_history + 1) * sizeof *rec->history);
+    rec->history[rec->num_history++] = node;
+}
+
 int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
                  uint64_t object, int64_t now, struct kvs_effects *fx)
 {
     struct tmd *rec = u64map_get(&s->records, key);
     if (!rec)
         return -ENOENT;
-    switch (field) {
+    bool replay = field & KVS_FIELD_REPLAY;
+    switch (field & (uint8_t)~KVS_FIELD_REPLAY) {
     case KVS_FIELD_PARENT:
+        if (replay)
+            rec->flags |= TMD_FLAG_REPLAYED;
         if (rec->status != TASK_WAITING || rec->num_wait_parent == 0)
+            return 0;
+        if ((rec->flags & TMD_FLAG_REPLAYED) && parent_counted(rec, object))
             return 0;
         uint32_t done = tmd_parents_done(rec);
         rec->parent_list = xrealloc(rec->parent_list, (done + 1) * sizeof *rec->parent_list);
@@ -111,33 +148,61 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
         cancel(rec, now, fx);
         return 0;
     case KVS_FIELD_HISTORY:
-        rec->holder = node;
-        if (rec->num_history == TMD_MAX_HISTORY)
-            return 0;
-        rec->history = xrealloc(rec->history, (rec->num_history + 1) * sizeof *rec->history);
-        rec->history[rec->num_history++] = node;
+        moved(rec, node);
         return 0;
+    case KVS_FIELD_RESUBMIT:
+        if (task_status_final((enum task_status)rec->status) || rec->attempt != value)
+            return 0;
+        rec->attempt++;
+        if (rec->status == TASK_RUNNING)
+            rec->status = TASK_READY;
+        moved(rec, node);
+        return 1;
     default:
         return -EINVAL;
     }
 }
 
+static void set_status(struct tmd *rec, uint8_t status, const struct tmd_run *run)
+{
+    rec->status = status;
+    if (run && task_status_final((enum task_status)status)) {
+        rec->runner = run->node;
+        rec->t_start = run->t_start;
+        rec->t_end = run->t_end;
+        rec->data_size = run->data_size;
+    }
+}
+
 int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
-              const struct tmd_run *run)
+              const struct tmd_run *run, uint32_t from)
 {
     struct tmd *rec = u64map_get(&s->records, key);
     if (!rec)
         return -ENOENT;
     if (field != KVS_FIELD_STATUS || desired >= TASK_STATUS_COUNT)
         return -EINVAL;
+    if (run && task_status_final((enum task_status)desired)) {
+        /* The runner asks again what was done already: the first answer was lost with
+         * the primary that gave it. */
+        if (rec->status == desired && run->node == from && rec->runner == run->node &&
+            rec->attempt == run->attempt && rec->t_start == run->t_start &&
+            rec->t_end == run->t_end)
+            return 1;
+        if (run->attempt != rec->attempt)
+            return -ESTALE;
+    }
     if (rec->status != expected)
         return 0;
-    rec->status = (uint8_t)desired;
-    if (run && task_status_final((enum task_status)desired)) {
-        rec->runner = run->node;
-        rec->t_start = run->t_start;
-        rec->t_end = run->t_end;
-        rec->data_size = run->data_size;
-    }
+    set_status(rec, (uint8_t)desired, run);
     return 1;
+}
+
+int shard_set_status(struct shard *s, uint64_t key, uint8_t status, const struct tmd_run *run)
+{
+    struct tmd *rec = u64map_get(&s->records, key);
+    if (!rec)
+        return -ENOENT;
+    set_status(rec, status, run);
+    return 0;
 }

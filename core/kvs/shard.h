@@ -17,10 +17,24 @@
  *            cancelled with its whole subtree, as PARENT_FAILED does, whatever its
  *            status (waiting, ready or running: the holder stops or drops it); a
  *            finished task's record is simply removed.
+ *            RESUBMIT (node, value = attempt): the holder died; if the record is not
+ *            final and still at that attempt, the task goes to `node` as attempt + 1
+ *            (holder and history as HISTORY; RUNNING goes back to READY).  Returns 1
+ *            when it did, 0 when the record had moved on.
  *   cas      STATUS: compare-and-swap of the status; a swap to a final status also
- *            records the run (node, start, end, output size).
+ *            records the run (node, attempt, start, end, output size).  A run whose
+ *            attempt is not the record's is refused (-ESTALE): a completion counts once,
+ *            by the attempt that holds the task.  The same completion asked again by
+ *            its runner (a request repeated to a new primary) answers 1 and changes
+ *            nothing.
  * Duplicate appends after a final status are ignored, so a late message cannot
- * resurrect a finished task.
+ * resurrect a finished task.  A PARENT append may arrive twice after a take-over (the
+ * dead primary's and the new one's, see kvs.h): one flagged KVS_FIELD_REPLAY marks the
+ * record, and from then on a parent already in its parent_list is not counted again.
+ *
+ * Backups (replicas that are not the primary) apply the primary's operations in its
+ * order, with its times, and ignore the effects; shard_put and shard_set_status install
+ * a whole record or a status as the primary has it.
  *
  * Owns the records (struct tmd, heap-allocated, indexed by a u64map).  Called by
  * core/kvs/kvs.c only.
@@ -40,8 +54,12 @@ enum kvs_field {
     KVS_FIELD_PARENT_FAILED = 2,
     KVS_FIELD_HISTORY = 3,
     KVS_FIELD_REMOVE = 4,
+    KVS_FIELD_RESUBMIT = 5,
     KVS_FIELD_COUNT
 };
+
+/* Or'ed into an append's field: the store re-issues a completion after a take-over. */
+#define KVS_FIELD_REPLAY 0x80u
 
 enum kvs_effect_kind {
     KVS_EFFECT_READY = 0,        /* tell `node` (the holder) that `key` is ready */
@@ -74,14 +92,20 @@ static inline size_t shard_len(const struct shard *s)
 }
 /* Takes over *t's arrays on success (and zeroes *t); -EEXIST leaves *t to the caller. */
 int shard_insert(struct shard *s, struct tmd *t, int64_t now);
+/* Installs *t as it is, replacing any record of its key; takes over its arrays. */
+void shard_put(struct shard *s, struct tmd *t);
 struct tmd *shard_get(const struct shard *s, uint64_t key);
 int shard_remove(struct shard *s, uint64_t key);
-/* 0, -ENOENT, or -EINVAL (field not appendable). */
+/* `field` may carry KVS_FIELD_REPLAY.  0 (RESUBMIT: 1 done, 0 refused), -ENOENT, or
+ * -EINVAL (field not appendable). */
 int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
                  uint64_t object, int64_t now, struct kvs_effects *fx);
-/* 1 swapped, 0 not (status differs), -ENOENT, -EINVAL. */
+/* 1 swapped, 0 not (status differs), -ESTALE (the run's attempt is not the record's),
+ * -ENOENT, -EINVAL.  `from` is the node asking (a repeat is recognised by it). */
 int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
-              const struct tmd_run *run);
+              const struct tmd_run *run, uint32_t from);
+/* A backup applies a swap its primary made.  0 or -ENOENT. */
+int shard_set_status(struct shard *s, uint64_t key, uint8_t status, const struct tmd_run *run);
 
 void shard_effects_push(struct kvs_effects *fx, const struct kvs_effect *e);
 
