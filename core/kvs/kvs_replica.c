@@ -197,9 +197,12 @@ static void carry_out(struct kvs *kvs, const struct deferred *d)
         if (!view_is_down(&kvs->view, d->to))
             kvs__send_reply(kvs, d->to, d->type, d->req, d->status, d->key);
         break;
-    case DEFER_REPLY_LOCAL:
-        d->fn(d->arg, d->status, shard_get(&kvs->shard, d->key));
+    case DEFER_REPLY_LOCAL: {
+        /* Removed while the answer waited: found means with the record. */
+        const struct tmd *rec = shard_get(&kvs->shard, d->key);
+        d->fn(d->arg, d->status >= 0 && !rec ? -ENOENT : d->status, rec);
         break;
+    }
     case DEFER_NOTICE:
         kvs__send_notice(kvs, d->to, d->key, d->event, d->bytes, d->when);
         break;
