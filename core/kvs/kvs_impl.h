@@ -146,6 +146,10 @@ void kvs__forward_remove(struct kvs *kvs, uint64_t key);
  * out now instead (at R = 1 always).
  */
 bool kvs__hold(struct kvs *kvs, struct deferred *d);
+/* Actions that waited for `dead` wait instead for the backups of the new set (sent the
+ * record by the take-over), so that a write still counts only once every live replica
+ * has it. */
+void kvs__renew_needs(struct kvs *kvs, uint32_t dead);
 /* Lets out, in order, the actions whose backups have acknowledged. */
 void kvs__release(struct kvs *kvs);
 int kvs__handle_replicate(struct kvs *kvs, uint32_t from, struct rbuf *r, const char **reason);

@@ -164,13 +164,43 @@ static void push(struct kvs *kvs, const struct deferred *d)
     kvs->defer[kvs->defer_len++] = *d;
 }
 
-bool kvs__hold(struct kvs *kvs, struct deferred *d)
+/* What d must wait for now: its key's backups' unacknowledged sends, or for a barrier
+ * every node's. */
+static void set_needs(struct kvs *kvs, struct deferred *d)
 {
+    if (d->kind == DEFER_BARRIER) {
+        for (uint32_t node = 0; kvs->sent && node < kvs->nodes; node++)
+            if (kvs->acked[node] < kvs->sent[node] && !view_is_down(&kvs->view, node))
+                need(d, node, kvs->sent[node], kvs->nodes);
+        return;
+    }
     uint32_t to[KVS_MAX_REPLICAS];
     uint32_t n = backups(kvs, d->key, to);
     for (uint32_t i = 0; i < n; i++)
         if (kvs->acked[to[i]] < kvs->sent[to[i]])
             need(d, to[i], kvs->sent[to[i]], n);
+}
+
+void kvs__renew_needs(struct kvs *kvs, uint32_t dead)
+{
+    for (size_t i = kvs->defer_head; i < kvs->defer_len; i++) {
+        struct deferred *d = &kvs->defer[i];
+        const struct defer_need *v = needs(d);
+        bool on_dead = false;
+        for (uint32_t k = 0; k < d->nneed; k++)
+            on_dead |= v[k].node == dead;
+        if (!on_dead)
+            continue;
+        free(d->more);
+        d->more = NULL;
+        d->nneed = 0;
+        set_needs(kvs, d);
+    }
+}
+
+bool kvs__hold(struct kvs *kvs, struct deferred *d)
+{
+    set_needs(kvs, d);
     /* Behind older actions even when free to go: they leave in order. */
     if (!d->nneed && kvs->defer_head == kvs->defer_len)
         return false;
@@ -237,14 +267,8 @@ void kvs__release(struct kvs *kvs)
 void kvs_barrier(struct kvs *kvs, void (*fn)(void *arg), void *arg)
 {
     struct deferred d = {.kind = DEFER_BARRIER, .barrier = fn, .arg = arg};
-    for (uint32_t node = 0; kvs->sent && node < kvs->nodes; node++)
-        if (kvs->acked[node] < kvs->sent[node] && !view_is_down(&kvs->view, node))
-            need(&d, node, kvs->sent[node], kvs->nodes);
-    if (!d.nneed && kvs->defer_head == kvs->defer_len) {
+    if (!kvs__hold(kvs, &d))
         fn(arg);
-        return;
-    }
-    push(kvs, &d);
 }
 
 void kvs_flush(struct kvs *kvs)

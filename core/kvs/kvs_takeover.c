@@ -198,7 +198,8 @@ int kvs_set_down(struct kvs *kvs, uint32_t dead)
             if (list[i].took_over || !in(before, nb, now[j]))
                 kvs__forward_put_to(kvs, now[j], rec);
     }
-    /* Actions that waited for the dead backup wait no more. */
+    /* Actions that waited for the dead backup wait for its successor instead. */
+    kvs__renew_needs(kvs, dead);
     kvs__release(kvs);
     for (size_t i = 0; i < n; i++) {
         /* A re-issued cancellation of a local child may have cancelled this one: the

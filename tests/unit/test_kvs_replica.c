@@ -628,6 +628,35 @@ static void on_answer(void *arg, int status, const struct tmd *t)
     a->rec_status = t ? t->status : 0xff;
 }
 
+/* A backup dies while an answer waits for it: the answer waits for its successor, which
+ * the take-over sent the record to, rather than leave with one copy alive. */
+static void test_answer_waits_for_the_new_backup(void **state)
+{
+    (void)state;
+    net_start(4, 29);
+    use_replicas(2);
+    uint64_t k = key_on(1, 0, 0);
+    put_record(CLIENT, k, 0, NULL, 0, 0, 0);
+    settle();
+    struct answer a = {0};
+    int barrier = 0;
+    struct tmd_run run = {.node = 0, .t_start = 1, .t_end = 2};
+    kvs_cas(net.kvs[0], k, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_answer, &a);
+    kvs_barrier(net.kvs[0], on_barrier, &barrier);
+    net.dead[1] = 1;
+    assert_int_equal(kvs_set_down(net.kvs[0], 1), 0);
+    run_network();
+    assert_int_equal(a.calls, 0);
+    assert_int_equal(barrier, 0);
+    assert_non_null(kvs_local_record(net.kvs[2], k));
+    assert_int_equal(kvs_local_record(net.kvs[2], k)->status, TASK_DONE);
+    kvs_flush(net.kvs[2]);
+    run_network();
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.status, 1);
+    assert_int_equal(barrier, 1);
+}
+
 /* Lookups and CAS sent to a primary that dies unanswered are answered by the next. */
 static void test_requests_to_a_dead_primary_answered(void **state)
 {
@@ -1257,6 +1286,7 @@ int main(void)
         cmocka_unit_test_teardown(test_writes_reach_every_replica_r2, teardown),
         cmocka_unit_test_teardown(test_writes_reach_every_replica_r3, teardown),
         cmocka_unit_test_teardown(test_answers_wait_for_backups, teardown),
+        cmocka_unit_test_teardown(test_answer_waits_for_the_new_backup, teardown),
         cmocka_unit_test_teardown(test_requests_to_a_dead_primary_answered, teardown),
         cmocka_unit_test_teardown(test_orphans_listed_once, teardown),
         cmocka_unit_test_teardown(test_late_completion_refused, teardown),
