@@ -11,7 +11,8 @@
  * in constant stack.
  *
  * Replication (issue 15; kvs_set_replicas, default R = 1: none, and then the store
- * behaves and speaks exactly as it did before replication existed).  A key's replicas
+ * behaves as it did before replication existed and sends the same messages, byte for
+ * byte for records without a spec or an attempt: tests/kvs/r1-wire.txt).  A key's replicas
  * are the first R live nodes of the ring walk from its owner, its primary the first of
  * them (view.h).  The primary applies every mutation — insert, append, cas, remove,
  * and what its own effects do to its records — and forwards it, in its order and with
@@ -19,10 +20,11 @@
  * effects and notify nobody, and acknowledge in MSG_KVS_REPLICA_ACK (cumulative, sent
  * by kvs_flush once per loop pass).
  *
- * When a write counts: once every live backup has acknowledged it.  Until then the
- * primary holds back what would let anyone act on it: the reply to a CAS (local
- * callbacks included), the ready and cancel notices it causes, and kvs_barrier
- * callbacks.  These leave in the order they were made.  Lookups answer at once, from
+ * When a write counts: once every live backup has acknowledged it (a backup that dies
+ * meanwhile is replaced by its successor, which must acknowledge the copy the take-over
+ * sent it).  Until then the primary holds back what would let anyone act on it: the
+ * reply to a CAS (local callbacks included), the ready and cancel notices it causes,
+ * and kvs_barrier callbacks.  These leave in the order they were made.  Lookups answer at once, from
  * the primary's copy.  Fire-and-forget writes (insert, append, remove) sent to a
  * primary that dies before forwarding them are lost unless re-issued (below); a node
  * that must know its write survived asks with kvs_cas or kvs_barrier.
@@ -35,9 +37,11 @@
  * have finished: the ready notice of a task that became ready through its parents,
  * the cancel notice of a cancelled one, and each finished task's completion to its
  * children (PARENT or PARENT_FAILED, flagged as re-issued).  A primary that stays also
- * re-sends the completions of its finished records to the children whose primary was
- * the dead node, and, while a node is down, to the children whose primary is not their
- * owner when a completion is recorded (the runner may have sent it to the dead one).
+ * re-sends the completions of its finished records: to every child when the dead node
+ * ran the task (it may have died before telling them), else to the children whose
+ * primary was the dead node; and, while a node is down, to the children whose primary
+ * is not their owner when a completion is recorded (the runner may have sent it to the
+ * dead one).
  * The children count a re-issued parent once (shard.h).  Requests with a callback that
  * the dead node never answered are sent again to the new primary, so no callback is
  * lost (-EHOSTDOWN when no node is left).  A request that reaches a node that is not
