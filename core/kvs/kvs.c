@@ -298,9 +298,14 @@ int kvs_remove(struct kvs *kvs, uint64_t key)
 int kvs__append_local(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node,
                       uint64_t value, uint64_t object)
 {
+    uint8_t plain = field & (uint8_t)~KVS_FIELD_REPLAY;
+    /* No task goes to a node known dead: it would be nobody's orphan, the scan that
+     * lists them being over.  The sender still holds it (or its orphans are listed). */
+    if ((plain == KVS_FIELD_HISTORY || plain == KVS_FIELD_RESUBMIT) &&
+        view_is_down(&kvs->view, node))
+        return 0;
     int64_t now = clock_wall_ns();
     int rc = shard_append(&kvs->shard, key, field, node, value, object, now, &kvs->work);
-    uint8_t plain = field & (uint8_t)~KVS_FIELD_REPLAY;
     /* Removing what is gone already is not news: a repeated cancel; nor is a re-issued
      * completion to a record a job removal took. */
     if (rc == -ENOENT && plain != KVS_FIELD_REMOVE && !(field & KVS_FIELD_REPLAY))

@@ -49,8 +49,15 @@
  * there until this node learns of it too.  The dead node's unfinished tasks are found
  * with kvs_orphans and handed to live nodes with kvs_resubmit, each hand-over a new
  * attempt; a completion counts only for the attempt that holds the task.
- * What a node is told twice it must ignore: notices for tasks that are not waiting,
- * after a take-over.
+ *
+ * What the node does on a death, since the store cannot know where tasks are (the
+ * driver of tests/unit/test_kvs_replica.c does all of it): resubmit what
+ * kvs_orphans(KVS_NO_SHARD) lists; append HISTORY(self) again for the tasks moved to
+ * it that it still runs (a move is fire-and-forget, one the dead primary had not
+ * forwarded is lost, and the same move said again changes nothing); look up the tasks
+ * it moved to the dead node and run again those whose record still names it as holder
+ * (the move was lost, or refused because the primary knew the target dead); and
+ * ignore notices for tasks it does not hold waiting (repeats after a take-over).
  *
  * Owns the local shard (the records it is primary or backup for), the table of
  * requests awaiting replies, the actions waiting for acknowledgements and the messages
@@ -182,9 +189,10 @@ int kvs_orphans(struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg);
  * Hands task `key` to `holder` as attempt `attempt` + 1, if its record is not final
  * and still at `attempt` (an append, KVS_FIELD_RESUBMIT: holder, history, attempt;
  * RUNNING goes back to READY).  From then on a completion of the older attempt is
- * refused.  This store primary for the key: 1 done, 0 refused (the record moved on),
- * -ENOENT; otherwise sent to the primary, 0.  -EINVAL for a holder outside the
- * membership.
+ * refused.  This store primary for the key: 1 done, 0 refused (the record moved on, or
+ * `holder` is down), -ENOENT; otherwise sent to the primary, 0.  -EINVAL for a holder
+ * outside the membership.  (The primary ignores a HISTORY append to a node it knows
+ * down, for the same reason: the task stays its mover's.)
  */
 int kvs_resubmit(struct kvs *kvs, uint64_t key, uint32_t attempt, uint32_t holder);
 

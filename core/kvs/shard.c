@@ -148,6 +148,9 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
         cancel(rec, now, fx);
         return 0;
     case KVS_FIELD_HISTORY:
+        /* Said again by the holder itself (after a primary's death): already so. */
+        if (rec->holder == node && rec->num_history && rec->history[rec->num_history - 1] == node)
+            return 0;
         moved(rec, node);
         return 0;
     case KVS_FIELD_RESUBMIT:

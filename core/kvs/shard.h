@@ -12,7 +12,11 @@
  *            PARENT_FAILED: an ancestor failed; a WAITING task becomes CANCELLED,
  *            emitting EFFECT_CANCEL for its holder and EFFECT_CANCEL_CHILD for each
  *            child, so the whole subtree is cancelled wherever it lives.
- *            HISTORY (node): the task moved; appends to history, sets holder.
+ *            HISTORY (node): the task moved; appends to history, sets holder.  The
+ *            same move said again (the last entry is `node`, and it holds the task)
+ *            changes nothing, so a holder may re-assert its moved-in tasks after a
+ *            primary's death: a move is fire-and-forget, and one the dead primary had
+ *            not forwarded is lost with it.
  *            REMOVE: job removal (paper 002 §2.2.2).  A task that had not finished is
  *            cancelled with its whole subtree, as PARENT_FAILED does, whatever its
  *            status (waiting, ready or running: the holder stops or drops it); a

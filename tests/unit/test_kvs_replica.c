@@ -957,7 +957,12 @@ static void test_tmd_spec_and_attempt(void **state)
  * reports the completion with a CAS and, when it swapped, tells each child (PARENT, or
  * PARENT_FAILED for the few tasks that fail, which cancels their subtree).  A node
  * ignores a notice for a task it does not hold waiting (a repeat after a take-over).
- * When a node learns of a death it resubmits the orphans its store lists to a live node.
+ * One ready task in five is first moved to the next node (a push or a steal: HISTORY,
+ * then the other node runs it).  When a node learns of a death it resubmits the orphans
+ * its store lists to a live node; re-asserts the tasks moved to it that it still runs
+ * (a move the dead primary had not forwarded is lost with it); and looks up the tasks
+ * it moved to the dead node: a record that still names it as holder is a move that was
+ * lost, and it runs the task again itself.
  */
 #define DAG_MAX 400
 
@@ -976,6 +981,10 @@ static struct dag {
     int fails[DAG_MAX];     /* this task fails when it runs */
     int doomed[DAG_MAX];    /* it fails or an ancestor does: it ends FAILED or CANCELLED */
     int cancel_heard[DAG_MAX]; /* its holder heard it was cancelled */
+    int moved[DAG_MAX];
+    int taken[DAG_MAX];     /* run again by the node that moved it: the move was lost */
+    uint32_t moved_from[DAG_MAX];
+    int taken_back, stale_orphans;
     int resubmitted;
     int repeats;            /* notices for tasks not waiting */
     struct run_ctx {
@@ -1008,6 +1017,15 @@ static void on_completed(void *arg, int status, const struct tmd *rec)
                    rec->data_size, rec->key);
 }
 
+static uint32_t next_live(uint32_t from)
+{
+    for (uint32_t i = 1; i <= net.nodes; i++)
+        if (!net.dead[(from + i) % net.nodes])
+            return (from + i) % net.nodes;
+    fail_msg("no live node");
+    return 0;
+}
+
 static void start(uint32_t node, uint32_t task)
 {
     /* Ready only once every parent completed: a parent counted twice would break it. */
@@ -1023,6 +1041,14 @@ static void start(uint32_t node, uint32_t task)
                 fail_msg("task %u ready before its parent %u completed", task,
                          dag.parent[task][i]);
         }
+    if (!dag.moved[task] && (task * 7 + dag.attempt[task]) % 5 == 0) {
+        uint32_t to = next_live(node);
+        kvs_append(net.kvs[node], dag.key[task], KVS_FIELD_HISTORY, to, 0, 0);
+        dag.moved[task] = 1;
+        dag.moved_from[task] = node;
+        dag.holder[task] = to;
+        node = to;
+    }
     dag.starts[task]++;
     struct run_ctx *c = &dag.ctx[task][dag.attempt[task]];
     *c = (struct run_ctx){node, task};
@@ -1099,15 +1125,6 @@ static void dag_submit(void)
             start(dag.holder[i], i);
 }
 
-static uint32_t next_live(uint32_t from)
-{
-    for (uint32_t i = 1; i <= net.nodes; i++)
-        if (!net.dead[(from + i) % net.nodes])
-            return (from + i) % net.nodes;
-    fail_msg("no live node");
-    return 0;
-}
-
 struct orphan_ctx {
     uint32_t node, dead;
 };
@@ -1117,7 +1134,12 @@ static void on_orphan(void *arg, const struct tmd *rec)
     struct orphan_ctx *o = arg;
     uint32_t task = index_of(rec->key);
     assert_true(net.dead[rec->holder]);
-    assert_int_equal(dag.holder[task], rec->holder);
+    /* A move its primary lost: the task runs elsewhere, and that run will be refused
+     * (-ESTALE) once the new attempt holds it. */
+    if (dag.holder[task] != rec->holder) {
+        assert_true(dag.moved[task]);
+        dag.stale_orphans++;
+    }
     uint8_t status = rec->status;
     uint32_t attempt = rec->attempt;
     uint32_t to = next_live(rec->holder + (uint32_t)task % 3);
@@ -1130,12 +1152,38 @@ static void on_orphan(void *arg, const struct tmd *rec)
         start(to, task);
 }
 
+static struct take_back {
+    uint32_t node, task;
+} take_backs[DAG_MAX];
+
+static void on_take_back(void *arg, int status, const struct tmd *rec)
+{
+    struct take_back *tb = arg;
+    if (status != 0 || task_status_final(rec->status) || rec->holder != tb->node ||
+        dag.holder[tb->task] == tb->node || !net.dead[dag.holder[tb->task]])
+        return;
+    dag.taken_back++;
+    dag.taken[tb->task]++;
+    dag.holder[tb->task] = tb->node;
+    start(tb->node, tb->task);
+}
+
 /* Node `node` learns that `dead` is dead, as the membership protocol would tell it. */
 static void learn(uint32_t node, uint32_t dead)
 {
     assert_int_equal(kvs_set_down(net.kvs[node], dead), 0);
     struct orphan_ctx o = {node, dead};
     assert_true(kvs_orphans(net.kvs[node], KVS_NO_SHARD, on_orphan, &o) >= 0);
+    for (uint32_t t = 0; t < dag.n; t++) {
+        if (!dag.moved[t] || dag.successes[t] || dag.refused[t])
+            continue;
+        if (dag.holder[t] == node)
+            kvs_append(net.kvs[node], dag.key[t], KVS_FIELD_HISTORY, node, 0, 0);
+        else if (dag.moved_from[t] == node && dag.holder[t] == dead) {
+            take_backs[t] = (struct take_back){node, t};
+            kvs_lookup(net.kvs[node], dag.key[t], on_take_back, &take_backs[t]);
+        }
+    }
 }
 
 /*
@@ -1188,8 +1236,9 @@ static void dag_through_deaths(uint32_t nodes, uint32_t r, uint32_t n, uint64_t 
     settle();
     if (getenv("KVS_TEST_VERBOSE"))
         fprintf(stderr, "seed %llu: %d done at the kill after %zu deliveries, %zu in all; "
-                "%d resubmitted, %d repeated notices\n", (unsigned long long)seed, done_before,
-                when, net.delivered, dag.resubmitted, dag.repeats);
+                "%d resubmitted, %d repeated notices, %d taken back, %d stale orphans\n",
+                (unsigned long long)seed, done_before, when, net.delivered, dag.resubmitted,
+                dag.repeats, dag.taken_back, dag.stale_orphans);
     for (uint32_t t = 0; t < n; t++) {
         uint32_t primary = kvs_primary(net.kvs[next_live(victims[0])], dag.key[t]);
         assert_false(net.dead[primary]);
@@ -1201,9 +1250,12 @@ static void dag_through_deaths(uint32_t nodes, uint32_t r, uint32_t n, uint64_t 
             cancelled |= dag.doomed[dag.parent[t][i]];
         uint8_t want = cancelled ? TASK_CANCELLED : dag.fails[t] ? TASK_FAILED : TASK_DONE;
         if (rec->status != want)
-            fail_msg("seed %llu: task %u is %s, not %s (holder %u, attempt %u, waiting %d)",
+            fail_msg("seed %llu: task %u is %s, not %s (holder %u, attempt %u; the driver's "
+                     "holder %u, waiting %d, moved %d from %u, starts %d, taken back %d)",
                      (unsigned long long)seed, t, task_status_name(rec->status),
-                     task_status_name(want), rec->holder, rec->attempt, dag.waiting[t]);
+                     task_status_name(want), rec->holder, rec->attempt, dag.holder[t],
+                     dag.waiting[t], dag.moved[t], dag.moved_from[t], dag.starts[t],
+                     dag.taken[t]);
         if (want == TASK_CANCELLED) {
             /* Told to its holder, unless the holder died and the task, final, was not
              * resubmitted. */
@@ -1227,8 +1279,10 @@ static void dag_through_deaths(uint32_t nodes, uint32_t r, uint32_t n, uint64_t 
                          (unsigned long long)seed, t, rec->runner);
         }
         assert_int_equal(rec->attempt, dag.attempt[t]);
-        /* Started once per attempt at most: repeated notices were ignored. */
-        assert_true(dag.starts[t] >= 1 && dag.starts[t] <= (int)dag.attempt[t] + 1);
+        /* Started once per attempt at most (repeated notices were ignored), and again
+         * for each lost move taken back. */
+        assert_true(dag.starts[t] >= 1 &&
+                    dag.starts[t] <= (int)dag.attempt[t] + 1 + dag.taken[t]);
         assert_int_equal(rec->num_wait_parent, 0);
         assert_int_equal(tmd_parents_done(rec), dag.nparents[t]);
         for (uint32_t i = 0; i < dag.nparents[t]; i++) {
