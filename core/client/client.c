@@ -395,6 +395,32 @@ static void close_submit(struct client *c, uint32_t node, struct open_submit *o)
     o->buf = NULL;
 }
 
+/* Task i as it travels: in its metadata record (so that a node can run it again when
+ * its holder dies) and in the submission.  *inputs is scratch, grown as needed. */
+static void build_spec(const struct client *c, const struct workload *wl, uint32_t job,
+                       uint32_t i, struct task_spec *spec, struct task_input **inputs,
+                       size_t *inputs_cap)
+{
+    const struct workload_task *wt = &wl->tasks[i];
+    *spec = (struct task_spec){
+        .key = task_key(job, i), .kind = wt->kind,
+        .flags = wt->stealable ? TASK_FLAG_STEALABLE : 0, .num_parents = wt->num_parents,
+        .duration_s = wt->duration_s, .timeout_s = wt->timeout_s,
+        .output_bytes = wt->output_bytes, .cmd = wt->cmd,
+    };
+    if (wt->num_inputs) {
+        *inputs = xgrow(*inputs, inputs_cap, wt->num_inputs, sizeof **inputs);
+        for (uint32_t k = 0; k < wt->num_inputs; k++) {
+            uint32_t obj = wt->inputs[k];
+            (*inputs)[k] = (struct task_input){
+                .object = task_object_key(job, obj), .bytes = wl->objects[obj].bytes,
+                .node = workload_object_node(wl, obj, c->nodes)};
+        }
+        spec->inputs = *inputs;
+        spec->num_inputs = wt->num_inputs;
+    }
+}
+
 int client_submit(struct client *c, const struct workload *wl, uint32_t job,
                   enum submit_mode mode, int timeout_ms, int64_t *t_submit, char **cause)
 {
@@ -434,8 +460,16 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         conn_msg_end(c->conns[i], at);
     }
     free(share);
+    struct task_input *inputs = NULL;
+    size_t inputs_cap = 0;
+    struct wbuf encoded;
+    wbuf_init(&encoded);
     for (uint32_t i = 0; i < wl->count; i++) {
         const struct workload_task *wt = &wl->tasks[i];
+        struct task_spec spec;
+        build_spec(c, wl, job, i, &spec, &inputs, &inputs_cap);
+        wbuf_reset(&encoded);
+        proto_put_task(&encoded, &spec);
         struct tmd t = {
             .key = task_key(job, i), .num_parents = wt->num_parents,
             .num_wait_parent = wt->num_parents, .data_size = wt->output_bytes,
@@ -449,36 +483,22 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         for (uint32_t k = 0; k < wt->num_children; k++)
             keys[k] = task_key(job, wt->children[k]);
         tmd_set_children(&t, keys, wt->num_children);
+        tmd_set_spec(&t, encoded.data, (uint32_t)encoded.len);
         kvs_insert(c->kvs, &t);
         tmd_fini(&t);
     }
     free(keys);
+    wbuf_fini(&encoded);
     int rc = barrier(c, timeout_ms, cause);
-    if (rc < 0)
+    if (rc < 0) {
+        free(inputs);
         return rc;
+    }
 
-    struct task_input *inputs = NULL;
-    size_t inputs_cap = 0;
     struct open_submit *open = xcalloc(c->nodes, sizeof *open);
     for (uint32_t i = 0; i < wl->count; i++) {
-        const struct workload_task *wt = &wl->tasks[i];
-        struct task_spec spec = {
-            .key = task_key(job, i), .kind = wt->kind,
-            .flags = wt->stealable ? TASK_FLAG_STEALABLE : 0, .num_parents = wt->num_parents,
-            .duration_s = wt->duration_s, .timeout_s = wt->timeout_s,
-            .output_bytes = wt->output_bytes, .cmd = wt->cmd,
-        };
-        if (wt->num_inputs) {
-            inputs = xgrow(inputs, &inputs_cap, wt->num_inputs, sizeof *inputs);
-            for (uint32_t k = 0; k < wt->num_inputs; k++) {
-                uint32_t obj = wt->inputs[k];
-                inputs[k] = (struct task_input){
-                    .object = task_object_key(job, obj), .bytes = wl->objects[obj].bytes,
-                    .node = workload_object_node(wl, obj, c->nodes)};
-            }
-            spec.inputs = inputs;
-            spec.num_inputs = wt->num_inputs;
-        }
+        struct task_spec spec;
+        build_spec(c, wl, job, i, &spec, &inputs, &inputs_cap);
         uint32_t node = target(c, wl, mode, spec.key, i);
         if (!c->conns[node])
             continue;

@@ -4,6 +4,7 @@
 #include "core/kvs/shard.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,15 @@ void shard_effects_push(struct kvs_effects *fx, const struct kvs_effect *e)
     fx->v[fx->len++] = *e;
 }
 
+/* Its job was forgotten: the record goes once final and answered (shard_settle). */
+static void mark(struct shard *s, struct tmd *rec)
+{
+    if (rec->flags & TMD_FLAG_FORGET)
+        return;
+    rec->flags |= TMD_FLAG_FORGET;
+    s->marked++;
+}
+
 int shard_insert(struct shard *s, struct tmd *t, int64_t now)
 {
     if (u64map_get(&s->records, t->key))
@@ -40,7 +50,8 @@ int shard_insert(struct shard *s, struct tmd *t, int64_t now)
     struct tmd *rec = xmalloc(sizeof *rec);
     *rec = *t;
     memset(t, 0, sizeof *t);
-    rec->forget = 0;
+    /* A new record, even of a reused job number, starts clean. */
+    rec->flags &= (uint8_t)~TMD_FLAG_FORGET;
     if (rec->num_wait_parent > rec->num_parents)
         rec->num_wait_parent = rec->num_parents;
     rec->status = rec->num_wait_parent ? TASK_WAITING : TASK_READY;
@@ -50,6 +61,46 @@ int shard_insert(struct shard *s, struct tmd *t, int64_t now)
         rec->t_ready = now;
     u64map_put(&s->records, rec->key, rec);
     return 0;
+}
+
+/* shard_forgot for shard_put, which a backup calls for every record it is sent: the
+ * ring is scanned once per run of copies of one job, not once per copy.  nforgotten
+ * changes with every forget, which makes the memo stale. */
+static bool put_forgotten(struct shard *s, uint32_t job)
+{
+    if (job != s->memo_job || s->nforgotten != s->memo_nforgotten) {
+        s->memo_job = job;
+        s->memo_nforgotten = s->nforgotten;
+        s->memo_forgot = shard_forgot(s, job);
+    }
+    return s->memo_forgot;
+}
+
+void shard_put(struct shard *s, struct tmd *t)
+{
+    struct tmd *rec = xmalloc(sizeof *rec);
+    *rec = *t;
+    memset(t, 0, sizeof *t);
+    rec->flags &= (uint8_t)~TMD_FLAG_FORGET;
+    struct tmd *old = u64map_put(&s->records, rec->key, rec);
+    /* The mark is this shard's, never sent: a copy that arrives after the forget (a
+     * take-over's copy, a forward overtaken by the client's FORGET) is marked here, or
+     * not kept when final, as shard_forget_job would have done. */
+    bool forgotten = put_forgotten(s, task_key_job(rec->key));
+    if (old) {
+        if (old->flags & TMD_FLAG_FORGET) {
+            forgotten = true;
+            s->marked--;
+        }
+        tmd_fini(old);
+        free(old);
+    }
+    if (!forgotten)
+        return;
+    if (task_status_final((enum task_status)rec->status))
+        shard_remove(s, rec->key);
+    else
+        mark(s, rec);
 }
 
 struct tmd *shard_get(const struct shard *s, uint64_t key)
@@ -62,7 +113,7 @@ int shard_remove(struct shard *s, uint64_t key)
     struct tmd *rec = u64map_del(&s->records, key);
     if (!rec)
         return -ENOENT;
-    if (rec->forget)
+    if (rec->flags & TMD_FLAG_FORGET)
         s->marked--;
     tmd_fini(rec);
     free(rec);
@@ -80,15 +131,39 @@ static void cancel(struct tmd *rec, int64_t now, struct kvs_effects *fx)
                                                     .key = tmd_child(rec, i)});
 }
 
+/* Whether parent `object` was counted already.  A linear scan, paid only by records a
+ * re-issued completion reached (TMD_FLAG_REPLAYED). */
+static bool parent_counted(const struct tmd *rec, uint64_t object)
+{
+    for (uint32_t i = 0; i < tmd_parents_done(rec); i++)
+        if (rec->parent_list[i].object == object)
+            return true;
+    return false;
+}
+
+static void moved(struct tmd *rec, uint32_t node)
+{
+    rec->holder = node;
+    if (rec->num_history == TMD_MAX_HISTORY)
+        return;
+    rec->history = xrealloc(rec->history, (rec->num_history + 1) * sizeof *rec->history);
+    rec->history[rec->num_history++] = node;
+}
+
 int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
                  uint64_t object, int64_t now, struct kvs_effects *fx)
 {
     struct tmd *rec = u64map_get(&s->records, key);
     if (!rec)
         return -ENOENT;
-    switch (field) {
+    bool replay = field & KVS_FIELD_REPLAY;
+    switch (field & (uint8_t)~KVS_FIELD_REPLAY) {
     case KVS_FIELD_PARENT:
+        if (replay)
+            rec->flags |= TMD_FLAG_REPLAYED;
         if (rec->status != TASK_WAITING || rec->num_wait_parent == 0)
+            return 0;
+        if ((rec->flags & TMD_FLAG_REPLAYED) && parent_counted(rec, object))
             return 0;
         uint32_t done = tmd_parents_done(rec);
         rec->parent_list = xrealloc(rec->parent_list, (done + 1) * sizeof *rec->parent_list);
@@ -115,35 +190,66 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
         cancel(rec, now, fx);
         return 0;
     case KVS_FIELD_HISTORY:
-        rec->holder = node;
-        if (rec->num_history == TMD_MAX_HISTORY)
+        /* Said again by the holder itself (after a primary's death): already so. */
+        if (rec->holder == node && rec->num_history && rec->history[rec->num_history - 1] == node)
             return 0;
-        rec->history = xrealloc(rec->history, (rec->num_history + 1) * sizeof *rec->history);
-        rec->history[rec->num_history++] = node;
+        moved(rec, node);
         return 0;
+    case KVS_FIELD_RESUBMIT:
+        if (task_status_final((enum task_status)rec->status) || rec->attempt != value)
+            return 0;
+        rec->attempt++;
+        if (rec->status == TASK_RUNNING)
+            rec->status = TASK_READY;
+        moved(rec, node);
+        return 1;
     default:
         return -EINVAL;
     }
 }
 
+static void set_status(struct tmd *rec, uint8_t status, const struct tmd_run *run)
+{
+    rec->status = status;
+    if (run && task_status_final((enum task_status)status)) {
+        rec->runner = run->node;
+        rec->t_start = run->t_start;
+        rec->t_end = run->t_end;
+        rec->data_size = run->data_size;
+    }
+}
+
 int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
-              const struct tmd_run *run)
+              const struct tmd_run *run, uint32_t from)
 {
     struct tmd *rec = u64map_get(&s->records, key);
     if (!rec)
         return -ENOENT;
     if (field != KVS_FIELD_STATUS || desired >= TASK_STATUS_COUNT)
         return -EINVAL;
+    if (run && task_status_final((enum task_status)desired)) {
+        /* The runner asks again what was done already: the first answer was lost with
+         * the primary that gave it. */
+        if (rec->status == desired && run->node == from && rec->runner == run->node &&
+            rec->attempt == run->attempt && rec->t_start == run->t_start &&
+            rec->t_end == run->t_end)
+            return 1;
+        if (run->attempt != rec->attempt)
+            return -ESTALE;
+    }
     if (rec->status != expected)
         return 0;
-    rec->status = (uint8_t)desired;
-    if (run && task_status_final((enum task_status)desired)) {
-        rec->runner = run->node;
-        rec->t_start = run->t_start;
-        rec->t_end = run->t_end;
-        rec->data_size = run->data_size;
-    }
+    set_status(rec, (uint8_t)desired, run);
     return 1;
+}
+
+int shard_set_status(struct shard *s, uint64_t key, uint8_t status, const struct tmd_run *run)
+{
+    struct tmd *rec = u64map_get(&s->records, key);
+    if (!rec)
+        return -ENOENT;
+    set_status(rec, status, run);
+    return 0;
 }
 
 size_t shard_forget_job(struct shard *s, uint32_t job)
@@ -159,12 +265,12 @@ size_t shard_forget_job(struct shard *s, uint32_t job)
         struct tmd *rec = v;
         if (task_key_job(key) != job)
             continue;
-        if (task_status_final((enum task_status)rec->status)) {
+        /* A marked final record waits for an answer (shard_forget_later). */
+        if (task_status_final((enum task_status)rec->status) && !(rec->flags & TMD_FLAG_FORGET)) {
             drop = xgrow(drop, &cap, n + 1, sizeof *drop);
             drop[n++] = key;
-        } else if (!rec->forget) {
-            rec->forget = 1;
-            s->marked++;
+        } else {
+            mark(s, rec);
         }
     }
     for (size_t i = 0; i < n; i++)
@@ -173,13 +279,20 @@ size_t shard_forget_job(struct shard *s, uint32_t job)
     return n;
 }
 
+void shard_forget_later(struct shard *s, uint64_t key)
+{
+    struct tmd *rec = u64map_get(&s->records, key);
+    if (rec)
+        mark(s, rec);
+}
+
 void shard_settle(struct shard *s, uint64_t key)
 {
     /* The common case, every status swap of a running job, costs one comparison. */
     if (!s->marked)
         return;
     struct tmd *rec = u64map_get(&s->records, key);
-    if (rec && rec->forget && task_status_final((enum task_status)rec->status))
+    if (rec && (rec->flags & TMD_FLAG_FORGET) && task_status_final((enum task_status)rec->status))
         shard_remove(s, key);
 }
 

@@ -12,20 +12,42 @@
  *            PARENT_FAILED: an ancestor failed; a WAITING task becomes CANCELLED,
  *            emitting EFFECT_CANCEL for its holder and EFFECT_CANCEL_CHILD for each
  *            child, so the whole subtree is cancelled wherever it lives.
- *            HISTORY (node): the task moved; appends to history, sets holder.
+ *            HISTORY (node): the task moved; appends to history, sets holder.  The
+ *            same move said again (the last entry is `node`, and it holds the task)
+ *            changes nothing, so a holder may re-assert its moved-in tasks after a
+ *            primary's death: a move is fire-and-forget, and one the dead primary had
+ *            not forwarded is lost with it.
  *            REMOVE: job removal (paper 002 §2.2.2).  A task that had not finished is
  *            cancelled with its whole subtree, as PARENT_FAILED does, whatever its
  *            status (waiting, ready or running: the holder stops or drops it); a
  *            finished task's record is simply removed.
+ *            RESUBMIT (node, value = attempt): the holder died; if the record is not
+ *            final and still at that attempt, the task goes to `node` as attempt + 1
+ *            (holder and history as HISTORY; RUNNING goes back to READY).  Returns 1
+ *            when it did, 0 when the record had moved on.
  *   cas      STATUS: compare-and-swap of the status; a swap to a final status also
- *            records the run (node, start, end, output size).
+ *            records the run (node, attempt, start, end, output size).  A run whose
+ *            attempt is not the record's is refused (-ESTALE): a completion counts once,
+ *            by the attempt that holds the task.  The same completion asked again by
+ *            its runner (a request repeated to a new primary) answers 1 and changes
+ *            nothing.
  *   forget   the job is over (its client has every task's end and printed the
  *            summary): its records go, so that a cluster running job after job keeps
  *            its size.  A record not final yet goes once its status swap has been
  *            answered (shard_settle): a runner reports a task's end to the client
- *            before its swap reaches the shard, so the client may ask first.
+ *            before its swap reaches the shard, so the client may ask first.  Every
+ *            node is told, so every copy goes: a backup's record not final yet goes
+ *            when the primary's status reaches it, and a record installed whole
+ *            (shard_put) for a job forgotten here is marked, or not kept if final.
  * Duplicate appends after a final status are ignored, so a late message cannot
- * resurrect a finished task.
+ * resurrect a finished task.  A PARENT append may arrive twice after a take-over (the
+ * dead primary's and the new one's, see kvs.h): one flagged KVS_FIELD_REPLAY marks the
+ * record, and from then on a parent already in its parent_list is not counted again.
+ *
+ * Backups (replicas that are not the primary) apply the primary's operations in its
+ * order, with its times, and ignore the effects; shard_put and shard_set_status install
+ * a whole record or a status as the primary has it (shard_put keeps no record of a
+ * forgotten job that is final: see forget).
  *
  * Owns the records (struct tmd, heap-allocated, indexed by a u64map).  Called by
  * core/kvs/kvs.c only.
@@ -46,8 +68,12 @@ enum kvs_field {
     KVS_FIELD_PARENT_FAILED = 2,
     KVS_FIELD_HISTORY = 3,
     KVS_FIELD_REMOVE = 4,
+    KVS_FIELD_RESUBMIT = 5,
     KVS_FIELD_COUNT
 };
+
+/* Or'ed into an append's field: the store re-issues a completion after a take-over. */
+#define KVS_FIELD_REPLAY 0x80u
 
 enum kvs_effect_kind {
     KVS_EFFECT_READY = 0,        /* tell `node` (the holder) that `key` is ready */
@@ -74,9 +100,12 @@ struct kvs_effects {
 
 struct shard {
     struct u64map records;  /* key -> struct tmd * (owned) */
-    size_t marked;          /* records with `forget` set, waiting to be final */
+    size_t marked;          /* records with TMD_FLAG_FORGET, waiting to be final */
     uint32_t forgotten[SHARD_FORGOTTEN_JOBS]; /* the last jobs forgotten, a ring */
     uint64_t nforgotten;    /* jobs forgotten so far; the ring's next slot */
+    uint64_t memo_nforgotten; /* shard_put's last answer of shard_forgot: for memo_job, */
+    uint32_t memo_job;        /* while nforgotten was memo_nforgotten */
+    bool memo_forgot;
 };
 
 void shard_init(struct shard *s);
@@ -87,19 +116,29 @@ static inline size_t shard_len(const struct shard *s)
 }
 /* Takes over *t's arrays on success (and zeroes *t); -EEXIST leaves *t to the caller. */
 int shard_insert(struct shard *s, struct tmd *t, int64_t now);
+/* Installs *t as it is, replacing any record of its key; takes over its arrays. */
+void shard_put(struct shard *s, struct tmd *t);
 struct tmd *shard_get(const struct shard *s, uint64_t key);
 int shard_remove(struct shard *s, uint64_t key);
-/* 0, -ENOENT, or -EINVAL (field not appendable). */
+/* `field` may carry KVS_FIELD_REPLAY.  0 (RESUBMIT: 1 done, 0 refused), -ENOENT, or
+ * -EINVAL (field not appendable). */
 int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
                  uint64_t object, int64_t now, struct kvs_effects *fx);
-/* 1 swapped, 0 not (status differs), -ENOENT, -EINVAL. */
+/* 1 swapped, 0 not (status differs), -ESTALE (the run's attempt is not the record's),
+ * -ENOENT, -EINVAL.  `from` is the node asking (a repeat is recognised by it). */
 int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
-              const struct tmd_run *run);
-/* Forgets job `job`: drops its final records, marks the others to go once final.
- * Returns the number of records dropped now. */
+              const struct tmd_run *run, uint32_t from);
+/* A backup applies a swap its primary made.  0 or -ENOENT. */
+int shard_set_status(struct shard *s, uint64_t key, uint8_t status, const struct tmd_run *run);
+/* Forgets job `job`: drops its final records, marks the others to go once final (and
+ * answered).  Returns the number of records dropped now. */
 size_t shard_forget_job(struct shard *s, uint32_t job);
-/* After a status swap on `key` was answered: drops the record when it is final and its
- * job was forgotten. */
+/* Marks the record of `key`, final or not, to go at shard_settle rather than at the next
+ * shard_forget_job: an answer about it is still held back (kvs.c).  Nothing when there
+ * is no such record. */
+void shard_forget_later(struct shard *s, uint64_t key);
+/* After a status swap on `key` was answered (on a backup: applied): drops the record
+ * when it is final and its job was forgotten. */
 void shard_settle(struct shard *s, uint64_t key);
 /* True when `job` is one of the last SHARD_FORGOTTEN_JOBS jobs forgotten. */
 bool shard_forgot(const struct shard *s, uint32_t job);

@@ -6,6 +6,7 @@
 #include "core/kvs/tmd.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,22 +26,38 @@ void tmd_set_children(struct tmd *t, const uint64_t *keys, uint32_t n)
     }
 }
 
+void tmd_set_spec(struct tmd *t, const void *spec, uint32_t len)
+{
+    free(t->spec);
+    t->spec = NULL;
+    t->spec_len = len;
+    if (len) {
+        t->spec = xmalloc(len);
+        memcpy(t->spec, spec, len);
+    }
+}
+
 void tmd_fini(struct tmd *t)
 {
     if (t->num_children > 1)
         free(t->children);
     free(t->parent_list);
     free(t->history);
+    free(t->spec);
     t->num_children = 0;
     t->children = NULL;
     t->parent_list = NULL;
     t->history = NULL;
+    t->spec = NULL;
+    t->spec_len = 0;
 }
 
 void tmd_put(struct wbuf *b, const struct tmd *t)
 {
+    uint8_t flags = t->flags & TMD_WIRE_FLAGS;
+    bool ext = t->spec_len || t->attempt || flags;
     wbuf_put_u64(b, t->key);
-    wbuf_put_u8(b, t->status);
+    wbuf_put_u8(b, (uint8_t)(t->status | (ext ? TMD_WIRE_EXT : 0)));
     wbuf_put_u32(b, t->holder);
     wbuf_put_u32(b, t->runner);
     wbuf_put_u32(b, t->num_parents);
@@ -63,13 +80,20 @@ void tmd_put(struct wbuf *b, const struct tmd *t)
     wbuf_put_u32(b, t->num_history);
     for (uint32_t i = 0; i < t->num_history; i++)
         wbuf_put_u32(b, t->history[i]);
+    if (ext) {
+        wbuf_put_u8(b, flags);
+        wbuf_put_u32(b, t->attempt);
+        wbuf_put_u32(b, t->spec_len);
+        wbuf_put(b, t->spec, t->spec_len);
+    }
 }
 
 int tmd_get(struct rbuf *r, struct tmd *t)
 {
     memset(t, 0, sizeof *t);
     t->key = rbuf_u64(r);
-    t->status = rbuf_u8(r);
+    uint8_t status = rbuf_u8(r);
+    t->status = status & (uint8_t)~TMD_WIRE_EXT;
     t->holder = rbuf_u32(r);
     t->runner = rbuf_u32(r);
     t->num_parents = rbuf_u32(r);
@@ -111,6 +135,17 @@ int tmd_get(struct rbuf *r, struct tmd *t)
         t->history = xmalloc(n * sizeof *t->history);
         for (uint32_t i = 0; i < n; i++)
             t->history[i] = rbuf_u32(r);
+    }
+    if (status & TMD_WIRE_EXT) {
+        /* A peer cannot set a shard-local mark. */
+        t->flags = rbuf_u8(r) & TMD_WIRE_FLAGS;
+        t->attempt = rbuf_u32(r);
+        n = rbuf_u32(r);
+        if (!rbuf_ok(r) || n > r->left)
+            goto bad;
+        const uint8_t *spec = rbuf_bytes(r, n);
+        if (n)
+            tmd_set_spec(t, spec, n);
     }
     if (!rbuf_ok(r))
         goto bad;

@@ -3,13 +3,23 @@
  * 002 §2.2: status, num_wait_parent, parent_list, children, data object and sizes,
  * phase timestamps, history of holders), and its wire encoding.
  *
+ * For running a task again when its holder dies (issue 15), the record also keeps the
+ * task's own encoding (`spec`, proto_put_task bytes, opaque here, set by the client at
+ * insert) and the attempt that holds it now: a completion counts only when it reports
+ * the record's attempt.
+ *
  * Owns the record's arrays.  Used by the shard (storage), the kvs client (messages) and
  * the client library (building records from a workload).  Laid out for memory, since a
  * daemon holds one per waiting task (the target is 300 bytes a waiting task, all
- * structures included): the record is 104 bytes; a single child is kept in place, more
+ * structures included): the record is 120 bytes; a single child is kept in place, more
  * in an array; parent_list and history are allocated only when the first parent
  * finishes / the task first moves; the count of finished parents is not stored, it is
  * num_parents - num_wait_parent.
+ *
+ * Wire form: the fields in the order of tmd_put.  A record with a spec, an attempt or
+ * flags sets TMD_WIRE_EXT in the status byte and carries them after the history, so a
+ * record without them encodes as it did before they existed.  Only TMD_WIRE_FLAGS travel:
+ * the others belong to the shard that set them.
  */
 #ifndef JACKDAW_TMD_H
 #define JACKDAW_TMD_H
@@ -36,18 +46,36 @@ struct tmd {
     };
     struct tmd_parent *parent_list; /* owned, tmd_parents_done() entries; NULL until one */
     uint32_t *history;      /* owned, num_history node ids, oldest first; NULL if never moved */
+    uint8_t *spec;          /* owned, spec_len bytes: the task as the client submitted it
+                               (proto_put_task); NULL when the client sent none */
+    uint32_t spec_len;
     uint32_t num_children;
     uint32_t num_parents;
     uint32_t num_wait_parent;
     uint32_t holder;        /* node that holds the task now (receives notifications) */
     uint32_t runner;        /* node that ran it, once it ran */
+    uint32_t attempt;       /* 0 for the first; +1 each time the task is handed to a new
+                               holder because its holder died (KVS_FIELD_RESUBMIT) */
     uint16_t num_history;   /* moves recorded (at most TMD_MAX_HISTORY) */
     uint8_t status;         /* enum task_status */
-    uint8_t forget;         /* shard-local, never sent: its job was forgotten before this
-                               record was final; it goes once final (shard_settle) */
+    uint8_t flags;          /* enum tmd_flags */
+};
+
+enum tmd_flags {
+    /* A parent's completion was re-issued to this record after a take-over: from then on
+     * a parent already in parent_list is not counted again (shard.c). */
+    TMD_FLAG_REPLAYED = 1u << 0,
+    /* Shard-local, never sent: the record's job was forgotten before the record was final
+     * or before its status swap was answered; it goes once both are so (shard_settle).
+     * A bit here rather than a byte of its own: a byte would make the record 128 bytes. */
+    TMD_FLAG_FORGET = 1u << 1,
 };
 
 #define TMD_MAX_HISTORY 65535u
+/* In the status byte on the wire: spec, attempt and flags follow the history. */
+#define TMD_WIRE_EXT 0x80u
+/* The flags a record carries on the wire. */
+#define TMD_WIRE_FLAGS ((uint8_t)TMD_FLAG_REPLAYED)
 
 static inline uint32_t tmd_parents_done(const struct tmd *t)
 {
@@ -61,10 +89,14 @@ static inline uint64_t tmd_child(const struct tmd *t, uint32_t i)
 
 /* Sets the children from an array (copied); keeps a single child in place. */
 void tmd_set_children(struct tmd *t, const uint64_t *keys, uint32_t n);
+/* Sets the task's encoding (copied; len 0 clears it). */
+void tmd_set_spec(struct tmd *t, const void *spec, uint32_t len);
 
 /* What a finished run adds to the record (the CAS to DONE/FAILED carries it). */
 struct tmd_run {
     uint32_t node;
+    uint32_t attempt;       /* the attempt that ran: a CAS whose attempt is not the
+                               record's is refused (-ESTALE) */
     int64_t t_start, t_end;
     uint64_t data_size;
 };

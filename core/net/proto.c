@@ -13,7 +13,8 @@
 
 /* Receivers route by range (proto_range_of): a type outside its group's range would
  * reach the wrong owner. */
-_Static_assert(MSG_KVS_INSERT >> 8 == PROTO_RANGE_KVS && MSG_KVS_FORGET >> 8 == PROTO_RANGE_KVS,
+_Static_assert(MSG_KVS_INSERT >> 8 == PROTO_RANGE_KVS &&
+                   MSG_KVS_REPLICA_ACK >> 8 == PROTO_RANGE_KVS,
                "metadata store types in their range");
 _Static_assert(MSG_LOAD_QUERY >> 8 == PROTO_RANGE_SCHED && MSG_YOU_ARE_DEAD >> 8 == PROTO_RANGE_SCHED,
                "scheduler types in their range");
@@ -36,6 +37,8 @@ const char *proto_type_name(uint16_t type)
     case MSG_KVS_CAS_REPLY: return "kvs-cas-reply";
     case MSG_KVS_NOTIFY: return "kvs-notify";
     case MSG_KVS_FORGET: return "kvs-forget";
+    case MSG_KVS_REPLICATE: return "kvs-replicate";
+    case MSG_KVS_REPLICA_ACK: return "kvs-replica-ack";
     case MSG_LOAD_QUERY: return "load-query";
     case MSG_LOAD_REPLY: return "load-reply";
     case MSG_STEAL_REQUEST: return "steal-request";

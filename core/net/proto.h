@@ -52,8 +52,10 @@ enum proto_type {
     MSG_KVS_CAS = 0x0106,
     MSG_KVS_CAS_REPLY = 0x0107,
     MSG_KVS_NOTIFY = 0x0108,
-    MSG_KVS_FORGET = 0x0109,    /* u32 job: the job is over, drop its records (client to
-                                   every node) */
+    MSG_KVS_FORGET = 0x0109,      /* u32 job: the job is over, drop its records (client to
+                                     every node) */
+    MSG_KVS_REPLICATE = 0x010a,   /* primary to backup (R > 1) */
+    MSG_KVS_REPLICA_ACK = 0x010b, /* backup to primary */
 
     /* Scheduler to scheduler. */
     MSG_LOAD_QUERY = 0x0201,    /* u32 req */

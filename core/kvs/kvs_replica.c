@@ -1,0 +1,400 @@
+/*
+ * kvs_replica — the primary's side and the backup's side of replication (kvs.h): the
+ * primary forwards each write to the key's live backups as MSG_KVS_REPLICATE, counting
+ * what it sent on each link; a backup applies it and counts what it received, and
+ * kvs_flush tells the primary the count (MSG_KVS_REPLICA_ACK).  Links deliver in order,
+ * so a count acknowledges every message before it.
+ *
+ * An action that reports a write (a CAS reply, a notice, a barrier) waits in a FIFO
+ * until each backup it needs has acknowledged the count the link had when the action
+ * was made; a backup declared down is needed no more.  Actions leave in order, so a
+ * holder never hears "cancelled" before the "ready" that preceded it.  At R = 1 nothing
+ * is forwarded and nothing waits.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/log.h"
+#include "core/base/xalloc.h"
+#include "core/kvs/kvs_impl.h"
+#include "core/model/task.h"
+#include "core/net/proto.h"
+
+enum replicate_op { OP_PUT = 0, OP_APPEND = 1, OP_STATUS = 2, OP_REMOVE = 3 };
+
+void kvs__replica_init(struct kvs *kvs)
+{
+    if (kvs->self == KVS_NO_SHARD)
+        return;
+    kvs->sent = xcalloc(kvs->nodes, sizeof *kvs->sent);
+    kvs->acked = xcalloc(kvs->nodes, sizeof *kvs->acked);
+    kvs->received = xcalloc(kvs->nodes, sizeof *kvs->received);
+    kvs->ack_sent = xcalloc(kvs->nodes, sizeof *kvs->ack_sent);
+}
+
+static const struct defer_need *needs(const struct deferred *d)
+{
+    return d->nneed > DEFER_INLINE ? d->more : d->need;
+}
+
+/* Adds a need, spilling to the heap past the inline ones. */
+static void need(struct deferred *d, uint32_t node, uint64_t seq, uint32_t most)
+{
+    if (d->nneed == DEFER_INLINE) {
+        d->more = xmalloc(most * sizeof *d->more);
+        memcpy(d->more, d->need, sizeof d->need);
+    }
+    struct defer_need *v = d->nneed >= DEFER_INLINE ? d->more : d->need;
+    v[d->nneed++] = (struct defer_need){.node = node, .seq = seq};
+}
+
+void kvs__replica_fini(struct kvs *kvs)
+{
+    for (size_t i = kvs->defer_head; i < kvs->defer_len; i++)
+        free(kvs->defer[i].more);
+    free(kvs->defer);
+    free(kvs->backup_fx.v);
+    free(kvs->sent);
+    free(kvs->acked);
+    free(kvs->received);
+    free(kvs->ack_sent);
+}
+
+/* The live backups of a key this store is primary for; 0 at R = 1. */
+static uint32_t backups(const struct kvs *kvs, uint64_t key, uint32_t *out)
+{
+    if (kvs->view.replicas == 1 || kvs->self == KVS_NO_SHARD)
+        return 0;
+    uint32_t n = view_replicas(&kvs->view, key, out);
+    if (n == 0 || out[0] != kvs->self)
+        return 0;
+    memmove(out, out + 1, (n - 1) * sizeof *out);
+    return n - 1;
+}
+
+static struct wbuf *begin(struct kvs *kvs, uint32_t node, uint8_t op, size_t *at)
+{
+    struct wbuf *b = kvs->t.msg_begin(kvs->t.ctx, node, MSG_KVS_REPLICATE, at);
+    wbuf_put_u8(b, op);
+    return b;
+}
+
+static void end(struct kvs *kvs, uint32_t node, size_t at)
+{
+    kvs->t.msg_end(kvs->t.ctx, node, at);
+    kvs->sent[node]++;
+}
+
+void kvs__forward_put_to(struct kvs *kvs, uint32_t node, const struct tmd *rec)
+{
+    size_t at;
+    struct wbuf *b = begin(kvs, node, OP_PUT, &at);
+    tmd_put(b, rec);
+    end(kvs, node, at);
+}
+
+void kvs__forward_put(struct kvs *kvs, uint64_t key)
+{
+    uint32_t to[KVS_MAX_REPLICAS];
+    uint32_t n = backups(kvs, key, to);
+    const struct tmd *rec = n ? shard_get(&kvs->shard, key) : NULL;
+    for (uint32_t i = 0; rec && i < n; i++)
+        kvs__forward_put_to(kvs, to[i], rec);
+}
+
+void kvs__forward_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node,
+                         uint64_t value, uint64_t object, int64_t now)
+{
+    uint32_t to[KVS_MAX_REPLICAS];
+    uint32_t n = backups(kvs, key, to);
+    for (uint32_t i = 0; i < n; i++) {
+        size_t at;
+        struct wbuf *b = begin(kvs, to[i], OP_APPEND, &at);
+        wbuf_put_u64(b, key);
+        wbuf_put_u8(b, field);
+        wbuf_put_u32(b, node);
+        wbuf_put_u64(b, value);
+        wbuf_put_u64(b, object);
+        wbuf_put_i64(b, now);
+        end(kvs, to[i], at);
+    }
+}
+
+void kvs__forward_status(struct kvs *kvs, uint64_t key, uint8_t status, const struct tmd_run *run)
+{
+    uint32_t to[KVS_MAX_REPLICAS];
+    uint32_t n = backups(kvs, key, to);
+    for (uint32_t i = 0; i < n; i++) {
+        size_t at;
+        struct wbuf *b = begin(kvs, to[i], OP_STATUS, &at);
+        wbuf_put_u64(b, key);
+        wbuf_put_u8(b, status);
+        wbuf_put_u8(b, run != NULL);
+        if (run) {
+            wbuf_put_u32(b, run->node);
+            wbuf_put_u32(b, run->attempt);
+            wbuf_put_i64(b, run->t_start);
+            wbuf_put_i64(b, run->t_end);
+            wbuf_put_u64(b, run->data_size);
+        }
+        end(kvs, to[i], at);
+    }
+}
+
+void kvs__forward_remove(struct kvs *kvs, uint64_t key)
+{
+    uint32_t to[KVS_MAX_REPLICAS];
+    uint32_t n = backups(kvs, key, to);
+    for (uint32_t i = 0; i < n; i++) {
+        size_t at;
+        struct wbuf *b = begin(kvs, to[i], OP_REMOVE, &at);
+        wbuf_put_u64(b, key);
+        end(kvs, to[i], at);
+    }
+}
+
+/* ---- actions that wait for acknowledgements ------------------------------------------ */
+
+static void push(struct kvs *kvs, const struct deferred *d)
+{
+    if (kvs->defer_head && kvs->defer_head == kvs->defer_len)
+        kvs->defer_head = kvs->defer_len = 0;
+    kvs->defer = xgrow(kvs->defer, &kvs->defer_cap, kvs->defer_len + 1, sizeof *kvs->defer);
+    kvs->defer[kvs->defer_len++] = *d;
+}
+
+/* What d must wait for now: its key's backups' unacknowledged sends, or for a barrier
+ * every node's. */
+static void set_needs(struct kvs *kvs, struct deferred *d)
+{
+    if (d->kind == DEFER_BARRIER) {
+        for (uint32_t node = 0; kvs->sent && node < kvs->nodes; node++)
+            if (kvs->acked[node] < kvs->sent[node] && !view_is_down(&kvs->view, node))
+                need(d, node, kvs->sent[node], kvs->nodes);
+        return;
+    }
+    uint32_t to[KVS_MAX_REPLICAS];
+    uint32_t n = backups(kvs, d->key, to);
+    for (uint32_t i = 0; i < n; i++)
+        if (kvs->acked[to[i]] < kvs->sent[to[i]])
+            need(d, to[i], kvs->sent[to[i]], n);
+}
+
+void kvs__renew_needs(struct kvs *kvs, uint32_t dead)
+{
+    for (size_t i = kvs->defer_head; i < kvs->defer_len; i++) {
+        struct deferred *d = &kvs->defer[i];
+        const struct defer_need *v = needs(d);
+        bool on_dead = false;
+        for (uint32_t k = 0; k < d->nneed; k++)
+            on_dead |= v[k].node == dead;
+        if (!on_dead)
+            continue;
+        free(d->more);
+        d->more = NULL;
+        d->nneed = 0;
+        set_needs(kvs, d);
+    }
+}
+
+bool kvs__hold(struct kvs *kvs, struct deferred *d)
+{
+    set_needs(kvs, d);
+    /* Behind older actions even when free to go: they leave in order. */
+    if (!d->nneed && kvs->defer_head == kvs->defer_len)
+        return false;
+    push(kvs, d);
+    return true;
+}
+
+static bool satisfied(const struct kvs *kvs, const struct deferred *d)
+{
+    const struct defer_need *v = needs(d);
+    for (uint32_t i = 0; i < d->nneed; i++) {
+        uint32_t node = v[i].node;
+        if (!view_is_down(&kvs->view, node) && kvs->acked[node] < v[i].seq)
+            return false;
+    }
+    return true;
+}
+
+static void carry_out(struct kvs *kvs, const struct deferred *d)
+{
+    switch (d->kind) {
+    case DEFER_REPLY_MSG:
+        /* A node that died meanwhile hears nothing: its requests went elsewhere. */
+        if (!view_is_down(&kvs->view, d->to))
+            kvs__send_reply(kvs, d->to, d->type, d->req, d->status, d->key);
+        kvs__settle(kvs, d->key);
+        break;
+    case DEFER_REPLY_LOCAL: {
+        /* Removed while the answer waited: found means with the record. */
+        const struct tmd *rec = shard_get(&kvs->shard, d->key);
+        d->fn(d->arg, d->status >= 0 && !rec ? -ENOENT : d->status, rec);
+        kvs__settle(kvs, d->key);
+        break;
+    }
+    case DEFER_NOTICE:
+        kvs__send_notice(kvs, d->to, d->key, d->event, d->bytes, d->when);
+        break;
+    case DEFER_BARRIER:
+        d->barrier(d->arg);
+        break;
+    }
+}
+
+void kvs__release(struct kvs *kvs)
+{
+    if (kvs->releasing)
+        return;
+    kvs->releasing = 1;
+    while (kvs->defer_head < kvs->defer_len && satisfied(kvs, &kvs->defer[kvs->defer_head])) {
+        /* Copied out: what it calls may queue more and move the array. */
+        struct deferred d = kvs->defer[kvs->defer_head++];
+        carry_out(kvs, &d);
+        free(d.more);
+    }
+    if (kvs->defer_head == kvs->defer_len) {
+        kvs->defer_head = kvs->defer_len = 0;
+    } else if (kvs->defer_head > kvs->defer_len / 2) {
+        memmove(kvs->defer, kvs->defer + kvs->defer_head,
+                (kvs->defer_len - kvs->defer_head) * sizeof *kvs->defer);
+        kvs->defer_len -= kvs->defer_head;
+        kvs->defer_head = 0;
+    }
+    kvs->releasing = 0;
+}
+
+static bool is_reply(const struct deferred *d)
+{
+    return d->kind == DEFER_REPLY_MSG || d->kind == DEFER_REPLY_LOCAL;
+}
+
+bool kvs__reply_held(const struct kvs *kvs, uint64_t key)
+{
+    /* A scan, paid only for a record of a forgotten job that became final (kvs__settle). */
+    for (size_t i = kvs->defer_head; i < kvs->defer_len; i++)
+        if (is_reply(&kvs->defer[i]) && kvs->defer[i].key == key)
+            return true;
+    return false;
+}
+
+void kvs__forget_held(struct kvs *kvs, uint32_t job)
+{
+    for (size_t i = kvs->defer_head; i < kvs->defer_len; i++)
+        if (is_reply(&kvs->defer[i]) && task_key_job(kvs->defer[i].key) == job)
+            shard_forget_later(&kvs->shard, kvs->defer[i].key);
+}
+
+void kvs_barrier(struct kvs *kvs, void (*fn)(void *arg), void *arg)
+{
+    struct deferred d = {.kind = DEFER_BARRIER, .barrier = fn, .arg = arg};
+    if (!kvs__hold(kvs, &d))
+        fn(arg);
+}
+
+void kvs_flush(struct kvs *kvs)
+{
+    if (!kvs->ack_due)
+        return;
+    kvs->ack_due = 0;
+    for (uint32_t node = 0; node < kvs->nodes; node++) {
+        if (kvs->received[node] == kvs->ack_sent[node] || view_is_down(&kvs->view, node))
+            continue;
+        size_t at;
+        struct wbuf *b = kvs->t.msg_begin(kvs->t.ctx, node, MSG_KVS_REPLICA_ACK, &at);
+        wbuf_put_u64(b, kvs->received[node]);
+        kvs->t.msg_end(kvs->t.ctx, node, at);
+        kvs->ack_sent[node] = kvs->received[node];
+    }
+}
+
+/* ---- the backup's side --------------------------------------------------------------- */
+
+int kvs__handle_replicate(struct kvs *kvs, uint32_t from, struct rbuf *r, const char **reason)
+{
+    if (from >= kvs->nodes) {
+        *reason = "replicated write from outside the membership";
+        return -EBADMSG;
+    }
+    uint8_t op = rbuf_u8(r);
+    switch (op) {
+    case OP_PUT: {
+        struct tmd t;
+        if (tmd_get(r, &t) < 0) {
+            *reason = "malformed task metadata in replicated record";
+            return -EBADMSG;
+        }
+        shard_put(&kvs->shard, &t);
+        break;
+    }
+    case OP_APPEND: {
+        uint64_t key = rbuf_u64(r);
+        uint8_t field = rbuf_u8(r);
+        uint32_t node = rbuf_u32(r);
+        uint64_t value = rbuf_u64(r);
+        uint64_t object = rbuf_u64(r);
+        int64_t now = rbuf_i64(r);
+        uint8_t plain = field & (uint8_t)~KVS_FIELD_REPLAY;
+        if (!rbuf_ok(r) || plain >= KVS_FIELD_COUNT || plain == KVS_FIELD_STATUS) {
+            *reason = "malformed replicated append";
+            return -EBADMSG;
+        }
+        /* The primary carries out the effects; a backup's are dropped. */
+        shard_append(&kvs->shard, key, field, node, value, object, now, &kvs->backup_fx);
+        kvs->backup_fx.len = 0;
+        break;
+    }
+    case OP_STATUS: {
+        uint64_t key = rbuf_u64(r);
+        uint8_t status = rbuf_u8(r);
+        uint8_t has_run = rbuf_u8(r);
+        struct tmd_run run = {0};
+        if (has_run) {
+            run.node = rbuf_u32(r);
+            run.attempt = rbuf_u32(r);
+            run.t_start = rbuf_i64(r);
+            run.t_end = rbuf_i64(r);
+            run.data_size = rbuf_u64(r);
+        }
+        if (!rbuf_ok(r) || status >= TASK_STATUS_COUNT || has_run > 1) {
+            *reason = "malformed replicated status";
+            return -EBADMSG;
+        }
+        shard_set_status(&kvs->shard, key, status, has_run ? &run : NULL);
+        /* A backup answers nobody: a record of a forgotten job goes once its status is
+         * final here, as the primary's goes once it answered. */
+        shard_settle(&kvs->shard, key);
+        break;
+    }
+    case OP_REMOVE: {
+        uint64_t key = rbuf_u64(r);
+        if (!rbuf_ok(r)) {
+            *reason = "malformed replicated removal";
+            return -EBADMSG;
+        }
+        shard_remove(&kvs->shard, key);
+        break;
+    }
+    default:
+        *reason = "unknown replicated operation";
+        return -EBADMSG;
+    }
+    kvs->received[from]++;
+    kvs->ack_due = 1;
+    return 0;
+}
+
+int kvs__handle_ack(struct kvs *kvs, uint32_t from, struct rbuf *r, const char **reason)
+{
+    uint64_t count = rbuf_u64(r);
+    if (!rbuf_ok(r) || from >= kvs->nodes || count > kvs->sent[from]) {
+        *reason = "acknowledgement of replicated writes never sent";
+        return -EBADMSG;
+    }
+    if (count > kvs->acked[from])
+        kvs->acked[from] = count;
+    kvs__release(kvs);
+    return 0;
+}
