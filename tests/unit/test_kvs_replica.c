@@ -949,6 +949,206 @@ static void test_tmd_spec_and_attempt(void **state)
     wbuf_fini(&b);
 }
 
+/* ---- forgetting a finished job at R = 2 ---------------------------------------------- */
+
+/* stderr (where the logs go) captured between these two, so that a test can say a
+ * message was not taken for a lost record. */
+static int saved_stderr = -1;
+static FILE *captured;
+
+static void capture_begin(void)
+{
+    fflush(stderr);
+    captured = tmpfile();
+    assert_non_null(captured);
+    saved_stderr = dup(STDERR_FILENO);
+    assert_true(saved_stderr >= 0);
+    assert_true(dup2(fileno(captured), STDERR_FILENO) >= 0);
+}
+
+/* Ends the capture; returns how many captured lines contain `needle`. */
+static int capture_end(const char *needle)
+{
+    fflush(stderr);
+    assert_true(dup2(saved_stderr, STDERR_FILENO) >= 0);
+    close(saved_stderr);
+    rewind(captured);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, captured))
+        n += strstr(line, needle) != NULL;
+    fclose(captured);
+    return n;
+}
+
+/* Copies of job `job`'s records, tasks 0 to count - 1, on every live node. */
+static size_t copies_of_job(uint32_t job, uint32_t count)
+{
+    size_t n = 0;
+    for (uint32_t node = 0; node < net.nodes; node++)
+        for (uint32_t i = 0; !net.dead[node] && i < count; i++)
+            n += kvs_local_record(net.kvs[node], task_key(job, i)) != NULL;
+    return n;
+}
+
+/*
+ * A finished job forgotten through a client at R = 2: every copy of its records goes,
+ * primary and backup, including those whose status arrives after the forget: a remote
+ * swap, a local one, one whose answer was held for the backup's acknowledgement when
+ * the forget came (it is answered with the record, then goes), and one whose primary
+ * dies after the forget (its new backup, sent the record whole, marks it).  A running
+ * job beside it keeps both copies of each record, and a late append to a record that
+ * went with its job is not taken for a lost record.
+ */
+static void test_forget_every_copy_r2(void **state)
+{
+    (void)state;
+    net_start(5, 17);
+    use_replicas(2);
+    net.fifo = 1;
+    /* Job 7: chains of two (i -> i + HALF), then four tasks of known primaries; job 8
+     * beside it, still running. */
+    enum { TASKS = 30, HALF = TASKS / 2 };
+    for (uint32_t i = 0; i < HALF; i++) {
+        uint64_t child = task_key(7, i + HALF);
+        put_record(CLIENT, task_key(7, i), 0, &child, 1, i % 5, 1);
+        put_record(CLIENT, child, 1, NULL, 0, (i + 1) % 5, 1);
+        put_record(CLIENT, task_key(8, i), 0, NULL, 0, i % 5, 1);
+    }
+    uint64_t held = key_on(7, 0, TASKS);                           /* primary 0, backup 1 */
+    uint64_t late = key_on(7, 1, task_key_index(held) + 1);        /* 1, 2 */
+    uint64_t local = key_on(7, 2, task_key_index(late) + 1);       /* 2, 3 */
+    uint64_t moved = key_on(7, 3, task_key_index(local) + 1);      /* 3, 4; then 4, 0 */
+    uint32_t count = task_key_index(moved) + 1;
+    put_record(CLIENT, held, 0, NULL, 0, 2, 1);
+    put_record(CLIENT, late, 0, NULL, 0, 3, 1);
+    put_record(CLIENT, local, 0, NULL, 0, 2, 1);
+    put_record(CLIENT, moved, 0, NULL, 0, 1, 1);
+    settle();
+    /* The chains end (task 0 fails: the store cancels its child). */
+    struct tmd_run run = {.node = 0, .t_start = 1, .t_end = 2, .data_size = 1};
+    for (uint32_t i = 0; i < HALF; i++) {
+        uint8_t end = i == 0 ? TASK_FAILED : TASK_DONE;
+        run.node = i % 5;
+        kvs_cas(net.kvs[i % 5], task_key(7, i), KVS_FIELD_STATUS, TASK_READY, end, &run,
+                NULL, NULL);
+        kvs_append(net.kvs[i % 5], task_key(7, i + HALF),
+                   end == TASK_DONE ? KVS_FIELD_PARENT : KVS_FIELD_PARENT_FAILED, i % 5, 1,
+                   task_key(7, i));
+        settle();
+        if (i == 0)
+            continue;
+        run.node = (i + 1) % 5;
+        kvs_cas(net.kvs[(i + 1) % 5], task_key(7, i + HALF), KVS_FIELD_STATUS, TASK_READY,
+                TASK_DONE, &run, NULL, NULL);
+        settle();
+    }
+    assert_int_equal(copies_of_job(7, count), (TASKS + 4) * 2);
+
+    /* `held` ends on node 2: node 0 applies it and forwards it, and its answer waits
+     * for node 1's acknowledgement, which is not sent before the forget. */
+    struct answer a_held = {0}, a_late = {0}, a_local = {0}, a_moved = {0};
+    run.node = 2;
+    kvs_cas(net.kvs[2], held, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_answer,
+            &a_held);
+    run_network();
+    assert_int_equal(a_held.calls, 0);
+    kvs_forget_job(net.kvs[CLIENT], 7);
+    run_network();
+    assert_int_equal(a_held.calls, 0);
+    assert_non_null(kvs_local_record(net.kvs[0], held)); /* until its answer leaves */
+    assert_null(kvs_local_record(net.kvs[1], held));
+    /* Three not final yet, on both replicas each; every final record went. */
+    assert_int_equal(copies_of_job(7, count), 1 + 3 * 2);
+    settle();
+    assert_int_equal(a_held.calls, 1);
+    assert_int_equal(a_held.status, 1);
+    assert_int_equal(a_held.rec_status, TASK_DONE);
+    assert_null(kvs_local_record(net.kvs[0], held));
+
+    /* Their status arrives after the forget: a remote swap, then a local one, whose
+     * answer waits for the backup. */
+    run.node = 3;
+    kvs_cas(net.kvs[3], late, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_answer,
+            &a_late);
+    settle();
+    assert_int_equal(a_late.status, 1);
+    assert_int_equal(a_late.rec_status, TASK_DONE);
+    run.node = 2;
+    kvs_cas(net.kvs[2], local, KVS_FIELD_STATUS, TASK_READY, TASK_FAILED, &run, on_answer,
+            &a_local);
+    assert_int_equal(a_local.calls, 0);
+    assert_non_null(kvs_local_record(net.kvs[2], local));
+    settle();
+    assert_int_equal(a_local.status, 1);
+    assert_int_equal(a_local.rec_status, TASK_FAILED);
+    assert_int_equal(copies_of_job(7, count), 2); /* `moved`, on nodes 3 and 4 */
+
+    /* `moved`'s primary dies: node 4 takes over and sends the record whole to node 0,
+     * which forgot the job: it keeps the record marked, until its status arrives. */
+    down_everywhere(3);
+    settle();
+    assert_non_null(kvs_local_record(net.kvs[4], moved));
+    assert_non_null(kvs_local_record(net.kvs[0], moved));
+    run.node = 1;
+    kvs_cas(net.kvs[1], moved, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_answer,
+            &a_moved);
+    settle();
+    assert_int_equal(a_moved.status, 1);
+    assert_int_equal(a_moved.rec_status, TASK_DONE);
+    assert_int_equal(copies_of_job(7, count), 0);
+
+    /* Job 8 is whole, on both replicas of each record. */
+    for (uint32_t i = 0; i < HALF; i++)
+        check_copies(task_key(8, i), 2, 0);
+    size_t total = 0;
+    for (uint32_t node = 0; node < net.nodes; node++)
+        total += net.dead[node] ? 0 : kvs_local_records(net.kvs[node]);
+    assert_int_equal(total, HALF * 2);
+
+    /* A late append to a child that went with its job (through its primary's replicated
+     * append) is not news; one to a record that never was still is. */
+    capture_begin();
+    kvs_append(net.kvs[2], task_key(7, HALF), KVS_FIELD_PARENT, 2, 1, task_key(7, 0));
+    kvs_append(net.kvs[2], task_key(7, HALF + 1), KVS_FIELD_PARENT, 2, 1, task_key(7, 1));
+    settle();
+    int quiet = capture_end("unknown record");
+    capture_begin();
+    kvs_append(net.kvs[2], task_key(9, 1), KVS_FIELD_PARENT, 2, 1, 0);
+    settle();
+    assert_int_equal(quiet, 0);
+    assert_int_equal(capture_end("unknown record"), 1);
+    assert_int_equal(copies_of_job(7, count), 0);
+}
+
+/* The forget mark belongs to the shard that set it: it never travels with a record. */
+static void test_forget_mark_never_sent(void **state)
+{
+    (void)state;
+    struct tmd t = {.key = 42, .status = TASK_RUNNING, .holder = 3,
+                    .flags = TMD_FLAG_FORGET};
+    struct wbuf b;
+    wbuf_init(&b);
+    tmd_put(&b, &t);
+    assert_int_equal(b.len, 8 + 1 + 4 * 4 + 8 * 6 + 4 * 3); /* no extension for it */
+    t.flags = TMD_FLAG_REPLAYED | TMD_FLAG_FORGET;
+    wbuf_reset(&b);
+    tmd_put(&b, &t);
+    struct rbuf r;
+    rbuf_init(&r, b.data, b.len);
+    struct tmd u;
+    assert_int_equal(tmd_get(&r, &u), 0);
+    assert_int_equal(u.flags, TMD_FLAG_REPLAYED);
+    tmd_fini(&u);
+    /* Nor can a peer set it. */
+    b.data[b.len - 9] |= TMD_FLAG_FORGET;
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(tmd_get(&r, &u), 0);
+    assert_int_equal(u.flags, TMD_FLAG_REPLAYED);
+    tmd_fini(&u);
+    wbuf_fini(&b);
+}
+
 /* ---- a DAG through deaths ------------------------------------------------------------ */
 
 /*
@@ -1347,6 +1547,8 @@ int main(void)
         cmocka_unit_test_teardown(test_requests_wait_for_the_news, teardown),
         cmocka_unit_test_teardown(test_r1_death_and_nobody_left, teardown),
         cmocka_unit_test_teardown(test_tmd_spec_and_attempt, teardown),
+        cmocka_unit_test_teardown(test_forget_every_copy_r2, teardown),
+        cmocka_unit_test_teardown(test_forget_mark_never_sent, teardown),
         cmocka_unit_test_teardown(test_primary_death_loses_nothing_r2, teardown),
         cmocka_unit_test_teardown(test_two_deaths_at_once_r3, teardown),
     };
