@@ -85,7 +85,10 @@ void shard_put(struct shard *s, struct tmd *t)
     struct tmd *old = u64map_put(&s->records, rec->key, rec);
     /* The mark is this shard's, never sent: a copy that arrives after the forget (a
      * take-over's copy, a forward overtaken by the client's FORGET) is marked here, or
-     * not kept when final, as shard_forget_job would have done. */
+     * not kept when final, as shard_forget_job would have done.  Hazard: a new job that
+     * drew the number of one of the last SHARD_FORGOTTEN_JOBS forgotten here (numbers
+     * are random 31-bit, so about once in 8 million jobs) has its backup copies treated
+     * so too, and then a backup drops its final records while the primary keeps them. */
     bool forgotten = put_forgotten(s, task_key_job(rec->key));
     if (old) {
         if (old->flags & TMD_FLAG_FORGET) {
