@@ -277,6 +277,16 @@ int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cau
         }
         cfg->failure_timeout_ms = ms;
     }
+    if (d->replicas) {
+        uint32_t r;
+        if (parse_count("replicas", d->replicas, &r, cause) < 0)
+            return -EINVAL;
+        if (r < 1 || r > 8) {
+            *cause = xasprintf("--replicas '%s': expected 1..8", d->replicas);
+            return -EINVAL;
+        }
+        cfg->replicas = r;
+    }
     const char *why = NULL;
     if (placement_params_check(&cfg->placement, &why) < 0) {
         *cause = xasprintf("placement parameters: %s", why ? why : "invalid");
@@ -300,13 +310,15 @@ int dataopts_finish(struct dataopts *d, const char *who)
                            "--steal", "--neighbours", "--poll-initial-ms", "--poll-max-ms",
                            "--widen-after", "--widen-by", "--placement", "--threshold", "--tt",
                            "--bandwidth", "--latency", "--cache", "--cache-bytes", "--store-mem",
-                           "--sample-ms", "--trace-buffer", "--prefetch", "--failure-timeout"};
+                           "--sample-ms", "--trace-buffer", "--prefetch", "--failure-timeout",
+                           "--replicas"};
     const char *values[] = {d->policy, d->starvation, d->victims, d->amount, d->info,
                             d->radius, d->wait_guard,
                             d->steal, d->neighbours, d->poll_initial, d->poll_max,
                             d->widen_after, d->widen_by, d->placement, d->threshold, d->tt,
                             d->bandwidth, d->latency, d->cache, d->cache_bytes, d->store_mem,
-                            d->sample_ms, d->trace_buffer, d->prefetch, d->failure_timeout};
+                            d->sample_ms, d->trace_buffer, d->prefetch, d->failure_timeout,
+                            d->replicas};
     _Static_assert(2 * sizeof names / sizeof names[0] <= sizeof d->words / sizeof d->words[0],
                    "dataopts words too small for every flag");
     d->nwords = 0;

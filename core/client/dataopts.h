@@ -19,7 +19,7 @@ struct dataopts {
     const char *steal, *neighbours, *poll_initial, *poll_max, *widen_after, *widen_by;
     const char *placement, *threshold, *tt, *bandwidth, *latency, *cache, *cache_bytes,
         *store_mem;
-    const char *sample_ms, *trace_buffer, *prefetch, *failure_timeout;
+    const char *sample_ms, *trace_buffer, *prefetch, *failure_timeout, *replicas;
     const char *words[64];  /* "--flag", "value" pairs for the daemons */
     int nwords;
 };
@@ -60,7 +60,9 @@ struct dataopts {
     {"trace-buffer", OPT_STRING, &(d)->trace_buffer,                                             \
      "B  trace: events a node buffers before dropping, in bytes (32MiB)"},                      \
     {"failure-timeout", OPT_STRING, &(d)->failure_timeout,                                      \
-     "MS  a node silent this long is declared dead (3000; 100..600000)"}
+     "MS  a node silent this long is declared dead (3000; 100..600000)"},                       \
+    {"replicas", OPT_STRING, &(d)->replicas,                                                    \
+     "R  copies of each task's metadata, on successive nodes (1; 1..8)"}
 
 struct node_config;
 

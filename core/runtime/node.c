@@ -90,6 +90,7 @@ struct node {
     void *state[NODE_MAX_PARTS]; /* each part's, in table order */
     uint8_t owner[256];     /* scheduler message type's low byte -> part index + 1 */
     struct data_plane *data; /* state[] of part_data: the dispatcher stages through it */
+    struct sync_wait *syncs; /* clients' SYNCs waiting for the store's barrier */
 
     const struct trace_sink *sink; /* borrowed from the config; NULL when not tracing */
     uv_timer_t sampler;         /* NODE_SAMPLE every sample_ms */
@@ -275,6 +276,8 @@ static void declare_dead(struct node *n, uint32_t peer, const char *why, bool sp
             node_msg_end(n, i, at);
         }
     }
+    /* The store first: it takes over the dead node's records before the parts act. */
+    kvs_set_down(n->kvs, peer);
     info_on_down(n->info, peer);
     for (size_t i = 0; i < node_nparts; i++)
         if (node_parts[i]->down && n->state[i])
@@ -841,6 +844,8 @@ static void check_cb(uv_check_t *h)
     for (size_t i = 0; i < node_nparts; i++)
         if (node_parts[i]->step)
             node_parts[i]->step(n->state[i]);
+    /* Last: the acknowledgements of what the replicas applied this pass (core/kvs). */
+    kvs_flush(n->kvs);
     if (!more)
         uv_idle_stop(&n->idle);
 }
@@ -936,6 +941,33 @@ static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char 
     return 0;
 }
 
+/* A client's SYNC waiting for the store's barrier; its connection may close first. */
+struct sync_wait {
+    struct node *n;
+    struct conn *c;         /* NULL once the client left */
+    uint64_t token;
+    struct sync_wait *next;
+};
+
+static void sync_done(void *arg)
+{
+    struct sync_wait *w = arg;
+    struct node *n = w->n;
+    if (w->c && !n->stopping) {
+        size_t at;
+        struct wbuf *b = conn_msg_begin(w->c, MSG_SYNC_REPLY, &at);
+        wbuf_put_u64(b, w->token);
+        conn_msg_end(w->c, at);
+    }
+    for (struct sync_wait **p = &n->syncs; *p; p = &(*p)->next) {
+        if (*p == w) {
+            *p = w->next;
+            break;
+        }
+    }
+    free(w);
+}
+
 static int on_client_message(struct node *n, struct conn *c, uint16_t type, struct rbuf *r,
                              const char **reason)
 {
@@ -967,10 +999,15 @@ static int on_client_message(struct node *n, struct conn *c, uint16_t type, stru
         uint64_t token = rbuf_u64(r);
         if (!rbuf_ok(r))
             break;
-        size_t at;
-        struct wbuf *b = conn_msg_begin(c, MSG_SYNC_REPLY, &at);
-        wbuf_put_u64(b, token);
-        conn_msg_end(c, at);
+        /* Answered once what the client inserted has reached every live backup, so
+         * that it survives one death (at R = 1: at once). */
+        struct sync_wait *w = xcalloc(1, sizeof *w);
+        w->n = n;
+        w->c = c;
+        w->token = token;
+        w->next = n->syncs;
+        n->syncs = w;
+        kvs_barrier(n->kvs, sync_done, w);
         return 0;
     }
     case MSG_STATS_QUERY: {
@@ -1097,6 +1134,9 @@ static void on_close(struct conn *c, const char *reason)
         if (n->peers[i].in == c)
             n->peers[i].in = NULL;
     }
+    for (struct sync_wait *w = n->syncs; w; w = w->next)
+        if (w->c == c)
+            w->c = NULL;
     uint64_t k;
     void *v;
     for (size_t pos = 0; (pos = u64map_next(&n->jobs, pos, &k, &v)) != 0;) {
@@ -1260,6 +1300,11 @@ static void node_free(struct node *n)
     free_map(&n->early, early_free);
     free_map(&n->jobs, free);
     kvs_destroy(n->kvs);
+    while (n->syncs) {
+        struct sync_wait *w = n->syncs;
+        n->syncs = w->next;
+        free(w);
+    }
     wbuf_fini(&n->discard);
     free(n->peers);
     free(n->dead);
@@ -1336,6 +1381,7 @@ int node_run(const struct node_config *cfg, char **cause)
     struct kvs_transport t = {.ctx = n, .msg_begin = kvs_begin, .msg_end = kvs_end,
                               .notify = on_notify};
     n->kvs = kvs_create(n->self, n->nodes, &t);
+    kvs_set_replicas(n->kvs, cfg->replicas ? cfg->replicas : 1);
 
     static const struct conn_callbacks callbacks = {
         .on_ready = on_ready, .on_message = on_message, .on_close = on_close};
