@@ -43,6 +43,7 @@ struct client {
     char **why_lost;        /* owned, per node: why its connection closed, or NULL */
     uint32_t nodes;
     uint32_t ready, lost;
+    uint32_t survives;      /* lost nodes a job can survive (losses_survived) */
     struct kvs *kvs;
     struct client_callbacks cb;
     uint64_t sync_token;
@@ -191,6 +192,8 @@ static void kvs_notify(void *ctx, const struct kvs_notice *notice)
     (void)ctx, (void)notice; /* a client holds no tasks */
 }
 
+static uint32_t losses_survived(const struct cluster *cl);
+
 struct client *client_create(const struct cluster *cl, const struct auth_key *key,
                              const struct client_callbacks *cb)
 {
@@ -205,6 +208,7 @@ struct client *client_create(const struct cluster *cl, const struct auth_key *ke
     c->hub = conn_hub_create(&c->loop, key, CONN_ROLE_CLIENT, (uint32_t)getpid(), &callbacks, c);
     c->conns = xcalloc(c->nodes, sizeof *c->conns);
     c->why_lost = xcalloc(c->nodes, sizeof *c->why_lost);
+    c->survives = losses_survived(cl);
     wbuf_init(&c->discard);
     struct kvs_transport t = {.ctx = c, .msg_begin = kvs_begin, .msg_end = kvs_end,
                               .notify = kvs_notify};
@@ -596,15 +600,29 @@ int client_shutdown(struct client *c, int timeout_ms)
     return 0;
 }
 
+/* How many lost nodes a job survives: the metadata's replicas less one (the daemons'
+ * --replicas, as the cluster file records the flags they were started with). */
+static uint32_t losses_survived(const struct cluster *cl)
+{
+    for (uint32_t i = 0; i + 1 < cl->n_node_args; i++) {
+        if (strcmp(cl->node_args[i], "--replicas") == 0) {
+            unsigned long r = strtoul(cl->node_args[i + 1], NULL, 10);
+            return r > 1 && r <= 8 ? (uint32_t)r - 1 : 0;
+        }
+    }
+    return 0;
+}
+
 static int flag_set_or_lost(struct client *c, const void *arg)
 {
-    return *(const int *)arg != 0 || c->lost > 0;
+    return *(const int *)arg != 0 || c->lost > c->survives || c->lost == c->nodes;
 }
 
 int client_wait(struct client *c, const int *done, int timeout_ms)
 {
-    /* A job cannot finish once a node is gone: its tasks and its share of the metadata
-     * went with it.  Say so at once rather than wait for the timeout. */
+    /* Without replicas a job cannot finish once a node is gone: its tasks and its share
+     * of the metadata went with it.  Say so at once rather than wait for the timeout.
+     * With them, the live nodes run the lost node's tasks again and report them. */
     int rc = run_until(c, flag_set_or_lost, done, timeout_ms);
     if (rc == 0 && !*done && c->lost)
         rc = -ECONNRESET;

@@ -85,6 +85,9 @@ enum proto_type {
                                    other neighbour, declares it dead if silent too */
     MSG_MEMBER_DEAD = 0x0211,   /* u32 node, u32 epoch: the node is declared dead */
     MSG_YOU_ARE_DEAD = 0x0212,  /* u32 epoch: to a node declared dead that spoke again */
+    MSG_RESUBMIT = 0x0213,      /* u32 attempt, u8 ready, i64 t_ready, u32 nparents,
+                                   nparents x (u64 object, u64 bytes, u32 node), then the
+                                   task's spec: a dead holder's task, to its new holder */
 
     /* Client to node and back. */
     MSG_JOB_BEGIN = 0x0301,     /* u32 job, u32 tasks, u32 tasks this node will get: TASK_END

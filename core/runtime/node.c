@@ -246,6 +246,70 @@ struct node_load node_load(const struct node *n)
 
 /* ---- membership ------------------------------------------------------------------- */
 
+static int on_resubmit(struct node *n, uint32_t from, struct rbuf *r);
+
+/*
+ * A task whose holder died, listed by this node's store as the record's primary: it goes
+ * to a live node, chosen by its key so that a dead node's tasks spread, as attempt + 1
+ * (kvs_resubmit: from then on the old attempt's completion is refused).  The new holder
+ * gets what the record knows: readiness, the parents' outputs, and the task's spec.
+ */
+static void on_orphan(void *arg, const struct tmd *rec)
+{
+    struct node *n = arg;
+    if (!rec->spec_len) {
+        log_warn("task %llx: its holder died and its record carries no spec to run it again "
+                 "(--replicas 1?)", (unsigned long long)rec->key);
+        return;
+    }
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < n->nodes; i++)
+        live += !n->dead[i];
+    if (!live)
+        return;
+    uint32_t pick = (uint32_t)(task_key_hash(rec->key) % live), to = 0;
+    for (uint32_t i = 0; i < n->nodes; i++)
+        if (!n->dead[i] && pick-- == 0) {
+            to = i;
+            break;
+        }
+    /* The record changes in kvs_resubmit: what the new holder needs is taken first. */
+    struct wbuf b;
+    wbuf_init(&b);
+    uint32_t attempt = rec->attempt + 1, nparents = tmd_parents_done(rec);
+    wbuf_put_u32(&b, attempt);
+    wbuf_put_u8(&b, rec->num_wait_parent == 0);
+    wbuf_put_u64(&b, (uint64_t)rec->t_ready);
+    wbuf_put_u32(&b, nparents);
+    for (uint32_t i = 0; i < nparents; i++) {
+        wbuf_put_u64(&b, rec->parent_list[i].object);
+        wbuf_put_u64(&b, rec->parent_list[i].bytes);
+        wbuf_put_u32(&b, rec->parent_list[i].node);
+    }
+    wbuf_put(&b, rec->spec, rec->spec_len);
+    uint64_t key = rec->key;
+    if (kvs_resubmit(n->kvs, key, rec->attempt, to) == 1) {
+        log_info("task %llx: its holder died; attempt %u goes to node %u",
+                 (unsigned long long)key, attempt, to);
+        if (to == n->self) {
+            struct rbuf r;
+            rbuf_init(&r, b.data, b.len);
+            on_resubmit(n, n->self, &r);
+        } else {
+            size_t at;
+            struct wbuf *m = node_msg_begin(n, to, MSG_RESUBMIT, &at);
+            wbuf_put(m, b.data, b.len);
+            node_msg_end(n, to, at);
+        }
+    }
+    wbuf_fini(&b);
+}
+
+static void resubmit_orphans(struct node *n)
+{
+    kvs_orphans(n->kvs, KVS_NO_SHARD, on_orphan, n);
+}
+
 bool node_alive(const struct node *n, uint32_t peer) { return peer < n->nodes && !n->dead[peer]; }
 const bool *node_dead_set(const struct node *n) { return n->dead; }
 uint32_t node_epoch(const struct node *n) { return n->epoch; }
@@ -276,8 +340,10 @@ static void declare_dead(struct node *n, uint32_t peer, const char *why, bool sp
             node_msg_end(n, i, at);
         }
     }
-    /* The store first: it takes over the dead node's records before the parts act. */
+    /* The store first: it takes over the dead node's records before the parts act; then
+     * the tasks the dead node held go to live nodes (resubmit, below). */
     kvs_set_down(n->kvs, peer);
+    resubmit_orphans(n);
     info_on_down(n->info, peer);
     for (size_t i = 0; i < node_nparts; i++)
         if (node_parts[i]->down && n->state[i])
@@ -521,6 +587,52 @@ static void ready_or_cancel(struct node *n, struct ntask *t, uint8_t event, int6
     make_ready(n, t);
 }
 
+/* A dead holder's task, handed here by its record's primary (on_orphan): it waits for
+ * its parents here, or is ready with their outputs.  A copy already held is kept. */
+static int on_resubmit(struct node *n, uint32_t from, struct rbuf *r)
+{
+    (void)from;
+    uint32_t attempt = rbuf_u32(r);
+    uint8_t ready = rbuf_u8(r);
+    int64_t t_ready = (int64_t)rbuf_u64(r);
+    uint32_t nparents = rbuf_u32(r);
+    if (!rbuf_ok(r) || (uint64_t)nparents * (8 + 8 + 4) > r->left)
+        return -EBADMSG;
+    struct tmd_parent *parents = nparents ? xcalloc(nparents, sizeof *parents) : NULL;
+    for (uint32_t i = 0; i < nparents; i++) {
+        parents[i].object = rbuf_u64(r);
+        parents[i].bytes = rbuf_u64(r);
+        parents[i].node = rbuf_u32(r);
+    }
+    struct ntask *t = rbuf_ok(r) ? ntask_decode(r) : NULL;
+    if (!t) {
+        free(parents);
+        return -EBADMSG;
+    }
+    uint64_t key = t->spec.key;
+    t->attempt = attempt;
+    if (u64map_get(&n->waitq, key) || u64map_get(&n->running, key)) {
+        ntask_free(t);
+        free(parents);
+        return 0;
+    }
+    node_trace(n, TRACE_TASK_SUBMIT, key, -1, attempt, 0);
+    struct early *e = u64map_del(&n->early, key);
+    if (ready) {
+        if (e)
+            early_free(e);
+        ready_or_cancel(n, t, KVS_EVENT_READY, t_ready ? t_ready : clock_wall_ns(), nparents,
+                        parents);
+    } else if (e) {
+        ready_or_cancel(n, t, e->event, e->t_ready, e->nparents, e->parents);
+        early_free(e);
+    } else {
+        u64map_put(&n->waitq, key, t);
+    }
+    free(parents);
+    return 0;
+}
+
 /* A ready task of this node, found by key (a linear scan: only job removal needs it). */
 static struct ntask *take_ready(struct node *n, uint64_t key)
 {
@@ -634,7 +746,8 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
     node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, r->status, r->exit_code, 0, 0,
                    r->t_end);
     report_end(n, &e);
-    struct tmd_run run = {.node = n->self, .t_start = r->t_start, .t_end = r->t_end,
+    struct tmd_run run = {.node = n->self, .attempt = t->attempt, .t_start = r->t_start,
+                          .t_end = r->t_end,
                           .data_size = size};
     uint64_t key = t->spec.key;
     ntask_free(t);
@@ -1067,6 +1180,8 @@ static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct 
         rc = on_steal_grant(n, from, r);
     else if (type == MSG_MEMBER_DEAD || type == MSG_YOU_ARE_DEAD)
         rc = on_member_message(n, from, type, r);
+    else if (type == MSG_RESUBMIT)
+        rc = on_resubmit(n, from, r);
     else if (owner)
         rc = node_parts[owner - 1]->on_message(n->state[owner - 1], from, type, r);
     else {
