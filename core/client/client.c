@@ -472,8 +472,10 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         const struct workload_task *wt = &wl->tasks[i];
         struct task_spec spec;
         build_spec(c, wl, job, i, &spec, &inputs, &inputs_cap);
-        wbuf_reset(&encoded);
-        proto_put_task(&encoded, &spec);
+        if (c->survives) {
+            wbuf_reset(&encoded);
+            proto_put_task(&encoded, &spec);
+        }
         struct tmd t = {
             .key = task_key(job, i), .num_parents = wt->num_parents,
             .num_wait_parent = wt->num_parents, .data_size = wt->output_bytes,
@@ -487,7 +489,10 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         for (uint32_t k = 0; k < wt->num_children; k++)
             keys[k] = task_key(job, wt->children[k]);
         tmd_set_children(&t, keys, wt->num_children);
-        tmd_set_spec(&t, encoded.data, (uint32_t)encoded.len);
+        /* The spec is what a live node runs again when the holder dies; without replicas
+         * the record dies with its owner too, so it would only cost memory and time. */
+        if (c->survives)
+            tmd_set_spec(&t, encoded.data, (uint32_t)encoded.len);
         kvs_insert(c->kvs, &t);
         tmd_fini(&t);
     }
