@@ -3,8 +3,8 @@
  * core/kvs/kvs.c) on a store with a fake transport, as tests/unit/test_kvs.c drives
  * it: every MSG_KVS_* type from any sender, mixed with the store's own API calls (an
  * insert, a lookup or a compare-and-swap that leaves a request waiting for its reply,
- * an append), so that replies find requests to answer and appends find records to
- * change.  Input layout: fuzz.h (fuzz_kvs_op).  Built by `make fuzz`, replayed by
+ * an append, a remove), so that replies find requests to answer and appends find
+ * records to change.  Input layout: fuzz.h (fuzz_kvs_op).  Built by `make fuzz`, replayed by
  * `make fuzz-replay` (README.md).
  *
  * Besides memory safety and leaks (kvs_destroy must free everything the messages
