@@ -6,6 +6,7 @@
 #                   then the threaded parts under ThreadSanitizer (check-tsan)
 #   make check-tsan the threaded parts' tests under ThreadSanitizer, built into build/tsan
 #   make stress     DURATION=30m : random DAGs through real clusters until the time is up
+#   make fuzz       the libFuzzer harnesses (clang), build/fuzz/ (tests/fuzz/README.md)
 #   make install    PREFIX=/usr/local DESTDIR= : binary, man pages, share/
 #
 # Quiet unless V=1.  SANITIZE=address,undefined builds into build/san instead, and
@@ -55,7 +56,7 @@ BENCH_SRC := $(sort $(wildcard tools/bench/*.c))
 BENCH_BIN := $(BENCH_SRC:tools/bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps run check test unit integration layers stress-slice stress sanitize install clean bench fuzz \
-        check-tsan tsan-tests
+        check-tsan tsan-tests fuzz-replay fuzz-seeds
 
 all: $(BUILD)/jackdaw $(BENCH_BIN)
 
@@ -144,7 +145,7 @@ stress: $(BUILD)/jackdaw $(BUILD)/tests/test_progress
 layers:
 	$(Q)/usr/bin/python3 tests/lint/layers.py
 
-test: layers unit integration stress-slice
+test: layers unit fuzz-replay integration stress-slice
 
 sanitize:
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined CFLAGS="-O1 -g" test
@@ -188,16 +189,73 @@ check: deps
 bench: all
 	$(Q)./tools/bench/run-all.sh $(BUILD)
 
-# libFuzzer harnesses for the parsers of outside bytes (clang; not part of check).
-FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_LIB := $(filter-out core/runtime/% core/client/% core/net/conn%.c,$(filter core/%,$(LIB_SRC))) \
-            trace/format/block.c trace/format/event.c
-fuzz:
-	@mkdir -p build/fuzz
-	$(Q)for f in $(FUZZ_SRC); do n=$$(basename $$f .c); echo "  FUZZ  build/fuzz/$$n"; \
-	    clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 -I. \
-	        $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined $$f $(FUZZ_LIB) \
-	        -o build/fuzz/$$n $(PKG_LIBS) -lm -lpthread || exit 1; done
+# Fuzz harnesses for the decoders of outside bytes (tests/fuzz/README.md).  `make fuzz`
+# builds them with clang and libFuzzer into build/fuzz/ (not part of check); each runs
+# as `build/fuzz/fuzz_X -max_total_time=60 SCRATCH_DIR tests/fuzz/corpus/X`.
+# `fuzz-replay`, part of `test` (so of check, and again under the sanitizers), builds
+# them with $(CC) and tests/fuzz/replay.c instead and runs every corpus file once.
+# fuzz_parts links the runtime's parts against the fake node (tests/unit/fake_node.c),
+# never node.c: the harnesses take from an archive only what they use, so a new part
+# (its file in core/runtime, its entry in parts.c) is fuzzed without a change here.
+# `fuzz-seeds` rewrites the corpora's seed files (tests/fuzz/seeds.c).
+FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%.c=%)
+FUZZ_LIB   := $(filter-out core/runtime/node.c core/client/% core/net/conn%.c,$(filter core/%,$(LIB_SRC))) \
+              trace/format/block.c trace/format/event.c trace/format/wire.c
+FUZZ_CC    ?= clang
+FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 -I. \
+              $(PKG_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_REPLAY := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/%)
+
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC $<"
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+build/fuzz/libfuzzlib.a: $(FUZZ_LIB:%.c=build/fuzz/obj/%.o)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+build/fuzz/fuzz_parts: build/fuzz/obj/tests/fuzz/fuzz_parts.o build/fuzz/obj/tests/unit/fake_node.o \
+                       build/fuzz/libfuzzlib.a
+	@echo "  FUZZ  $@"
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o build/fuzz/libfuzzlib.a
+	@echo "  FUZZ  $@"
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz: $(FUZZ_NAMES:%=build/fuzz/%)
+
+# Kept, so that a second `make fuzz` relinks nothing.
+.SECONDARY: $(FUZZ_NAMES:%=build/fuzz/obj/tests/fuzz/%.o)
+
+$(BUILD)/fuzz-replay/fuzz_parts: tests/fuzz/fuzz_parts.c tests/fuzz/replay.c tests/fuzz/fuzz.h \
+                                 tests/unit/fake_node.c tests/unit/fake_node.h $(BUILD)/libjackdaw.a
+	@mkdir -p $(dir $@)
+	@echo "  TEST  $@"
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c tests/unit/fake_node.c \
+	    $(BUILD)/libjackdaw.a $(LDLIBS)
+
+$(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(BUILD)/libjackdaw.a
+	@mkdir -p $(dir $@)
+	@echo "  TEST  $@"
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libjackdaw.a $(LDLIBS)
+
+# The corpus of fuzz_NAME is tests/fuzz/corpus/NAME; the trace scanner's is the trace
+# corpus of the trace tools' tests.
+fuzz-replay: $(FUZZ_REPLAY)
+	$(Q)for n in $(FUZZ_NAMES); do \
+	    case $$n in fuzz_trace) dir=tests/traces;; *) dir=tests/fuzz/corpus/$${n#fuzz_};; esac; \
+	    FUZZ_LOG=debug $(BUILD)/fuzz-replay/$$n $$dir 2>$(BUILD)/fuzz-replay/$$n.log || { \
+	        tail -n 30 $(BUILD)/fuzz-replay/$$n.log; \
+	        echo "FAILED: fuzz replay of $$n (the last file named above)"; exit 1; }; done
+
+$(BUILD)/fuzz-seeds: tests/fuzz/seeds.c tests/fuzz/fuzz.h $(BUILD)/libjackdaw.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libjackdaw.a $(LDLIBS)
+
+fuzz-seeds: $(BUILD)/fuzz-seeds
+	$(Q)$(BUILD)/fuzz-seeds tests/fuzz/corpus
 
 install: $(BUILD)/jackdaw
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
@@ -211,4 +269,4 @@ install: $(BUILD)/jackdaw
 clean:
 	rm -rf build
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj build/fuzz/obj -name '*.d' 2>/dev/null)

@@ -1,10 +1,11 @@
 /*
  * auth — the cluster key file and the handshake MACs (see auth.h).
  *
- * Owns nothing beyond libsodium's one-time initialisation.  Called by core/net/conn.c
- * for every handshake and by the launch and node commands for the key file.  Every
- * primitive is libsodium's; this file only fixes what goes into each MAC and in which
- * order, so that both ends of a connection compute the same bytes.
+ * Owns nothing beyond libsodium's one-time initialisation.  Called by
+ * core/net/handshake.c and conn.c for every handshake and by the launch and node
+ * commands for the key file.  Every primitive is libsodium's; this file only fixes what
+ * goes into each MAC and in which order, so that both ends of a connection compute the
+ * same bytes.
  */
 #include "core/net/auth.h"
 

@@ -1,8 +1,8 @@
 /*
  * auth — the cluster key and the HMAC challenge-response every connection starts with.
  *
- * Owns nothing global.  Called by core/net/conn.c for the handshake and by the launch
- * and node commands for the key file.  Uses libsodium (crypto_auth_hmacsha256, random
+ * Owns nothing global.  Called by core/net/handshake.c and conn.c for the handshake and
+ * by the launch and node commands for the key file.  Uses libsodium (crypto_auth_hmacsha256, random
  * bytes, constant-time compare); nothing here is hand-rolled crypto.
  *
  * Handshake (mutual; the key never crosses the wire):

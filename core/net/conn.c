@@ -3,7 +3,9 @@
  * reading and parsing, batching and writing, closing.
  *
  * Owns each connection with its buffers and write requests; the hub, its listener and
- * its per-pass flusher are conn_hub.c's, and both files share conn_internal.h.  Called
+ * its per-pass flusher are conn_hub.c's, and both files share conn_internal.h; the
+ * handshake's payloads are written and checked by handshake.c, so that the bytes a peer
+ * sends before it is authenticated meet pure functions a fuzzer can drive.  Called
  * by the node daemon and the client library on their loop thread.
  *
  * Two rules shape this file.  First, output is only marked during events and written
@@ -26,6 +28,7 @@
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/net/conn_internal.h"
+#include "core/net/handshake.h"
 #include "core/net/proto.h"
 
 _Static_assert(CONN_MSG_ACCEPT < PROTO_FIRST_APP_TYPE, "handshake types below the callers' ranges");
@@ -283,23 +286,20 @@ static void become_ready(struct conn *c)
         c->hub->cb.on_ready(c);
 }
 
-/* The handshake steps return why the peer must be dropped, or NULL. */
+/* The handshake steps return why the peer must be dropped, or NULL.  The payloads are
+ * handshake.c's; what is kept here is the connection's side: its phase and nonces. */
 static const char *on_challenge(struct conn *c, struct rbuf *p)
 {
     struct conn_hub *hub = c->hub;
-    const uint8_t *nonce = rbuf_bytes(p, AUTH_NONCE_BYTES);
-    if (!nonce || p->left != 0)
-        return "malformed CHALLENGE";
-    memcpy(c->server_nonce, nonce, AUTH_NONCE_BYTES);
-    auth_nonce(c->client_nonce);
-    uint8_t mac[AUTH_MAC_BYTES];
-    auth_client_mac(&hub->key, c->server_nonce, c->client_nonce, hub->my_role, hub->my_id, mac);
+    const char *why;
+    if (handshake_get_challenge(p, c->server_nonce, &why) < 0)
+        return why;
+    struct handshake_response me = {.role = hub->my_role, .id = hub->my_id};
+    auth_nonce(me.client_nonce);
+    memcpy(c->client_nonce, me.client_nonce, AUTH_NONCE_BYTES);
     struct wbuf resp;
     wbuf_init(&resp);
-    wbuf_put(&resp, c->client_nonce, AUTH_NONCE_BYTES);
-    wbuf_put_u8(&resp, hub->my_role);
-    wbuf_put_u32(&resp, hub->my_id);
-    wbuf_put(&resp, mac, AUTH_MAC_BYTES);
+    handshake_put_response(&resp, &hub->key, c->server_nonce, &me);
     frame_write_single(&c->hs_out, CONN_MSG_RESPONSE, resp.data, resp.len);
     wbuf_fini(&resp);
     c->phase = PHASE_WAIT_ACCEPT;
@@ -309,36 +309,27 @@ static const char *on_challenge(struct conn *c, struct rbuf *p)
 
 static const char *on_response(struct conn *c, struct rbuf *p)
 {
-    const uint8_t *nonce = rbuf_bytes(p, AUTH_NONCE_BYTES);
-    uint8_t role = rbuf_u8(p);
-    uint32_t id = rbuf_u32(p);
-    const uint8_t *their_mac = rbuf_bytes(p, AUTH_MAC_BYTES);
-    if (!rbuf_ok(p) || p->left != 0)
-        return "malformed RESPONSE";
-    uint8_t mac[AUTH_MAC_BYTES];
-    auth_client_mac(&c->hub->key, c->server_nonce, nonce, role, id, mac);
-    if (!auth_mac_equal(mac, their_mac))
-        return "wrong key (MAC mismatch)";
-    if (role != CONN_ROLE_NODE && role != CONN_ROLE_CLIENT)
-        return "unknown peer role";
-    memcpy(c->client_nonce, nonce, AUTH_NONCE_BYTES);
-    c->peer_role = role;
-    c->peer_id = id;
-    auth_server_mac(&c->hub->key, c->server_nonce, c->client_nonce, mac);
-    frame_write_single(&c->hs_out, CONN_MSG_ACCEPT, mac, AUTH_MAC_BYTES);
+    struct handshake_response peer;
+    const char *why;
+    if (handshake_check_response(p, &c->hub->key, c->server_nonce, &peer, &why) < 0)
+        return why;
+    memcpy(c->client_nonce, peer.client_nonce, AUTH_NONCE_BYTES);
+    c->peer_role = peer.role;
+    c->peer_id = peer.id;
+    struct wbuf accept;
+    wbuf_init(&accept);
+    handshake_put_accept(&accept, &c->hub->key, c->server_nonce, c->client_nonce);
+    frame_write_single(&c->hs_out, CONN_MSG_ACCEPT, accept.data, accept.len);
+    wbuf_fini(&accept);
     become_ready(c);
     return NULL;
 }
 
 static const char *on_accept(struct conn *c, struct rbuf *p)
 {
-    const uint8_t *their_mac = rbuf_bytes(p, AUTH_MAC_BYTES);
-    if (!their_mac || p->left != 0)
-        return "malformed ACCEPT";
-    uint8_t mac[AUTH_MAC_BYTES];
-    auth_server_mac(&c->hub->key, c->server_nonce, c->client_nonce, mac);
-    if (!auth_mac_equal(mac, their_mac))
-        return "wrong key (server's ACCEPT MAC mismatch)";
+    const char *why;
+    if (handshake_check_accept(p, &c->hub->key, c->server_nonce, c->client_nonce, &why) < 0)
+        return why;
     become_ready(c);
     return NULL;
 }
@@ -527,7 +518,11 @@ void conn__start_accepted(struct conn *c)
 {
     c->phase = PHASE_WAIT_RESPONSE;
     auth_nonce(c->server_nonce);
-    frame_write_single(&c->hs_out, CONN_MSG_CHALLENGE, c->server_nonce, AUTH_NONCE_BYTES);
+    struct wbuf challenge;
+    wbuf_init(&challenge);
+    handshake_put_challenge(&challenge, c->server_nonce);
+    frame_write_single(&c->hs_out, CONN_MSG_CHALLENGE, challenge.data, challenge.len);
+    wbuf_fini(&challenge);
     mark_dirty(c);
     uv_timer_start(&c->timer, on_timer, CONN_HANDSHAKE_MS, 0);
     start_reading(c);

@@ -1,11 +1,7 @@
 /*
  * fuzz_frame — libFuzzer harness for the frame decoder (frame_parse + frame_next), the
- * parser that sees a peer's bytes first.  Not part of the default build:
- *
- *   clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 -I. \
- *       -fsanitize=fuzzer,address,undefined tests/fuzz/fuzz_frame.c core/net/frame.c \
- *       core/base/wbuf.c core/base/xalloc.c -o build/fuzz_frame
- *   build/fuzz_frame -max_total_time=60
+ * parser that sees a peer's bytes first.  Built by `make fuzz`, replayed over
+ * tests/fuzz/corpus/frame by `make fuzz-replay` (README.md).
  *
  * Besides memory safety it checks that the decoder only hands out bytes inside the
  * input, and that every frame it accepts is the one the encoder would write for the

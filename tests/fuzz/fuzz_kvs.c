@@ -1,154 +1,302 @@
 /*
- * fuzz_kvs — libFuzzer harness for the metadata store's message handler (kvs_handle),
- * which decodes every MSG_KVS_* payload a peer sends, records included, and for the
- * store's reaction to deaths.  Built by `make fuzz` into build/fuzz/fuzz_kvs:
+ * fuzz_kvs — libFuzzer harness for the metadata store's message handler (kvs_handle,
+ * core/kvs/kvs.c) on a store with a fake transport, as tests/unit/test_kvs.c drives
+ * it: every MSG_KVS_* type from any sender, mixed with the store's own API calls (an
+ * insert, a lookup or a compare-and-swap that leaves a request waiting for its reply,
+ * an append, a remove), so that replies find requests to answer and appends find
+ * records to change.  Input layout: fuzz.h (fuzz_kvs_op).  Built by `make fuzz`, replayed by
+ * `make fuzz-replay` (README.md).
  *
- *   build/fuzz/fuzz_kvs -max_total_time=60
- *
- * The input drives three stores of a four-node cluster (node 3 is outside, a source
- * of messages only): byte 0 picks R (1 to 3); then a sequence of steps, each a byte
- * saying what to do: hand a message (the next byte: its type in the KVS range and its
- * sender, then a u16 length and the payload) to one store, declare a node down on one
- * store, list its orphans, flush its acknowledgements, or make a local request.
- * Messages the stores send are dropped: what is checked is that no input, however
- * hostile, crashes a store, leaks, or trips the sanitizers, and that a refusal always
- * comes with a reason.
+ * Besides memory safety and leaks (kvs_destroy must free everything the messages
+ * made), it checks that the store keeps its promises to its peers whatever it is sent:
+ * a refused message comes with a reason; it sends only to members other than itself,
+ * and only payloads its peers' decoders accept; notices name a known event; and at
+ * the end it still serves: a fresh record it owns becomes ready when its parent ends,
+ * and tells its holder so (or, for a client's store, an insert still leaves for the
+ * key's owner).
  */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+#include <errno.h>
+#include <stdbool.h>
 
-#include "core/base/log.h"
-#include "core/base/wbuf.h"
 #include "core/kvs/kvs.h"
 #include "core/model/task.h"
 #include "core/net/proto.h"
+#include "tests/fuzz/fuzz.h"
 
-#define NODES 4
-#define STORES 3
+struct world {
+    uint32_t self, nodes;
+    struct kvs *kvs;
+    struct wbuf scratch;
+    uint16_t scratch_type;
+    uint32_t scratch_to;
+    bool open;                  /* a message is between msg_begin and msg_end */
+    uint64_t sent, notices, replies;
+    int last_status;            /* of the last reply */
+    uint64_t last_notice_key;
+    uint8_t last_notice_event;
+    uint64_t last_insert_key;
+};
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Reads every byte of a record the store handed out, so that the sanitizers see it. */
+static uint64_t touch_tmd(const struct tmd *t)
+{
+    uint64_t sum = t->key;
+    for (uint32_t i = 0; i < t->num_children; i++)
+        sum += tmd_child(t, i);
+    for (uint32_t i = 0; i < tmd_parents_done(t); i++)
+        sum += t->parent_list[i].object + t->parent_list[i].node;
+    for (uint32_t i = 0; i < t->num_history; i++)
+        sum += t->history[i];
+    return sum;
+}
 
-static struct wbuf sink;
+/* What the store sends must be what its peers' kvs_handle reads. */
+static void check_outgoing(struct world *w, uint16_t type, const struct wbuf *b)
+{
+    struct rbuf r;
+    rbuf_init(&r, b->data, b->len);
+    struct tmd t;
+    switch (type) {
+    case MSG_KVS_INSERT:
+        check(tmd_get(&r, &t) == 0 && r.left == 0);
+        w->last_insert_key = t.key;
+        tmd_fini(&t);
+        break;
+    case MSG_KVS_LOOKUP_REPLY:
+    case MSG_KVS_CAS_REPLY: {
+        check(rbuf_u32(&r) != 0); /* req 0 asks for no reply */
+        int32_t status = (int32_t)rbuf_u32(&r);
+        check(rbuf_ok(&r));
+        if (status >= 0) {
+            check(tmd_get(&r, &t) == 0);
+            tmd_fini(&t);
+        }
+        check(r.left == 0);
+        break;
+    }
+    case MSG_KVS_NOTIFY: {
+        rbuf_u64(&r);
+        check(rbuf_u8(&r) <= KVS_EVENT_CANCEL);
+        rbuf_u64(&r);
+        rbuf_i64(&r);
+        uint32_t n = rbuf_u32(&r);
+        check(rbuf_ok(&r) && r.left == (size_t)n * 20);
+        break;
+    }
+    case MSG_KVS_LOOKUP:
+        check(r.left == 12);
+        break;
+    case MSG_KVS_REMOVE:
+        check(r.left == 8);
+        break;
+    case MSG_KVS_APPEND:
+        check(r.left == 29);
+        break;
+    case MSG_KVS_CAS: {
+        rbuf_u32(&r);
+        rbuf_u64(&r);
+        check(rbuf_u8(&r) == KVS_FIELD_STATUS);
+        rbuf_u64(&r);
+        rbuf_u64(&r);
+        uint8_t has_run = rbuf_u8(&r);
+        check(rbuf_ok(&r) && r.left == (has_run ? 28u : 0u));
+        break;
+    }
+    default:
+        abort();
+    }
+}
 
 static struct wbuf *t_begin(void *ctx, uint32_t node, uint16_t type, size_t *at)
 {
-    (void)ctx, (void)node, (void)type;
-    wbuf_reset(&sink);
+    struct world *w = ctx;
+    check(!w->open);
+    check(node < w->nodes && node != w->self);
+    w->open = true;
+    w->scratch_type = type;
+    w->scratch_to = node;
+    wbuf_reset(&w->scratch);
     *at = 0;
-    return &sink;
+    return &w->scratch;
 }
 
 static void t_end(void *ctx, uint32_t node, size_t at)
 {
-    (void)ctx, (void)node, (void)at;
+    struct world *w = ctx;
+    check(w->open && node == w->scratch_to && at == 0);
+    w->open = false;
+    check_outgoing(w, w->scratch_type, &w->scratch);
+    w->sent++;
 }
 
 static void t_notify(void *ctx, const struct kvs_notice *n)
 {
-    (void)ctx;
-    /* The parents handed out must be readable. */
-    volatile uint64_t sum = 0;
+    struct world *w = ctx;
+    check(w->self != KVS_NO_SHARD);
+    check(n->event == KVS_EVENT_READY || n->event == KVS_EVENT_CANCEL);
+    uint64_t sum = 0;
     for (uint32_t i = 0; i < n->nparents; i++)
         sum += n->parents[i].object + n->parents[i].bytes + n->parents[i].node;
+    (void)sum;
+    w->notices++;
+    w->last_notice_key = n->key;
+    w->last_notice_event = n->event;
 }
 
 static void on_reply(void *arg, int status, const struct tmd *t)
 {
-    (void)arg;
-    if (status >= 0 && !t)
-        abort();
+    struct world *w = arg;
+    w->replies++;
+    w->last_status = status;
+    check(t == NULL || status >= 0);
+    if (t)
+        (void)touch_tmd(t);
 }
 
-static void on_orphan(void *arg, const struct tmd *rec)
+static uint64_t get_u64(const uint8_t *p, size_t len, size_t at)
 {
-    struct kvs *kvs = arg;
-    kvs_resubmit(kvs, rec->key, rec->attempt, (rec->holder + 1) % NODES);
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8 && at + i < len; i++)
+        v |= (uint64_t)p[at + i] << (8 * i);
+    return v;
 }
 
-static void on_barrier(void *arg)
+static uint8_t get_u8(const uint8_t *p, size_t len, size_t at)
 {
-    (void)arg;
+    return at < len ? p[at] : 0;
+}
+
+/* Members other than this node, then a client (KVS_NO_SHARD), as node.c passes them. */
+static uint32_t sender(const struct world *w, uint8_t pick)
+{
+    uint32_t choices = w->nodes + 1 - (w->self < w->nodes);
+    uint32_t i = pick % choices;
+    if (w->self < w->nodes && i >= w->self)
+        i++;
+    return i < w->nodes ? i : KVS_NO_SHARD;
+}
+
+static void run_record(struct world *w, uint8_t op, uint8_t from_pick, const uint8_t *p,
+                       size_t len)
+{
+    switch ((enum fuzz_kvs_op)(op % FUZZ_KVS_OPS)) {
+    case FUZZ_KVS_MSG: {
+        if (len < 1)
+            return;
+        uint16_t type = (uint16_t)(PROTO_RANGE_FIRST(PROTO_RANGE_KVS) + p[0] % 10);
+        struct rbuf r;
+        rbuf_init(&r, p + 1, len - 1);
+        const char *reason = NULL;
+        int rc = kvs_handle(w->kvs, sender(w, from_pick), type, &r, &reason);
+        check(rc == 0 || (rc == -EBADMSG && reason != NULL && reason[0] != '\0'));
+        return;
+    }
+    case FUZZ_KVS_INSERT: {
+        struct rbuf r;
+        rbuf_init(&r, p, len);
+        struct tmd t;
+        if (tmd_get(&r, &t) < 0)
+            return;
+        if (kvs_insert(w->kvs, &t) < 0)
+            tmd_fini(&t);
+        return;
+    }
+    case FUZZ_KVS_LOOKUP:
+        check(kvs_lookup(w->kvs, get_u64(p, len, 0), on_reply, w) == 0);
+        return;
+    case FUZZ_KVS_CAS: {
+        uint8_t flags = get_u8(p, len, 10);
+        struct tmd_run run = {.node = from_pick % w->nodes, .t_start = 1, .t_end = 2,
+                              .data_size = get_u8(p, len, 11)};
+        int rc = kvs_cas(w->kvs, get_u64(p, len, 0), KVS_FIELD_STATUS, get_u8(p, len, 8),
+                         get_u8(p, len, 9) % (TASK_STATUS_COUNT + 1), flags & 1 ? &run : NULL,
+                         flags & 2 ? on_reply : NULL, w);
+        check(rc == 0 || rc == -EINVAL);
+        return;
+    }
+    case FUZZ_KVS_APPEND: {
+        /* The API's callers name members only. */
+        uint32_t node = (uint32_t)get_u64(p, len, 10) % w->nodes;
+        int rc = kvs_append(w->kvs, get_u64(p, len, 0), get_u8(p, len, 8) % (KVS_FIELD_COUNT + 1),
+                            node, get_u64(p, len, 14), get_u64(p, len, 22));
+        check(rc == 0 || rc == -EINVAL || rc == -ENOENT);
+        return;
+    }
+    case FUZZ_KVS_REMOVE: {
+        int rc = kvs_remove(w->kvs, get_u64(p, len, 0));
+        check(rc == 0 || rc == -ENOENT);
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+/* The store still works after whatever it was sent. */
+static void check_still_serving(struct world *w)
+{
+    if (w->self == KVS_NO_SHARD) {
+        struct tmd t = {.key = task_key(7, 7), .num_parents = 1, .num_wait_parent = 1};
+        uint64_t sent = w->sent;
+        check(kvs_insert(w->kvs, &t) == 0);
+        check(w->sent == sent + 1 && w->last_insert_key == task_key(7, 7));
+        return;
+    }
+    /* A key this node owns and holds no record for (a local lookup answers at once). */
+    uint64_t key = 0;
+    for (uint32_t i = 0; i < 100000 && !key; i++) {
+        uint64_t k = task_key(0xfffffff0u, i);
+        if (kvs_owner(w->kvs, k) != w->self)
+            continue;
+        uint64_t replies = w->replies;
+        check(kvs_lookup(w->kvs, k, on_reply, w) == 0);
+        check(w->replies == replies + 1);
+        if (w->last_status == -ENOENT)
+            key = k;
+    }
+    check(key != 0);
+    size_t records = kvs_local_records(w->kvs);
+    struct tmd t = {.key = key, .num_parents = 1, .num_wait_parent = 1, .holder = w->self};
+    check(kvs_insert(w->kvs, &t) == 0);
+    check(kvs_local_records(w->kvs) == records + 1);
+    uint64_t notices = w->notices;
+    check(kvs_append(w->kvs, key, KVS_FIELD_PARENT, w->self, 10, 99) == 0);
+    check(w->notices == notices + 1 && w->last_notice_key == key &&
+          w->last_notice_event == KVS_EVENT_READY);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static uint32_t self[STORES];
-    static int quiet;
-    if (!quiet) {
-        log_set_level(LOG_LEVEL_OFF);
-        quiet = 1;
-    }
-    if (size < 1)
+    if (size < 2)
         return 0;
-    struct kvs *kvs[STORES];
-    for (uint32_t i = 0; i < STORES; i++) {
-        self[i] = i;
-        struct kvs_transport t = {.ctx = &self[i], .msg_begin = t_begin, .msg_end = t_end,
-                                  .notify = t_notify};
-        kvs[i] = kvs_create(i, NODES, &t);
-        kvs_set_replicas(kvs[i], 1 + data[0] % 3);
+    static bool logs_set;
+    if (!logs_set) {
+        fuzz_logs();
+        logs_set = true;
     }
-    struct rbuf in;
-    rbuf_init(&in, data + 1, size - 1);
-    while (in.left) {
-        uint8_t step = rbuf_u8(&in);
-        struct kvs *k = kvs[(step >> 4) % STORES];
-        switch (step & 0x0f) {
-        case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: {
-            uint8_t what = rbuf_u8(&in);
-            uint16_t len = rbuf_u16(&in);
-            const uint8_t *payload = rbuf_bytes(&in, len);
-            if (!payload)
-                break;
-            uint16_t type = (uint16_t)(PROTO_RANGE_FIRST(PROTO_RANGE_KVS) + 1 + (what & 0x0f));
-            uint32_t from = (what >> 4) % (NODES + 1);
-            struct rbuf r;
-            rbuf_init(&r, payload, len);
-            const char *reason = NULL;
-            if (kvs_handle(k, from == NODES ? KVS_NO_SHARD : from, type, &r, &reason) < 0 &&
-                !reason)
-                abort();
-            break;
-        }
-        case 8:
-            kvs_set_down(k, rbuf_u8(&in) % NODES);
-            break;
-        case 9:
-            kvs_orphans(k, KVS_NO_SHARD, on_orphan, k);
-            break;
-        case 10:
-            kvs_flush(k);
-            break;
-        case 11: {
-            uint64_t key = task_key(1, rbuf_u8(&in));
-            struct tmd_run run = {.node = (step >> 4) % STORES, .attempt = rbuf_u8(&in) % 2};
-            kvs_cas(k, key, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_reply, NULL);
-            break;
-        }
-        case 12:
-            kvs_lookup(k, task_key(1, rbuf_u8(&in)), on_reply, NULL);
-            break;
-        case 13: {
-            uint64_t child = task_key(1, rbuf_u8(&in));
-            struct tmd t = {.key = task_key(1, rbuf_u8(&in)), .num_parents = rbuf_u8(&in) % 3,
-                            .holder = rbuf_u8(&in) % NODES};
-            t.num_wait_parent = t.num_parents;
-            tmd_set_children(&t, &child, 1);
-            if (kvs_insert(k, &t) < 0)
-                tmd_fini(&t);
-            break;
-        }
-        case 14:
-            kvs_append(k, task_key(1, rbuf_u8(&in)), (uint8_t)(1 + rbuf_u8(&in) % 5),
-                       rbuf_u8(&in) % NODES, 1, task_key(1, rbuf_u8(&in)));
-            break;
-        default:
-            kvs_barrier(k, on_barrier, NULL);
-            break;
-        }
+    struct world w;
+    memset(&w, 0, sizeof w);
+    w.nodes = 1 + data[1] % 8;
+    w.self = data[0] % (w.nodes + 1);
+    if (w.self == w.nodes)
+        w.self = KVS_NO_SHARD;
+    wbuf_init(&w.scratch);
+    struct kvs_transport t = {.ctx = &w, .msg_begin = t_begin, .msg_end = t_end,
+                              .notify = t_notify};
+    w.kvs = kvs_create(w.self, w.nodes, &t);
+    size_t off = 2;
+    while (off + FUZZ_RECORD_HEADER <= size) {
+        const uint8_t *h = data + off;
+        size_t len = (size_t)h[2] | (size_t)h[3] << 8;
+        off += FUZZ_RECORD_HEADER;
+        if (len > size - off)
+            len = size - off;
+        run_record(&w, h[0], h[1], data + off, len);
+        check(!w.open);
+        off += len;
     }
-    for (uint32_t i = 0; i < STORES; i++)
-        kvs_destroy(kvs[i]);
+    check_still_serving(&w);
+    kvs_destroy(w.kvs);
+    wbuf_fini(&w.scratch);
     return 0;
 }

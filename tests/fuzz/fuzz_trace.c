@@ -3,18 +3,8 @@
  * trace_scan_blocks), the code that judges a trace file's bytes before libavro may see
  * them (trace/format/reader, the collector's truncate-before-append).  No libavro call is
  * made; libavro, libsodium and zlib are only linked because trace/format/block.c also
- * holds the encoder.  Not part of the default build:
- *
- *   clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 -I. \
- *       $(pkg-config --cflags avro-c libsodium zlib) -fsanitize=fuzzer,address,undefined \
- *       tests/fuzz/fuzz_trace.c trace/format/block.c trace/format/event.c \
- *       -o build/fuzz/fuzz_trace \
- *       $(pkg-config --libs avro-c libsodium zlib)
- *   build/fuzz/fuzz_trace -max_total_time=60 CORPUS_DIR
- *
- * (`make fuzz` links only core/ sources, so it needs trace/format/block.c and
- * trace/format/event.c added to FUZZ_LIB to build this one.)  A good seed is any trace
- * the unit tests write, e.g. build/tests/trace-sample.avro from test_trace_tools.
+ * holds the encoder.  Built by `make fuzz`; its corpus is the trace corpus of the trace
+ * tools' tests, tests/traces, which `make fuzz-replay` replays through it (README.md).
  *
  * Besides memory safety it checks that everything the scanners report lies inside the
  * input: the header's end and the schema and jackdaw.header strings, and the valid

@@ -1,8 +1,7 @@
 /*
  * fuzz_workload — libFuzzer harness for the workload parser, the other parser of
- * outside bytes (users' and generators' files).  Not part of the default build:
- * `make fuzz` builds build/fuzz/fuzz_workload; run it with a scratch corpus and the seeds:
- *   build/fuzz/fuzz_workload /tmp/corpus tests/fuzz/corpus/workload -max_total_time=60
+ * outside bytes (users' and generators' files).  Built by `make fuzz`, replayed over
+ * tests/fuzz/corpus/workload by `make fuzz-replay` (README.md).
  *
  * Besides memory safety it checks the parser's promises: an accepted workload has a
  * topological order that respects every edge, inputs that name its objects, spread and

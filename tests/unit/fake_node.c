@@ -202,6 +202,7 @@ void fake_node_free(struct node *n)
     fake_msgs_clear(n);
     free(n->msgs);
     free(n->traces);
+    free(n->staged_tasks);
     free(n->entries);
     free(n);
 }
@@ -312,6 +313,9 @@ void node_staged(struct node *n, struct ntask *t, const char *why)
     if (why)
         n->staged_failed++;
     n->last_staged = t;
+    n->staged_tasks = xgrow(n->staged_tasks, &n->staged_tasks_cap, n->nstaged_tasks + 1,
+                            sizeof *n->staged_tasks);
+    n->staged_tasks[n->nstaged_tasks++] = t;
 }
 
 struct wbuf *node_msg_begin(struct node *n, uint32_t peer, uint16_t type, size_t *at)

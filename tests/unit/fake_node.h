@@ -24,7 +24,7 @@
 #include "core/model/cluster.h"
 #include "core/runtime/part.h"
 
-#define FAKE_MAX_PARTS 8
+#define FAKE_MAX_PARTS 16
 #define FAKE_MAX_NODES 64
 
 struct fake_msg {
@@ -71,6 +71,9 @@ struct node {
     uint32_t epoch, declared;       /* deaths known, and declared through the API */
     bool steal_failed_answer;       /* what node_steal_failed returns with no part */
     struct ntask *last_staged;      /* the last task node_staged was given (borrowed) */
+    struct ntask **staged_tasks;    /* every task node_staged was given, oldest first
+                                     * (borrowed: the test frees them as the node would) */
+    size_t nstaged_tasks, staged_tasks_cap;
 
     const struct part *parts[FAKE_MAX_PARTS];
     void *state[FAKE_MAX_PARTS];
