@@ -130,6 +130,7 @@ static bool leader_offer(void *state, struct ntask *t)
     node_msg_end(n, w->leader, at);
     /* The shard must send this task's notices (a cancellation) to where it is now. */
     kvs_append(node_kvs(n), t->spec.key, KVS_FIELD_HISTORY, w->leader, 0, 0);
+    node_moved(n, t->spec.key, w->leader);
     w->forwarded++;
     ntask_free(t);
     return true;

@@ -91,6 +91,7 @@ struct node {
     uint8_t owner[256];     /* scheduler message type's low byte -> part index + 1 */
     struct data_plane *data; /* state[] of part_data: the dispatcher stages through it */
     struct sync_wait *syncs; /* clients' SYNCs waiting for the store's barrier */
+    struct u64map moved;    /* task key -> peer + 1: tasks this node gave away (node_moved) */
 
     const struct trace_sink *sink; /* borrowed from the config; NULL when not tracing */
     uv_timer_t sampler;         /* NODE_SAMPLE every sample_ms */
@@ -254,14 +255,11 @@ static int on_resubmit(struct node *n, uint32_t from, struct rbuf *r);
  * (kvs_resubmit: from then on the old attempt's completion is refused).  The new holder
  * gets what the record knows: readiness, the parents' outputs, and the task's spec.
  */
+static void hand_on(struct node *n, const struct tmd *rec, uint32_t to, bool bump);
+
 static void on_orphan(void *arg, const struct tmd *rec)
 {
     struct node *n = arg;
-    if (!rec->spec_len) {
-        log_warn("task %llx: its holder died and its record carries no spec to run it again "
-                 "(--replicas 1?)", (unsigned long long)rec->key);
-        return;
-    }
     uint32_t live = 0;
     for (uint32_t i = 0; i < n->nodes; i++)
         live += !n->dead[i];
@@ -273,10 +271,23 @@ static void on_orphan(void *arg, const struct tmd *rec)
             to = i;
             break;
         }
+    hand_on(n, rec, to, true);
+}
+
+/* The task goes to `to` with what its record knows: as attempt + 1 (bump: a dead
+ * holder's, handed on by the record's primary, so that a late completion of the old
+ * attempt is refused), or as it is (taken back here: the record never left this node). */
+static void hand_on(struct node *n, const struct tmd *rec, uint32_t to, bool bump)
+{
+    if (!rec->spec_len) {
+        log_warn("task %llx: its holder died and its record carries no spec to run it again "
+                 "(--replicas 1?)", (unsigned long long)rec->key);
+        return;
+    }
     /* The record changes in kvs_resubmit: what the new holder needs is taken first. */
     struct wbuf b;
     wbuf_init(&b);
-    uint32_t attempt = rec->attempt + 1, nparents = tmd_parents_done(rec);
+    uint32_t attempt = rec->attempt + (bump ? 1 : 0), nparents = tmd_parents_done(rec);
     wbuf_put_u32(&b, attempt);
     wbuf_put_u8(&b, rec->num_wait_parent == 0);
     wbuf_put_u64(&b, (uint64_t)rec->t_ready);
@@ -288,7 +299,11 @@ static void on_orphan(void *arg, const struct tmd *rec)
     }
     wbuf_put(&b, rec->spec, rec->spec_len);
     uint64_t key = rec->key;
-    if (kvs_resubmit(n->kvs, key, rec->attempt, to) == 1) {
+    if (!bump) {
+        struct rbuf r;
+        rbuf_init(&r, b.data, b.len);
+        on_resubmit(n, n->self, &r);
+    } else if (kvs_resubmit(n->kvs, key, rec->attempt, to) == 1) {
         log_info("task %llx: its holder died; attempt %u goes to node %u",
                  (unsigned long long)key, attempt, to);
         if (to == n->self) {
@@ -305,9 +320,43 @@ static void on_orphan(void *arg, const struct tmd *rec)
     wbuf_fini(&b);
 }
 
-static void resubmit_orphans(struct node *n)
+void node_moved(struct node *n, uint64_t task, uint32_t to)
+{
+    u64map_put(&n->moved, task, (void *)(uintptr_t)(to + 1));
+}
+
+/* A task this node gave the dead node: if its record still names this node (the move
+ * died with its primary before it was recorded), nobody else will run it. */
+static void on_take_back(void *arg, int status, const struct tmd *rec)
+{
+    struct node *n = arg;
+    if (status != 0 || !rec || task_status_final((enum task_status)rec->status) ||
+        rec->holder != n->self || u64map_get(&n->waitq, rec->key) ||
+        u64map_get(&n->running, rec->key))
+        return;
+    log_info("task %llx: given to a node that died before its move was recorded; "
+             "taken back", (unsigned long long)rec->key);
+    hand_on(n, rec, n->self, false);
+}
+
+static void resubmit_orphans(struct node *n, uint32_t dead)
 {
     kvs_orphans(n->kvs, KVS_NO_SHARD, on_orphan, n);
+    uint64_t *keys = NULL;
+    size_t nk = 0, cap = 0;
+    uint64_t k;
+    void *v;
+    for (size_t pos = 0; (pos = u64map_next(&n->moved, pos, &k, &v)) != 0;) {
+        if ((uintptr_t)v != (uintptr_t)dead + 1)
+            continue;
+        keys = xgrow(keys, &cap, nk + 1, sizeof *keys);
+        keys[nk++] = k;
+    }
+    for (size_t i = 0; i < nk; i++) {
+        u64map_del(&n->moved, keys[i]);
+        kvs_lookup(n->kvs, keys[i], on_take_back, n);
+    }
+    free(keys);
 }
 
 bool node_alive(const struct node *n, uint32_t peer) { return peer < n->nodes && !n->dead[peer]; }
@@ -343,7 +392,7 @@ static void declare_dead(struct node *n, uint32_t peer, const char *why, bool sp
     /* The store first: it takes over the dead node's records before the parts act; then
      * the tasks the dead node held go to live nodes (resubmit, below). */
     kvs_set_down(n->kvs, peer);
-    resubmit_orphans(n);
+    resubmit_orphans(n, peer);
     info_on_down(n->info, peer);
     for (size_t i = 0; i < node_nparts; i++)
         if (node_parts[i]->down && n->state[i])
@@ -587,6 +636,20 @@ static void ready_or_cancel(struct node *n, struct ntask *t, uint8_t event, int6
     make_ready(n, t);
 }
 
+/* A ready task of this node, found by key, left where it is (a linear scan: only a
+ * resubmission of a task held here needs it). */
+static struct ntask *find_ready(struct node *n, uint64_t key)
+{
+    struct readyq *queues[3] = {&n->lready, &n->sready, &n->staged};
+    for (int q = 0; q < 3; q++)
+        for (size_t i = 0; i < readyq_len(queues[q]); i++) {
+            struct ntask *t = readyq_at(queues[q], i);
+            if (t->spec.key == key)
+                return t;
+        }
+    return NULL;
+}
+
 /* A dead holder's task, handed here by its record's primary (on_orphan): it waits for
  * its parents here, or is ready with their outputs.  A copy already held is kept. */
 static int on_resubmit(struct node *n, uint32_t from, struct rbuf *r)
@@ -611,7 +674,15 @@ static int on_resubmit(struct node *n, uint32_t from, struct rbuf *r)
     }
     uint64_t key = t->spec.key;
     t->attempt = attempt;
-    if (u64map_get(&n->waitq, key) || u64map_get(&n->running, key)) {
+    /* Held here already (the record named the dead node because the move here died with
+     * its primary): the copy here becomes the new attempt, so its completion counts. */
+    struct ntask *held = u64map_get(&n->waitq, key);
+    if (!held)
+        held = u64map_get(&n->running, key);
+    if (!held)
+        held = find_ready(n, key);
+    if (held) {
+        held->attempt = attempt;
         ntask_free(t);
         free(parents);
         return 0;
@@ -1412,6 +1483,7 @@ static void node_free(struct node *n)
     free_map(&n->waitq, free_ntask);
     free_map(&n->running, free_ntask);
     u64map_fini(&n->removed);
+    u64map_fini(&n->moved);
     free_map(&n->early, early_free);
     free_map(&n->jobs, free);
     kvs_destroy(n->kvs);
@@ -1489,6 +1561,7 @@ int node_run(const struct node_config *cfg, char **cause)
     u64map_init(&n->jobs);
     u64map_init(&n->running);
     u64map_init(&n->removed);
+    u64map_init(&n->moved);
     readyq_init(&n->lready);
     readyq_init(&n->sready);
     readyq_init(&n->staged);

@@ -195,6 +195,9 @@ bool node_alive(const struct node *n, uint32_t peer);
 const bool *node_dead_set(const struct node *n);
 uint32_t node_epoch(const struct node *n);
 void node_declare_dead(struct node *n, uint32_t peer, const char *why);
+/* A task this node gave to `to` (granted, pushed, forwarded): if `to` dies before its
+ * metadata says so, the task comes back here (node.c). */
+void node_moved(struct node *n, uint64_t task, uint32_t to);
 
 /* Events passed to every part in table order (struct part's hooks). */
 void node_wake(struct node *n);

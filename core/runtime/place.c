@@ -35,6 +35,7 @@ static void push_task(struct node *n, struct ntask *t, uint32_t to)
     proto_put_task(b, &t->spec);
     node_msg_end(n, to, at);
     kvs_append(node_kvs(n), t->spec.key, KVS_FIELD_HISTORY, to, 0, 0);
+    node_moved(n, t->spec.key, to);
     node_counters(n)->tasks_pushed++;
     node_trace(n, TRACE_TASK_PUSHED, t->spec.key, (int32_t)to, 0, t->t_ready);
     ntask_free(t);

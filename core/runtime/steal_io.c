@@ -58,6 +58,7 @@ void node_send_grant(struct node *n, uint32_t to, uint16_t type, uint32_t req, v
         node_trace(n, TRACE_TASK_STOLEN_OUT, t->spec.key, (int32_t)to, 0, wall);
         /* The shard must send this task's notices (a cancellation) to where it is now. */
         kvs_append(node_kvs(n), t->spec.key, KVS_FIELD_HISTORY, to, 0, 0);
+        node_moved(n, t->spec.key, to);
         ntask_free(t);
     }
     node_counters(n)->tasks_given += count;
