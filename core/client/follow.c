@@ -72,12 +72,14 @@ void follow_on_task_end(void *arg, const struct proto_task_end *e)
         f->foreign++;
         return;
     }
-    if (f->records)
-        write_record(f, e, index);
+    /* The first end counts (a daemon reports an end once its record took it); a
+     * repeat is counted, never written as a second record. */
     if (f->runs[index]++) {
         f->duplicates++;
         return;
     }
+    if (f->records)
+        write_record(f, e, index);
     f->status[index] = (uint8_t)(e->status + 1);
     f->node[index] = e->node;
     f->ended++;

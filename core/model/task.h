@@ -40,6 +40,8 @@ enum task_status {
 
 enum task_flags {
     TASK_FLAG_STEALABLE = 1u << 0,
+    /* Wire only (proto_put_task): an attempt number follows; never set in memory. */
+    TASK_FLAG_ATTEMPT = 1u << 1,
     /* Runtime only, never on the wire's meaning: some input had to be fetched. */
     TASK_FLAG_FETCHED = 1u << 7,
 };
@@ -63,6 +65,9 @@ struct task_spec {
     uint8_t flags;          /* enum task_flags */
     uint32_t num_parents;
     uint32_t num_inputs;
+    /* 0, or how many times a dead holder's copy was handed on (issue 15): it travels
+     * with every move, since only the record's attempt may complete the task. */
+    uint32_t attempt;
     double duration_s;      /* sleep length at speed 1.0 */
     double timeout_s;       /* time limit in wall seconds from its start; 0: none */
     uint64_t output_bytes;  /* size of the object the task produces */

@@ -85,12 +85,16 @@ void proto_put_task(struct wbuf *b, const struct task_spec *t)
 {
     wbuf_put_u64(b, t->key);
     wbuf_put_u8(b, t->kind);
-    wbuf_put_u8(b, t->flags);
+    /* The attempt costs nothing on the wire while it is 0, as it nearly always is. */
+    wbuf_put_u8(b, (uint8_t)((t->flags & ~TASK_FLAG_ATTEMPT) |
+                             (t->attempt ? TASK_FLAG_ATTEMPT : 0)));
     wbuf_put_u32(b, t->num_parents);
     wbuf_put_f64(b, t->duration_s);
     wbuf_put_f64(b, t->timeout_s);
     wbuf_put_u64(b, t->output_bytes);
     wbuf_put_u64(b, t->input_bytes);
+    if (t->attempt)
+        wbuf_put_u32(b, t->attempt);
     if (t->kind == TASK_COMMAND)
         wbuf_put_str(b, t->cmd);
     wbuf_put_u32(b, t->num_inputs);
@@ -111,6 +115,13 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
     t->timeout_s = rbuf_f64(r);
     t->output_bytes = rbuf_u64(r);
     t->input_bytes = rbuf_u64(r);
+    t->attempt = 0;
+    if (t->flags & TASK_FLAG_ATTEMPT) {
+        t->flags &= (uint8_t)~TASK_FLAG_ATTEMPT;
+        t->attempt = rbuf_u32(r);
+        if (!t->attempt)
+            return -EBADMSG;
+    }
     t->cmd = NULL;
     t->inputs = NULL;
     t->num_inputs = 0;

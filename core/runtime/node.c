@@ -92,6 +92,7 @@ struct node {
     struct data_plane *data; /* state[] of part_data: the dispatcher stages through it */
     struct sync_wait *syncs; /* clients' SYNCs waiting for the store's barrier */
     struct u64map moved;    /* task key -> peer + 1: tasks this node gave away (node_moved) */
+    struct pending_end *ends; /* completions waiting for their record's answer (R > 1) */
 
     const struct trace_sink *sink; /* borrowed from the config; NULL when not tracing */
     uv_timer_t sampler;         /* NODE_SAMPLE every sample_ms */
@@ -673,7 +674,7 @@ static int on_resubmit(struct node *n, uint32_t from, struct rbuf *r)
         return -EBADMSG;
     }
     uint64_t key = t->spec.key;
-    t->attempt = attempt;
+    t->spec.attempt = attempt;
     /* Held here already (the record named the dead node because the move here died with
      * its primary): the copy here becomes the new attempt, so its completion counts. */
     struct ntask *held = u64map_get(&n->waitq, key);
@@ -682,7 +683,7 @@ static int on_resubmit(struct node *n, uint32_t from, struct rbuf *r)
     if (!held)
         held = find_ready(n, key);
     if (held) {
-        held->attempt = attempt;
+        held->spec.attempt = attempt;
         ntask_free(t);
         free(parents);
         return 0;
@@ -763,6 +764,13 @@ static void on_notify(void *ctx, const struct kvs_notice *notice)
 /* ---- completion ---------------------------------------------------------------------- */
 
 /* The record now says DONE or FAILED: tell each child's shard (DESIGN step 5). */
+static void tell_children(struct node *n, const struct tmd *rec)
+{
+    uint8_t field = rec->status == TASK_DONE ? KVS_FIELD_PARENT : KVS_FIELD_PARENT_FAILED;
+    for (uint32_t i = 0; i < rec->num_children; i++)
+        kvs_append(n->kvs, tmd_child(rec, i), field, n->self, rec->data_size, rec->key);
+}
+
 static void on_status_set(void *arg, int status, const struct tmd *rec)
 {
     struct node *n = arg;
@@ -772,9 +780,71 @@ static void on_status_set(void *arg, int status, const struct tmd *rec)
                  rec ? task_status_name(rec->status) : "missing", status);
         return;
     }
-    uint8_t field = rec->status == TASK_DONE ? KVS_FIELD_PARENT : KVS_FIELD_PARENT_FAILED;
-    for (uint32_t i = 0; i < rec->num_children; i++)
-        kvs_append(n->kvs, tmd_child(rec, i), field, n->self, rec->data_size, rec->key);
+    tell_children(n, rec);
+}
+
+/*
+ * With replicas a task may run twice: its holder was declared dead (a SIGSTOP, a
+ * partition) or the move that brought it here died with its record's primary, and a
+ * new attempt went elsewhere.  Only the attempt the record names completes it, so the
+ * client hears of an end once the record took it; a refused end is dropped here.
+ */
+struct pending_end {
+    struct node *n;
+    struct pending_end *prev, *next; /* n->ends, freed with the node if never answered */
+    uint32_t attempt;
+    struct proto_task_end e;         /* detail points into `text` */
+    char text[];
+};
+
+static void pending_end_unlink(struct pending_end *p)
+{
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        p->n->ends = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+}
+
+static void on_status_set_report(void *arg, int status, const struct tmd *rec)
+{
+    struct pending_end *p = arg;
+    struct node *n = p->n;
+    pending_end_unlink(p);
+    if (status == 1 && rec) {
+        report_end(n, &p->e);
+        tell_children(n, rec);
+    } else if (status == -ESTALE) {
+        log_info("task %llx: attempt %u ended after the task was handed on as a new "
+                 "attempt; this end is dropped", (unsigned long long)p->e.key, p->attempt);
+    } else {
+        log_warn("task %llx: metadata status was %s at completion (cas %d)",
+                 (unsigned long long)p->e.key,
+                 rec ? task_status_name(rec->status) : "missing", status);
+    }
+    free(p);
+}
+
+static struct pending_end *pending_end_new(struct node *n, const struct proto_task_end *e,
+                                           uint32_t attempt)
+{
+    size_t len = e->detail ? strlen(e->detail) + 1 : 0;
+    struct pending_end *p = xmalloc(sizeof *p + len);
+    p->n = n;
+    p->attempt = attempt;
+    p->e = *e;
+    p->e.detail = NULL;
+    if (len) {
+        memcpy(p->text, e->detail, len);
+        p->e.detail = p->text;
+    }
+    p->prev = NULL;
+    p->next = n->ends;
+    if (n->ends)
+        n->ends->prev = p;
+    n->ends = p;
+    return p;
 }
 
 /* A task ended: it ran (held_slot), or failed or was removed before it could. */
@@ -816,13 +886,21 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
     };
     node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, r->status, r->exit_code, 0, 0,
                    r->t_end);
-    report_end(n, &e);
-    struct tmd_run run = {.node = n->self, .attempt = t->attempt, .t_start = r->t_start,
+    struct tmd_run run = {.node = n->self, .attempt = t->spec.attempt, .t_start = r->t_start,
                           .t_end = r->t_end,
                           .data_size = size};
     uint64_t key = t->spec.key;
-    ntask_free(t);
-    kvs_cas(n->kvs, key, KVS_FIELD_STATUS, TASK_READY, r->status, &run, on_status_set, n);
+    if (n->cfg.replicas > 1) {
+        struct pending_end *p = pending_end_new(n, &e, t->spec.attempt);
+        ntask_free(t);
+        kvs_cas(n->kvs, key, KVS_FIELD_STATUS, TASK_READY, r->status, &run,
+                on_status_set_report, p);
+    } else {
+        /* Without replicas nothing runs twice: the client hears at once. */
+        report_end(n, &e);
+        ntask_free(t);
+        kvs_cas(n->kvs, key, KVS_FIELD_STATUS, TASK_READY, r->status, &run, on_status_set, n);
+    }
     node_mark_dirty(n);
 }
 
@@ -1487,6 +1565,11 @@ static void node_free(struct node *n)
     free_map(&n->early, early_free);
     free_map(&n->jobs, free);
     kvs_destroy(n->kvs);
+    while (n->ends) {
+        struct pending_end *p = n->ends;
+        n->ends = p->next;
+        free(p);
+    }
     while (n->syncs) {
         struct sync_wait *w = n->syncs;
         n->syncs = w->next;

@@ -45,7 +45,6 @@ struct ntask {
     int64_t t_ready;
     int64_t t_start;        /* wall ns once it started (busy time of samples) */
     uint32_t local_successors; /* while it runs: its children waiting here (ready+successors) */
-    uint32_t attempt;       /* 0, or how many times a dead holder's copy was handed on */
 };
 
 /* A task from a SUBMIT, PUSH or grant payload; NULL when malformed (ntask.c). */

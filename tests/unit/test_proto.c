@@ -80,6 +80,47 @@ static void test_task_roundtrip_and_truncation(void **state)
     wbuf_fini(&b);
 }
 
+/* A handed-on task's attempt travels with every move (a thief that ran attempt 0 of a
+ * task at attempt 1 would have its completion refused and the task lost); attempt 0
+ * adds no byte, and a flagged attempt of 0 is refused. */
+static void test_task_attempt_travels(void **state)
+{
+    (void)state;
+    struct task_spec t = {.key = task_key(2, 5), .kind = TASK_SLEEP,
+                          .flags = TASK_FLAG_STEALABLE, .duration_s = 0.1};
+    struct wbuf b, c;
+    wbuf_init(&b);
+    wbuf_init(&c);
+    proto_put_task(&b, &t);
+    t.attempt = 3;
+    proto_put_task(&c, &t);
+    assert_int_equal(c.len, b.len + 4);
+    struct rbuf r;
+    struct task_spec u;
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task(&r, &u), 0);
+    assert_int_equal(u.attempt, 0);
+    assert_int_equal(u.flags, TASK_FLAG_STEALABLE);
+    proto_task_fini(&u);
+    rbuf_init(&r, c.data, c.len);
+    assert_int_equal(proto_get_task(&r, &u), 0);
+    assert_int_equal(u.attempt, 3);
+    assert_int_equal(u.flags, TASK_FLAG_STEALABLE);
+    assert_int_equal(r.left, 0);
+    proto_task_fini(&u);
+    for (size_t k = 0; k < c.len; k++) {
+        rbuf_init(&r, c.data, k);
+        assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    }
+    /* The flag with an attempt of 0 is no encoder's output (the attempt sits before
+     * the inputs' count, the last 4 bytes of a task without inputs). */
+    memset(c.data + b.len - 4, 0, 4);
+    rbuf_init(&r, c.data, c.len);
+    assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    wbuf_fini(&b);
+    wbuf_fini(&c);
+}
+
 /* A time limit travels with the task; one out of bounds is refused like a bad duration. */
 static void test_task_time_limit(void **state)
 {
@@ -193,6 +234,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_task_roundtrip_and_truncation),
+        cmocka_unit_test(test_task_attempt_travels),
         cmocka_unit_test(test_task_time_limit),
         cmocka_unit_test(test_task_end_roundtrip),
         cmocka_unit_test(test_stats_refuses_huge_job_count),
