@@ -195,12 +195,13 @@ bench: all
 # `fuzz-replay`, part of `test` (so of check, and again under the sanitizers), builds
 # them with $(CC) and tests/fuzz/replay.c instead and runs every corpus file once.
 # fuzz_parts links the runtime's parts against the fake node (tests/unit/fake_node.c),
-# never node.c: the harnesses take from an archive only what they use, so a new part
-# (its file in core/runtime, its entry in parts.c) is fuzzed without a change here.
+# never the node's centre (node*.c): the harnesses take from an archive only what they
+# use, so a new part (its file in core/runtime, its entry in parts.c) is fuzzed without
+# a change here.
 # `fuzz-seeds` rewrites the corpora's seed files (tests/fuzz/seeds.c).
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%.c=%)
-FUZZ_LIB   := $(filter-out core/runtime/node.c core/client/% core/net/conn%.c,$(filter core/%,$(LIB_SRC))) \
+FUZZ_LIB   := $(filter-out core/runtime/node%.c core/client/% core/net/conn%.c,$(filter core/%,$(LIB_SRC))) \
               trace/format/block.c trace/format/event.c trace/format/wire.c
 FUZZ_CC    ?= clang
 FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 -I. \

@@ -6,7 +6,7 @@
    and DESIGN.md describe (LAYERS below, top first; folders on one line are peers and
    must not include each other).
 2. The runtime's parts (core/runtime/part.h): no part file includes another part's
-   header or the table (parts.h); only node.c and parts.c may.
+   header or the table (parts.h); only the centre (node*.c) and parts.c may.
 
 Prints every violation as FILE:LINE and exits 1 when there is one.  Run by `make check`
 (target `layers`); needs nothing but python3.

@@ -1,0 +1,212 @@
+/*
+ * node_client — the node's side of the clients: jobs and their counts, SUBMIT, SYNC
+ * (answered once the store's barrier holds), STATS, removal and forgetting of jobs.
+ * Called by node.c's message handler (node_core.h).
+ */
+#include "core/runtime/node_core.h"
+
+struct job *node__job_get(struct node *n, uint32_t id, struct conn *client)
+{
+    struct job *j = u64map_get(&n->jobs, id);
+    if (!j) {
+        j = xcalloc(1, sizeof *j);
+        j->id = id;
+        j->rank = n->next_job_rank++;
+        u64map_put(&n->jobs, id, j);
+    }
+    if (client)
+        j->client = client;
+    return j;
+}
+
+/* ---- messages ------------------------------------------------------------------------- */
+
+static uint64_t rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static void send_stats(struct node *n, struct conn *c, uint32_t req)
+{
+    struct proto_stats s = {
+        .node = n->self, .slots = n->cfg.slots, .busy = n->busy, .speed = n->cfg.speed,
+        .waitq = (uint32_t)u64map_len(&n->waitq), .lready = (uint32_t)readyq_len(&n->lready),
+        .sready = (uint32_t)readyq_len(&n->sready), .completeq = n->completeq,
+        .tasks_run = n->tasks_run, .tasks_failed = n->tasks_failed,
+        .steals_attempted = n->c.steals_attempted, .steals_succeeded = n->c.steals_succeeded,
+        .tasks_stolen = n->c.tasks_stolen, .tasks_given = n->c.tasks_given,
+        .kvs_records = kvs_local_records(n->kvs), .rss_bytes = rss_bytes(),
+        .tasks_pushed = n->c.tasks_pushed, .tasks_with_inputs = n->c.tasks_with_inputs,
+        .locality_hits = n->c.locality_hits, .fetches = n->c.fetches,
+        .bytes_in = n->c.bytes_in, .bytes_out = n->c.bytes_out,
+        .policy_switches = n->c.policy_switches, .est_task_length_s = n->est_task_length_s,
+    };
+    struct objstore_stats os;
+    objstore_get_stats(data_store(n->data), &os);
+    s.cache_hits = os.cache_hits;
+    s.cache_misses = os.cache_misses;
+    s.njobs = (uint32_t)u64map_len(&n->jobs);
+    s.jobs = xcalloc(s.njobs ? s.njobs : 1, sizeof *s.jobs);
+    uint32_t i = 0;
+    uint64_t k;
+    void *v;
+    for (size_t pos = 0; (pos = u64map_next(&n->jobs, pos, &k, &v)) != 0;) {
+        struct job *j = v;
+        s.jobs[i++] = (struct proto_job_count){j->id, j->tasks, j->done, j->failed, j->cancelled};
+    }
+    size_t at;
+    struct wbuf *b = conn_msg_begin(c, MSG_STATS_REPLY, &at);
+    wbuf_put_u32(b, req);
+    proto_put_stats(b, &s);
+    conn_msg_end(c, at);
+    free(s.jobs);
+}
+
+static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char **reason)
+{
+    uint32_t count = rbuf_u32(r);
+    if (!rbuf_ok(r) || count > PROTO_MAX_BATCH) {
+        *reason = "malformed submit";
+        return -EBADMSG;
+    }
+    int64_t now = clock_wall_ns();
+    for (uint32_t i = 0; i < count; i++) {
+        struct ntask *t = ntask_decode(r);
+        if (!t) {
+            *reason = "malformed task in submit";
+            return -EBADMSG;
+        }
+        struct job *j = node__job_get(n, task_key_job(t->spec.key), c);
+        if (j->arriving) {
+            j->arriving--;
+            n->arriving--;
+        }
+        if (u64map_get(&n->waitq, t->spec.key)) {
+            log_warn("duplicate submit of task %llx from %s ignored",
+                     (unsigned long long)t->spec.key, conn_peer_name(c));
+            ntask_free(t);
+            continue;
+        }
+        node_trace(n, TRACE_TASK_SUBMIT, t->spec.key, -1, 0, now);
+        struct early *e = u64map_del(&n->early, t->spec.key);
+        if (e) {
+            node__ready_or_cancel(n, t, e->event, e->t_ready, e->nparents, e->parents);
+            node__early_free(e);
+        } else if (t->spec.num_parents == 0) {
+            node__add_parent_inputs(t, 0, NULL);
+            t->t_ready = now;
+            node__make_ready(n, t);
+        } else {
+            u64map_put(&n->waitq, t->spec.key, t);
+        }
+    }
+    return 0;
+}
+
+
+static void sync_done(void *arg)
+{
+    struct sync_wait *w = arg;
+    struct node *n = w->n;
+    if (w->c && !n->stopping) {
+        size_t at;
+        struct wbuf *b = conn_msg_begin(w->c, MSG_SYNC_REPLY, &at);
+        wbuf_put_u64(b, w->token);
+        conn_msg_end(w->c, at);
+    }
+    for (struct sync_wait **p = &n->syncs; *p; p = &(*p)->next) {
+        if (*p == w) {
+            *p = w->next;
+            break;
+        }
+    }
+    free(w);
+}
+
+int node__on_client_message(struct node *n, struct conn *c, uint16_t type, struct rbuf *r,
+                             const char **reason)
+{
+    switch (type) {
+    case MSG_JOB_BEGIN: {
+        uint32_t id = rbuf_u32(r);
+        uint32_t tasks = rbuf_u32(r);
+        uint32_t here = rbuf_u32(r);
+        if (!rbuf_ok(r))
+            break;
+        if (here > tasks) {
+            *reason = "job begin announces more tasks for this node than the job has";
+            return -EBADMSG;
+        }
+        info_job_begins(n->info);
+        struct job *j = node__job_get(n, id, c);
+        j->tasks = tasks;
+        n->arriving -= j->arriving;
+        j->arriving = here;
+        n->arriving += here;
+        /* Nodes that get nothing of this job may steal at once; the others wait for
+         * their own tasks (steal_starving). */
+        node_wake(n);
+        return 0;
+    }
+    case MSG_SUBMIT:
+        return on_submit(n, c, r, reason);
+    case MSG_SYNC: {
+        uint64_t token = rbuf_u64(r);
+        if (!rbuf_ok(r))
+            break;
+        /* Answered once what the client inserted has reached every live backup, so
+         * that it survives one death (at R = 1: at once). */
+        struct sync_wait *w = xcalloc(1, sizeof *w);
+        w->n = n;
+        w->c = c;
+        w->token = token;
+        w->next = n->syncs;
+        n->syncs = w;
+        kvs_barrier(n->kvs, sync_done, w);
+        return 0;
+    }
+    case MSG_STATS_QUERY: {
+        uint32_t req = rbuf_u32(r);
+        if (!rbuf_ok(r))
+            break;
+        send_stats(n, c, req);
+        return 0;
+    }
+    case MSG_OBJECT_CREATE: {
+        uint64_t key = rbuf_u64(r);
+        uint64_t bytes = rbuf_u64(r);
+        if (!rbuf_ok(r))
+            break;
+        char *cause = NULL;
+        int rc = objstore_put_generated(data_store(n->data), key, bytes, &cause);
+        if (rc < 0 && rc != -EEXIST)
+            log_warn("cannot create data object %llx of %llu bytes for %s: %s",
+                     (unsigned long long)key, (unsigned long long)bytes, conn_peer_name(c),
+                     cause ? cause : strerror(-rc));
+        free(cause);
+        return 0;
+    }
+    case MSG_SHUTDOWN:
+        log_info("shutdown requested by %s", conn_peer_name(c));
+        n->stop_requested = true;
+        node_mark_dirty(n);
+        return 0;
+    case MSG_KVS_INSERT:
+    case MSG_KVS_REMOVE:
+    case MSG_KVS_APPEND:
+    case MSG_KVS_FORGET:
+        return kvs_handle(n->kvs, KVS_NO_SHARD, type, r, reason);
+    default:
+        *reason = "message type not allowed from a client";
+        return -EBADMSG;
+    }
+    *reason = "malformed client message";
+    return -EBADMSG;
+}
