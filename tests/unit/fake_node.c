@@ -173,6 +173,21 @@ void fake_node_run_once(struct node *n, bool block)
     uv_timer_stop(&n->guard);
 }
 
+static void expire_cb(uv_handle_t *h, void *arg)
+{
+    struct node *n = arg;
+    if (h->type != UV_TIMER || h == (uv_handle_t *)&n->guard || !uv_is_active(h))
+        return;
+    uv_timer_t *t = (uv_timer_t *)h;
+    /* libuv has no getter for a timer's callback; its field is stable across 1.x. */
+    uv_timer_start(t, t->timer_cb, 0, 0);
+}
+
+void fake_node_expire_timers(struct node *n)
+{
+    uv_walk(&n->loop, expire_cb, n);
+}
+
 void fake_msgs_clear(struct node *n)
 {
     for (size_t i = 0; i < n->nmsgs; i++)

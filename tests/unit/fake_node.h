@@ -103,6 +103,10 @@ size_t fake_node_pass(struct node *from, struct node *to, size_t *unowned);
 /* Runs the fake's loop once: UV_RUN_ONCE when `block` (waiting at most 100 ms, so that
  * timers a part unref'd still fire), else UV_RUN_NOWAIT. */
 void fake_node_run_once(struct node *n, bool block);
+/* Makes every armed timer of the parts due now, so that the next run_once fires them:
+ * a test whose next step must come before a timer uses a long period and ends it with
+ * this, rather than racing two 1 ms timers within one run of the loop. */
+void fake_node_expire_timers(struct node *n);
 void fake_node_free(struct node *n);
 
 /* Captured messages of `type` (0: any); the i-th of them, or NULL. */

@@ -237,11 +237,14 @@ static void unanswered_request_is_sent_again(void **state)
     uint32_t req = request_id(n, 0, &want);
     for (int i = 0; i < MAX_RUNS && fake_msgs(n, MSG_LW_REQUEST) < 2; i++)
         fake_node_run_once(n, true);
-    assert_int_equal(fake_msgs(n, MSG_LW_REQUEST), 2);
+    /* One run of the loop may fire the 1 ms repeat twice on a slow machine. */
+    assert_true(fake_msgs(n, MSG_LW_REQUEST) >= 2);
     /* The same request again, not a new one. */
-    uint32_t want2;
-    assert_int_equal(request_id(n, 1, &want2), req);
-    assert_int_equal(want2, want);
+    for (size_t i = 1; i < fake_msgs(n, MSG_LW_REQUEST); i++) {
+        uint32_t want2;
+        assert_int_equal(request_id(n, i, &want2), req);
+        assert_int_equal(want2, want);
+    }
     assert_int_equal(n->c.steal_requests, 1);
     /* Answered: the repeats stop (no timer is left, so the run returns at once). */
     assert_int_equal(deliver_grant(n, req, 1, 1), 0);
@@ -408,9 +411,12 @@ static void dead_leader_passes_to_the_lowest_live(void **state)
     /* Unanswered, it is repeated to the new leader only. */
     for (int i = 0; i < MAX_RUNS && fake_msgs(n, MSG_LW_REQUEST) < 2; i++)
         fake_node_run_once(n, true);
-    assert_int_equal(fake_msgs(n, MSG_LW_REQUEST), 2);
-    assert_int_equal(request_to(n, 1, &peer), second);
-    assert_int_equal(peer, 2);
+    /* One run of the loop may fire the 1 ms repeat twice on a slow machine. */
+    assert_true(fake_msgs(n, MSG_LW_REQUEST) >= 2);
+    for (size_t i = 1; i < fake_msgs(n, MSG_LW_REQUEST); i++) {
+        assert_int_equal(request_to(n, i, &peer), second);
+        assert_int_equal(peer, 2);
+    }
     /* Its movable tasks go to the new leader. */
     node_share(n, fake_task(9, true, 0, 0), n->wall);
     assert_int_equal(fake_msgs(n, MSG_LW_FORWARD), 1);

@@ -276,6 +276,9 @@ static void request_timeout_fails_waits_then_idles(void **state)
 {
     (void)state;
     struct node *n = starving_node(SELF);
+    /* A long back-off: the request's 1 ms timeout fires alone in the run below (two
+     * 1 ms timers may both fall due in one run of the loop on a slow machine). */
+    n->cfg.steal.poll_initial_ms = 10000;
     fake_node_add(n, &part_thief);
     reach_request(n);
     assert_int_equal(fake_traces(n, TRACE_STEAL_FAIL), 0);
@@ -287,6 +290,7 @@ static void request_timeout_fails_waits_then_idles(void **state)
     fake_msgs_clear(n);
     fake_node_step(n);
     assert_int_equal(fake_msgs(n, 0), 0);
+    fake_node_expire_timers(n);
     fake_node_run_once(n, true);
     fake_node_step(n);
     assert_true(fake_msgs(n, MSG_LOAD_QUERY) > 0);
