@@ -357,6 +357,9 @@ class Case:
             choices = OVERRIDES + ([] if self.policy in ("lw", "ctws") else
                                    [["--starvation", "preemptive"]])
             self.flags += rng.choice(choices)
+        if rng.random() < 0.3:
+            # Replicated metadata changes when an end counts and who hears of it.
+            self.flags += ["--replicas", str(rng.choice([2, 2, 3]))]
         self.traced = rng.random() < opts.trace_fraction
         self.expect_rc = 1 if self.failing else 0
 
