@@ -63,6 +63,7 @@ static void hand_on(struct node *n, const struct tmd *rec, uint32_t to, bool bum
     } else if (kvs_resubmit(n->kvs, key, rec->attempt, to) == 1) {
         log_info("task %llx: its holder died; attempt %u goes to node %u",
                  (unsigned long long)key, attempt, to);
+        n->c.tasks_resubmitted++;
         if (to == n->self) {
             struct rbuf r;
             rbuf_init(&r, b.data, b.len);

@@ -63,6 +63,10 @@ struct node_counters {
     uint64_t tasks_with_inputs, locality_hits;
     uint64_t fetches, bytes_in, bytes_out, cache_hits_traced;
     uint64_t policy_switches, info_sent, info_received, token_passes;
+    /* Failures (issue 15; the deaths are node_epoch): tasks of dead holders this node,
+     * as their record's primary, handed on as new attempts; lost objects whose
+     * producers this node ran again. */
+    uint64_t tasks_resubmitted, objects_recomputed;
 };
 
 /* A read-only view of the node's load, as the parts' decisions read it. */
