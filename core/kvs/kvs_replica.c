@@ -229,8 +229,9 @@ static void carry_out(struct kvs *kvs, const struct deferred *d)
         kvs__settle(kvs, d->key);
         break;
     case DEFER_REPLY_LOCAL: {
-        /* Removed while the answer waited: found means with the record. */
-        const struct tmd *rec = shard_get(&kvs->shard, d->key);
+        /* Removed while the answer waited: found means with the record; and a refusal
+         * carries none, even when a record came meanwhile (kvs.h). */
+        const struct tmd *rec = d->status >= 0 ? shard_get(&kvs->shard, d->key) : NULL;
         d->fn(d->arg, d->status >= 0 && !rec ? -ENOENT : d->status, rec);
         kvs__settle(kvs, d->key);
         break;

@@ -63,7 +63,8 @@ static inline void fuzz_hs_nonces(uint8_t server[AUTH_NONCE_BYTES],
  * below); `from` is reduced to a valid sender. */
 #define FUZZ_RECORD_HEADER 4u
 
-/* fuzz_kvs: setup bytes [self u8][nodes u8]; self >= nodes makes a client's store. */
+/* fuzz_kvs: setup bytes [self u8][nodes u8]; self >= nodes makes a client's store;
+ * nodes = 1 + byte % 8, replicas = 1 + (byte / 8) % 3. */
 enum fuzz_kvs_op {
     FUZZ_KVS_MSG = 0,        /* payload: u8 type low byte, then the message's payload */
     FUZZ_KVS_INSERT = 1,     /* payload: a tmd (tmd_put), inserted through the API */
@@ -71,6 +72,11 @@ enum fuzz_kvs_op {
     FUZZ_KVS_CAS = 3,        /* payload: u64 key, u8 expected, u8 desired */
     FUZZ_KVS_APPEND = 4,     /* payload: u64 key, u8 field, u32 node, u64 value */
     FUZZ_KVS_REMOVE = 5,     /* payload: u64 key */
+    FUZZ_KVS_DOWN = 6,       /* payload: u8 node: declared dead (kvs_set_down) */
+    FUZZ_KVS_ORPHANS = 7,    /* payload: u8 pick: each orphan resubmitted to a live node */
+    FUZZ_KVS_FLUSH = 8,      /* no payload: the pass's acknowledgements (kvs_flush) */
+    FUZZ_KVS_BARRIER = 9,    /* no payload: kvs_barrier */
+    FUZZ_KVS_FORGET = 10,    /* payload: u32 job (kvs_forget_job) */
     FUZZ_KVS_OPS
 };
 

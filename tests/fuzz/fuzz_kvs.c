@@ -14,9 +14,16 @@
  * the end it still serves: a fresh record it owns becomes ready when its parent ends,
  * and tells its holder so (or, for a client's store, an insert still leaves for the
  * key's owner).
+ *
+ * Replication (issue 15): the setup byte also picks R, and ops declare members dead,
+ * resubmit the orphans, flush acknowledgements, wait on barriers and forget jobs.  What
+ * the store forwards to its backups (MSG_KVS_REPLICATE) is fed, in order, to a real
+ * store playing each backup, which must accept it: a backup that refused what a correct
+ * primary sends would drop the link.
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "core/kvs/kvs.h"
 #include "core/model/task.h"
@@ -35,7 +42,26 @@ struct world {
     uint64_t last_notice_key;
     uint8_t last_notice_event;
     uint64_t last_insert_key;
+    uint32_t replicas;
+    bool down[8];               /* declared dead through FUZZ_KVS_DOWN */
+    struct kvs *peer[8];        /* the backups' stores, fed what this one forwards */
+    uint64_t barriers;          /* barrier callbacks run */
+    uint8_t pick;               /* where the next orphan goes */
 };
+
+#define MAX_NODES 8
+
+/* The backups' stores send nowhere: their answers are not what is checked here. */
+static struct wbuf peer_sink;
+static struct wbuf *p_begin(void *ctx, uint32_t node, uint16_t type, size_t *at)
+{
+    (void)ctx, (void)node, (void)type;
+    wbuf_reset(&peer_sink);
+    *at = 0;
+    return &peer_sink;
+}
+static void p_end(void *ctx, uint32_t node, size_t at) { (void)ctx, (void)node, (void)at; }
+static void p_notify(void *ctx, const struct kvs_notice *n) { (void)ctx, (void)n; }
 
 /* Reads every byte of a record the store handed out, so that the sanitizers see it. */
 static uint64_t touch_tmd(const struct tmd *t)
@@ -102,6 +128,23 @@ static void check_outgoing(struct world *w, uint16_t type, const struct wbuf *b)
         check(rbuf_ok(&r) && r.left == (has_run ? 28u : 0u));
         break;
     }
+    case MSG_KVS_REPLICATE: {
+        check(w->replicas > 1 && w->self != KVS_NO_SHARD);
+        struct kvs *peer = w->peer[w->scratch_to];
+        check(peer != NULL);
+        const char *reason = NULL;
+        int rc = kvs_handle(peer, w->self, type, &r, &reason);
+        if (rc != 0)
+            fprintf(stderr, "backup refused a forwarded write: %s\n", reason ? reason : "?");
+        check(rc == 0);
+        break;
+    }
+    case MSG_KVS_REPLICA_ACK:
+        check(r.left == 8);
+        break;
+    case MSG_KVS_FORGET:
+        check(r.left == 4);
+        break;
     default:
         abort();
     }
@@ -176,6 +219,44 @@ static uint32_t sender(const struct world *w, uint8_t pick)
     return i < w->nodes ? i : KVS_NO_SHARD;
 }
 
+/* A member dies in this store's view and in every backup's. */
+static void declare_down(struct world *w, uint32_t node)
+{
+    if (node == w->self)
+        return;
+    check(kvs_set_down(w->kvs, node) == 0);
+    w->down[node] = true;
+    if (w->peer[node]) {
+        kvs_destroy(w->peer[node]);
+        w->peer[node] = NULL;
+    }
+    for (uint32_t i = 0; i < w->nodes; i++)
+        if (w->peer[i] && i != node)
+            check(kvs_set_down(w->peer[i], node) == 0);
+}
+
+static void resubmit_orphan(void *arg, const struct tmd *rec)
+{
+    struct world *w = arg;
+    uint32_t live = 0, to = 0;
+    for (uint32_t i = 0; i < w->nodes; i++)
+        live += !w->down[i];
+    check(live > 0); /* this store's own node lists them, and it is alive */
+    uint32_t k = w->pick++ % live;
+    for (uint32_t i = 0; i < w->nodes; i++)
+        if (!w->down[i] && k-- == 0) {
+            to = i;
+            break;
+        }
+    int rc = kvs_resubmit(w->kvs, rec->key, rec->attempt, to);
+    check(rc == 0 || rc == 1);
+}
+
+static void on_barrier(void *arg)
+{
+    ((struct world *)arg)->barriers++;
+}
+
 static void run_record(struct world *w, uint8_t op, uint8_t from_pick, const uint8_t *p,
                        size_t len)
 {
@@ -183,7 +264,7 @@ static void run_record(struct world *w, uint8_t op, uint8_t from_pick, const uin
     case FUZZ_KVS_MSG: {
         if (len < 1)
             return;
-        uint16_t type = (uint16_t)(PROTO_RANGE_FIRST(PROTO_RANGE_KVS) + p[0] % 10);
+        uint16_t type = (uint16_t)(PROTO_RANGE_FIRST(PROTO_RANGE_KVS) + p[0] % 12);
         struct rbuf r;
         rbuf_init(&r, p + 1, len - 1);
         const char *reason = NULL;
@@ -202,7 +283,10 @@ static void run_record(struct world *w, uint8_t op, uint8_t from_pick, const uin
         return;
     }
     case FUZZ_KVS_LOOKUP:
-        check(kvs_lookup(w->kvs, get_u64(p, len, 0), on_reply, w) == 0);
+        {
+            int rc = kvs_lookup(w->kvs, get_u64(p, len, 0), on_reply, w);
+            check(rc == 0 || rc == -EHOSTDOWN);
+        }
         return;
     case FUZZ_KVS_CAS: {
         uint8_t flags = get_u8(p, len, 10);
@@ -211,7 +295,7 @@ static void run_record(struct world *w, uint8_t op, uint8_t from_pick, const uin
         int rc = kvs_cas(w->kvs, get_u64(p, len, 0), KVS_FIELD_STATUS, get_u8(p, len, 8),
                          get_u8(p, len, 9) % (TASK_STATUS_COUNT + 1), flags & 1 ? &run : NULL,
                          flags & 2 ? on_reply : NULL, w);
-        check(rc == 0 || rc == -EINVAL);
+        check(rc == 0 || rc == -EINVAL || rc == -EHOSTDOWN);
         return;
     }
     case FUZZ_KVS_APPEND: {
@@ -219,14 +303,33 @@ static void run_record(struct world *w, uint8_t op, uint8_t from_pick, const uin
         uint32_t node = (uint32_t)get_u64(p, len, 10) % w->nodes;
         int rc = kvs_append(w->kvs, get_u64(p, len, 0), get_u8(p, len, 8) % (KVS_FIELD_COUNT + 1),
                             node, get_u64(p, len, 14), get_u64(p, len, 22));
-        check(rc == 0 || rc == -EINVAL || rc == -ENOENT);
+        check(rc == 0 || rc == -EINVAL || rc == -ENOENT || rc == -EHOSTDOWN);
         return;
     }
     case FUZZ_KVS_REMOVE: {
         int rc = kvs_remove(w->kvs, get_u64(p, len, 0));
-        check(rc == 0 || rc == -ENOENT);
+        check(rc == 0 || rc == -ENOENT || rc == -EHOSTDOWN);
         return;
     }
+    case FUZZ_KVS_DOWN:
+        declare_down(w, get_u8(p, len, 0) % w->nodes);
+        return;
+    case FUZZ_KVS_ORPHANS:
+        if (w->self == KVS_NO_SHARD)
+            return;
+        w->pick = get_u8(p, len, 0);
+        check(kvs_orphans(w->kvs, KVS_NO_SHARD, resubmit_orphan, w) >= 0);
+        return;
+    case FUZZ_KVS_FLUSH:
+        kvs_flush(w->kvs);
+        return;
+    case FUZZ_KVS_BARRIER:
+        if (w->self != KVS_NO_SHARD)
+            kvs_barrier(w->kvs, on_barrier, w);
+        return;
+    case FUZZ_KVS_FORGET:
+        kvs_forget_job(w->kvs, (uint32_t)get_u64(p, len, 0));
+        return;
     default:
         return;
     }
@@ -238,15 +341,26 @@ static void check_still_serving(struct world *w)
     if (w->self == KVS_NO_SHARD) {
         struct tmd t = {.key = task_key(7, 7), .num_parents = 1, .num_wait_parent = 1};
         uint64_t sent = w->sent;
+        uint32_t live = 0;
+        for (uint32_t i = 0; i < w->nodes; i++)
+            live += !w->down[i];
+        if (!live) {
+            check(kvs_insert(w->kvs, &t) == -EHOSTDOWN);
+            return;
+        }
         check(kvs_insert(w->kvs, &t) == 0);
         check(w->sent == sent + 1 && w->last_insert_key == task_key(7, 7));
         return;
     }
+    /* Alone, this store is every key's primary and no write waits for a backup. */
+    for (uint32_t i = 0; i < w->nodes; i++)
+        if (!w->down[i])
+            declare_down(w, i);
     /* A key this node owns and holds no record for (a local lookup answers at once). */
     uint64_t key = 0;
     for (uint32_t i = 0; i < 100000 && !key; i++) {
         uint64_t k = task_key(0xfffffff0u, i);
-        if (kvs_owner(w->kvs, k) != w->self)
+        if (kvs_primary(w->kvs, k) != w->self)
             continue;
         uint64_t replies = w->replies;
         check(kvs_lookup(w->kvs, k, on_reply, w) == 0);
@@ -284,6 +398,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct kvs_transport t = {.ctx = &w, .msg_begin = t_begin, .msg_end = t_end,
                               .notify = t_notify};
     w.kvs = kvs_create(w.self, w.nodes, &t);
+    w.replicas = 1 + (uint32_t)(data[1] / 8) % 3;
+    check(kvs_set_replicas(w.kvs, w.replicas) == 0);
+    struct kvs_transport pt = {.ctx = &w, .msg_begin = p_begin, .msg_end = p_end,
+                               .notify = p_notify};
+    if (w.self != KVS_NO_SHARD && w.replicas > 1) {
+        for (uint32_t i = 0; i < w.nodes; i++) {
+            if (i == w.self)
+                continue;
+            w.peer[i] = kvs_create(i, w.nodes, &pt);
+            check(kvs_set_replicas(w.peer[i], w.replicas) == 0);
+        }
+    }
     size_t off = 2;
     while (off + FUZZ_RECORD_HEADER <= size) {
         const uint8_t *h = data + off;
@@ -297,6 +423,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     check_still_serving(&w);
     kvs_destroy(w.kvs);
+    for (uint32_t i = 0; i < MAX_NODES; i++)
+        kvs_destroy(w.peer[i]);
     wbuf_fini(&w.scratch);
     return 0;
 }

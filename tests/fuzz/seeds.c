@@ -251,6 +251,8 @@ static void record_end(struct wbuf *b, size_t at)
     b->data[at + 1] = (uint8_t)(len >> 8);
 }
 
+static void simple_record(struct wbuf *b, uint8_t op, const uint8_t *p, size_t n);
+
 static void kvs_seeds(void)
 {
     struct wbuf b;
@@ -349,6 +351,43 @@ static void kvs_seeds(void)
     /* A client's store (self 2 of 2): only replies are for it. */
     b.data[0] = 2;
     save("kvs", "client", &b);
+
+    /* Replicated (issue 15): node 0 of 3 at R = 2.  Its own records are forwarded to
+     * their backup; the backup acknowledges; node 2, holder of one of them, dies and its
+     * task is resubmitted; the job is forgotten. */
+    wbuf_reset(&b);
+    wbuf_put_u8(&b, 0);
+    wbuf_put_u8(&b, 2 + 8);
+    uint8_t job[4] = {3, 0, 0, 0};
+    uint64_t own[2] = {0, 0};
+    for (uint32_t i = 0, k = 0; k < 2 && i < 1000; i++)
+        if (task_key_owner(task_key(3, i), 3) == 0)
+            own[k++] = task_key(3, i);
+    for (int k = 0; k < 2; k++) {
+        sample_tmd(&rec, 2, 1, 1);
+        rec.key = own[k];
+        rec.holder = (uint32_t)(k + 1);
+        at = record_begin(&b, FUZZ_KVS_INSERT, 0);
+        tmd_put(&b, &rec);
+        record_end(&b, at);
+    }
+    at = record_begin(&b, FUZZ_KVS_CAS, 0);
+    wbuf_put_u64(&b, own[0]);
+    wbuf_put_u8(&b, TASK_WAITING);
+    wbuf_put_u8(&b, TASK_READY);
+    wbuf_put_u8(&b, 2);
+    record_end(&b, at);
+    simple_record(&b, FUZZ_KVS_BARRIER, job, 0);
+    at = record_begin(&b, FUZZ_KVS_MSG, 0); /* sender pick 0: node 1 */
+    wbuf_put_u8(&b, MSG_KVS_REPLICA_ACK & 0xff);
+    wbuf_put_u64(&b, 2);
+    record_end(&b, at);
+    simple_record(&b, FUZZ_KVS_FLUSH, job, 0);
+    uint8_t two = 2, pick = 0;
+    simple_record(&b, FUZZ_KVS_DOWN, &two, 1);
+    simple_record(&b, FUZZ_KVS_ORPHANS, &pick, 1);
+    simple_record(&b, FUZZ_KVS_FORGET, job, sizeof job);
+    save("kvs", "replicated", &b);
     wbuf_fini(&b);
 }
 
