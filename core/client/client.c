@@ -44,6 +44,7 @@ struct client {
     uint32_t nodes;
     uint32_t ready, lost;
     uint32_t survives;      /* lost nodes a job can survive (losses_survived) */
+    uint32_t object_copies; /* copies of each initial object (object_replicas) */
     struct kvs *kvs;
     struct client_callbacks cb;
     uint64_t sync_token;
@@ -193,6 +194,7 @@ static void kvs_notify(void *ctx, const struct kvs_notice *notice)
 }
 
 static uint32_t losses_survived(const struct cluster *cl);
+static uint32_t object_replicas(const struct cluster *cl);
 
 struct client *client_create(const struct cluster *cl, const struct auth_key *key,
                              const struct client_callbacks *cb)
@@ -209,6 +211,7 @@ struct client *client_create(const struct cluster *cl, const struct auth_key *ke
     c->conns = xcalloc(c->nodes, sizeof *c->conns);
     c->why_lost = xcalloc(c->nodes, sizeof *c->why_lost);
     c->survives = losses_survived(cl);
+    c->object_copies = object_replicas(cl);
     wbuf_init(&c->discard);
     struct kvs_transport t = {.ctx = c, .msg_begin = kvs_begin, .msg_end = kvs_end,
                               .notify = kvs_notify};
@@ -433,14 +436,22 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
     /* The workload's initial data objects exist before the job starts, as the papers'
      * input files did: they are made first, and the clock starts after. */
     for (uint32_t k = 0; k < wl->object_count; k++) {
-        uint32_t node = workload_object_node(wl, k, c->nodes);
-        if (node >= c->nodes || !c->conns[node])
+        uint32_t first = workload_object_node(wl, k, c->nodes);
+        if (first >= c->nodes)
             continue;
-        size_t at;
-        struct wbuf *b = conn_msg_begin(c->conns[node], MSG_OBJECT_CREATE, &at);
-        wbuf_put_u64(b, task_object_key(job, k));
-        wbuf_put_u64(b, wl->objects[k].bytes);
-        conn_msg_end(c->conns[node], at);
+        /* With --object-replicas K, copies on the K-1 nodes after the first, the places
+         * the data plane falls back to when the first is dead (data_input_holder). */
+        uint32_t copies = c->object_copies < c->nodes ? c->object_copies : c->nodes;
+        for (uint32_t j = 0; j < copies; j++) {
+            uint32_t node = (first + j) % c->nodes;
+            if (!c->conns[node])
+                continue;
+            size_t at;
+            struct wbuf *b = conn_msg_begin(c->conns[node], MSG_OBJECT_CREATE, &at);
+            wbuf_put_u64(b, task_object_key(job, k));
+            wbuf_put_u64(b, wl->objects[k].bytes);
+            conn_msg_end(c->conns[node], at);
+        }
     }
     if (wl->object_count) {
         int rc = barrier(c, timeout_ms, cause);
@@ -616,6 +627,19 @@ static uint32_t losses_survived(const struct cluster *cl)
         }
     }
     return 0;
+}
+
+/* Copies of each initial data object: the daemons' --object-replicas, from the cluster
+ * file as above (1 when absent). */
+static uint32_t object_replicas(const struct cluster *cl)
+{
+    for (uint32_t i = 0; i + 1 < cl->n_node_args; i++) {
+        if (strcmp(cl->node_args[i], "--object-replicas") == 0) {
+            unsigned long k = strtoul(cl->node_args[i + 1], NULL, 10);
+            return k >= 1 && k <= 8 ? (uint32_t)k : 1;
+        }
+    }
+    return 1;
 }
 
 static int flag_set_or_lost(struct client *c, const void *arg)

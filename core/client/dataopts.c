@@ -287,6 +287,16 @@ int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cau
         }
         cfg->replicas = r;
     }
+    if (d->object_replicas) {
+        uint32_t k;
+        if (parse_count("object-replicas", d->object_replicas, &k, cause) < 0)
+            return -EINVAL;
+        if (k < 1 || k > 8) {
+            *cause = xasprintf("--object-replicas '%s': expected 1..8", d->object_replicas);
+            return -EINVAL;
+        }
+        cfg->object_replicas = k;
+    }
     const char *why = NULL;
     if (placement_params_check(&cfg->placement, &why) < 0) {
         *cause = xasprintf("placement parameters: %s", why ? why : "invalid");
@@ -311,14 +321,14 @@ int dataopts_finish(struct dataopts *d, const char *who)
                            "--widen-after", "--widen-by", "--placement", "--threshold", "--tt",
                            "--bandwidth", "--latency", "--cache", "--cache-bytes", "--store-mem",
                            "--sample-ms", "--trace-buffer", "--prefetch", "--failure-timeout",
-                           "--replicas"};
+                           "--replicas", "--object-replicas"};
     const char *values[] = {d->policy, d->starvation, d->victims, d->amount, d->info,
                             d->radius, d->wait_guard,
                             d->steal, d->neighbours, d->poll_initial, d->poll_max,
                             d->widen_after, d->widen_by, d->placement, d->threshold, d->tt,
                             d->bandwidth, d->latency, d->cache, d->cache_bytes, d->store_mem,
                             d->sample_ms, d->trace_buffer, d->prefetch, d->failure_timeout,
-                            d->replicas};
+                            d->replicas, d->object_replicas};
     _Static_assert(2 * sizeof names / sizeof names[0] <= sizeof d->words / sizeof d->words[0],
                    "dataopts words too small for every flag");
     d->nwords = 0;

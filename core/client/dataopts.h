@@ -19,7 +19,8 @@ struct dataopts {
     const char *steal, *neighbours, *poll_initial, *poll_max, *widen_after, *widen_by;
     const char *placement, *threshold, *tt, *bandwidth, *latency, *cache, *cache_bytes,
         *store_mem;
-    const char *sample_ms, *trace_buffer, *prefetch, *failure_timeout, *replicas;
+    const char *sample_ms, *trace_buffer, *prefetch, *failure_timeout, *replicas,
+        *object_replicas;
     const char *words[64];  /* "--flag", "value" pairs for the daemons */
     int nwords;
 };
@@ -62,7 +63,9 @@ struct dataopts {
     {"failure-timeout", OPT_STRING, &(d)->failure_timeout,                                      \
      "MS  a node silent this long is declared dead (3000; 100..600000)"},                       \
     {"replicas", OPT_STRING, &(d)->replicas,                                                    \
-     "R  copies of each task's metadata, on successive nodes (1; 1..8)"}
+     "R  copies of each task's metadata, on successive nodes (1; 1..8)"},                   \
+    {"object-replicas", OPT_STRING, &(d)->object_replicas,                                      \
+     "K  copies of each initial data object, on successive nodes (1; 1..8)"}
 
 struct node_config;
 

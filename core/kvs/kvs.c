@@ -314,7 +314,8 @@ int kvs__append_local(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t nod
     if (rc == -ENOENT && plain != KVS_FIELD_REMOVE && !(field & KVS_FIELD_REPLAY) &&
         !shard_forgot(&kvs->shard, task_key_job(key)))
         log_warn("kvs: append to unknown record %llx", (unsigned long long)key);
-    if (kvs->view.replicas > 1 && (rc > 0 || (rc == 0 && plain != KVS_FIELD_RESUBMIT)))
+    if (kvs->view.replicas > 1 &&
+        (rc > 0 || (rc == 0 && plain != KVS_FIELD_RESUBMIT && plain != KVS_FIELD_REOPEN)))
         kvs__forward_append(kvs, key, field, node, value, object, now);
     kvs__drain(kvs);
     return rc;
@@ -348,7 +349,7 @@ void kvs__append_any(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node
 int kvs_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
                uint64_t object)
 {
-    if (field >= KVS_FIELD_COUNT || field == KVS_FIELD_STATUS)
+    if (field >= KVS_FIELD_COUNT || field == KVS_FIELD_STATUS || field == KVS_FIELD_REOPEN)
         return -EINVAL;
     kvs->used = 1;
     uint32_t primary = view_primary(&kvs->view, key);
@@ -365,6 +366,18 @@ int kvs_resubmit(struct kvs *kvs, uint64_t key, uint32_t attempt, uint32_t holde
     if (holder >= kvs->nodes)
         return -EINVAL;
     return kvs_append(kvs, key, KVS_FIELD_RESUBMIT, holder, attempt, 0);
+}
+
+int kvs_reopen(struct kvs *kvs, uint64_t key, uint32_t attempt, uint32_t runner)
+{
+    if (runner >= kvs->nodes)
+        return -EINVAL;
+    /* Only where the record's primary is: the caller hands the task on at once, from the
+     * record as it is now (kvs_local_record). */
+    if (!kvs__is_primary(kvs, key) || !view_is_down(&kvs->view, runner))
+        return 0;
+    kvs->used = 1;
+    return kvs__append_local(kvs, key, KVS_FIELD_REOPEN, runner, attempt, 0);
 }
 
 /* A CAS applied here as the primary: forwarded when it swapped; a completion recorded
@@ -635,8 +648,9 @@ int kvs_handle(struct kvs *kvs, uint32_t from, uint16_t type, struct rbuf *r, co
         uint64_t value = rbuf_u64(r);
         uint64_t object = rbuf_u64(r);
         uint8_t plain = field & (uint8_t)~KVS_FIELD_REPLAY;
+        /* A re-opening is the primary's own decision, never a peer's or a client's. */
         if (!rbuf_ok(r) || plain >= KVS_FIELD_COUNT || plain == KVS_FIELD_STATUS ||
-            node >= kvs->nodes)
+            plain == KVS_FIELD_REOPEN || node >= kvs->nodes)
             break;
         if (!kvs__is_primary(kvs, key))
             return kvs__park(kvs, from, type, &start, reason);

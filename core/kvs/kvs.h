@@ -201,4 +201,14 @@ int kvs_orphans(struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg);
  */
 int kvs_resubmit(struct kvs *kvs, uint64_t key, uint32_t attempt, uint32_t holder);
 
+/*
+ * Lineage (node_recover.c): task `key` is DONE, ran on `runner`, which is down, and its
+ * output is needed again.  If this store is the key's primary and the record is DONE by
+ * `runner` at `attempt`, it becomes READY as attempt + 1, held by `runner` and flagged
+ * TMD_FLAG_REOPENED (KVS_FIELD_REOPEN, replicated like every write): the caller then
+ * hands it on as a dead holder's orphan.  1 done, 0 not (not the primary here, runner
+ * not down, or the record moved on: re-opened or recomputed already), -ENOENT, -EINVAL.
+ */
+int kvs_reopen(struct kvs *kvs, uint64_t key, uint32_t attempt, uint32_t runner);
+
 #endif

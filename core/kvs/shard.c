@@ -206,6 +206,14 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
             rec->status = TASK_READY;
         moved(rec, node);
         return 1;
+    case KVS_FIELD_REOPEN:
+        if (rec->status != TASK_DONE || rec->runner != node || rec->attempt != value)
+            return 0;
+        rec->status = TASK_READY;
+        rec->attempt++;
+        rec->flags |= TMD_FLAG_REOPENED;
+        moved(rec, node);
+        return 1;
     default:
         return -EINVAL;
     }

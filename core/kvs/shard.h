@@ -25,6 +25,13 @@
  *            final and still at that attempt, the task goes to `node` as attempt + 1
  *            (holder and history as HISTORY; RUNNING goes back to READY).  Returns 1
  *            when it did, 0 when the record had moved on.
+ *            REOPEN (node, value = attempt): the output of a DONE task was lost with
+ *            its runner `node`, which died; if the record is DONE, ran on `node` and is
+ *            still at that attempt, it becomes READY again as attempt + 1, held by the
+ *            dead runner (so that the node's orphan hand-over runs it elsewhere, as for
+ *            any dead holder's task) and marked TMD_FLAG_REOPENED: its next end is a
+ *            recomputation, which its client does not count again.  Returns 1 when it
+ *            did, 0 when not (re-opened already, or recomputed: the runner differs).
  *   cas      STATUS: compare-and-swap of the status; a swap to a final status also
  *            records the run (node, attempt, start, end, output size).  A run whose
  *            attempt is not the record's is refused (-ESTALE): a completion counts once,
@@ -69,6 +76,7 @@ enum kvs_field {
     KVS_FIELD_HISTORY = 3,
     KVS_FIELD_REMOVE = 4,
     KVS_FIELD_RESUBMIT = 5,
+    KVS_FIELD_REOPEN = 6,
     KVS_FIELD_COUNT
 };
 

@@ -69,13 +69,17 @@ enum tmd_flags {
      * or before its status swap was answered; it goes once both are so (shard_settle).
      * A bit here rather than a byte of its own: a byte would make the record 128 bytes. */
     TMD_FLAG_FORGET = 1u << 1,
+    /* The task was DONE and its output was lost with its runner: it runs again to
+     * recompute it (KVS_FIELD_REOPEN).  Its client counted its first end; a later one is
+     * for its children only.  Travels, so that a backup that takes over knows it. */
+    TMD_FLAG_REOPENED = 1u << 2,
 };
 
 #define TMD_MAX_HISTORY 65535u
 /* In the status byte on the wire: spec, attempt and flags follow the history. */
 #define TMD_WIRE_EXT 0x80u
 /* The flags a record carries on the wire. */
-#define TMD_WIRE_FLAGS ((uint8_t)TMD_FLAG_REPLAYED)
+#define TMD_WIRE_FLAGS ((uint8_t)(TMD_FLAG_REPLAYED | TMD_FLAG_REOPENED))
 
 static inline uint32_t tmd_parents_done(const struct tmd *t)
 {

@@ -16,7 +16,7 @@
 _Static_assert(MSG_KVS_INSERT >> 8 == PROTO_RANGE_KVS &&
                    MSG_KVS_REPLICA_ACK >> 8 == PROTO_RANGE_KVS,
                "metadata store types in their range");
-_Static_assert(MSG_LOAD_QUERY >> 8 == PROTO_RANGE_SCHED && MSG_RESUBMIT >> 8 == PROTO_RANGE_SCHED,
+_Static_assert(MSG_LOAD_QUERY >> 8 == PROTO_RANGE_SCHED && MSG_RECOMPUTE >> 8 == PROTO_RANGE_SCHED,
                "scheduler types in their range");
 _Static_assert(MSG_JOB_BEGIN >> 8 == PROTO_RANGE_CLIENT &&
                    MSG_OBJECT_CREATE >> 8 == PROTO_RANGE_CLIENT,
@@ -67,6 +67,7 @@ const char *proto_type_name(uint16_t type)
     case MSG_MEMBER_DEAD: return "member-dead";
     case MSG_YOU_ARE_DEAD: return "you-are-dead";
     case MSG_RESUBMIT: return "resubmit";
+    case MSG_RECOMPUTE: return "recompute";
     case MSG_TRACE_HELLO: return "trace-hello";
     case MSG_TRACE_RESUME: return "trace-resume";
     case MSG_TRACE_BLOCK: return "trace-block";

@@ -88,6 +88,9 @@ enum proto_type {
     MSG_RESUBMIT = 0x0213,      /* u32 attempt, u8 ready, i64 t_ready, u32 nparents,
                                    nparents x (u64 object, u64 bytes, u32 node), then the
                                    task's spec: a dead holder's task, to its new holder */
+    MSG_RECOMPUTE = 0x0214,     /* u64 task, u32 runner: the task's output was lost with its
+                                   runner, which died, and is needed: to the record's primary,
+                                   which runs the task again (node_recover.c) */
 
     /* Client to node and back. */
     MSG_JOB_BEGIN = 0x0301,     /* u32 job, u32 tasks, u32 tasks this node will get: TASK_END

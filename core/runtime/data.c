@@ -242,6 +242,31 @@ static void send_or_defer(struct data_plane *d, struct bucket *bucket, struct de
 
 /* ---- fetching ------------------------------------------------------------------------ */
 
+/* A workload's initial object (task_object_key), as opposed to a task's output. */
+static bool initial_object(uint64_t object)
+{
+    return (task_key_index(object) & 0x80000000u) != 0;
+}
+
+uint32_t data_input_holder(struct data_plane *d, const struct task_input *in)
+{
+    uint32_t nodes = node_count(d->n), copies = 1;
+    if (in->node >= nodes)
+        return DATA_NO_HOLDER;
+    /* The client put an initial object's copies on the nodes after the first
+     * (client_submit); a task's output lives only where it ran. */
+    if (initial_object(in->object) && node_cfg(d->n)->object_replicas > 1)
+        copies = node_cfg(d->n)->object_replicas;
+    if (copies > nodes)
+        copies = nodes;
+    for (uint32_t j = 0; j < copies; j++) {
+        uint32_t node = (in->node + j) % nodes;
+        if (node != node_self(d->n) && node_alive(d->n, node))
+            return node;
+    }
+    return DATA_NO_HOLDER;
+}
+
 static void request_more(struct data_plane *d, struct fetch *f)
 {
     while (f->requested < f->total &&
@@ -309,12 +334,14 @@ static int fetch_start(struct data_plane *d, struct ntask *t, const struct task_
     if (!f) {
         if (in->node == node_self(d->n) || in->node >= node_count(d->n))
             return -ENOENT; /* it should be here, or its holder is unknown */
-        /* Nothing would ever answer, and no death is left to end the wait. */
-        if (!node_alive(d->n, in->node))
+        /* Nothing would ever answer a dead holder, and no death is left to end the wait:
+         * another copy, or none (the lineage recovery's business, node_recover.c). */
+        uint32_t holder = data_input_holder(d, in);
+        if (holder == DATA_NO_HOLDER)
             return -EHOSTDOWN;
         f = xcalloc(1, sizeof *f);
         f->key = in->object;
-        f->holder = in->node;
+        f->holder = holder;
         f->total = in->bytes;
         f->t_begin = node_tracing(d->n) ? node_wall_ns(d->n) : 0;
         char *cause = NULL;
@@ -634,10 +661,48 @@ static void data_free(void *state)
     free(state);
 }
 
+/* A fetch whose holder died starts again from another copy of the object, when it has
+ * one: the waiters stay.  The old request id goes, so a late reply is ignored. */
+static bool refetch(struct data_plane *d, struct fetch *f)
+{
+    struct task_input in = {.object = f->key, .bytes = f->total, .node = f->holder};
+    uint32_t holder = data_input_holder(d, &in);
+    if (holder == DATA_NO_HOLDER)
+        return false;
+    objstore_recv_abort(f->rx);
+    f->rx = NULL;
+    char *cause = NULL;
+    int rc = objstore_recv_begin(d->store, f->key, f->total, &f->rx, &cause);
+    if (rc < 0) {
+        log_warn("fetch: cannot receive object %llx again: %s", (unsigned long long)f->key,
+                 cause ? cause : strerror(-rc));
+        free(cause);
+        f->rx = NULL;
+        return false;
+    }
+    log_info("fetch of %llx: node %u died; its copy on node %u is fetched instead",
+             (unsigned long long)f->key, f->holder, holder);
+    u64map_del(&d->by_req, f->req);
+    if (++d->next_req == 0)
+        d->next_req = 1;
+    f->req = d->next_req;
+    u64map_put(&d->by_req, f->req, f);
+    f->holder = holder;
+    f->requested = f->received = 0;
+    if (f->total == 0) {
+        struct deferred x = {.kind = DEFER_REQUEST, .peer = f->holder, .req = f->req,
+                             .key = f->key, .offset = 0, .len = 0};
+        send_or_defer(d, NULL, x);
+    } else {
+        request_more(d, f);
+    }
+    return true;
+}
+
 /*
  * Fetches from a dead holder never complete: they end now, and the tasks waiting on
- * them fail with the reason (a copy elsewhere, or recomputing the object, is the
- * resubmission's business).  Replies owed to the dead node are dropped when due.
+ * them fail with the reason, unless another copy of the object is alive (refetch);
+ * recomputing a lost output is node_recover.c's business, which the failure starts.  Replies owed to the dead node are dropped when due.
  */
 static void data_down(void *state, uint32_t node)
 {
@@ -650,7 +715,8 @@ static void data_down(void *state, uint32_t node)
         if (((struct fetch *)v)->holder == node)
             ended[k++] = v;
     for (size_t i = 0; i < k; i++)
-        fetch_end(d, ended[i], -EHOSTDOWN);
+        if (!refetch(d, ended[i]))
+            fetch_end(d, ended[i], -EHOSTDOWN);
     free(ended);
 }
 

@@ -26,6 +26,12 @@ bool data_staging(const struct data_plane *d, uint64_t task);
 uint64_t data_keep_output(struct data_plane *d, struct ntask *t);
 /* Stages a command's inputs as files in its work directory. */
 int data_stage_files(struct data_plane *d, struct ntask *t, char **cause);
+#define DATA_NO_HOLDER UINT32_MAX
+struct task_input;
+/* A live node other than this one that holds a copy of the input: its `node`, or for a
+ * workload's initial object with --object-replicas K the K-1 nodes after it, where the
+ * client put the copies.  DATA_NO_HOLDER when every copy's node is dead. */
+uint32_t data_input_holder(struct data_plane *d, const struct task_input *in);
 /* The object store (a client's initial objects, the stats reply). */
 struct objstore *data_store(struct data_plane *d);
 

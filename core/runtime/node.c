@@ -167,6 +167,8 @@ static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct 
         rc = node__on_member_message(n, from, type, r);
     else if (type == MSG_RESUBMIT)
         rc = node__on_resubmit(n, from, r);
+    else if (type == MSG_RECOMPUTE)
+        rc = node__on_recompute(n, from, r);
     else if (owner)
         rc = node_parts[owner - 1]->on_message(n->state[owner - 1], from, type, r);
     else {
@@ -352,6 +354,7 @@ void node__stop(struct node *n)
     n->exec = NULL;
     trace_stop(n);
     uv_close((uv_handle_t *)&n->sampler, NULL);
+    node__recover_close(n);
     /* The data plane first: its pending sends need the connections the hub closes. */
     for (size_t i = 0; i < node_nparts; i++)
         if (node_parts[i] == &part_data && n->state[i])
@@ -399,6 +402,7 @@ static void node_free(struct node *n)
     u64map_fini(&n->removed);
     u64map_fini(&n->moved);
     free_map(&n->early, node__early_free);
+    node__recover_free(n);
     free_map(&n->jobs, free);
     kvs_destroy(n->kvs);
     while (n->ends) {
@@ -508,6 +512,7 @@ int node_run(const struct node_config *cfg, char **cause)
     n->idle.data = n;
     uv_timer_init(&n->loop, &n->sampler);
     n->sampler.data = n;
+    node__recover_init(n);
     if (rc == 0)
         trace_start(n);
     uv_signal_init(&n->loop, &n->sigterm);

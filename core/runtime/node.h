@@ -36,6 +36,8 @@ struct node_config {
     uint32_t steal_timeout_ms; /* an attempt whose replies are missing fails after this */
     uint32_t failure_timeout_ms; /* a ring neighbour silent this long is suspected; 0: default */
     uint32_t replicas;         /* copies of each metadata record (core/kvs); 0: 1 */
+    uint32_t object_replicas;  /* copies of each initial data object, placed by the client
+                                  on successive nodes (data_input_holder); 0: 1 */
     /* data plane */
     uint64_t store_mem_bytes;  /* object bytes kept in memory before spilling to files */
     bool cache;                /* keep fetched copies (LRU) */

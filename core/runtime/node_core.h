@@ -3,7 +3,7 @@
  * centre of the star and by nothing else: the parts see only part.h's API.  node.c
  * (the loop, peers, the parts' API, the life cycle), node_task.c (the queues,
  * dispatch, completions), node_member.c (membership, and the tasks of dead holders
- * handed on) and node_client.c (jobs and the clients' messages) include it.
+ * handed on), node_recover.c (lost objects recomputed from lineage) and node_client.c (jobs and the clients' messages) include it.
  */
 #ifndef JACKDAW_NODE_CORE_H
 #define JACKDAW_NODE_CORE_H
@@ -88,6 +88,11 @@ struct node {
     struct sync_wait *syncs; /* clients' SYNCs waiting for the store's barrier */
     struct u64map moved;    /* task key -> peer + 1: tasks this node gave away (node_moved) */
     struct pending_end *ends; /* completions waiting for their record's answer (R > 1) */
+    struct u64map lost;     /* object key -> struct lost * (owned): inputs lost with a dead
+                               node that tasks here wait for (node_recover.c) */
+    struct u64map parked;   /* task key -> struct ntask * (owned): ready tasks waiting for
+                               lost inputs to be recomputed */
+    uv_timer_t recover_timer; /* asks the store about the lost objects, while any */
 
     const struct trace_sink *sink; /* borrowed from the config; NULL when not tracing */
     uv_timer_t sampler;         /* NODE_SAMPLE every sample_ms */
@@ -149,11 +154,27 @@ struct ntask *node__find_ready(struct node *n, uint64_t key);
 void node__on_notify(void *ctx, const struct kvs_notice *notice);
 void node__on_exec_done(struct exec_result *r, void *data);
 void node__check_cb(uv_check_t *h);
+/* Ends a task that could not start (an input is gone): FAILED with `why`. */
+void node__fail_unstarted(struct node *n, struct ntask *t, const char *why);
 
 /* node_member.c */
 void node__refuse_dead(struct node *n, struct conn *c);
 int node__on_member_message(struct node *n, uint32_t from, uint16_t type, struct rbuf *r);
 int node__on_resubmit(struct node *n, uint32_t from, struct rbuf *r);
+
+void node__hand_on_orphan(struct node *n, const struct tmd *rec);
+
+/* node_recover.c */
+void node__recover_init(struct node *n);
+void node__recover_close(struct node *n);
+void node__recover_free(struct node *n);
+/* A ready task here failed to stage; true when node_recover took it (an input lost with a
+ * dead node is being recomputed).  Else *why may name an initial input that was lost
+ * (owned), the reason the caller fails the task with. */
+bool node__recover_inputs(struct node *n, struct ntask *t, char **why);
+int node__on_recompute(struct node *n, uint32_t from, struct rbuf *r);
+/* A re-opened task's recomputation ended (the record took it). */
+void node__recomputed(struct node *n, const struct tmd *rec);
 
 /* node_client.c */
 struct job *node__job_get(struct node *n, uint32_t id, struct conn *client);

@@ -16,7 +16,11 @@ static void hand_on(struct node *n, const struct tmd *rec, uint32_t to, bool bum
 
 static void on_orphan(void *arg, const struct tmd *rec)
 {
-    struct node *n = arg;
+    node__hand_on_orphan(arg, rec);
+}
+
+void node__hand_on_orphan(struct node *n, const struct tmd *rec)
+{
     uint32_t live = 0;
     for (uint32_t i = 0; i < n->nodes; i++)
         live += !n->dead[i];

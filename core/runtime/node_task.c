@@ -284,7 +284,11 @@ static void on_status_set_report(void *arg, int status, const struct tmd *rec)
     struct pending_end *p = arg;
     struct node *n = p->n;
     pending_end_unlink(p);
-    if (status == 1 && rec) {
+    if (status == 1 && rec && (rec->flags & TMD_FLAG_REOPENED)) {
+        /* A recomputation: the client counted the task's first end, and the children
+         * counted this parent then; those waiting for the object find it by lookup. */
+        node__recomputed(n, rec);
+    } else if (status == 1 && rec) {
         report_end(n, &p->e);
         tell_children(n, rec);
     } else if (status == -ESTALE) {
@@ -386,7 +390,7 @@ void node__on_exec_done(struct exec_result *r, void *data)
     finish(n, t, r, true);
 }
 
-static void fail_unstarted(struct node *n, struct ntask *t, const char *why)
+void node__fail_unstarted(struct node *n, struct ntask *t, const char *why)
 {
     struct exec_result r = {.key = t->spec.key, .status = TASK_FAILED, .exit_code = -1,
                             .error = (char *)why};
@@ -492,10 +496,17 @@ static void run_or_queue(struct node *n, struct ntask *t)
 void node_staged(struct node *n, struct ntask *t, const char *why)
 {
     n->staging--;
-    if (why || u64map_get(&n->removed, t->spec.key))
-        fail_unstarted(n, t, why ? why : "removed"); /* finish reports a removal as such */
-    else
+    if (why && !u64map_get(&n->removed, t->spec.key)) {
+        char *lost = NULL;
+        if (node__recover_inputs(n, t, &lost))
+            return;
+        node__fail_unstarted(n, t, lost ? lost : why);
+        free(lost);
+    } else if (why || u64map_get(&n->removed, t->spec.key)) {
+        node__fail_unstarted(n, t, why ? why : "removed"); /* finish reports a removal as such */
+    } else {
         run_or_queue(n, t);
+    }
 }
 
 /* Takes a task from the ready queues and stages it. */
@@ -507,8 +518,11 @@ static void stage(struct node *n, struct ntask *t)
     } else if (rc == 0) {
         n->staging++;
     } else {
-        char *why = xasprintf("input unavailable: %s", strerror(-rc));
-        fail_unstarted(n, t, why);
+        char *lost = NULL;
+        if (node__recover_inputs(n, t, &lost))
+            return;
+        char *why = lost ? lost : xasprintf("input unavailable: %s", strerror(-rc));
+        node__fail_unstarted(n, t, why);
         free(why);
     }
 }

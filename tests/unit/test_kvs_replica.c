@@ -834,6 +834,64 @@ static void test_late_completion_refused(void **state)
     assert_int_equal(kvs_local_record(net.kvs[2], k)->attempt, 1);
 }
 
+/* Lineage: a DONE task's output died with its runner; its primary re-opens the record
+ * once (attempt + 1, held by the dead runner, flagged), the backup follows, the task is
+ * an orphan to hand on, and its recomputation completes it at the newer attempt.  Only
+ * the primary, only for a dead runner, only at the record's attempt. */
+static void test_reopen_lost_output(void **state)
+{
+    (void)state;
+    net_start(4, 23);
+    use_replicas(2);
+    uint64_t k = key_on(1, 0, 0);
+    put_record(CLIENT, k, 0, NULL, 0, 3, 1);
+    settle();
+    struct answer ran = {0}, again = {0};
+    struct tmd_run run3 = {.node = 3, .t_start = 1, .t_end = 2, .data_size = 7};
+    kvs_cas(net.kvs[3], k, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run3, on_answer, &ran);
+    settle();
+    assert_int_equal(ran.status, 1);
+    assert_int_equal(kvs_reopen(net.kvs[0], k, 0, 3), 0); /* node 3 is alive */
+    down_everywhere(3);
+    settle();
+    assert_int_equal(kvs_reopen(net.kvs[1], k, 0, 3), 0); /* a backup: not its decision */
+    assert_int_equal(kvs_reopen(net.kvs[0], k, 1, 3), 0); /* not the record's attempt */
+    assert_int_equal(kvs_reopen(net.kvs[0], k, 0, 2), 0); /* not its runner */
+    assert_int_equal(kvs_reopen(net.kvs[0], k, 0, 9), -EINVAL);
+    assert_int_equal(kvs_append(net.kvs[2], k, KVS_FIELD_REOPEN, 3, 0, 0), -EINVAL);
+    assert_int_equal(kvs_reopen(net.kvs[0], k, 0, 3), 1);
+    assert_int_equal(kvs_reopen(net.kvs[0], k, 0, 3), 0); /* said twice: once */
+    settle();
+    for (uint32_t node = 0; node <= 1; node++) {
+        const struct tmd *rec = kvs_local_record(net.kvs[node], k);
+        assert_non_null(rec);
+        assert_int_equal(rec->status, TASK_READY);
+        assert_int_equal(rec->attempt, 1);
+        assert_int_equal(rec->holder, 3);
+        assert_true(rec->flags & TMD_FLAG_REOPENED);
+    }
+    /* The first run's end asked again is stale now. */
+    kvs_cas(net.kvs[2], k, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run3, on_answer, &again);
+    settle();
+    assert_int_equal(again.status, -ESTALE);
+    seen.n = 0;
+    assert_int_equal(kvs_orphans(net.kvs[0], KVS_NO_SHARD, collect_orphan, NULL), 1);
+    assert_true(seen.n == 1 && seen.keys[0] == k);
+    assert_int_equal(kvs_resubmit(net.kvs[0], k, 1, 2), 1);
+    struct answer rerun = {0};
+    struct tmd_run run2 = {.node = 2, .attempt = 2, .t_start = 3, .t_end = 4, .data_size = 7};
+    kvs_cas(net.kvs[2], k, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run2, on_answer, &rerun);
+    settle();
+    assert_int_equal(rerun.status, 1);
+    const struct tmd *rec = kvs_local_record(net.kvs[1], k);
+    assert_int_equal(rec->status, TASK_DONE);
+    assert_int_equal(rec->runner, 2);
+    assert_true(rec->flags & TMD_FLAG_REOPENED);
+    /* Recomputed: a late request naming the old runner changes nothing. */
+    assert_int_equal(kvs_reopen(net.kvs[0], k, 2, 3), 0);
+    assert_int_equal(kvs_local_record(net.kvs[0], k)->status, TASK_DONE);
+}
+
 /* A request reaching a node before that node learns of the death its sender knows of
  * waits there, and is handled once it learns. */
 static void test_requests_wait_for_the_news(void **state)
@@ -1544,6 +1602,7 @@ int main(void)
         cmocka_unit_test_teardown(test_requests_to_a_dead_primary_answered, teardown),
         cmocka_unit_test_teardown(test_orphans_listed_once, teardown),
         cmocka_unit_test_teardown(test_late_completion_refused, teardown),
+        cmocka_unit_test_teardown(test_reopen_lost_output, teardown),
         cmocka_unit_test_teardown(test_requests_wait_for_the_news, teardown),
         cmocka_unit_test_teardown(test_r1_death_and_nobody_left, teardown),
         cmocka_unit_test_teardown(test_tmd_spec_and_attempt, teardown),
