@@ -132,7 +132,7 @@ static int on_message(struct conn *conn, uint16_t type, struct rbuf *r, const ch
             break;
         int i = node_of(c, conn);
         if (req != c->stats_req || i < 0 || !c->stats_out || c->stats_got[i]) {
-            free(s.jobs);
+            proto_stats_fini(&s);
             return 0;
         }
         c->stats_out[i] = s;

@@ -306,7 +306,7 @@ int job_submit(const char *who, const struct job_options *o)
         fprintf(stderr, "jackdaw %s: node statistics incomplete: %s\n", who, cause);
     follow_summary_fini(&s);
     for (uint32_t i = 0; i < nodes; i++)
-        free(stats[i].jobs);
+        proto_stats_fini(&stats[i]);
     free(stats);
     code = f.failed || f.cancelled || f.duplicates ? EXIT_RUN_FAILED : 0;
     /* Every task has ended and the summary is out: nothing will read the job's metadata

@@ -121,7 +121,7 @@ static int status_main(int argc, char **argv)
         print_jobs(st, cl.count);
     }
     for (uint32_t i = 0; i < cl.count; i++)
-        free(st[i].jobs);
+        proto_stats_fini(&st[i]);
     free(st);
     free(cause);
     client_destroy(c);
