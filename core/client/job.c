@@ -295,16 +295,26 @@ int job_submit(const char *who, const struct job_options *o)
         goto out;
     }
     struct proto_stats *stats = xcalloc(nodes, sizeof *stats);
-    rc = client_stats(c, stats, 5000, &cause);
+    bool *got = xcalloc(nodes, sizeof *got);
+    rc = client_stats_some(c, stats, got, 5000, &cause);
     struct summary s;
-    follow_summary(&f, rc == 0 ? stats : NULL, nodes, client_submit_mode_name(o->mode), &s);
+    follow_summary(&f, stats, got, nodes, client_submit_mode_name(o->mode), &s);
     if (o->json)
         follow_summary_print_json(&s, stdout);
     else
         follow_summary_print_text(&s, &f, stdout);
-    if (rc < 0)
+    /* A node declared dead cannot answer, and the summary says why already. */
+    uint32_t silent = 0;
+    for (uint32_t i = 0; i < nodes; i++) {
+        bool dead = false;
+        for (uint32_t k = 0; k < s.ndeaths; k++)
+            dead |= s.deaths[k].node == i;
+        silent += !got[i] && !dead;
+    }
+    if (rc < 0 && silent)
         fprintf(stderr, "jackdaw %s: node statistics incomplete: %s\n", who, cause);
     follow_summary_fini(&s);
+    free(got);
     for (uint32_t i = 0; i < nodes; i++)
         proto_stats_fini(&stats[i]);
     free(stats);
