@@ -41,6 +41,7 @@ void follow_fini(struct follow *f)
 {
     free(f->status);
     free(f->runs);
+    free(f->listed);
     free(f->node);
     free(f->work);
     free(f->node_tasks);
@@ -74,8 +75,11 @@ void follow_on_task_end(void *arg, const struct proto_task_end *e)
         return;
     }
     /* The first end counts (a daemon reports an end once its record took it); a
-     * repeat is counted, never written as a second record. */
+     * repeat is counted, never written as a second record.  An end listed from the
+     * records at attach and reported as well is one end. */
     if (f->runs[index]++) {
+        if (f->listed && f->listed[index] == 1 && f->runs[index] == 2)
+            return;
         f->duplicates++;
         return;
     }
@@ -120,6 +124,27 @@ void follow_on_task_end(void *arg, const struct proto_task_end *e)
         f->finished = true;
         f->stop = 1;
     }
+}
+
+void follow_on_task_listed(struct follow *f, const struct proto_task_end *e)
+{
+    uint32_t index = task_key_index(e->key);
+    if (task_key_job(e->key) != f->job || index >= f->wl->count) {
+        f->foreign++;
+        return;
+    }
+    if (!f->listed)
+        f->listed = xcalloc(f->wl->count, 1);
+    /* Listed by two nodes (a record and its new primary's copy): one end. */
+    if (f->listed[index])
+        return;
+    f->listed[index] = 1;
+    if (f->runs[index]) {
+        /* Reported first: the listing is the same end. */
+        f->runs[index]++;
+        return;
+    }
+    follow_on_task_end(f, e);
 }
 
 static void print_progress(struct follow *f, bool final)

@@ -48,6 +48,8 @@ struct follow {
     int64_t t_submit, t_last_end;
     uint8_t *status;        /* owned, per task: 0 pending, else enum task_status + 1 */
     uint32_t *runs;         /* owned, per task: reports received */
+    uint8_t *listed;        /* owned, per task: 1 when its end came from the nodes' records
+                               (attach); NULL until one did */
     uint32_t *node;         /* owned, per task */
     double *work;           /* owned, per task: speed-normalised busy seconds */
     uint64_t *node_tasks;   /* owned, per node: tasks run (done or failed) */
@@ -73,6 +75,10 @@ void follow_init(struct follow *f, const struct workload *wl, uint32_t job, uint
 void follow_fini(struct follow *f);
 /* The client callback for task-end reports (arg = struct follow *). */
 void follow_on_task_end(void *arg, const struct proto_task_end *e);
+/* An end a client attaching to the job learnt from a node's records (JOB_ENDED): counted
+ * like a report, except that it and a report of the same task are one end, whichever
+ * comes first (an end may be in the records and reported to the new client too). */
+void follow_on_task_listed(struct follow *f, const struct proto_task_end *e);
 /* Starts a progress line on stderr (rewritten in place on a terminal, plain lines
  * every few seconds otherwise). */
 void follow_progress_start(struct follow *f, uv_loop_t *loop);
