@@ -53,6 +53,8 @@ struct client {
     uint32_t stats_replies;
     struct proto_stats *stats_out; /* borrowed during client_stats */
     bool *stats_got;
+    bool *attach_got;       /* during client_attach: per node, its last JOB_ENDED came */
+    uint32_t attach_job, attach_replies;
     bool destroying;        /* connections closing now are not news to the caller */
     struct wbuf discard;    /* sink for metadata messages to a node already lost */
 };
@@ -133,12 +135,30 @@ static int on_message(struct conn *conn, uint16_t type, struct rbuf *r, const ch
             break;
         int i = node_of(c, conn);
         if (req != c->stats_req || i < 0 || !c->stats_out || c->stats_got[i]) {
-            free(s.jobs);
+            proto_stats_fini(&s);
             return 0;
         }
         c->stats_out[i] = s;
         c->stats_got[i] = true;
         c->stats_replies++;
+        return 0;
+    }
+    case MSG_JOB_ENDED: {
+        struct proto_job_ended m;
+        if (proto_get_job_ended(r, &m) < 0) {
+            *reason = "malformed job-ended reply";
+            return -EBADMSG;
+        }
+        int i = node_of(c, conn);
+        if (i >= 0 && c->attach_got && m.counts.job == c->attach_job && !c->attach_got[i]) {
+            if (c->cb.on_job_ended)
+                c->cb.on_job_ended(c->cb.arg, (uint32_t)i, &m);
+            if (m.last) {
+                c->attach_got[i] = true;
+                c->attach_replies++;
+            }
+        }
+        free(m.ends);
         return 0;
     }
     case MSG_KVS_LOOKUP_REPLY:
@@ -571,6 +591,12 @@ static int stats_done(struct client *c, const void *arg)
 
 int client_stats(struct client *c, struct proto_stats *out, int timeout_ms, char **cause)
 {
+    return client_stats_some(c, out, NULL, timeout_ms, cause);
+}
+
+int client_stats_some(struct client *c, struct proto_stats *out, bool *got, int timeout_ms,
+                      char **cause)
+{
     memset(out, 0, c->nodes * sizeof *out);
     c->stats_req++;
     c->stats_replies = 0;
@@ -595,9 +621,44 @@ int client_stats(struct client *c, struct proto_stats *out, int timeout_ms, char
             }
         }
     }
+    if (got)
+        memcpy(got, c->stats_got, c->nodes * sizeof *got);
     free(c->stats_got);
     c->stats_got = NULL;
     c->stats_out = NULL;
+    return rc;
+}
+
+static int attach_done(struct client *c, const void *arg)
+{
+    (void)arg;
+    uint32_t reached = 0;
+    for (uint32_t i = 0; i < c->nodes; i++)
+        reached += c->conns[i] != NULL && !c->attach_got[i];
+    return reached == 0;
+}
+
+int client_attach(struct client *c, uint32_t job, int timeout_ms, char **cause)
+{
+    c->attach_job = job;
+    c->attach_replies = 0;
+    c->attach_got = xcalloc(c->nodes, sizeof *c->attach_got);
+    for (uint32_t i = 0; i < c->nodes; i++) {
+        if (!c->conns[i])
+            continue;
+        size_t at;
+        struct wbuf *b = conn_msg_begin(c->conns[i], MSG_JOB_ATTACH, &at);
+        wbuf_put_u32(b, job);
+        conn_msg_end(c->conns[i], at);
+    }
+    int rc = run_until(c, attach_done, NULL, timeout_ms);
+    if (rc == 0 && !c->attach_replies)
+        rc = -ECONNRESET;
+    if (rc < 0)
+        *cause = xasprintf("nodes did not answer the attach to job %u (%s)", job,
+                           rc == -ETIMEDOUT ? "timed out" : "no node answered");
+    free(c->attach_got);
+    c->attach_got = NULL;
     return rc;
 }
 

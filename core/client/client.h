@@ -15,6 +15,7 @@
 #ifndef JACKDAW_CLIENT_H
 #define JACKDAW_CLIENT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <uv.h>
@@ -45,6 +46,9 @@ struct client_callbacks {
     /* A node's connection closed after its handshake (it stopped or died); a node
      * that was never reached is reported by client_connect instead.  May be NULL. */
     void (*on_node_lost)(void *arg, uint32_t node, const char *reason);
+    /* A node answered client_attach: what its shard knows of the job's ended tasks
+     * (one call per JOB_ENDED part; m borrowed for the call).  May be NULL. */
+    void (*on_job_ended)(void *arg, uint32_t node, const struct proto_job_ended *m);
 };
 
 /* Borrowed cluster and key must outlive the client. */
@@ -83,8 +87,17 @@ int client_remove(struct client *c, uint32_t job, const int64_t *index, uint32_t
  * reached every node. */
 int client_forget_job(struct client *c, uint32_t job, int timeout_ms, char **cause);
 
-/* Statistics of every node into out[0..nodes) (caller frees each out[i].jobs). */
+/* Statistics of every node into out[0..nodes) (caller calls proto_stats_fini on each).
+ * got, when not NULL, says which nodes answered (the others' entries are zero): with
+ * nodes lost, the answers of the others are still there for the caller. */
 int client_stats(struct client *c, struct proto_stats *out, int timeout_ms, char **cause);
+int client_stats_some(struct client *c, struct proto_stats *out, bool *got, int timeout_ms,
+                      char **cause);
+
+/* Attaches to running job `job`: every reached node sends this client the job's task
+ * ends from now on, and first what its shard knows ended (on_job_ended).  Returns once
+ * every reached node has answered its last part, or the time is up. */
+int client_attach(struct client *c, uint32_t job, int timeout_ms, char **cause);
 
 /* Asks every node to shut down (and flushes the request). */
 int client_shutdown(struct client *c, int timeout_ms);

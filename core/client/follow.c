@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
@@ -40,6 +41,7 @@ void follow_fini(struct follow *f)
 {
     free(f->status);
     free(f->runs);
+    free(f->listed);
     free(f->node);
     free(f->work);
     free(f->node_tasks);
@@ -73,8 +75,11 @@ void follow_on_task_end(void *arg, const struct proto_task_end *e)
         return;
     }
     /* The first end counts (a daemon reports an end once its record took it); a
-     * repeat is counted, never written as a second record. */
+     * repeat is counted, never written as a second record.  An end listed from the
+     * records at attach and reported as well is one end. */
     if (f->runs[index]++) {
+        if (f->listed && f->listed[index] == 1 && f->runs[index] == 2)
+            return;
         f->duplicates++;
         return;
     }
@@ -119,6 +124,27 @@ void follow_on_task_end(void *arg, const struct proto_task_end *e)
         f->finished = true;
         f->stop = 1;
     }
+}
+
+void follow_on_task_listed(struct follow *f, const struct proto_task_end *e)
+{
+    uint32_t index = task_key_index(e->key);
+    if (task_key_job(e->key) != f->job || index >= f->wl->count) {
+        f->foreign++;
+        return;
+    }
+    if (!f->listed)
+        f->listed = xcalloc(f->wl->count, 1);
+    /* Listed by two nodes (a record and its new primary's copy): one end. */
+    if (f->listed[index])
+        return;
+    f->listed[index] = 1;
+    if (f->runs[index]) {
+        /* Reported first: the listing is the same end. */
+        f->runs[index]++;
+        return;
+    }
+    follow_on_task_end(f, e);
 }
 
 static void print_progress(struct follow *f, bool final)
@@ -181,10 +207,51 @@ void follow_progress_break(struct follow *f)
     f->line_open = false;
 }
 
-void follow_summary(const struct follow *f, const struct proto_stats *stats, uint32_t nodes,
-                    const char *mode, struct summary *s)
+uint32_t follow_deaths(const struct proto_stats *stats, const bool *got, uint32_t nodes,
+                       struct proto_dead *out)
+{
+    uint32_t n = 0;
+    /* own[m]: out[m] is the declarer's own entry (it learned of the death first hand). */
+    bool *own = xcalloc(nodes ? nodes : 1, sizeof *own);
+    for (uint32_t i = 0; stats && i < nodes; i++) {
+        if (got && !got[i])
+            continue;
+        for (uint32_t k = 0; k < stats[i].ndead; k++) {
+            const struct proto_dead *d = &stats[i].dead[k];
+            if (d->node >= nodes)
+                continue;
+            bool first_hand = d->by == stats[i].node;
+            uint32_t m = 0;
+            while (m < n && out[m].node != d->node)
+                m++;
+            if (m == n)
+                n++;
+            else if (own[m] > first_hand || (own[m] == first_hand && d->at_ns >= out[m].at_ns))
+                continue;
+            out[m] = *d;
+            own[m] = first_hand;
+        }
+    }
+    free(own);
+    /* Oldest first: the order the failures happened in. */
+    for (uint32_t i = 1; i < n; i++)
+        for (uint32_t k = i; k > 0 && out[k].at_ns < out[k - 1].at_ns; k--) {
+            struct proto_dead t = out[k];
+            out[k] = out[k - 1];
+            out[k - 1] = t;
+        }
+    return n;
+}
+
+void follow_summary(const struct follow *f, const struct proto_stats *stats, const bool *got,
+                    uint32_t nodes, const char *mode, struct summary *s)
 {
     memset(s, 0, sizeof *s);
+    s->t_submit = f->t_submit;
+    if (stats) {
+        s->deaths = xcalloc(nodes, sizeof *s->deaths);
+        s->ndeaths = follow_deaths(stats, got, nodes, s->deaths);
+    }
     s->tasks = f->wl->count;
     s->done = f->done;
     s->failed = f->failed;
@@ -197,10 +264,13 @@ void follow_summary(const struct follow *f, const struct proto_stats *stats, uin
     for (uint32_t i = 0; i < nodes; i++) {
         struct summary_node *n = &s->per_node[i];
         n->id = i;
-        n->slots = stats ? stats[i].slots : 0;
-        n->speed = stats ? stats[i].speed : f->node_speed[i];
+        bool answered = stats && (!got || got[i]);
+        n->slots = answered ? stats[i].slots : 0;
+        n->speed = answered ? stats[i].speed : f->node_speed[i];
         n->tasks_run = f->node_tasks[i];
-        if (stats) {
+        if (answered) {
+            s->tasks_resubmitted += stats[i].tasks_resubmitted;
+            s->objects_recomputed += stats[i].objects_recomputed;
             n->steals_attempted = stats[i].steals_attempted;
             n->steals_succeeded = stats[i].steals_succeeded;
             n->tasks_stolen = stats[i].tasks_stolen;
@@ -238,7 +308,34 @@ void follow_summary(const struct follow *f, const struct proto_stats *stats, uin
 void follow_summary_fini(struct summary *s)
 {
     free(s->per_node);
+    free(s->deaths);
     s->per_node = NULL;
+    s->deaths = NULL;
+}
+
+void follow_print_failures(const struct summary *s, FILE *out)
+{
+    if (!s->ndeaths && !s->tasks_resubmitted && !s->objects_recomputed)
+        return;
+    fprintf(out, "  failures         %u node%s declared dead, %" PRIu64 " task%s resubmitted, %"
+            PRIu64 " object%s recomputed\n", s->ndeaths, s->ndeaths == 1 ? "" : "s",
+            s->tasks_resubmitted, s->tasks_resubmitted == 1 ? "" : "s", s->objects_recomputed,
+            s->objects_recomputed == 1 ? "" : "s");
+    for (uint32_t i = 0; i < s->ndeaths; i++) {
+        const struct proto_dead *d = &s->deaths[i];
+        char when[32];
+        follow_clock_time(d->at_ns, when, sizeof when);
+        fprintf(out, "    node %u declared dead at %s (%.3f s into the job) by node %u\n",
+                d->node, when, (double)(d->at_ns - s->t_submit) / 1e9, d->by);
+    }
+}
+
+void follow_clock_time(int64_t wall_ns, char *buf, size_t len)
+{
+    time_t t = (time_t)(wall_ns / 1000000000);
+    struct tm tm;
+    if (wall_ns <= 0 || !localtime_r(&t, &tm) || !strftime(buf, len, "%H:%M:%S", &tm))
+        snprintf(buf, len, "?");
 }
 
 void follow_summary_print_text(const struct summary *s, const struct follow *f, FILE *out)
@@ -269,6 +366,7 @@ void follow_summary_print_text(const struct summary *s, const struct follow *f, 
     if (s->tasks_pushed || s->policy_switches)
         fprintf(out, "  tasks pushed     %" PRIu64 "   policy switches %" PRIu64 "\n",
                 s->tasks_pushed, s->policy_switches);
+    follow_print_failures(s, out);
     fprintf(out, "  %-5s %5s %6s %9s %16s %12s\n", "node", "slots", "speed", "tasks", "steals ok/tried",
             "tasks stolen");
     for (uint32_t i = 0; i < s->nodes; i++) {
@@ -276,8 +374,11 @@ void follow_summary_print_text(const struct summary *s, const struct follow *f, 
         char steals[32];
         snprintf(steals, sizeof steals, "%" PRIu64 "/%" PRIu64, n->steals_succeeded,
                  n->steals_attempted);
-        fprintf(out, "  %-5u %5u %6.2f %9" PRIu64 " %16s %12" PRIu64 "\n", n->id, n->slots,
-                n->speed, n->tasks_run, steals, n->tasks_stolen);
+        bool dead = false;
+        for (uint32_t k = 0; k < s->ndeaths; k++)
+            dead |= s->deaths[k].node == n->id;
+        fprintf(out, "  %-5u %5u %6.2f %9" PRIu64 " %16s %12" PRIu64 "%s\n", n->id, n->slots,
+                n->speed, n->tasks_run, steals, n->tasks_stolen, dead ? "  dead" : "");
     }
     if (f && f->failed) {
         fprintf(out, "failed tasks (%u; first %u shown):\n", f->failed, f->nfailures);
@@ -351,6 +452,18 @@ void follow_summary_print_json(const struct summary *s, FILE *out)
                         s->cache_hit_rate >= 0 ? json_real(s->cache_hit_rate) : json_null());
     json_object_set_new(o, "tasks_pushed", json_integer((json_int_t)s->tasks_pushed));
     json_object_set_new(o, "policy_switches", json_integer((json_int_t)s->policy_switches));
+    json_t *deaths = json_array();
+    for (uint32_t i = 0; i < s->ndeaths; i++) {
+        const struct proto_dead *d = &s->deaths[i];
+        json_array_append_new(deaths, json_pack("{s:i, s:i, s:I, s:f}", "node", (int)d->node,
+                                                "by", (int)d->by, "at_ns", (json_int_t)d->at_ns,
+                                                "after_s",
+                                                (double)(d->at_ns - s->t_submit) / 1e9));
+    }
+    json_object_set_new(o, "failures",
+                        json_pack("{s:o, s:I, s:I}", "nodes_dead", deaths, "tasks_resubmitted",
+                                  (json_int_t)s->tasks_resubmitted, "objects_recomputed",
+                                  (json_int_t)s->objects_recomputed));
     char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
     fprintf(out, "%s\n", text);
     free(text);

@@ -48,6 +48,8 @@ struct follow {
     int64_t t_submit, t_last_end;
     uint8_t *status;        /* owned, per task: 0 pending, else enum task_status + 1 */
     uint32_t *runs;         /* owned, per task: reports received */
+    uint8_t *listed;        /* owned, per task: 1 when its end came from the nodes' records
+                               (attach); NULL until one did */
     uint32_t *node;         /* owned, per task */
     double *work;           /* owned, per task: speed-normalised busy seconds */
     uint64_t *node_tasks;   /* owned, per node: tasks run (done or failed) */
@@ -73,6 +75,10 @@ void follow_init(struct follow *f, const struct workload *wl, uint32_t job, uint
 void follow_fini(struct follow *f);
 /* The client callback for task-end reports (arg = struct follow *). */
 void follow_on_task_end(void *arg, const struct proto_task_end *e);
+/* An end a client attaching to the job learnt from a node's records (JOB_ENDED): counted
+ * like a report, except that it and a report of the same task are one end, whichever
+ * comes first (an end may be in the records and reported to the new client too). */
+void follow_on_task_listed(struct follow *f, const struct proto_task_end *e);
 /* Starts a progress line on stderr (rewritten in place on a terminal, plain lines
  * every few seconds otherwise). */
 void follow_progress_start(struct follow *f, uv_loop_t *loop);
@@ -100,12 +106,32 @@ struct summary {
     double locality_hit_rate, cache_hit_rate; /* -1 when there was nothing to measure */
     const char *mode;
     struct summary_node *per_node; /* owned */
+    /* failures: the nodes declared dead (deaths_merge), and the live nodes' sums */
+    int64_t t_submit;       /* wall ns, to say when into the job a node died */
+    uint32_t ndeaths;
+    struct proto_dead *deaths; /* owned, NULL when none */
+    uint64_t tasks_resubmitted, objects_recomputed;
 };
 
-/* Fills a summary from the records and the nodes' statistics (stats[0..nodes)). */
-void follow_summary(const struct follow *f, const struct proto_stats *stats, uint32_t nodes,
-                    const char *mode, struct summary *s);
+/* Fills a summary from the records and the nodes' statistics (stats[0..nodes); got[i]
+ * says node i answered, NULL: every node did; stats NULL: none did). */
+void follow_summary(const struct follow *f, const struct proto_stats *stats, const bool *got,
+                    uint32_t nodes, const char *mode, struct summary *s);
 void follow_summary_fini(struct summary *s);
+
+/*
+ * The deaths the answering nodes know of, merged into one entry per dead node, oldest
+ * first: the entry of the node that declared it (its own failure detector: by is the
+ * reporting node), else the earliest any node learned of it.  out has room for `nodes`.
+ * Pure: status and the summary call it; unit-tested.
+ */
+uint32_t follow_deaths(const struct proto_stats *stats, const bool *got, uint32_t nodes,
+                       struct proto_dead *out);
+/* The summary's failure lines ("failures: ..." then one line per dead node), nothing
+ * when no node died and nothing was resubmitted. */
+void follow_print_failures(const struct summary *s, FILE *out);
+/* HH:MM:SS of a wall time in local time ("?" when unknown). */
+void follow_clock_time(int64_t wall_ns, char *buf, size_t len);
 void follow_summary_print_text(const struct summary *s, const struct follow *f, FILE *out);
 void follow_summary_print_json(const struct summary *s, FILE *out);
 

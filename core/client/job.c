@@ -203,6 +203,99 @@ static void record_job(const char *who, const struct job_options *o, const struc
     free(cause);
 }
 
+/* Follows job f->job to its end on a connected client, prints its summary and makes
+ * the job's records be forgotten; returns the exit code.  Shared by submit --wait and
+ * attach. */
+static int follow_to_end(const char *who, struct client *c, struct follow *f, bool quiet,
+                         bool json, double timeout_s, const char *mode)
+{
+    uint32_t nodes = client_nodes(c);
+    char *cause = NULL;
+    int code = 0, rc;
+    if (!quiet)
+        follow_progress_start(f, client_loop(c));
+    /* Ctrl-C, a batch system's SIGTERM or a closed terminal end the follow cleanly, so
+     * that `run` still stops the cluster it started. */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    uv_signal_t sig[3];
+    for (int i = 0; i < 3; i++) {
+        uv_signal_init(client_loop(c), &sig[i]);
+        sig[i].data = f;
+        uv_signal_start(&sig[i], on_signal, sigs[i]);
+    }
+    if (sigcatch_pending()) {
+        f->interrupted = sigcatch_pending();
+        f->stop = 1;
+    }
+    rc = client_wait(c, &f->stop, timeout_s > 0 ? (int)(timeout_s * 1000) : -1);
+    for (int i = 0; i < 3; i++)
+        uv_close((uv_handle_t *)&sig[i], NULL);
+    uv_run(client_loop(c), UV_RUN_NOWAIT);
+    /* libuv restored the default dispositions; keep catching until the caller is done. */
+    sigcatch_install(true);
+    if (f->interrupted)
+        sigcatch_note(f->interrupted);
+    follow_progress_stop(f);
+    if (f->interrupted) {
+        fprintf(stderr, "jackdaw %s: interrupted by signal %d with %u of %u tasks ended\n",
+                who, f->interrupted, f->ended, f->wl->count);
+        /* The daemons keep running the job without a client (run stops its cluster). */
+        if (strcmp(who, "run") != 0)
+            fprintf(stderr, "jackdaw %s: job %u goes on; 'jackdaw attach %u' follows it "
+                    "again\n", who, f->job, f->job);
+        code = EXIT_INTERRUPTED;
+        return code;
+    }
+    if (rc == -ETIMEDOUT && !f->finished) {
+        fprintf(stderr, "jackdaw %s: timed out after --timeout %g s with %u of %u tasks ended\n",
+                who, timeout_s, f->ended, f->wl->count);
+        code = EXIT_TIMED_OUT;
+        return code;
+    }
+    if (rc < 0 && !f->finished) {
+        fprintf(stderr, "jackdaw %s: lost the cluster with %u of %u tasks ended\n", who,
+                f->ended, f->wl->count);
+        code = EXIT_CLUSTER;
+        return code;
+    }
+    struct proto_stats *stats = xcalloc(nodes, sizeof *stats);
+    bool *got = xcalloc(nodes, sizeof *got);
+    rc = client_stats_some(c, stats, got, 5000, &cause);
+    struct summary s;
+    follow_summary(f, stats, got, nodes, mode, &s);
+    if (json)
+        follow_summary_print_json(&s, stdout);
+    else
+        follow_summary_print_text(&s, f, stdout);
+    /* A node declared dead cannot answer, and the summary says why already. */
+    uint32_t silent = 0;
+    for (uint32_t i = 0; i < nodes; i++) {
+        bool dead = false;
+        for (uint32_t k = 0; k < s.ndeaths; k++)
+            dead |= s.deaths[k].node == i;
+        silent += !got[i] && !dead;
+    }
+    if (rc < 0 && silent)
+        fprintf(stderr, "jackdaw %s: node statistics incomplete: %s\n", who, cause);
+    follow_summary_fini(&s);
+    free(got);
+    for (uint32_t i = 0; i < nodes; i++)
+        proto_stats_fini(&stats[i]);
+    free(stats);
+    code = f->failed || f->cancelled || f->duplicates ? EXIT_RUN_FAILED : 0;
+    /* Every task has ended and the summary is out: nothing will read the job's metadata
+     * records again, and a cluster that runs job after job would otherwise keep every
+     * record it ever had.  Best effort: a node that cannot be told keeps them, as every
+     * node does for a job nobody follows to its end. */
+    if (f->finished) {
+        char *why = NULL;
+        client_forget_job(c, f->job, 5000, &why);
+        free(why);
+    }
+    free(cause);
+    return code;
+}
+
 int job_submit(const char *who, const struct job_options *o)
 {
     struct auth_key key;
@@ -252,76 +345,151 @@ int job_submit(const char *who, const struct job_options *o)
                client_submit_mode_name(o->mode));
         goto out;
     }
-    if (!o->quiet)
-        follow_progress_start(&f, client_loop(c));
-    /* Ctrl-C, a batch system's SIGTERM or a closed terminal end the follow cleanly, so
-     * that `run` still stops the cluster it started. */
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    uv_signal_t sig[3];
-    for (int i = 0; i < 3; i++) {
-        uv_signal_init(client_loop(c), &sig[i]);
-        sig[i].data = &f;
-        uv_signal_start(&sig[i], on_signal, sigs[i]);
-    }
-    if (sigcatch_pending()) {
-        f.interrupted = sigcatch_pending();
-        f.stop = 1;
-    }
-    rc = client_wait(c, &f.stop, o->timeout_s > 0 ? (int)(o->timeout_s * 1000) : -1);
-    for (int i = 0; i < 3; i++)
-        uv_close((uv_handle_t *)&sig[i], NULL);
-    uv_run(client_loop(c), UV_RUN_NOWAIT);
-    /* libuv restored the default dispositions; keep catching until the caller is done. */
-    sigcatch_install(true);
-    if (f.interrupted)
-        sigcatch_note(f.interrupted);
-    follow_progress_stop(&f);
-    if (f.interrupted) {
-        fprintf(stderr, "jackdaw %s: interrupted by signal %d with %u of %u tasks ended\n",
-                who, f.interrupted, f.ended, o->wl->count);
-        code = EXIT_INTERRUPTED;
-        goto out;
-    }
-    if (rc == -ETIMEDOUT && !f.finished) {
-        fprintf(stderr, "jackdaw %s: timed out after --timeout %g s with %u of %u tasks ended\n",
-                who, o->timeout_s, f.ended, o->wl->count);
-        code = EXIT_TIMED_OUT;
-        goto out;
-    }
-    if (rc < 0 && !f.finished) {
-        fprintf(stderr, "jackdaw %s: lost the cluster with %u of %u tasks ended\n", who,
-                f.ended, o->wl->count);
-        code = EXIT_CLUSTER;
-        goto out;
-    }
-    struct proto_stats *stats = xcalloc(nodes, sizeof *stats);
-    rc = client_stats(c, stats, 5000, &cause);
-    struct summary s;
-    follow_summary(&f, rc == 0 ? stats : NULL, nodes, client_submit_mode_name(o->mode), &s);
-    if (o->json)
-        follow_summary_print_json(&s, stdout);
-    else
-        follow_summary_print_text(&s, &f, stdout);
-    if (rc < 0)
-        fprintf(stderr, "jackdaw %s: node statistics incomplete: %s\n", who, cause);
-    follow_summary_fini(&s);
-    for (uint32_t i = 0; i < nodes; i++)
-        free(stats[i].jobs);
-    free(stats);
-    code = f.failed || f.cancelled || f.duplicates ? EXIT_RUN_FAILED : 0;
-    /* Every task has ended and the summary is out: nothing will read the job's metadata
-     * records again, and a cluster that runs job after job would otherwise keep every
-     * record it ever had.  Best effort: a node that cannot be told keeps them, as every
-     * node does for a job nobody follows to its end. */
-    if (f.finished) {
-        char *why = NULL;
-        client_forget_job(c, job, 5000, &why);
-        free(why);
-    }
+    code = follow_to_end(who, c, &f, o->quiet, o->json, o->timeout_s,
+                         client_submit_mode_name(o->mode));
 out:
     client_destroy(c);
     follow_fini(&f);
     free(cause);
+    if (records)
+        fclose(records);
+    return code;
+}
+
+/* ---- attach ------------------------------------------------------------------------ */
+
+struct attach_state {
+    struct follow *f;
+    struct proto_job_count sum; /* the nodes' own counts of the job, summed */
+};
+
+static void on_job_ended(void *arg, uint32_t node, const struct proto_job_ended *m)
+{
+    struct attach_state *a = arg;
+    (void)node;
+    /* Every part of a node's answer repeats its counts: taken once, from the last. */
+    if (m->last) {
+        if (m->counts.tasks > a->sum.tasks)
+            a->sum.tasks = m->counts.tasks;
+        a->sum.done += m->counts.done;
+        a->sum.failed += m->counts.failed;
+        a->sum.cancelled += m->counts.cancelled;
+    }
+    for (uint32_t i = 0; i < m->count; i++)
+        follow_on_task_listed(a->f, &m->ends[i]);
+}
+
+static void attach_task_end(void *arg, const struct proto_task_end *e)
+{
+    follow_on_task_end(((struct attach_state *)arg)->f, e);
+}
+
+static void attach_node_lost(void *arg, uint32_t node, const char *reason)
+{
+    on_node_lost(((struct attach_state *)arg)->f, node, reason);
+}
+
+/* The wall time job `job` was submitted, from its job file (0 when unknown). */
+static int64_t job_submitted_ns(const char *cluster_path, uint32_t job)
+{
+    char *dir = jobs_dir(cluster_path);
+    char *path = xasprintf("%s/%u.json", dir, job);
+    json_t *o = json_load_file(path, 0, NULL);
+    int64_t t = (int64_t)json_integer_value(json_object_get(o, "submitted_ns"));
+    json_decref(o);
+    free(path);
+    free(dir);
+    return t;
+}
+
+int job_attach(const char *who, const struct attach_options *o)
+{
+    char *cause = NULL, *workload_path = NULL;
+    uint32_t job = 0;
+    if (job_file_find(o->cluster_path, o->job, &job, &workload_path, &cause) < 0) {
+        fprintf(stderr, "jackdaw %s: %s\n", who, cause);
+        free(cause);
+        return EXIT_BAD_INPUT;
+    }
+    struct workload wl;
+    if (workload_load(&wl, workload_path, &cause) < 0) {
+        fprintf(stderr, "jackdaw %s: job %u's workload: %s\n", who, job, cause);
+        free(cause);
+        free(workload_path);
+        return EXIT_BAD_INPUT;
+    }
+    struct auth_key key;
+    if (auth_key_load(o->cluster->key_path, &key, &cause) < 0) {
+        fprintf(stderr, "jackdaw %s: %s\n", who, cause);
+        free(cause);
+        free(workload_path);
+        workload_fini(&wl);
+        return EXIT_BAD_INPUT;
+    }
+    FILE *records = NULL;
+    if (o->records && !(records = fopen(o->records, "w"))) {
+        fprintf(stderr, "jackdaw %s: cannot write records '%s': %s\n", who, o->records,
+                strerror(errno));
+        free(workload_path);
+        workload_fini(&wl);
+        return EXIT_BAD_INPUT;
+    }
+    uint32_t nodes = o->cluster->count;
+    double *speeds = xmalloc(nodes * sizeof *speeds);
+    for (uint32_t i = 0; i < nodes; i++)
+        speeds[i] = o->cluster->nodes[i].speed;
+    struct follow f;
+    follow_init(&f, &wl, job, nodes, speeds, job_submitted_ns(o->cluster_path, job), records);
+    free(speeds);
+    struct attach_state a = {.f = &f};
+    struct client_callbacks cb = {.arg = &a, .on_task_end = attach_task_end,
+                                  .on_node_lost = attach_node_lost, .on_job_ended = on_job_ended};
+    struct client *c = client_create(o->cluster, &key, &cb);
+    int code = 0;
+    /* A node already declared dead cannot be reached; whether the job survives its loss
+     * is client_wait's to say (the cluster's --replicas), as for submit --wait. */
+    int rc = client_connect(c, 10000, &cause);
+    uint32_t reached = 0;
+    for (uint32_t i = 0; i < nodes; i++)
+        reached += client_node_ready(c, i) == 1;
+    if (rc < 0 && reached) {
+        fprintf(stderr, "jackdaw %s: %s\n", who, cause);
+        free(cause);
+        cause = NULL;
+        rc = 0;
+    }
+    if (rc == 0)
+        rc = client_attach(c, job, 30000, &cause);
+    if (rc < 0) {
+        fprintf(stderr, "jackdaw %s: %s\n", who, cause ? cause : strerror(-rc));
+        code = EXIT_CLUSTER;
+        goto out;
+    }
+    if (!a.sum.tasks) {
+        fprintf(stderr, "jackdaw %s: no node of this cluster knows job %u (was the cluster "
+                "restarted since it was submitted?)\n", who, job);
+        code = EXIT_BAD_INPUT;
+        goto out;
+    }
+    uint32_t counted = a.sum.done + a.sum.failed + a.sum.cancelled;
+    if (!f.finished && counted >= wl.count && f.ended < wl.count) {
+        /* Its end was followed already, and that client had the records forgotten. */
+        fprintf(stderr, "jackdaw %s: job %u has ended (%u done, %u failed, %u cancelled) and "
+                "its summary was printed by the client that followed it\n", who, job,
+                a.sum.done, a.sum.failed, a.sum.cancelled);
+        code = a.sum.failed || a.sum.cancelled ? EXIT_RUN_FAILED : 0;
+        goto out;
+    }
+    if (!o->quiet)
+        fprintf(stderr, "jackdaw %s: job %u: %u of %u tasks had ended\n", who, job, f.ended,
+                wl.count);
+    code = follow_to_end(who, c, &f, o->quiet, o->json, o->timeout_s, "attached");
+out:
+    client_destroy(c);
+    follow_fini(&f);
+    free(cause);
+    free(workload_path);
+    workload_fini(&wl);
     if (records)
         fclose(records);
     return code;

@@ -47,6 +47,26 @@ int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char 
 /* Returns an exit code (core/client/exitcode.h) and prints its own errors, prefixed by `who`. */
 int job_submit(const char *who, const struct job_options *o);
 
+struct attach_options {
+    const struct cluster *cluster;
+    const char *cluster_path; /* where the job files are */
+    uint32_t job;           /* 0: the latest submitted */
+    bool json, quiet;
+    const char *records;    /* records file, or NULL */
+    double timeout_s;       /* 0: never */
+};
+
+/*
+ * Attaches to a running job (jackdaw attach, submit --follow): finds its job file and
+ * workload, asks every node to report the job's ends here from now on and to list
+ * those its records say happened (client_attach), then follows the rest as --wait
+ * does, with the same summary, records and exit codes.  The records of ends that
+ * happened before carry what the metadata keeps: status, node and times, exit -1 for a
+ * failure (its output and exit status went to the client that followed it then, and
+ * are in the node's log).  Returns an exit code and prints its own errors.
+ */
+int job_attach(const char *who, const struct attach_options *o);
+
 /* --task-timeout S of run and submit: *timeout_s = S, or 0 when `text` is NULL (not
  * given).  Returns 0, or EXIT_USAGE after printing why S is no time limit. */
 int job_parse_task_timeout(const char *who, const char *text, double *timeout_s);

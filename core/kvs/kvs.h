@@ -211,4 +211,12 @@ int kvs_resubmit(struct kvs *kvs, uint64_t key, uint32_t attempt, uint32_t holde
  */
 int kvs_reopen(struct kvs *kvs, uint64_t key, uint32_t attempt, uint32_t runner);
 
+/*
+ * Calls fn for every record of job `job` this store is primary for whose status is
+ * final: what a client attaching to a running job learns of the ends it missed (every
+ * live store lists its own, so each end is listed once in the cluster).  A scan of the
+ * shard, O(records); fn must not call into the store.  Returns how many.
+ */
+size_t kvs_job_ends(const struct kvs *kvs, uint32_t job, kvs_orphan_fn fn, void *arg);
+
 #endif

@@ -19,7 +19,7 @@ _Static_assert(MSG_KVS_INSERT >> 8 == PROTO_RANGE_KVS &&
 _Static_assert(MSG_LOAD_QUERY >> 8 == PROTO_RANGE_SCHED && MSG_RECOMPUTE >> 8 == PROTO_RANGE_SCHED,
                "scheduler types in their range");
 _Static_assert(MSG_JOB_BEGIN >> 8 == PROTO_RANGE_CLIENT &&
-                   MSG_OBJECT_CREATE >> 8 == PROTO_RANGE_CLIENT,
+                   MSG_JOB_ENDED >> 8 == PROTO_RANGE_CLIENT,
                "client types in their range");
 _Static_assert(MSG_TRACE_HELLO >> 8 == PROTO_RANGE_TRACE &&
                    MSG_TRACE_STATE >> 8 == PROTO_RANGE_TRACE,
@@ -54,6 +54,8 @@ const char *proto_type_name(uint16_t type)
     case MSG_STATS_REPLY: return "stats-reply";
     case MSG_SHUTDOWN: return "shutdown";
     case MSG_OBJECT_CREATE: return "object-create";
+    case MSG_JOB_ATTACH: return "job-attach";
+    case MSG_JOB_ENDED: return "job-ended";
     case MSG_PUSH: return "push";
     case MSG_FETCH_REQ: return "fetch-request";
     case MSG_FETCH_REP: return "fetch-reply";
@@ -235,6 +237,15 @@ void proto_put_stats(struct wbuf *b, const struct proto_stats *s)
         wbuf_put_u32(b, s->jobs[i].failed);
         wbuf_put_u32(b, s->jobs[i].cancelled);
     }
+    wbuf_put_u64(b, s->tasks_resubmitted);
+    wbuf_put_u64(b, s->objects_recomputed);
+    wbuf_put_u32(b, s->epoch);
+    wbuf_put_u32(b, s->ndead);
+    for (uint32_t i = 0; i < s->ndead; i++) {
+        wbuf_put_u32(b, s->dead[i].node);
+        wbuf_put_u32(b, s->dead[i].by);
+        wbuf_put_i64(b, s->dead[i].at_ns);
+    }
 }
 
 int proto_get_stats(struct rbuf *r, struct proto_stats *s)
@@ -267,6 +278,8 @@ int proto_get_stats(struct rbuf *r, struct proto_stats *s)
     s->est_task_length_s = rbuf_f64(r);
     s->njobs = rbuf_u32(r);
     s->jobs = NULL;
+    s->dead = NULL;
+    s->ndead = 0;
     /* Each job entry is 20 bytes: refuse counts the payload cannot hold before
      * allocating for them. */
     if (!rbuf_ok(r) || s->njobs > r->left / 20)
@@ -279,9 +292,89 @@ int proto_get_stats(struct rbuf *r, struct proto_stats *s)
         s->jobs[i].failed = rbuf_u32(r);
         s->jobs[i].cancelled = rbuf_u32(r);
     }
+    s->tasks_resubmitted = rbuf_u64(r);
+    s->objects_recomputed = rbuf_u64(r);
+    s->epoch = rbuf_u32(r);
+    s->ndead = rbuf_u32(r);
+    /* A node knows at most epoch deaths; each entry is 16 bytes. */
+    if (!rbuf_ok(r) || s->ndead > s->epoch || s->ndead > r->left / 16) {
+        proto_stats_fini(s);
+        return -EBADMSG;
+    }
+    if (s->ndead)
+        s->dead = xcalloc(s->ndead, sizeof *s->dead);
+    for (uint32_t i = 0; i < s->ndead; i++) {
+        s->dead[i].node = rbuf_u32(r);
+        s->dead[i].by = rbuf_u32(r);
+        s->dead[i].at_ns = rbuf_i64(r);
+    }
     if (!rbuf_ok(r)) {
-        free(s->jobs);
-        s->jobs = NULL;
+        proto_stats_fini(s);
+        return -EBADMSG;
+    }
+    return 0;
+}
+
+void proto_stats_fini(struct proto_stats *s)
+{
+    free(s->jobs);
+    free(s->dead);
+    s->jobs = NULL;
+    s->dead = NULL;
+    s->njobs = s->ndead = 0;
+}
+
+void proto_put_job_ended(struct wbuf *b, const struct proto_job_ended *m)
+{
+    wbuf_put_u32(b, m->counts.job);
+    wbuf_put_u32(b, m->counts.tasks);
+    wbuf_put_u32(b, m->counts.done);
+    wbuf_put_u32(b, m->counts.failed);
+    wbuf_put_u32(b, m->counts.cancelled);
+    wbuf_put_u8(b, m->last);
+    wbuf_put_u32(b, m->count);
+    for (uint32_t i = 0; i < m->count; i++) {
+        const struct proto_task_end *e = &m->ends[i];
+        wbuf_put_u64(b, e->key);
+        wbuf_put_u8(b, e->status);
+        wbuf_put_u32(b, e->node);
+        wbuf_put_u32(b, (uint32_t)e->exit_code);
+        wbuf_put_i64(b, e->t_ready);
+        wbuf_put_i64(b, e->t_start);
+        wbuf_put_i64(b, e->t_end);
+    }
+}
+
+int proto_get_job_ended(struct rbuf *r, struct proto_job_ended *m)
+{
+    m->counts.job = rbuf_u32(r);
+    m->counts.tasks = rbuf_u32(r);
+    m->counts.done = rbuf_u32(r);
+    m->counts.failed = rbuf_u32(r);
+    m->counts.cancelled = rbuf_u32(r);
+    m->last = rbuf_u8(r);
+    m->count = rbuf_u32(r);
+    m->ends = NULL;
+    if (!rbuf_ok(r) || m->last > 1 || m->count > r->left / PROTO_JOB_ENDED_BYTES)
+        return -EBADMSG;
+    if (m->count)
+        m->ends = xcalloc(m->count, sizeof *m->ends);
+    bool bad = false;
+    for (uint32_t i = 0; i < m->count && !bad; i++) {
+        struct proto_task_end *e = &m->ends[i];
+        e->key = rbuf_u64(r);
+        e->status = rbuf_u8(r);
+        e->node = rbuf_u32(r);
+        e->exit_code = (int32_t)rbuf_u32(r);
+        e->t_ready = rbuf_i64(r);
+        e->t_start = rbuf_i64(r);
+        e->t_end = rbuf_i64(r);
+        /* Only ends, and only of the job named. */
+        bad = !task_status_final(e->status) || task_key_job(e->key) != m->counts.job;
+    }
+    if (bad || !rbuf_ok(r)) {
+        free(m->ends);
+        m->ends = NULL;
         return -EBADMSG;
     }
     return 0;

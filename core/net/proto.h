@@ -103,6 +103,11 @@ enum proto_type {
     MSG_STATS_REPLY = 0x0307,   /* u32 req, proto_stats */
     MSG_SHUTDOWN = 0x0308,      /* (empty) */
     MSG_OBJECT_CREATE = 0x0309, /* u64 object, u64 bytes: a workload's initial data object */
+    MSG_JOB_ATTACH = 0x030a,    /* u32 job: TASK_END reports of the job go to the sender
+                                   from now on; answered by JOB_ENDED */
+    MSG_JOB_ENDED = 0x030b,     /* proto_job_ended: the job's tasks whose record, on this
+                                   node as its primary, says they ended; in parts, the
+                                   last flagged */
 
     /* Traces (trace/format/wire.h). */
     MSG_TRACE_HELLO = 0x0401,
@@ -144,6 +149,13 @@ struct proto_job_count {
     uint32_t done, failed, cancelled; /* ended on this node */
 };
 
+/* A peer this node holds declared dead: who, the node it learned it from (itself when
+ * its own failure detector declared it) and when it learned it (wall ns). */
+struct proto_dead {
+    uint32_t node, by;
+    int64_t at_ns;
+};
+
 struct proto_stats {
     uint32_t node, slots, busy;
     double speed;
@@ -160,8 +172,34 @@ struct proto_stats {
     double est_task_length_s;
     uint32_t njobs;
     struct proto_job_count *jobs; /* owned */
+    /* failures (issue 15): this node's counters and its view of the membership */
+    uint64_t tasks_resubmitted, objects_recomputed;
+    uint32_t epoch;         /* deaths this node knows of */
+    uint32_t ndead;
+    struct proto_dead *dead; /* owned, ndead entries, NULL when none */
 };
 void proto_put_stats(struct wbuf *b, const struct proto_stats *s);
+/* Fills *s (jobs and dead owned: proto_stats_fini); 0 or -EBADMSG (nothing to free). */
 int proto_get_stats(struct rbuf *r, struct proto_stats *s);
+void proto_stats_fini(struct proto_stats *s);
+
+/*
+ * JOB_ENDED: what a node's metadata shard knows of a job's ended tasks, for a client
+ * attaching to the job (jackdaw attach).  A record keeps status, runner and times but
+ * neither exit code nor output, so those ends carry exit_code -1 and no detail.
+ */
+struct proto_job_ended {
+    /* The job as this node counts it (tasks 0: the node never heard of it); the ends
+     * listed are its shard's, wherever the tasks ran. */
+    struct proto_job_count counts;
+    uint8_t last;           /* 1 on the node's last JOB_ENDED for this attach */
+    uint32_t count;
+    struct proto_task_end *ends; /* owned, count entries (details NULL) */
+};
+/* Bytes one end takes in JOB_ENDED: a sender cuts its parts by it. */
+#define PROTO_JOB_ENDED_BYTES 41u
+void proto_put_job_ended(struct wbuf *b, const struct proto_job_ended *m);
+/* 0 or -EBADMSG (nothing to free then); m->ends owned. */
+int proto_get_job_ended(struct rbuf *r, struct proto_job_ended *m);
 
 #endif

@@ -418,6 +418,7 @@ static void node_free(struct node *n)
     wbuf_fini(&n->discard);
     free(n->peers);
     free(n->dead);
+    free(n->deaths);
     free(n->expelled);
     info_free(n->info);
     for (size_t i = 0; i < node_nparts; i++)
@@ -477,6 +478,7 @@ int node_run(const struct node_config *cfg, char **cause)
     uv_loop_init(&n->loop);
     n->peers = xcalloc(n->nodes, sizeof *n->peers);
     n->dead = xcalloc(n->nodes, sizeof *n->dead);
+    n->deaths = xcalloc(n->nodes, sizeof *n->deaths);
     for (uint32_t i = 0; i < n->nodes; i++)
         n->peers[i].heard_ms = n->peers[i].sent_ms = (int64_t)uv_now(&n->loop);
     u64map_init(&n->waitq);

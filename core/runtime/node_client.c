@@ -1,6 +1,8 @@
 /*
  * node_client — the node's side of the clients: jobs and their counts, SUBMIT, SYNC
- * (answered once the store's barrier holds), STATS, removal and forgetting of jobs.
+ * (answered once the store's barrier holds), STATS (with the deaths this node knows
+ * of), a client attaching to a running job (JOB_ATTACH), removal and forgetting of
+ * jobs.
  * Called by node.c's message handler (node_core.h).
  */
 #include "core/runtime/node_core.h"
@@ -47,6 +49,8 @@ static void send_stats(struct node *n, struct conn *c, uint32_t req)
         .locality_hits = n->c.locality_hits, .fetches = n->c.fetches,
         .bytes_in = n->c.bytes_in, .bytes_out = n->c.bytes_out,
         .policy_switches = n->c.policy_switches, .est_task_length_s = n->est_task_length_s,
+        .tasks_resubmitted = n->c.tasks_resubmitted,
+        .objects_recomputed = n->c.objects_recomputed, .epoch = n->epoch,
     };
     struct objstore_stats os;
     objstore_get_stats(data_store(n->data), &os);
@@ -61,12 +65,70 @@ static void send_stats(struct node *n, struct conn *c, uint32_t req)
         struct job *j = v;
         s.jobs[i++] = (struct proto_job_count){j->id, j->tasks, j->done, j->failed, j->cancelled};
     }
+    s.dead = xcalloc(n->nodes, sizeof *s.dead);
+    for (uint32_t p = 0; p < n->nodes; p++)
+        if (n->dead[p])
+            s.dead[s.ndead++] = n->deaths[p];
     size_t at;
     struct wbuf *b = conn_msg_begin(c, MSG_STATS_REPLY, &at);
     wbuf_put_u32(b, req);
     proto_put_stats(b, &s);
     conn_msg_end(c, at);
-    free(s.jobs);
+    proto_stats_fini(&s);
+}
+
+/* Ends per JOB_ENDED message: about 1 MiB, well inside a frame. */
+#define ENDED_CHUNK ((1u << 20) / PROTO_JOB_ENDED_BYTES)
+
+struct ended_list {
+    struct proto_task_end *ends;
+    size_t n, cap;
+};
+
+static void collect_end(void *arg, const struct tmd *rec)
+{
+    struct ended_list *l = arg;
+    l->ends = xgrow(l->ends, &l->cap, l->n + 1, sizeof *l->ends);
+    /* A cancelled task never ran: the record names where it was held. */
+    bool ran = rec->status != TASK_CANCELLED && rec->t_start;
+    l->ends[l->n++] = (struct proto_task_end){
+        .key = rec->key, .status = rec->status, .node = ran ? rec->runner : rec->holder,
+        .exit_code = rec->status == TASK_DONE ? 0 : -1, .t_ready = rec->t_ready,
+        .t_start = rec->t_start, .t_end = rec->t_end};
+}
+
+/*
+ * A client attaches to job `id` (jackdaw attach): from now on the job's reports from
+ * this node go to it, and it learns what ended before from the shard, which holds
+ * every task's record whichever node ran it.  Both happen in this one loop turn, so an
+ * end reported here from now on was either in the records listed or is reported after.
+ * A shard scan costs O(records) once per attach, and one JOB_ENDED per ~25,000 ends:
+ * at 10^5 tasks a few messages per node instead of 10^5 lookups.
+ */
+static void on_attach(struct node *n, struct conn *c, uint32_t id)
+{
+    struct job *j = u64map_get(&n->jobs, id);
+    struct proto_job_ended m = {.counts = {.job = id}};
+    struct ended_list l = {0};
+    if (j) {
+        j->client = c;
+        m.counts = (struct proto_job_count){id, j->tasks, j->done, j->failed, j->cancelled};
+        kvs_job_ends(n->kvs, id, collect_end, &l);
+    }
+    log_info("client %s attached to job %u: %zu ends listed", conn_peer_name(c), id, l.n);
+    size_t sent = 0;
+    do {
+        size_t count = l.n - sent < ENDED_CHUNK ? l.n - sent : ENDED_CHUNK;
+        m.count = (uint32_t)count;
+        m.ends = l.ends ? l.ends + sent : NULL;
+        sent += count;
+        m.last = sent == l.n;
+        size_t at;
+        struct wbuf *b = conn_msg_begin(c, MSG_JOB_ENDED, &at);
+        proto_put_job_ended(b, &m);
+        conn_msg_end(c, at);
+    } while (sent < l.n);
+    free(l.ends);
 }
 
 static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char **reason)
@@ -177,6 +239,13 @@ int node__on_client_message(struct node *n, struct conn *c, uint16_t type, struc
         if (!rbuf_ok(r))
             break;
         send_stats(n, c, req);
+        return 0;
+    }
+    case MSG_JOB_ATTACH: {
+        uint32_t id = rbuf_u32(r);
+        if (!rbuf_ok(r))
+            break;
+        on_attach(n, c, id);
         return 0;
     }
     case MSG_OBJECT_CREATE: {

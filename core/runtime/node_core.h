@@ -58,6 +58,9 @@ struct node {
     struct peer *peers;     /* owned, `nodes` entries */
     bool *dead;             /* owned, `nodes` entries: declared dead (node_declare_dead) */
     uint32_t epoch;         /* membership epoch: deaths this node knows of */
+    struct proto_dead *deaths; /* owned, `nodes` entries: for a dead peer, who told this
+                                  node (itself when it declared it) and when (wall ns);
+                                  what STATS reports to status and the summary */
     char *expelled;         /* owned: why a peer said this node was declared dead */
     struct u64map waitq;    /* key -> struct ntask * (owned) */
     struct u64map early;    /* key -> struct early * (owned): notices that beat their task */

@@ -125,12 +125,16 @@ bool node_alive(const struct node *n, uint32_t peer) { return peer < n->nodes &&
 const bool *node_dead_set(const struct node *n) { return n->dead; }
 uint32_t node_epoch(const struct node *n) { return n->epoch; }
 
-static void declare_dead(struct node *n, uint32_t peer, const char *why, bool spread)
+/* by: the node that declared it, as far as this node knows (itself, or the sender of
+ * MEMBER_DEAD). */
+static void declare_dead(struct node *n, uint32_t peer, uint32_t by, const char *why,
+                         bool spread)
 {
     if (peer >= n->nodes || peer == n->self || n->dead[peer] || n->stopping)
         return;
     n->dead[peer] = true;
     n->epoch++;
+    n->deaths[peer] = (struct proto_dead){.node = peer, .by = by, .at_ns = node_wall_ns(n)};
     log_warn("node %u declared dead (%s); membership epoch %u", peer, why, n->epoch);
     node_trace_full(n, TRACE_NODE_DOWN, TRACE_NO_TASK, (int32_t)peer, TRACE_DOWN_DECLARED,
                     n->epoch, 0, 0, 0);
@@ -164,7 +168,7 @@ static void declare_dead(struct node *n, uint32_t peer, const char *why, bool sp
 
 void node_declare_dead(struct node *n, uint32_t peer, const char *why)
 {
-    declare_dead(n, peer, why, true);
+    declare_dead(n, peer, n->self, why, true);
 }
 
 /* A node declared dead spoke again (it was stopped, not killed): it is told so, and the
@@ -196,7 +200,7 @@ int node__on_member_message(struct node *n, uint32_t from, uint16_t type, struct
         }
         char why[64];
         snprintf(why, sizeof why, "told by node %u", from);
-        declare_dead(n, node, why, false);
+        declare_dead(n, node, from, why, false);
         return 0;
     }
     uint32_t epoch = rbuf_u32(r);

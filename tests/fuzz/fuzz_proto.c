@@ -1,7 +1,7 @@
 /*
  * fuzz_proto — libFuzzer harness for the decoders of message payloads that have no
  * harness of their own: core/net/proto.h's (task specs, task ends, stats with their job
- * counts), the task metadata record of core/kvs/tmd.h, and the trace range's
+ * counts and deaths, a job's ended tasks for an attaching client), the task metadata record of core/kvs/tmd.h, and the trace range's
  * (trace/format/wire.h: hello, resume/ack, block, live, job, names, subscribe, state).
  * The first input byte picks the decoder, the rest is its payload.  Built by `make
  * fuzz`, replayed by `make fuzz-replay` (README.md).
@@ -23,7 +23,7 @@
 
 enum codec {
     C_TASK, C_TASK_END, C_STATS, C_TMD, C_HELLO, C_NEXT_SEQ, C_BLOCK, C_LIVE, C_JOB,
-    C_NAMES, C_SUBSCRIBE, C_STATE, C_COUNT
+    C_NAMES, C_SUBSCRIBE, C_STATE, C_JOB_ENDED, C_COUNT
 };
 
 /*
@@ -66,11 +66,24 @@ static int decode_encode(enum codec codec, struct rbuf *r, struct wbuf *out, boo
     case C_STATS: {
         struct proto_stats s;
         if ((rc = proto_get_stats(r, &s)) < 0) {
-            check(s.jobs == NULL);
+            check(s.jobs == NULL && s.dead == NULL);
             return rc;
         }
         proto_put_stats(out, &s);
-        free(s.jobs);
+        proto_stats_fini(&s);
+        return 0;
+    }
+    case C_JOB_ENDED: {
+        struct proto_job_ended m;
+        if ((rc = proto_get_job_ended(r, &m)) < 0) {
+            check(m.ends == NULL);
+            return rc;
+        }
+        for (uint32_t i = 0; i < m.count; i++)
+            check(task_status_final(m.ends[i].status) &&
+                  task_key_job(m.ends[i].key) == m.counts.job);
+        proto_put_job_ended(out, &m);
+        free(m.ends);
         return 0;
     }
     case C_TMD: {

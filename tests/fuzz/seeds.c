@@ -121,7 +121,7 @@ static void handshake_seeds(void)
 
 /* The harness's codec numbers (fuzz_proto.c's enum codec). */
 enum { C_TASK, C_TASK_END, C_STATS, C_TMD, C_HELLO, C_NEXT_SEQ, C_BLOCK, C_LIVE, C_JOB,
-       C_NAMES, C_SUBSCRIBE, C_STATE };
+       C_NAMES, C_SUBSCRIBE, C_STATE, C_JOB_ENDED };
 
 static void sample_tmd(struct tmd *t, uint32_t children, uint32_t done, uint16_t moves)
 {
@@ -190,6 +190,24 @@ static void proto_seeds(void)
                             .tasks_run = 9, .est_task_length_s = 0.01, .njobs = 2, .jobs = jobs};
     proto_put_stats(&p, &s);
     proto_seed("stats", C_STATS, &p);
+    struct proto_dead dead[2] = {{.node = 3, .by = 1, .at_ns = 1700000000000000000},
+                                 {.node = 5, .by = 2, .at_ns = 1700000001000000000}};
+    s.epoch = 2;
+    s.ndead = 2;
+    s.dead = dead;
+    s.tasks_resubmitted = 40;
+    s.objects_recomputed = 3;
+    proto_put_stats(&p, &s);
+    proto_seed("stats-dead", C_STATS, &p);
+
+    struct proto_task_end ended[2] = {
+        {.key = task_key(7, 0), .status = TASK_DONE, .node = 1, .t_ready = 1, .t_start = 2,
+         .t_end = 3},
+        {.key = task_key(7, 4), .status = TASK_CANCELLED, .node = 2, .exit_code = -1}};
+    struct proto_job_ended je = {.counts = {.job = 7, .tasks = 9, .done = 1}, .last = 1,
+                                 .count = 2, .ends = ended};
+    proto_put_job_ended(&p, &je);
+    proto_seed("job-ended", C_JOB_ENDED, &p);
 
     struct tmd rec;
     sample_tmd(&rec, 3, 2, 2);

@@ -17,7 +17,9 @@
 . "$(dirname "$0")/lib.sh"
 
 NODES=3
-start_cluster $NODES 1
+# status exits 4 for a silent node only until the live nodes declare it dead (then 0,
+# t_82): its 5 s wait must end well inside the failure timeout.
+start_cluster $NODES 1 --failure-timeout 12000
 mapfile -t node_pids < <(cluster_field "$CLUSTER_FILE" '"\n".join(str(n["pid"]) for n in c["nodes"])')
 port1=$(cluster_field "$CLUSTER_FILE" 'c["nodes"][1]["port"]')
 wl="$T/small.jsonl"
@@ -48,7 +50,7 @@ answered_late "$T/submit-stopped.err" "submit"
 note "stopped node: $(grep 'did not answer' "$T/status-stopped.err")"
 # declared_by NODE : NODE's log says node 1 was declared dead.
 declared_by() { grep -q "node 1 declared dead" "$CLUSTER_WORKDIR/node-$1.log"; }
-wait_until 30 eval 'declared_by 0 && declared_by 2' ||
+wait_until 40 eval 'declared_by 0 && declared_by 2' ||
     fail "nodes 0 and 2 did not declare the stopped node 1 dead"
 resume
 wait_until 20 eval "! pid_alive $stopped" || fail "node 1, declared dead, did not exit once continued"

@@ -203,11 +203,121 @@ static void test_stats_refuses_huge_job_count(void **state)
     assert_int_equal(t.njobs, 2);
     assert_int_equal(t.jobs[1].cancelled, 4);
     assert_true(t.speed == 0.5);
-    free(t.jobs);
-    /* njobs sits right before the job entries. */
-    wbuf_patch_u32(&b, b.len - 2 * 20 - 4, 0xffffffffu);
+    proto_stats_fini(&t);
+    /* njobs sits right before the job entries, which the failure fields follow (two
+     * counters, the epoch and no deaths: 24 bytes). */
+    wbuf_patch_u32(&b, b.len - 24 - 2 * 20 - 4, 0xffffffffu);
     rbuf_init(&r, b.data, b.len);
     assert_int_equal(proto_get_stats(&r, &t), -EBADMSG);
+    wbuf_fini(&b);
+}
+
+/* The failure facts travel; a dead list the payload cannot hold, or longer than the
+ * deaths the epoch counts, is refused with nothing to free. */
+static void test_stats_deaths(void **state)
+{
+    (void)state;
+    struct proto_dead dead[2] = {{.node = 3, .by = 3, .at_ns = 1700000000123456789},
+                                 {.node = 6, .by = 1, .at_ns = -1}};
+    struct proto_stats s = {.node = 1, .slots = 2, .speed = 1, .tasks_resubmitted = 41,
+                            .objects_recomputed = 7, .epoch = 2, .ndead = 2, .dead = dead};
+    struct wbuf b;
+    wbuf_init(&b);
+    proto_put_stats(&b, &s);
+    struct rbuf r;
+    rbuf_init(&r, b.data, b.len);
+    struct proto_stats t;
+    assert_int_equal(proto_get_stats(&r, &t), 0);
+    assert_int_equal(r.left, 0);
+    assert_int_equal(t.tasks_resubmitted, 41);
+    assert_int_equal(t.objects_recomputed, 7);
+    assert_int_equal(t.epoch, 2);
+    assert_int_equal(t.ndead, 2);
+    assert_int_equal(t.dead[0].node, 3);
+    assert_int_equal(t.dead[0].by, 3);
+    assert_true(t.dead[0].at_ns == 1700000000123456789);
+    assert_int_equal(t.dead[1].node, 6);
+    assert_true(t.dead[1].at_ns == -1);
+    proto_stats_fini(&t);
+    assert_null(t.dead);
+    /* Every truncation is refused. */
+    for (size_t len = 0; len < b.len; len++) {
+        rbuf_init(&r, b.data, len);
+        assert_int_equal(proto_get_stats(&r, &t), -EBADMSG);
+        assert_null(t.dead);
+        assert_null(t.jobs);
+    }
+    /* More deaths than the epoch counts: ndead sits 2 x 16 bytes from the end. */
+    wbuf_patch_u32(&b, b.len - 2 * 16 - 4, 3);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_stats(&r, &t), -EBADMSG);
+    wbuf_patch_u32(&b, b.len - 2 * 16 - 8, 0xffffffffu); /* epoch */
+    wbuf_patch_u32(&b, b.len - 2 * 16 - 4, 0x10000000u);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_stats(&r, &t), -EBADMSG);
+    wbuf_fini(&b);
+}
+
+/* JOB_ENDED lists only ends, and only of the job it names. */
+static void test_job_ended(void **state)
+{
+    (void)state;
+    struct proto_task_end ends[3] = {
+        {.key = task_key(5, 0), .status = TASK_DONE, .node = 2, .t_ready = 1, .t_start = 2,
+         .t_end = 3},
+        {.key = task_key(5, 9), .status = TASK_FAILED, .node = 0, .exit_code = -1},
+        {.key = task_key(5, 4), .status = TASK_CANCELLED, .node = 1, .exit_code = -1}};
+    struct proto_job_ended m = {.counts = {5, 10, 1, 1, 1}, .last = 1, .count = 3,
+                                .ends = ends};
+    struct wbuf b;
+    wbuf_init(&b);
+    proto_put_job_ended(&b, &m);
+    assert_int_equal(b.len, 25 + 3 * PROTO_JOB_ENDED_BYTES);
+    struct rbuf r;
+    rbuf_init(&r, b.data, b.len);
+    struct proto_job_ended t;
+    assert_int_equal(proto_get_job_ended(&r, &t), 0);
+    assert_int_equal(t.counts.job, 5);
+    assert_int_equal(t.counts.tasks, 10);
+    assert_int_equal(t.last, 1);
+    assert_int_equal(t.count, 3);
+    assert_int_equal(t.ends[0].node, 2);
+    assert_int_equal(t.ends[0].t_end, 3);
+    assert_int_equal(t.ends[1].status, TASK_FAILED);
+    assert_int_equal(t.ends[1].exit_code, -1);
+    assert_int_equal(task_key_index(t.ends[2].key), 4);
+    free(t.ends);
+    for (size_t len = 0; len < b.len; len++) {
+        rbuf_init(&r, b.data, len);
+        assert_int_equal(proto_get_job_ended(&r, &t), -EBADMSG);
+        assert_null(t.ends);
+    }
+    /* A task of another job, a status that is no end, a last flag beyond 1. */
+    wbuf_reset(&b);
+    ends[1].key = task_key(6, 9);
+    proto_put_job_ended(&b, &m);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_job_ended(&r, &t), -EBADMSG);
+    assert_null(t.ends);
+    wbuf_reset(&b);
+    ends[1].key = task_key(5, 9);
+    ends[1].status = TASK_RUNNING;
+    proto_put_job_ended(&b, &m);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_job_ended(&r, &t), -EBADMSG);
+    wbuf_reset(&b);
+    ends[1].status = TASK_FAILED;
+    m.last = 2;
+    proto_put_job_ended(&b, &m);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_job_ended(&r, &t), -EBADMSG);
+    /* A count the payload cannot hold is refused before allocating. */
+    wbuf_reset(&b);
+    m.last = 1;
+    proto_put_job_ended(&b, &m);
+    wbuf_patch_u32(&b, 21, 0x7fffffffu);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_job_ended(&r, &t), -EBADMSG);
     wbuf_fini(&b);
 }
 
@@ -238,6 +348,8 @@ int main(void)
         cmocka_unit_test(test_task_time_limit),
         cmocka_unit_test(test_task_end_roundtrip),
         cmocka_unit_test(test_stats_refuses_huge_job_count),
+        cmocka_unit_test(test_stats_deaths),
+        cmocka_unit_test(test_job_ended),
         cmocka_unit_test(test_key_owner_spread),
     };
     return cmocka_run_group_tests_name("proto", tests, NULL, NULL);

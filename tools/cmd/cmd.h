@@ -21,8 +21,13 @@ struct cmd {
     int (*main)(int argc, char **argv); /* argv[0] is the command name */
 };
 
-extern const struct cmd cmd_node, cmd_launch, cmd_submit, cmd_status, cmd_stop, cmd_run,
+extern const struct cmd cmd_node, cmd_launch, cmd_submit, cmd_attach, cmd_status, cmd_stop, cmd_run,
     cmd_gen, cmd_cancel, cmd_trace, cmd_collector, cmd_console, cmd_replay;
+
+/* attach's work, shared with submit --follow JOB (tools/cmd/cmd_attach.c); job_text NULL:
+ * the latest job. */
+int cmd_attach_job(const char *who, const char *cluster, const char *job_text, bool json,
+                   bool quiet, const char *records, double timeout);
 
 /* The console and replay commands' shared main (tools/cmd/cmd_console.c): `replay` is
  * non-NULL for `jackdaw replay FILE`. */

@@ -1,6 +1,8 @@
 /*
  * jackdaw status — one line per node: slots, busy, queue lengths, tasks run, steals;
- * then the jobs the cluster knows with their progress.
+ * a node declared dead as "dead (declared at HH:MM:SS by node X)" (a degraded cluster
+ * still serves: exit 0), one that is silent without being declared dead as unreachable
+ * (exit 4); the failure counters; then the jobs the cluster knows with their progress.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -9,11 +11,12 @@
 
 #include "core/base/xalloc.h"
 #include "core/client/client.h"
+#include "core/client/follow.h"
 #include "core/client/job.h"
 #include "tools/cmd/cmd.h"
 
 /* Jobs summed over the nodes: each node counts the tasks that ended there. */
-static void print_jobs(const struct proto_stats *st, uint32_t nodes)
+static void print_jobs(const struct proto_stats *st, uint32_t nodes, uint32_t ndeaths)
 {
     struct proto_job_count sum[64];
     uint32_t n = 0;
@@ -39,9 +42,17 @@ static void print_jobs(const struct proto_stats *st, uint32_t nodes)
         uint32_t ended = sum[s].done + sum[s].failed + sum[s].cancelled;
         printf("job %u: %u/%u ended (%u done, %u failed, %u cancelled)%s\n", sum[s].job, ended,
                sum[s].tasks, sum[s].done, sum[s].failed, sum[s].cancelled,
-               ended >= sum[s].tasks ? "" : "  running");
+               ended >= sum[s].tasks ? ""
+               /* A dead node took its count of the tasks that ended there with it. */
+               : ndeaths ? "  running, or ended on a dead node"
+                         : "  running");
     }
 }
+
+/* A node as status sees it: answering, declared dead by a node that answered, or
+ * silent with nobody saying why (an error: exit status 4). */
+enum node_state { NODE_UP, NODE_DEAD, NODE_UNREACHABLE };
+static const char *const state_name[] = {"up", "dead", "unreachable"};
 
 static int status_main(int argc, char **argv)
 {
@@ -63,18 +74,48 @@ static int status_main(int argc, char **argv)
     if (rc)
         return rc;
     struct client *c = client_create(&cl, &key, NULL);
-    char *cause = NULL;
+    char *cause = NULL, *unreached = NULL;
     struct proto_stats *st = xcalloc(cl.count, sizeof *st);
-    rc = client_connect(c, 5000, &cause);
-    if (rc == 0)
-        rc = client_stats(c, st, 5000, &cause);
+    bool *got = xcalloc(cl.count, sizeof *got);
+    struct proto_dead *deaths = xcalloc(cl.count, sizeof *deaths);
+    /* A node that cannot be reached does not stop the others from answering: whether
+     * it is a failure depends on whether the live ones declared it dead. */
+    (void)client_connect(c, 5000, &unreached);
+    client_stats_some(c, st, got, 5000, &cause);
+    uint32_t answered = 0, missing = 0;
+    uint32_t ndeaths = follow_deaths(st, got, cl.count, deaths);
+    enum node_state *state = xcalloc(cl.count, sizeof *state);
+    for (uint32_t i = 0; i < cl.count; i++) {
+        state[i] = got[i] ? NODE_UP : NODE_UNREACHABLE;
+        for (uint32_t k = 0; k < ndeaths && !got[i]; k++)
+            if (deaths[k].node == i)
+                state[i] = NODE_DEAD;
+        answered += got[i];
+        missing += state[i] == NODE_UNREACHABLE;
+    }
     int code = 0;
-    if (rc < 0) {
-        fprintf(stderr, "jackdaw status: %s\n", cause ? cause : "failed");
+    if (!answered || missing) {
+        /* Nothing answered, or a node nobody declared dead is silent: the cluster is not
+         * what its file says, and status cannot tell why. */
+        fprintf(stderr, "jackdaw status: %s\n",
+                unreached ? unreached : cause ? cause : "no node answered");
         code = EXIT_CLUSTER;
+    }
+    if (!answered) {
+        /* nothing to show */
     } else if (json) {
         json_t *nodes = json_array();
         for (uint32_t i = 0; i < cl.count; i++) {
+            if (!got[i]) {
+                json_t *n = json_pack("{s:i, s:s}", "id", (int)i, "state", state_name[state[i]]);
+                for (uint32_t k = 0; k < ndeaths; k++)
+                    if (deaths[k].node == i)
+                        json_object_update_new(n, json_pack("{s:I, s:i}", "declared_at_ns",
+                                                            (json_int_t)deaths[k].at_ns,
+                                                            "declared_by", (int)deaths[k].by));
+                json_array_append_new(nodes, n);
+                continue;
+            }
             json_t *n = json_pack(
                 "{s:i, s:i, s:i, s:f, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "id",
                 (int)st[i].node, "slots", (int)st[i].slots, "busy", (int)st[i].busy, "speed",
@@ -97,9 +138,20 @@ static int status_main(int argc, char **argv)
                              (json_int_t)st[i].cache_misses, "policy_switches",
                              (json_int_t)st[i].policy_switches, "est_task_length_s",
                              st[i].est_task_length_s));
+            /* Failures as this node knows them. */
+            json_object_update_new(
+                n, json_pack("{s:s, s:i, s:I, s:I}", "state", state_name[NODE_UP], "epoch",
+                             (int)st[i].epoch, "tasks_resubmitted",
+                             (json_int_t)st[i].tasks_resubmitted, "objects_recomputed",
+                             (json_int_t)st[i].objects_recomputed));
             json_array_append_new(nodes, n);
         }
-        json_t *o = json_pack("{s:o}", "nodes", nodes);
+        json_t *dead = json_array();
+        for (uint32_t k = 0; k < ndeaths; k++)
+            json_array_append_new(dead, json_pack("{s:i, s:i, s:I}", "node", (int)deaths[k].node,
+                                                  "by", (int)deaths[k].by, "at_ns",
+                                                  (json_int_t)deaths[k].at_ns));
+        json_t *o = json_pack("{s:o, s:o}", "nodes", nodes, "dead", dead);
         char *text = json_dumps(o, JSON_COMPACT);
         printf("%s\n", text);
         free(text);
@@ -109,6 +161,20 @@ static int status_main(int argc, char **argv)
                "speed", "waitq", "lready", "sready", "completeq", "tasks_run", "steals ok/try",
                "stolen", "rss_MiB");
         for (uint32_t i = 0; i < cl.count; i++) {
+            if (state[i] == NODE_DEAD) {
+                for (uint32_t k = 0; k < ndeaths; k++) {
+                    if (deaths[k].node != i)
+                        continue;
+                    char when[32];
+                    follow_clock_time(deaths[k].at_ns, when, sizeof when);
+                    printf("%-5u dead (declared at %s by node %u)\n", i, when, deaths[k].by);
+                }
+                continue;
+            }
+            if (state[i] == NODE_UNREACHABLE) {
+                printf("%-5u unreachable (not declared dead by any node that answered)\n", i);
+                continue;
+            }
             char steals[40];
             snprintf(steals, sizeof steals, "%" PRIu64 "/%" PRIu64, st[i].steals_succeeded,
                      st[i].steals_attempted);
@@ -118,10 +184,23 @@ static int status_main(int argc, char **argv)
                    st[i].sready, st[i].completeq, st[i].tasks_run, steals, st[i].tasks_stolen,
                    (double)st[i].rss_bytes / (1 << 20));
         }
-        print_jobs(st, cl.count);
+        uint64_t resubmitted = 0, recomputed = 0;
+        for (uint32_t i = 0; i < cl.count; i++) {
+            resubmitted += st[i].tasks_resubmitted;
+            recomputed += st[i].objects_recomputed;
+        }
+        if (ndeaths || resubmitted || recomputed)
+            printf("failures: %u node%s declared dead, %" PRIu64 " tasks resubmitted, %" PRIu64
+                   " objects recomputed\n", ndeaths, ndeaths == 1 ? "" : "s", resubmitted,
+                   recomputed);
+        print_jobs(st, cl.count, ndeaths);
     }
+    free(state);
+    free(deaths);
+    free(got);
+    free(unreached);
     for (uint32_t i = 0; i < cl.count; i++)
-        free(st[i].jobs);
+        proto_stats_fini(&st[i]);
     free(st);
     free(cause);
     client_destroy(c);

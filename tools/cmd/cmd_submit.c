@@ -11,12 +11,14 @@
 static int submit_main(int argc, char **argv)
 {
     const char *cluster = NULL, *mode = "hashed", *records = NULL, *task_timeout_text = NULL;
+    const char *follow = NULL;
     bool wait = false, json = false, quiet = false;
     double timeout = 0;
     struct opt opts[] = {
         {"cluster", OPT_STRING, &cluster, "FILE  cluster file (default: see man)"},
         {"mode", OPT_STRING, &mode, "M  hashed | one | roundrobin | data (default hashed)"},
         {"wait", OPT_FLAG, &wait, "  follow the job to its end and print the summary"},
+        {"follow", OPT_STRING, &follow, "JOB  submit nothing: attach to job JOB (jackdaw attach)"},
         {"json", OPT_FLAG, &json, "  with --wait: summary as one JSON object"},
         {"quiet", OPT_FLAG, &quiet, "  no progress line"},
         {"records", OPT_STRING, &records, "FILE  with --wait: one JSON line per task end"},
@@ -30,6 +32,13 @@ static int submit_main(int argc, char **argv)
     int rc = cmd_parse(&cmd_submit, argc, argv, opts, pos, 1, &npos);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (follow && npos) {
+        fprintf(stderr, "jackdaw submit: --follow JOB attaches to a job and submits nothing: "
+                        "drop the workload '%s'\n", pos[0]);
+        return EXIT_USAGE;
+    }
+    if (follow)
+        return cmd_attach_job("submit", cluster, follow, json, quiet, records, timeout);
     if (npos != 1) {
         fprintf(stderr, "jackdaw submit: which workload?\nusage: jackdaw submit %s\n",
                 cmd_submit.usage);
@@ -72,7 +81,7 @@ static int submit_main(int argc, char **argv)
 const struct cmd cmd_submit = {
     .name = "submit",
     .usage = "WORKLOAD [--cluster FILE] [--mode hashed|one|roundrobin|data] [--task-timeout S] "
-             "[--wait] [--json]",
+             "[--wait] [--json] [--records FILE] | --follow JOB",
     .summary = "submit a workload to a running cluster",
     .main = submit_main,
 };
