@@ -202,6 +202,16 @@ int kvs_orphans(struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg);
 int kvs_resubmit(struct kvs *kvs, uint64_t key, uint32_t attempt, uint32_t holder);
 
 /*
+ * Calls fn for every record this store is primary for that is not final, is held by a
+ * live node, and whose last move came from `dead`: the mover records a move (HISTORY)
+ * when it sends the task, so a mover that died may have recorded a move whose task
+ * never arrived, or arrived after its receiver learned of the death and ignored it.
+ * The node asks each holder whether it has the task and resubmits those it has not
+ * (node_member.c).  Returns how many, or -EINVAL when `dead` is not down.
+ */
+int kvs_moved_from(struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg);
+
+/*
  * Lineage (node_recover.c): task `key` is DONE, ran on `runner`, which is down, and its
  * output is needed again.  If this store is the key's primary and the record is DONE by
  * `runner` at `attempt`, it becomes READY as attempt + 1, held by `runner` and flagged

@@ -246,6 +246,40 @@ static bool orphan(const struct kvs *kvs, const struct tmd *rec, uint32_t dead)
     return held && !task_status_final((enum task_status)rec->status);
 }
 
+/* Not final, held by a live node, and its last move came from `dead`. */
+static bool moved_from(const struct kvs *kvs, const struct tmd *rec, uint32_t dead)
+{
+    return !task_status_final((enum task_status)rec->status) && rec->num_history >= 2 &&
+           rec->num_history < TMD_MAX_HISTORY && rec->history[rec->num_history - 2] == dead &&
+           rec->holder != dead && !view_is_down(&kvs->view, rec->holder);
+}
+
+int kvs_moved_from(struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg)
+{
+    if (dead >= kvs->nodes || !view_is_down(&kvs->view, dead))
+        return -EINVAL;
+    uint64_t *keys = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t key;
+    void *v;
+    for (size_t i = 0; (i = u64map_next(&kvs->shard.records, i, &key, &v)) != 0;) {
+        if (!moved_from(kvs, v, dead) || !kvs__is_primary(kvs, key))
+            continue;
+        keys = xgrow(keys, &cap, n + 1, sizeof *keys);
+        keys[n++] = key;
+    }
+    int count = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct tmd *rec = shard_get(&kvs->shard, keys[i]);
+        if (!rec || !moved_from(kvs, rec, dead))
+            continue;
+        fn(arg, rec);
+        count++;
+    }
+    free(keys);
+    return count;
+}
+
 int kvs_orphans(struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg)
 {
     if (dead != KVS_NO_SHARD && !view_is_down(&kvs->view, dead))

@@ -146,6 +146,12 @@ static bool parent_counted(const struct tmd *rec, uint64_t object)
 
 static void moved(struct tmd *rec, uint32_t node)
 {
+    /* The first move records where the task was first, too: a death must tell which
+     * tasks came from the dead node (kvs_moved_from). */
+    if (rec->num_history == 0 && rec->holder != node) {
+        rec->history = xmalloc(sizeof *rec->history);
+        rec->history[rec->num_history++] = rec->holder;
+    }
     rec->holder = node;
     if (rec->num_history == TMD_MAX_HISTORY)
         return;

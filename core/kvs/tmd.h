@@ -56,7 +56,9 @@ struct tmd {
     uint32_t runner;        /* node that ran it, once it ran */
     uint32_t attempt;       /* 0 for the first; +1 each time the task is handed to a new
                                holder because its holder died (KVS_FIELD_RESUBMIT) */
-    uint16_t num_history;   /* moves recorded (at most TMD_MAX_HISTORY) */
+    uint16_t num_history;   /* holders recorded (at most TMD_MAX_HISTORY): the first
+                               holder, then one per move, so that the node a task last
+                               moved from is history[num_history - 2] */
     uint8_t status;         /* enum task_status */
     uint8_t flags;          /* enum tmd_flags */
 };

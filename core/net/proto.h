@@ -91,6 +91,9 @@ enum proto_type {
     MSG_RECOMPUTE = 0x0214,     /* u64 task, u32 runner: the task's output was lost with its
                                    runner, which died, and is needed: to the record's primary,
                                    which runs the task again (node_recover.c) */
+    MSG_HOLD_QUERY = 0x0215,    /* u64 task: the record's primary asks the task's holder,
+                                   whose move came from a node that died, if it has it */
+    MSG_HOLD_NOT = 0x0216,      /* u64 task: the answer when it has not (node_member.c) */
 
     /* Client to node and back. */
     MSG_JOB_BEGIN = 0x0301,     /* u32 job, u32 tasks, u32 tasks this node will get: TASK_END

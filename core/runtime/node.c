@@ -163,7 +163,8 @@ static int on_node_message(struct node *n, uint32_t from, uint16_t type, struct 
     uint8_t owner = n->owner[type & 0xff];
     if (type == MSG_STEAL_GRANT)
         rc = node__on_steal_grant(n, from, r);
-    else if (type == MSG_MEMBER_DEAD || type == MSG_YOU_ARE_DEAD)
+    else if (type == MSG_MEMBER_DEAD || type == MSG_YOU_ARE_DEAD || type == MSG_HOLD_QUERY ||
+             type == MSG_HOLD_NOT)
         rc = node__on_member_message(n, from, type, r);
     else if (type == MSG_RESUBMIT)
         rc = node__on_resubmit(n, from, r);

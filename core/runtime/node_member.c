@@ -101,9 +101,47 @@ static void on_take_back(void *arg, int status, const struct tmd *rec)
     hand_on(n, rec, n->self, false);
 }
 
+/* Whether the task is here, in any state short of its end. */
+static bool holds(struct node *n, uint64_t key)
+{
+    return u64map_get(&n->waitq, key) || u64map_get(&n->running, key) ||
+           u64map_get(&n->parked, key) || node__find_ready(n, key) ||
+           data_staging(n->data, key);
+}
+
+/* The holder answered that it has not the task: if the record still names it, the move
+ * from the dead node never arrived, and nobody else will run the task. */
+static void on_not_held(void *arg, int status, const struct tmd *rec)
+{
+    struct node *n = arg;
+    if (status != 0 || !rec || task_status_final((enum task_status)rec->status) ||
+        rec->num_history < 2 || !n->dead[rec->history[rec->num_history - 2]])
+        return;
+    log_info("task %llx: moved here from node %u, which died, it never reached node %u",
+             (unsigned long long)rec->key, rec->history[rec->num_history - 2], rec->holder);
+    node__hand_on_orphan(n, rec);
+}
+
+/* A task whose last move came from the dead node (kvs_moved_from): its holder is asked
+ * whether the move arrived; this node answers itself at once. */
+static void on_moved_from(void *arg, const struct tmd *rec)
+{
+    struct node *n = arg;
+    if (rec->holder == n->self) {
+        if (!holds(n, rec->key))
+            on_not_held(n, 0, rec);
+        return;
+    }
+    size_t at;
+    struct wbuf *b = node_msg_begin(n, rec->holder, MSG_HOLD_QUERY, &at);
+    wbuf_put_u64(b, rec->key);
+    node_msg_end(n, rec->holder, at);
+}
+
 static void resubmit_orphans(struct node *n, uint32_t dead)
 {
     kvs_orphans(n->kvs, KVS_NO_SHARD, on_orphan, n);
+    kvs_moved_from(n->kvs, dead, on_moved_from, n);
     uint64_t *keys = NULL;
     size_t nk = 0, cap = 0;
     uint64_t k;
@@ -184,6 +222,21 @@ void node__refuse_dead(struct node *n, struct conn *c)
 
 int node__on_member_message(struct node *n, uint32_t from, uint16_t type, struct rbuf *r)
 {
+    if (type == MSG_HOLD_QUERY || type == MSG_HOLD_NOT) {
+        uint64_t key = rbuf_u64(r);
+        if (!rbuf_ok(r) || r->left)
+            return -EBADMSG;
+        if (type == MSG_HOLD_NOT) {
+            /* The record is this node's as its primary: the lookup answers at once. */
+            kvs_lookup(n->kvs, key, on_not_held, n);
+        } else if (!holds(n, key)) {
+            size_t at;
+            struct wbuf *b = node_msg_begin(n, from, MSG_HOLD_NOT, &at);
+            wbuf_put_u64(b, key);
+            node_msg_end(n, from, at);
+        }
+        return 0;
+    }
     if (type == MSG_MEMBER_DEAD) {
         uint32_t node = rbuf_u32(r);
         uint32_t epoch = rbuf_u32(r);

@@ -791,6 +791,75 @@ static void test_orphans_listed_once(void **state)
             assert_int_equal(kvs_orphans(net.kvs[node], KVS_NO_SHARD, collect_orphan, NULL), 0);
 }
 
+/*
+ * Tasks whose last move came from the dead node are listed once, by their primaries,
+ * for their (live) holders to be asked: moved 2 -> 4, and 2 -> 4 -> 5 (the last move is
+ * from 4: not listed), 3 -> 2 (held by the dead: an orphan, not listed here), a finished
+ * one (not listed), and never moved (not listed).
+ */
+static void test_moved_from_dead_listed(void **state)
+{
+    (void)state;
+    net_start(6, 19);
+    use_replicas(2);
+    enum { N = 60 };
+    uint32_t dead = 2;
+    for (uint32_t i = 0; i < N; i++)
+        put_record(CLIENT, task_key(5, i), 0, NULL, 0, i % 5 == 4 ? 3 : dead, 0);
+    settle();
+    int expect[N] = {0};
+    for (uint32_t i = 0; i < N; i++) {
+        uint64_t k = task_key(5, i);
+        switch (i % 5) {
+        case 0: /* moved from the dead node */
+            kvs_append(net.kvs[dead], k, KVS_FIELD_HISTORY, 4, 0, 0);
+            expect[i] = 1;
+            break;
+        case 1: /* moved on again */
+            kvs_append(net.kvs[dead], k, KVS_FIELD_HISTORY, 4, 0, 0);
+            settle();
+            kvs_append(net.kvs[4], k, KVS_FIELD_HISTORY, 5, 0, 0);
+            break;
+        case 2: { /* moved, then done */
+            kvs_append(net.kvs[dead], k, KVS_FIELD_HISTORY, 4, 0, 0);
+            settle();
+            struct tmd_run run = {.node = 4};
+            kvs_cas(net.kvs[4], k, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, NULL, NULL);
+            break;
+        }
+        case 4: /* moved to the dead node */
+            kvs_append(net.kvs[3], k, KVS_FIELD_HISTORY, dead, 0, 0);
+            break;
+        default: /* never moved */
+            break;
+        }
+    }
+    settle();
+    assert_int_equal(kvs_moved_from(net.kvs[0], dead, collect_orphan, NULL), -EINVAL);
+    down_everywhere(dead);
+    settle();
+    memset(&seen, 0, sizeof seen);
+    for (uint32_t node = 0; node < 6; node++)
+        if (node != dead)
+            assert_true(kvs_moved_from(net.kvs[node], dead, collect_orphan, NULL) >= 0);
+    size_t want = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        size_t times = 0;
+        for (size_t j = 0; j < seen.n; j++)
+            times += seen.keys[j] == task_key(5, i);
+        assert_int_equal(times, (size_t)expect[i]);
+        want += (size_t)expect[i];
+    }
+    assert_int_equal(seen.n, want);
+    assert_true(want >= 10);
+    /* Their records name where they came from: the first holder, then the move. */
+    uint64_t k0 = task_key(5, 0);
+    const struct tmd *rec = kvs_local_record(net.kvs[kvs_primary(net.kvs[0], k0)], k0);
+    assert_int_equal(rec->num_history, 2);
+    assert_int_equal(rec->history[0], dead);
+    assert_int_equal(rec->history[1], 4);
+}
+
 /* A completion counts once, by the attempt that holds the task; the dead are not heard. */
 static void test_late_completion_refused(void **state)
 {
@@ -1601,6 +1670,7 @@ int main(void)
         cmocka_unit_test_teardown(test_answer_waits_for_the_new_backup, teardown),
         cmocka_unit_test_teardown(test_requests_to_a_dead_primary_answered, teardown),
         cmocka_unit_test_teardown(test_orphans_listed_once, teardown),
+        cmocka_unit_test_teardown(test_moved_from_dead_listed, teardown),
         cmocka_unit_test_teardown(test_late_completion_refused, teardown),
         cmocka_unit_test_teardown(test_reopen_lost_output, teardown),
         cmocka_unit_test_teardown(test_requests_wait_for_the_news, teardown),
