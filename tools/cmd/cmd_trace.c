@@ -63,6 +63,7 @@ enum {
     F_TEXT = 1 << 5,
     F_SAMPLE = 1 << 6,
     F_NAMES = 1 << 7,
+    F_ATTEMPT = 1 << 8, /* the attempt, held in duration (trace_kind.h); shown when > 0 */
 };
 
 /* Names cat prints of a JOB_SUBMIT or TASK_NAMES before "…(+N)", and bytes of each. */
@@ -73,7 +74,9 @@ static const unsigned kind_fields[TRACE_KIND_COUNT] = {
     [TRACE_TASK_PUSHED] = F_PEER,
     [TRACE_TASK_STOLEN_IN] = F_PEER,
     [TRACE_TASK_STOLEN_OUT] = F_PEER,
-    [TRACE_TASK_END] = F_STATUS | F_COUNT, /* count: the exit code */
+    [TRACE_TASK_SUBMIT] = F_ATTEMPT,
+    [TRACE_TASK_START] = F_ATTEMPT,
+    [TRACE_TASK_END] = F_STATUS | F_COUNT | F_ATTEMPT, /* count: the exit code */
     [TRACE_STEAL_REQUEST] = F_PEER | F_COUNT, /* count: tasks asked for, 0: the victim decides */
     [TRACE_STEAL_GRANT] = F_PEER | F_COUNT,
     [TRACE_STEAL_FAIL] = F_PEER | F_STATUS,
@@ -86,6 +89,9 @@ static const unsigned kind_fields[TRACE_KIND_COUNT] = {
     [TRACE_DROPPED] = F_COUNT,
     [TRACE_JOB_SUBMIT] = F_COUNT | F_TEXT | F_NAMES, /* tasks, digest, [workload] */
     [TRACE_TASK_NAMES] = F_COUNT | F_NAMES,          /* n, ids of task .. task+n-1 */
+    /* status: the new attempt; count: the dead node it was taken from */
+    [TRACE_TASK_RESUBMIT] = F_PEER | F_STATUS | F_COUNT,
+    [TRACE_OBJECT_RECOMPUTE] = F_PEER | F_STATUS, /* peer: the dead node, status: attempt */
 };
 
 /* Writes s as a JSON string (quotes included); also used for `text` in the columns so
@@ -175,6 +181,8 @@ static void print_text(FILE *out, const struct trace_event *ev)
         snprintf(task, sizeof task, "%" PRIu32 ":%" PRIu32, (uint32_t)(ev->task >> 32),
                  (uint32_t)ev->task);
     unsigned f = kind_fields[ev->kind];
+    if ((f & F_ATTEMPT) && ev->duration_ns <= 0)
+        f &= ~(unsigned)F_ATTEMPT; /* a first run, as every run before attempts existed */
     fprintf(out, f ? " %-12s" : " %s", task); /* no trailing blanks when nothing follows */
     if (f & F_PEER)
         fprintf(out, " peer=%" PRId32, ev->peer);
@@ -186,6 +194,8 @@ static void print_text(FILE *out, const struct trace_event *ev)
         fprintf(out, " bytes=%" PRId64, ev->bytes);
     if (f & F_DURATION)
         fprintf(out, " duration=%.6fs", (double)ev->duration_ns / 1e9);
+    if (f & F_ATTEMPT)
+        fprintf(out, " attempt=%" PRId64, ev->duration_ns);
     if (f & F_TEXT) {
         fputs(" text=", out);
         put_json_string(out, ev->text);
@@ -215,6 +225,8 @@ static void print_json(FILE *out, const struct trace_event *ev)
         fprintf(out, ",\"bytes\":%" PRId64, ev->bytes);
     if (f & F_DURATION)
         fprintf(out, ",\"duration\":%" PRId64, ev->duration_ns);
+    if ((f & F_ATTEMPT) && ev->duration_ns > 0)
+        fprintf(out, ",\"attempt\":%" PRId64, ev->duration_ns);
     if (f & F_TEXT) {
         fputs(",\"text\":", out);
         put_json_string(out, ev->text);
