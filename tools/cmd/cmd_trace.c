@@ -423,8 +423,11 @@ static void print_verify(FILE *out, const char *path, const struct trace_verify_
                 rep->missing_events, rep->duplicate_events, rep->unknown_kinds, rep->problems);
         fprintf(out, ",\"checksums\":\"%s\",\"blocks_checked\":%" PRIu64
                 ",\"blocks_failed\":%" PRIu64 ",\"dependency_jobs\":%" PRIu64
-                ",\"dependency_edges\":%" PRIu64 ",\"by_kind\":{", checksums_name(in->checksums),
-                in->blocks_checked, in->blocks_failed, rep->dag_jobs, rep->dag_edges);
+                ",\"dependency_edges\":%" PRIu64 ",\"resubmissions\":%" PRIu64
+                ",\"recomputations\":%" PRIu64 ",\"tasks_rerun\":%" PRIu64
+                ",\"lost_ends\":%" PRIu64 ",\"by_kind\":{", checksums_name(in->checksums),
+                in->blocks_checked, in->blocks_failed, rep->dag_jobs, rep->dag_edges,
+                rep->resubmissions, rep->recomputations, rep->tasks_rerun, rep->lost_ends);
         int n = 0;
         for (int k = 0; k < TRACE_PROBLEM_KIND_COUNT; k++)
             if (rep->by_kind[k])
@@ -436,6 +439,11 @@ static void print_verify(FILE *out, const char *path, const struct trace_verify_
                     trace_problem_kind_name(rep->listed[i].kind));
             put_json_string(out, rep->listed[i].text);
             putc('}', out);
+        }
+        fputs("],\"notes\":[", out);
+        for (size_t i = 0; i < rep->nnotes; i++) {
+            fputs(i ? "," : "", out);
+            put_json_string(out, rep->notes[i]);
         }
         fputs("]}\n", out);
         return;
@@ -461,6 +469,19 @@ static void print_verify(FILE *out, const char *path, const struct trace_verify_
     else if (rep->dag_jobs)
         fprintf(out, "  dependencies: %" PRIu64 " jobs, %" PRIu64 " edges checked\n",
                 rep->dag_jobs, rep->dag_edges);
+    /* Said only when a node died: a failure-free trace reads as it always did. */
+    if (rep->resubmissions || rep->recomputations || rep->tasks_rerun || rep->lost_ends) {
+        fprintf(out, "  failures: %" PRIu64 " resubmission%s (%" PRIu64 " task%s run again), %"
+                PRIu64 " recomputation%s, %" PRIu64 " end%s of lost attempts (not counted)\n",
+                rep->resubmissions, rep->resubmissions == 1 ? "" : "s", rep->tasks_rerun,
+                rep->tasks_rerun == 1 ? "" : "s", rep->recomputations,
+                rep->recomputations == 1 ? "" : "s", rep->lost_ends,
+                rep->lost_ends == 1 ? "" : "s");
+        for (size_t i = 0; i < rep->nnotes; i++)
+            fprintf(out, "    %s\n", rep->notes[i]);
+        if (rep->nnotes < rep->lost_ends)
+            fprintf(out, "    (%" PRIu64 " more)\n", rep->lost_ends - rep->nnotes);
+    }
     if (!rep->problems)
         return;
     fprintf(out, "  %" PRIu64 " problem%s", rep->problems, rep->problems == 1 ? "" : "s");
