@@ -456,7 +456,11 @@ static void check_task(struct trace_verify *v, const struct task_rec *t)
             v->report.tasks_cancelled++;
     }
     if (!t->submits) {
-        if (t->any_starts)
+        if (t->starts)
+            problem(v, TRACE_PROBLEM_MISSING_SUBMIT, "task %s has no TASK_SUBMIT (it started "
+                    "on node %" PRId32 " at %.9f s)", name, t->start_node,
+                    seconds(t->last_start_ns));
+        else if (t->any_starts)
             problem(v, TRACE_PROBLEM_MISSING_SUBMIT, "task %s has no TASK_SUBMIT (it started "
                     "at %.9f s)", name, seconds(t->first_start_ns));
         else
