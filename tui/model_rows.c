@@ -36,6 +36,8 @@ const char *model_sort_name(enum model_sort k)
 
 const char *model_node_state(const struct model_node *n)
 {
+    if (n && n->dead)
+        return "dead";
     if (!n || !n->connected)
         return "down";
     return n->s.busy > 0 ? "busy" : "idle";
