@@ -84,7 +84,9 @@ static bool row_matches(const struct model_node *n, const char *filter)
         return true;
     char label[32];
     snprintf(label, sizeof label, "node %" PRId32, n->id);
-    return strcasestr(label, filter) || strcasestr(model_node_state(n), filter);
+    /* A dead node is down too: "down" finds every node not running. */
+    return strcasestr(label, filter) || strcasestr(model_node_state(n), filter) ||
+           (n->dead && strcasestr("down", filter));
 }
 
 uint32_t model_rows(const struct model *m, enum model_sort key, bool desc, const char *filter,
