@@ -344,7 +344,7 @@ static void draw_header(const struct layout *l, const struct model_view *v, cons
         draw_fmt_duration(eta, sizeof eta, v->eta_s);
     uint32_t up = 0;
     for (uint32_t i = 0; i < v->nnodes; i++)
-        up += v->nodes[i].connected;
+        up += v->nodes[i].connected && !v->nodes[i].dead;
     struct segment line[7];
     n = 0;
     snprintf(line[n].text, sizeof line[n].text, "Rate %s/s now %s/s avg", now, avg);
@@ -362,10 +362,19 @@ static void draw_header(const struct layout *l, const struct model_view *v, cons
     snprintf(line[n].text, sizeof line[n].text, "  Stolen %llu",
              (unsigned long long)v->steals_total);
     line[n++].style = STYLE_NORMAL;
-    char dropped[48] = "";
-    if (v->dropped)
-        snprintf(dropped, sizeof dropped, "DROPPED %llu", (unsigned long long)v->dropped);
-    draw_segments(2, w, line, n, dropped, STYLE_ERROR);
+    /* Failures and drops share the right end, the most urgent first. */
+    char alarm[96] = "";
+    int at = 0;
+    if (v->dead)
+        at += snprintf(alarm + at, sizeof alarm - (size_t)at, "%u DOWN, %llu resubmitted",
+                       v->dead, (unsigned long long)v->resubmitted);
+    if (v->recomputed && at >= 0 && (size_t)at < sizeof alarm)
+        at += snprintf(alarm + at, sizeof alarm - (size_t)at, "%s%llu recomputed",
+                       at ? ", " : "", (unsigned long long)v->recomputed);
+    if (v->dropped && at >= 0 && (size_t)at < sizeof alarm)
+        snprintf(alarm + at, sizeof alarm - (size_t)at, "%sDROPPED %llu", at ? "  " : "",
+                 (unsigned long long)v->dropped);
+    draw_segments(2, w, line, n, alarm, STYLE_ERROR);
 }
 
 /* ---- node table ------------------------------------------------------------------------ */
@@ -383,8 +392,12 @@ static void draw_bar(int y, int x, int w, const struct model_node *n, bool selec
         draw_text(y, x + 1, inner, STYLE_DIM, "waiting");
         return;
     }
+    if (n->dead) {
+        draw_text(y, x + 1, inner, STYLE_ERROR, "DOWN"); /* declared dead by a peer */
+        return;
+    }
     if (!n->connected) {
-        draw_text(y, x + 1, inner, STYLE_ERROR, "down");
+        draw_text(y, x + 1, inner, STYLE_WARN, "off"); /* its stream closed: maybe back */
         return;
     }
     snprintf(text, sizeof text, "%d/%u", n->s.busy, n->slots);
@@ -517,7 +530,7 @@ static void draw_map(const struct layout *l, const struct model_view *v, const s
             selected |= nd->id == ui->selected;
             if (!nd->seen)
                 unseen++;
-            else if (!nd->connected)
+            else if (!nd->connected || nd->dead)
                 down++;
             else
                 sum += nd->util < 0 ? 0 : nd->util > 1 ? 1 : nd->util;

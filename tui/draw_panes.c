@@ -193,7 +193,8 @@ static void pane_detail(const struct rect *r, const struct model_view *v, const 
     int y = r->y, end = r->y + r->h;
     draw_textf(y++, r->x, r->w, STYLE_TITLE,
                "Node %d  %s  speed %.2f  slots %u  busy %d  util %.0f%% (avg %.0f%%)", n->id,
-               !n->seen ? "no sample yet" : n->connected ? "up" : "DOWN", n->speed, n->slots,
+               n->dead ? "DOWN (declared dead)" : !n->seen ? "no sample yet"
+               : n->connected ? "up" : "stream closed", n->speed, n->slots,
                s->busy, 100 * n->util, 100 * n->util_avg);
     char fb[16], bo[16], bt[16], hit[16];
     draw_fmt_bytes(fb, sizeof fb, (double)s->fetch_bytes);
@@ -203,6 +204,11 @@ static void pane_detail(const struct rect *r, const struct model_view *v, const 
         snprintf(hit, sizeof hit, "-");
     else
         snprintf(hit, sizeof hit, "%.0f%%", 100 * n->cache_hit_rate);
+    if (y < end && (n->resubmitted_from || n->resubmitted_to))
+        draw_textf(y++, r->x, r->w, n->dead ? STYLE_ERROR : STYLE_WARN,
+                   "resubmitted: %llu of its tasks handed on after it died, %llu received as "
+                   "new attempts", (unsigned long long)n->resubmitted_from,
+                   (unsigned long long)n->resubmitted_to);
     if (y < end)
         draw_textf(y++, r->x, r->w, STYLE_NORMAL,
                    "tasks: started %lld  ended %lld  failed %lld  pushed %lld  busy time %s",

@@ -36,7 +36,7 @@ static const struct key_binding table[] = {
     {KEY_F(6), ACT_SORT_NEXT, KEYS_VIEW, "F6", NULL},
     {'<', ACT_SORT_PREV, KEYS_VIEW, "<", "sort by the previous column"},
     {'I', ACT_SORT_INVERT, KEYS_VIEW, "I", "invert the sort order"},
-    {'/', ACT_FILTER, KEYS_VIEW, "/", "filter nodes: 'node 3', 'idle', 'busy', 'down'"},
+    {'/', ACT_FILTER, KEYS_VIEW, "/", "filter nodes: 'node 3', 'idle', 'busy', 'down', 'dead'"},
     {KEY_F(4), ACT_FILTER, KEYS_VIEW, "F4", NULL},
     {KEY_ESC, ACT_FILTER_CLEAR, KEYS_VIEW, "Esc", "clear the filter"},
     {'m', ACT_MAP, KEYS_VIEW, "m", "heat map: auto (nodes do not fit), full (no table), never"},

@@ -535,6 +535,8 @@ void model_note(struct model *m, const struct wire_note *note)
     case TRACE_NODE_UP:
         if (n) {
             n->connected = true;
+            if (note->peer < 0 || note->peer == note->node)
+                n->dead = false; /* itself, starting: a new member */
             if (!n->seen && note->count > 0 && note->count <= UINT32_MAX)
                 n->slots = (uint32_t)note->count;
         }
@@ -545,10 +547,26 @@ void model_note(struct model *m, const struct wire_note *note)
         /* Declared dead by a peer: it is down, whether or not it said goodbye. */
         if (note->peer >= 0 && note->peer <= MODEL_MAX_NODE_ID &&
             note->status == TRACE_DOWN_DECLARED) {
-            struct model_node *d = node_find(m, note->peer);
-            if (d)
+            struct model_node *d = node_get(m, note->peer);
+            if (d) {
                 d->connected = false;
+                d->dead = true;
+            }
         }
+        break;
+    case TRACE_TASK_RESUBMIT:
+        if (note->count < 0 || note->count > MODEL_MAX_NODE_ID || note->peer < 0 ||
+            note->peer > MODEL_MAX_NODE_ID)
+            return; /* garbage: not a resubmission this model can place */
+        node_get(m, (int32_t)note->count);
+        node_get(m, note->peer);
+        /* Creating one may have moved the array: look both up again. */
+        node_find(m, (int32_t)note->count)->resubmitted_from++;
+        node_find(m, note->peer)->resubmitted_to++;
+        m->view.resubmitted++;
+        break;
+    case TRACE_OBJECT_RECOMPUTE:
+        m->view.recomputed++;
         break;
     case TRACE_POLICY_CHANGE:
         if (n) {
@@ -632,6 +650,7 @@ void model_tick(struct model *m, int64_t now_ns)
 
     uint64_t done = 0, failed = 0, cancelled = 0, running = 0, slots = 0;
     uint64_t stolen = 0, requests = 0, fails = 0, dropped = 0;
+    uint32_t dead = 0;
     int64_t ended = 0, ended_since_base = 0;
     double busy_ns = 0, slot_ns = 0;
     for (uint32_t i = 0; i < m->nnodes; i++) {
@@ -647,6 +666,7 @@ void model_tick(struct model *m, int64_t now_ns)
         requests += nonneg(n->s.steal_requests);
         fails += nonneg(n->s.steal_fails);
         dropped += nonneg(n->s.dropped);
+        dead += n->dead;
         ended += (int64_t)nonneg(n->s.ended);
         if (x->has_base) {
             /* The job's window, not the node's life: an idle cluster before the submit
@@ -668,6 +688,7 @@ void model_tick(struct model *m, int64_t now_ns)
     v->steal_requests = requests;
     v->steal_fails = fails;
     v->dropped = dropped;
+    v->dead = dead;
 
     int64_t from = m->job_ns > v->first_ns ? m->job_ns : v->first_ns;
     int64_t to = now_ns < m->end_ns ? now_ns : m->end_ns;

@@ -53,6 +53,11 @@ struct model_node {
     bool seen;                  /* at least one sample */
     bool connected;             /* live: its trace stream is up; replay: after NODE_UP
                                    and before NODE_DOWN */
+    bool dead;                  /* declared dead by a peer (NODE_DOWN, status 1): DOWN
+                                   for good, not just a closed stream; a NODE_UP of its
+                                   own (a new member) clears it */
+    uint64_t resubmitted_from;  /* its tasks handed on after it died (TASK_RESUBMIT) */
+    uint64_t resubmitted_to;    /* tasks it was handed as new attempts */
     int64_t time_ns;            /* of the latest sample */
     struct trace_sample s;      /* latest sample */
     /* derived by model_tick */
@@ -112,6 +117,9 @@ struct model_view {
     struct model_hist util_hist;    /* cluster busy / slots per history step */
     uint64_t steals_total, steal_requests, steal_fails, dropped; /* sums of the samples'
                                    stolen_in (tasks), steal_requests, steal_fails, dropped */
+    /* failures: notes seen (TASK_RESUBMIT, OBJECT_RECOMPUTE) and nodes declared dead */
+    uint64_t resubmitted, recomputed;
+    uint32_t dead;
     /* steal matrix: recent[thief * nnodes + victim] tasks in the recent window, thief and
      * victim being indexes into nodes (equal to ids when they are 0..nnodes-1) (NULL when
      * nnodes > 64: use flows); flows (ids): the largest recent flows, most tasks first,
@@ -141,7 +149,8 @@ int model_set_header(struct model *m, const char *header_json);
 /* Latest state of a node (node >= 0). */
 void model_sample(struct model *m, int32_t node, int64_t time_ns, const struct trace_sample *s,
                   bool connected);
-/* A notable event (any node, -1 for the collector's JOB_SUBMIT). */
+/* A notable event (any node, -1 for the collector's JOB_SUBMIT).  A TASK_RESUBMIT's count
+ * is the dead node it was taken from, its peer the new holder. */
 void model_note(struct model *m, const struct wire_note *n);
 /* Advances the clock to now_ns and recomputes the view; histories take a point per
  * MODEL_HISTORY_STEP_NS crossed. */
@@ -157,7 +166,8 @@ enum model_sort {
     MODEL_SORT_BYTES_OUT, MODEL_SORT_CACHE, MODEL_SORT_COUNT
 };
 const char *model_sort_name(enum model_sort k);
-/* "down" (not connected), "busy" (a slot busy) or "idle": the state words of the filter. */
+/* "dead" (declared dead by a peer), "down" (not connected), "busy" (a slot busy) or
+ * "idle": the state words of the filter. */
 const char *model_node_state(const struct model_node *n);
 /* Fills out[] with the indexes of the nodes that match filter (substring, ignoring case,
  * of "node N" or of a state word: "idle", "busy", "down"; NULL or "" for all), sorted by

@@ -118,6 +118,16 @@ static void render_one(char *out, size_t cap, const struct wire_note *n)
         snprintf(out, cap, "node %" PRId32 ": %" PRId64 " trace events dropped", n->node,
                  n->count);
         break;
+    case TRACE_TASK_RESUBMIT:
+        task_name(task, sizeof task, n->task);
+        snprintf(out, cap, "node %" PRId64 " declared dead; 1 task resubmitted (%s to node %"
+                 PRId32 ", attempt %" PRId32 ")", n->count, task, n->peer, n->status);
+        break;
+    case TRACE_OBJECT_RECOMPUTE:
+        task_name(task, sizeof task, n->task);
+        snprintf(out, cap, "node %" PRId32 ": output of %s lost with node %" PRId32
+                 "; recomputed (attempt %" PRId32 ")", n->node, task, n->peer, n->status);
+        break;
     case TRACE_JOB_SUBMIT:
         if (text[0])
             snprintf(out, cap, "job %" PRIu32 " submitted: %" PRId64 " tasks (%s)",
@@ -174,6 +184,15 @@ static void render_burst(char *out, size_t cap, const struct model_log_burst *b)
         break;
     case TRACE_DROPPED:
         snprintf(out, cap, "%" PRId64 " trace events dropped %s", b->sum, where);
+        break;
+    case TRACE_TASK_RESUBMIT:
+        /* Every primary of the dead node's records hands its share on: one line. */
+        snprintf(out, cap, "node %" PRId64 " declared dead; %" PRIu64 " tasks resubmitted",
+                 n->count, b->events);
+        break;
+    case TRACE_OBJECT_RECOMPUTE:
+        snprintf(out, cap, "%" PRIu64 " outputs lost with node %" PRId32 " recomputed",
+                 b->events, n->peer);
         break;
     default:
         snprintf(out, cap, "%" PRIu64 " events of kind %u %s", b->events, (unsigned)n->kind,
@@ -318,6 +337,12 @@ void model_log_note(struct model_log *l, const struct wire_note *n)
         return;
     case TRACE_POLICY_CHANGE:
         burst_note(l, n, text_hash(n->text, sizeof n->text));
+        return;
+    case TRACE_TASK_RESUBMIT:
+        burst_note(l, n, n->count); /* by the dead node */
+        return;
+    case TRACE_OBJECT_RECOMPUTE:
+        burst_note(l, n, n->peer);
         return;
     default:
         render_one(body, sizeof body, n);

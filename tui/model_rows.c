@@ -36,6 +36,8 @@ const char *model_sort_name(enum model_sort k)
 
 const char *model_node_state(const struct model_node *n)
 {
+    if (n && n->dead)
+        return "dead";
     if (!n || !n->connected)
         return "down";
     return n->s.busy > 0 ? "busy" : "idle";
@@ -82,7 +84,9 @@ static bool row_matches(const struct model_node *n, const char *filter)
         return true;
     char label[32];
     snprintf(label, sizeof label, "node %" PRId32, n->id);
-    return strcasestr(label, filter) || strcasestr(model_node_state(n), filter);
+    /* A dead node is down too: "down" finds every node not running. */
+    return strcasestr(label, filter) || strcasestr(model_node_state(n), filter) ||
+           (n->dead && strcasestr("down", filter));
 }
 
 uint32_t model_rows(const struct model *m, enum model_sort key, bool desc, const char *filter,

@@ -36,6 +36,12 @@ enum trace_kind {
     TRACE_DROPPED,
     TRACE_JOB_SUBMIT,   /* a client submitted a job: count tasks, text digest, names[0] workload */
     TRACE_TASK_NAMES,   /* workload ids of tasks task .. task+count-1, in names */
+    TRACE_TASK_RESUBMIT,   /* a dead holder's task handed on: node = the record's primary,
+                              peer = the new holder, status = the new attempt, count = the
+                              dead node it was taken from */
+    TRACE_OBJECT_RECOMPUTE, /* a lost output's producer run again: task = the producer,
+                               peer = the dead node that held the object, status = the
+                               producer's new attempt */
     TRACE_KIND_COUNT
 };
 
@@ -44,6 +50,11 @@ enum { STEAL_FAIL_EMPTY = 0, STEAL_FAIL_NO_VICTIM = 1, STEAL_FAIL_TIMEOUT = 2 };
 
 /* Task key when the event names no task (job and task both -1 on disk). */
 #define TRACE_NO_TASK UINT64_MAX
+
+/* TASK_SUBMIT, TASK_START and TASK_END carry the task's attempt (0 for the first run,
+ * n after n resubmissions) in `duration`, a field those kinds leave unused: a new field
+ * cannot be appended after `check`, which must stay the record's last (the block
+ * checksum rides in it).  Readers of files written before attempts read 0. */
 
 /* NODE_DOWN's status when its peer is set: the connection to the peer closed, or this
  * node declared the peer dead (count: the membership epoch). */

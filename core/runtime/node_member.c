@@ -60,6 +60,7 @@ static void hand_on(struct node *n, const struct tmd *rec, uint32_t to, bool bum
     }
     wbuf_put(&b, rec->spec, rec->spec_len);
     uint64_t key = rec->key;
+    uint32_t from = rec->holder;
     if (!bump) {
         struct rbuf r;
         rbuf_init(&r, b.data, b.len);
@@ -68,6 +69,10 @@ static void hand_on(struct node *n, const struct tmd *rec, uint32_t to, bool bum
         log_info("task %llx: its holder died; attempt %u goes to node %u",
                  (unsigned long long)key, attempt, to);
         n->c.tasks_resubmitted++;
+        /* Recorded where the decision is taken, once per task and attempt: the new
+         * holder's TASK_SUBMIT may be lost with it, this record is not. */
+        node_trace_full(n, TRACE_TASK_RESUBMIT, key, (int32_t)to, (int32_t)attempt,
+                        (int64_t)from, 0, 0, 0);
         if (to == n->self) {
             struct rbuf r;
             rbuf_init(&r, b.data, b.len);
@@ -306,7 +311,7 @@ int node__on_resubmit(struct node *n, uint32_t from, struct rbuf *r)
         free(parents);
         return 0;
     }
-    node_trace(n, TRACE_TASK_SUBMIT, key, -1, attempt, 0);
+    node_trace_full(n, TRACE_TASK_SUBMIT, key, -1, 0, 0, 0, attempt, 0);
     struct early *e = u64map_del(&n->early, key);
     if (ready) {
         if (e)

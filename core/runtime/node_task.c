@@ -130,7 +130,8 @@ static void cancel_task(struct node *n, struct ntask *t, const struct exec_resul
     };
     n->completeq++;
     n->tasks_cancelled++;
-    node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, TASK_CANCELLED, -1, 0, 0, e.t_end);
+    node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, TASK_CANCELLED, -1, 0,
+                    (int64_t)t->spec.attempt, e.t_end);
     report_end(n, &e);
     ntask_free(t);
 }
@@ -331,7 +332,8 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
         n->busy_ns_done += r->t_end - r->t_start;
     } else {
         /* Failed before a slot was taken (an input is gone): the start is its end. */
-        node_trace(n, TRACE_TASK_START, t->spec.key, -1, 0, r->t_start);
+        node_trace_full(n, TRACE_TASK_START, t->spec.key, -1, 0, 0, 0, (int64_t)t->spec.attempt,
+                        r->t_start);
     }
     data_release(n->data, t);
     if (u64map_del(&n->removed, t->spec.key)) {
@@ -360,8 +362,8 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
         .t_end = r->t_end, .detail = r->error ? r->error : r->output_tail,
         .timed_out = r->timed_out,
     };
-    node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, r->status, r->exit_code, 0, 0,
-                   r->t_end);
+    node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, r->status, r->exit_code, 0,
+                    (int64_t)t->spec.attempt, r->t_end);
     struct tmd_run run = {.node = n->self, .attempt = t->spec.attempt, .t_start = r->t_start,
                           .t_end = r->t_end,
                           .data_size = size};
@@ -399,12 +401,13 @@ void node__fail_unstarted(struct node *n, struct ntask *t, const char *why)
 }
 
 /* TASK_START says what the task read: count inputs of `bytes` in all, and status 1 when
- * some had to be fetched (0: all were here, a locality hit). */
+ * some had to be fetched (0: all were here, a locality hit); duration is the attempt, as
+ * on every TASK_START and TASK_END (core/model/trace_kind.h). */
 static void trace_start_event(struct node *n, const struct ntask *t, int64_t wall)
 {
     node_trace_full(n, TRACE_TASK_START, t->spec.key, -1,
                     (t->spec.flags & TASK_FLAG_FETCHED) ? 1 : 0, t->spec.num_inputs,
-                    (int64_t)t->spec.input_bytes, 0, wall);
+                    (int64_t)t->spec.input_bytes, (int64_t)t->spec.attempt, wall);
 }
 
 struct successor_count {
@@ -454,7 +457,8 @@ static void run_task(struct node *n, struct ntask *t)
         now.t_start = now.t_end = clock_wall_ns();
         now.error = xasprintf("cannot stage inputs: %s", cause ? cause : "?");
         free(cause);
-        node_trace(n, TRACE_TASK_START, t->spec.key, -1, 0, now.t_start);
+        node_trace_full(n, TRACE_TASK_START, t->spec.key, -1, 0, 0, 0,
+                        (int64_t)t->spec.attempt, now.t_start);
         finish(n, t, &now, true);
         free(now.error);
         return;
@@ -477,7 +481,8 @@ static void run_task(struct node *n, struct ntask *t)
         now.status = TASK_FAILED;
         now.exit_code = -1;
         now.t_start = now.t_end = clock_wall_ns();
-        node_trace(n, TRACE_TASK_START, t->spec.key, -1, 0, now.t_start);
+        node_trace_full(n, TRACE_TASK_START, t->spec.key, -1, 0, 0, 0,
+                        (int64_t)t->spec.attempt, now.t_start);
         now.error = xasprintf("cannot start task: %s", strerror(-rc));
         finish(n, t, &now, true);
         free(now.error);

@@ -186,6 +186,14 @@ static inline void node_trace(struct node *n, enum trace_kind kind, uint64_t tas
 {
     node_trace_full(n, kind, task, peer, 0, count, 0, 0, wall);
 }
+/* OBJECT_RECOMPUTE: the output `producer` made, lost with node `dead`, is being made
+ * again by running its producer as `attempt` (recorded by the node that decides it). */
+static inline void node_trace_recompute(struct node *n, uint64_t producer, uint32_t dead,
+                                        uint32_t attempt)
+{
+    node_trace_full(n, TRACE_OBJECT_RECOMPUTE, producer, (int32_t)dead, (int32_t)attempt, 0,
+                    0, 0, 0);
+}
 /* Whether events are being recorded: a part skips reading the clock when not. */
 bool node_tracing(const struct node *n);
 /* POLICY_CHANGE: the placement policy now in force, and why. */

@@ -428,6 +428,123 @@ static void test_long_name_cut_in_report(void **state)
     free(long_name);
 }
 
+/*
+ * A node dies (3 nodes of 1 slot, times in s): node 2 runs task 2 from 0 and holds task 3
+ * queued; it dies at 1 (node 0's connection to it closes), node 0 declares it dead at 2
+ * and resubmits both to itself as attempt 1 (and recomputes one object): task 2 runs
+ * again 2.5-3.5, task 3 3.5-5.  Node 0 ran task 0 0-1, node 1 task 1 0-4.
+ * Failure recovery: node 2's slot from 1 to 5 (4 s) and node 0's idle slot from 1 to
+ * 2.5, inside the window that closes when task 3 starts again at 3.5 (1.5 s): 5.5.
+ * Node 1 idles 4-5 after its last end, after the window: tail 1.  Work thrown away: task
+ * 2's attempt 0, 0 to 1 (late: 0 to its END at 4.5, when node 2 was only stopped).
+ */
+static const char *fail_names[] = {"t0", "t1", "t2", "t3"};
+
+static const char *write_failure(bool late, const char *file)
+{
+    struct fixture f;
+    memset(&f, 0, sizeof f);
+    struct trace_event *e = at(&f, TRACE_JOB_SUBMIT, -1, 0, -1, 1);
+    e->task = (uint64_t)FIXTURE_JOB << 32 | UINT32_MAX;
+    e->count = 4;
+    e->names = hand_workload;
+    e->nnames = 1;
+    e = at(&f, TRACE_TASK_NAMES, -1, 0, 0, 1);
+    e->count = 4;
+    e->names = fail_names;
+    e->nnames = 4;
+    for (int n = 0; n < 3; n++) {
+        at(&f, TRACE_NODE_UP, n, 0, -1, 1)->count = 1;
+        at(&f, TRACE_TASK_SUBMIT, n, 0, n, 1);
+        task_run(&f, n, n, 0, n == 0 ? 1 : n == 1 ? 4 : 1e9, 1);
+    }
+    fixture_remove(&f, f.n - 1); /* node 2's END of task 2: it died first */
+    at(&f, TRACE_TASK_SUBMIT, 2, 0, 3, 1);
+    at(&f, TRACE_TASK_QUEUED_LOCAL, 2, 0, 3, 1);
+    e = at(&f, TRACE_NODE_DOWN, 0, 1, -1, 1);
+    e->peer = 2;
+    e->status = TRACE_DOWN_CLOSED;
+    e = at(&f, TRACE_NODE_DOWN, 0, 2, -1, 1);
+    e->peer = 2;
+    e->status = TRACE_DOWN_DECLARED;
+    e->count = 1;
+    for (int t = 2; t <= 3; t++) {
+        e = at(&f, TRACE_TASK_RESUBMIT, 0, 2, t, 1);
+        e->peer = 0;
+        e->status = 1;
+        e->count = 2;
+        at(&f, TRACE_TASK_SUBMIT, 0, 2, t, 1)->duration_ns = 1;
+    }
+    e = at(&f, TRACE_OBJECT_RECOMPUTE, 0, 2, 0, 1);
+    e->peer = 2;
+    e->status = 1;
+    at(&f, TRACE_TASK_START, 0, 2.5, 2, 1)->duration_ns = 1;
+    e = at(&f, TRACE_TASK_END, 0, 3.5, 2, 1);
+    e->status = TASK_DONE;
+    e->duration_ns = 1;
+    at(&f, TRACE_TASK_START, 0, 3.5, 3, 1)->duration_ns = 1;
+    e = at(&f, TRACE_TASK_END, 0, 5, 3, 1);
+    e->status = TASK_DONE;
+    e->duration_ns = 1;
+    if (late)
+        at(&f, TRACE_TASK_END, 2, 4.5, 2, 1)->status = TASK_DONE; /* attempt 0, refused */
+    fixture_number(&f);
+    const char *path = in_dir(file);
+    fixture_write_with(&f, path,
+                       "{\"format\":1,\"run_id\":\"fail-1\",\"start_ns\":1700000000000000000,"
+                       "\"nodes\":[{\"id\":0,\"slots\":1,\"speed\":1.0},{\"id\":1,\"slots\":1,"
+                       "\"speed\":1.0},{\"id\":2,\"slots\":1,\"speed\":1.0}]}",
+                       1000, NULL, NULL, 0);
+    fixture_free(&f);
+    return path;
+}
+
+static void test_failure_recovery(void **state)
+{
+    (void)state;
+    for (int late = 0; late <= 1; late++) {
+        struct report_analysis *a = analyze(write_failure(late, late ? "late.avro" : "fail.avro"),
+                                            10);
+        const double *f = a->figures;
+        assert_float_equal(f[RF_MAKESPAN_S], 5, EPS);
+        assert_float_equal(f[RF_TASKS_DONE], 4, 0);
+        assert_float_equal(f[RF_TASKS_RESUBMITTED], 2, 0);
+        assert_float_equal(f[RF_OBJECTS_RECOMPUTED], 1, 0);
+        assert_float_equal(f[RF_LOST_FAILURE_S], 5.5, EPS);
+        assert_float_equal(a->nodes[2].lost_s[REPORT_LOST_FAILURE], 4, EPS);
+        assert_float_equal(a->nodes[0].lost_s[REPORT_LOST_FAILURE], 1.5, EPS);
+        assert_float_equal(f[RF_LOST_TAIL_S], 1, EPS);
+        assert_float_equal(f[RF_IDLE_CORE_S], 6.5, EPS);
+        assert_float_equal(f[RF_BUSY_CORE_S], 7.5, EPS); /* the lost run is not busy */
+        assert_float_equal(f[RF_WORK_THROWN_AWAY_S], late ? 4.5 : 1, EPS);
+        for (int c = 0; c < REPORT_LOST_COUNT; c++)
+            if (c != REPORT_LOST_FAILURE && c != REPORT_LOST_TAIL)
+                assert_float_equal(f[RF_LOST_RAMP_UP_S + c], 0, EPS);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        assert_int_equal(render_md(out, a, NULL), 0);
+        fclose(out);
+        assert_non_null(strstr(text, "| failure recovery |"));
+        assert_non_null(strstr(text, "2 resubmitted"));
+        free(text);
+        report_analysis_destroy(a);
+    }
+    /* Without a failure: no such line, and zeros. */
+    struct report_analysis *a = hand(9);
+    assert_float_equal(a->figures[RF_LOST_FAILURE_S], 0, 0);
+    assert_float_equal(a->figures[RF_TASKS_RESUBMITTED], 0, 0);
+    assert_float_equal(a->figures[RF_WORK_THROWN_AWAY_S], 0, 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(render_md(out, a, NULL), 0);
+    fclose(out);
+    assert_null(strstr(text, "failure recovery"));
+    free(text);
+    report_analysis_destroy(a);
+}
+
 /* On a busier generated run the causes still add up to the idle time exactly. */
 static void test_lost_time_sums_on_a_generated_run(void **state)
 {
@@ -776,6 +893,7 @@ int main(void)
         cmocka_unit_test(test_hand_summary),
         cmocka_unit_test(test_hand_data_and_steals),
         cmocka_unit_test(test_hand_lost_time),
+        cmocka_unit_test(test_failure_recovery),
         cmocka_unit_test(test_hand_series),
         cmocka_unit_test(test_hand_steal_audit),
         cmocka_unit_test(test_harmful_steal),

@@ -393,6 +393,73 @@ static void gen_merged(const char *path)
     resync(path);
 }
 
+/*
+ * Node 2 killed at FAIL_AT: nothing of it after that.  Nodes 0 and 1 declare it dead
+ * FAIL_DETECT later (NODE_DOWN, status 1, epoch 1); node 0, the records' primary here,
+ * hands each task node 2 held on as attempt 1 (TASK_RESUBMIT), and the new holder runs
+ * it: tasks 8 and 10 had started on node 2 (attempt 0), task 11 had only been submitted
+ * there.  Variants: node 2 was only stopped and its attempt 0 of task 8 ends late
+ * (FAIL_LATE); the resubmissions break their rule (FAIL_UNDECLARED); attempt 1 of task 8
+ * never ends while its lost attempt 0 did (FAIL_LOST).
+ */
+#define FAIL_NODE 2
+#define FAIL_AT 11100
+#define FAIL_DETECT 200
+enum fail_variant { FAIL_KILLED, FAIL_LATE, FAIL_UNDECLARED, FAIL_LOST };
+
+static void gen_failure(const char *path, enum fail_variant variant)
+{
+    struct fixture f;
+    corpus_run(&f, false);
+    for (size_t i = f.n; i-- > 0;)
+        if (f.e[i].ev.node == FAIL_NODE && f.e[i].ev.time_ns > FAIL_AT)
+            fixture_remove(&f, i);
+    int64_t down = FAIL_AT + FAIL_DETECT;
+    for (int32_t n = 0; n < CORPUS_NODES; n++) {
+        if (n == FAIL_NODE)
+            continue;
+        struct trace_event *ev = fixture_push(&f, TRACE_NODE_DOWN, n, down + n, TRACE_NO_TASK);
+        ev->peer = FAIL_NODE;
+        ev->status = TRACE_DOWN_DECLARED;
+        ev->count = 1;
+        if (variant == FAIL_UNDECLARED && n == 0)
+            ev->time_ns = down + 1000; /* after its resubmissions */
+    }
+    static const struct { uint32_t task; int32_t to; } moved[] = {{8, 1}, {10, 0}, {11, 1}};
+    for (size_t k = 0; k < sizeof moved / sizeof moved[0]; k++) {
+        uint64_t key = fixture_key(moved[k].task);
+        int64_t t = down + 10 + (int64_t)k * 5;
+        struct trace_event *ev = fixture_push(&f, TRACE_TASK_RESUBMIT, 0, t, key);
+        ev->peer = moved[k].to;
+        ev->status = 1;
+        ev->count = variant == FAIL_UNDECLARED && k == 2 ? 1 : FAIL_NODE; /* 1 is alive */
+        int32_t to = moved[k].to;
+        fixture_push(&f, TRACE_TASK_SUBMIT, to, t + 20, key)->duration_ns = 1;
+        fixture_push(&f, TRACE_TASK_READY, to, t + 25, key);
+        fixture_push(&f, TRACE_TASK_QUEUED_LOCAL, to, t + 30, key);
+        fixture_push(&f, TRACE_TASK_START, to, t + 40, key)->duration_ns = 1;
+        if (variant == FAIL_LOST && moved[k].task == 8)
+            continue;
+        ev = fixture_push(&f, TRACE_TASK_END, to, t + 400, key);
+        ev->status = TASK_DONE;
+        ev->duration_ns = 1;
+    }
+    if (variant == FAIL_LATE || variant == FAIL_LOST) {
+        /* Stopped, not killed: its run of task 8 ends after the hand-on, and is refused. */
+        struct trace_event *ev = fixture_push(&f, TRACE_TASK_END, FAIL_NODE, down + 300,
+                                              fixture_key(8));
+        ev->status = TASK_DONE;
+    }
+    fixture_number(&f);
+    write_run(&f, path, NULL);
+    fixture_free(&f);
+}
+
+static void gen_resubmit(const char *path) { gen_failure(path, FAIL_KILLED); }
+static void gen_resubmit_late(const char *path) { gen_failure(path, FAIL_LATE); }
+static void gen_resubmit_undeclared(const char *path) { gen_failure(path, FAIL_UNDECLARED); }
+static void gen_resubmit_lost(const char *path) { gen_failure(path, FAIL_LOST); }
+
 static const struct {
     const char *name;
     void (*make)(const char *path);
@@ -413,6 +480,10 @@ static const struct {
     {"merge-collector.avro", gen_merge_collector},
     {"merge-spool.avro", gen_merge_spool},
     {"merged.avro", gen_merged},
+    {"resubmit.avro", gen_resubmit},
+    {"resubmit-late.avro", gen_resubmit_late},
+    {"resubmit-undeclared.avro", gen_resubmit_undeclared},
+    {"resubmit-lost.avro", gen_resubmit_lost},
 };
 #define NGENERATED (sizeof generated / sizeof generated[0])
 

@@ -597,6 +597,46 @@ static void test_log_bursts(void **state)
     assert_non_null(node_by_id(model_view(m), 2));
     assert_false(node_by_id(model_view(m), 2)->connected);
     assert_true(node_by_id(model_view(m), 0)->connected);
+    /* DOWN, not merely disconnected: a sample with its stream up does not revive it. */
+    assert_true(node_by_id(model_view(m), 2)->dead);
+    assert_false(node_by_id(model_view(m), 0)->dead);
+    assert_string_equal(model_node_state(node_by_id(model_view(m), 2)), "dead");
+    struct trace_sample up_again = {.slots = 2};
+    model_sample(m, 2, 5 * S + 15, &up_again, true);
+    assert_true(node_by_id(model_view(m), 2)->dead);
+    /* Its tasks handed on by two primaries, to nodes 0 and 1: one line for the burst. */
+    for (uint32_t k = 0; k < 37; k++) {
+        struct wire_note n = note(TRACE_TASK_RESUBMIT, (int32_t)(k % 2), 5 * S + 20 + k);
+        n.task = (uint64_t)1 << 32 | (300 + k);
+        n.peer = (int32_t)(k % 2);
+        n.status = 1;
+        n.count = 2;
+        model_note(m, &n);
+    }
+    v = model_view(m);
+    assert_string_equal(last_log(v), "   5.000 node 2 declared dead; 37 tasks resubmitted");
+    struct wire_note rc = note(TRACE_OBJECT_RECOMPUTE, 1, 5 * S + 100);
+    rc.task = (uint64_t)1 << 32 | 7;
+    rc.peer = 2;
+    rc.status = 1;
+    model_note(m, &rc);
+    assert_string_equal(last_log(model_view(m)),
+                        "   5.000 node 1: output of task 1:7 lost with node 2; recomputed (attempt 1)");
+    model_tick(m, 5 * S + 200);
+    v = model_view(m);
+    assert_int_equal(v->resubmitted, 37);
+    assert_int_equal(v->recomputed, 1);
+    assert_int_equal(v->dead, 1);
+    assert_int_equal(node_by_id(v, 2)->resubmitted_from, 37);
+    assert_int_equal(node_by_id(v, 0)->resubmitted_to, 19);
+    assert_int_equal(node_by_id(v, 1)->resubmitted_to, 18);
+    /* Garbage resubmissions (a dead node beyond any id) are ignored, not counted. */
+    struct wire_note bad = note(TRACE_TASK_RESUBMIT, 0, 5 * S + 300);
+    bad.peer = 1;
+    bad.count = (int64_t)MODEL_MAX_NODE_ID + 1;
+    model_note(m, &bad);
+    model_tick(m, 5 * S + 400);
+    assert_int_equal(model_view(m)->resubmitted, 37);
 
     /* The ring keeps the newest MODEL_LOG_LINES. */
     for (uint32_t j = 0; j < MODEL_LOG_LINES + 500; j++)

@@ -453,6 +453,40 @@ static void test_cut_file(void **state)
     free(run.ev);
 }
 
+/* A recorded failure (the trace corpus's resubmit.avro: node 2 declared dead at 11.3 µs
+ * by nodes 0 and 1, its three tasks resubmitted by node 0) replays as it happened: not
+ * dead before, DOWN with its resubmissions after, and back when seeking back. */
+static void test_failure(void **state)
+{
+    (void)state;
+    struct replay *r;
+    char *warning = NULL, *cause = NULL;
+    assert_int_equal(replay_open(&r, "tests/traces/resubmit.avro", &warning, &cause), 0);
+    assert_null(warning);
+    struct model *m = model_create();
+    replay_seek(r, m, INT64_MAX);
+    const struct model_view *v = model_view(m);
+    assert_int_equal(v->dead, 1);
+    assert_int_equal(v->resubmitted, 3);
+    const struct model_node *dead = NULL;
+    for (uint32_t i = 0; i < v->nnodes; i++)
+        if (v->nodes[i].id == 2)
+            dead = &v->nodes[i];
+    assert_non_null(dead);
+    assert_true(dead->dead);
+    assert_int_equal(dead->resubmitted_from, 3);
+    bool line = false;
+    for (uint32_t i = 0; i < v->nlog; i++)
+        line |= strstr(v->log[i].text, "node 2 declared dead; 3 tasks resubmitted") != NULL;
+    assert_true(line);
+    replay_seek(r, m, 11000); /* before the failure */
+    v = model_view(m);
+    assert_int_equal(v->dead, 0);
+    assert_int_equal(v->resubmitted, 0);
+    model_destroy(m);
+    replay_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -462,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_seek_back_and_forth),
         cmocka_unit_test(test_next_ns),
         cmocka_unit_test(test_cut_file),
+        cmocka_unit_test(test_failure),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

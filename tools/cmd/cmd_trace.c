@@ -63,6 +63,7 @@ enum {
     F_TEXT = 1 << 5,
     F_SAMPLE = 1 << 6,
     F_NAMES = 1 << 7,
+    F_ATTEMPT = 1 << 8, /* the attempt, held in duration (trace_kind.h); shown when > 0 */
 };
 
 /* Names cat prints of a JOB_SUBMIT or TASK_NAMES before "…(+N)", and bytes of each. */
@@ -73,7 +74,9 @@ static const unsigned kind_fields[TRACE_KIND_COUNT] = {
     [TRACE_TASK_PUSHED] = F_PEER,
     [TRACE_TASK_STOLEN_IN] = F_PEER,
     [TRACE_TASK_STOLEN_OUT] = F_PEER,
-    [TRACE_TASK_END] = F_STATUS | F_COUNT, /* count: the exit code */
+    [TRACE_TASK_SUBMIT] = F_ATTEMPT,
+    [TRACE_TASK_START] = F_ATTEMPT,
+    [TRACE_TASK_END] = F_STATUS | F_COUNT | F_ATTEMPT, /* count: the exit code */
     [TRACE_STEAL_REQUEST] = F_PEER | F_COUNT, /* count: tasks asked for, 0: the victim decides */
     [TRACE_STEAL_GRANT] = F_PEER | F_COUNT,
     [TRACE_STEAL_FAIL] = F_PEER | F_STATUS,
@@ -86,6 +89,9 @@ static const unsigned kind_fields[TRACE_KIND_COUNT] = {
     [TRACE_DROPPED] = F_COUNT,
     [TRACE_JOB_SUBMIT] = F_COUNT | F_TEXT | F_NAMES, /* tasks, digest, [workload] */
     [TRACE_TASK_NAMES] = F_COUNT | F_NAMES,          /* n, ids of task .. task+n-1 */
+    /* status: the new attempt; count: the dead node it was taken from */
+    [TRACE_TASK_RESUBMIT] = F_PEER | F_STATUS | F_COUNT,
+    [TRACE_OBJECT_RECOMPUTE] = F_PEER | F_STATUS, /* peer: the dead node, status: attempt */
 };
 
 /* Writes s as a JSON string (quotes included); also used for `text` in the columns so
@@ -175,6 +181,8 @@ static void print_text(FILE *out, const struct trace_event *ev)
         snprintf(task, sizeof task, "%" PRIu32 ":%" PRIu32, (uint32_t)(ev->task >> 32),
                  (uint32_t)ev->task);
     unsigned f = kind_fields[ev->kind];
+    if ((f & F_ATTEMPT) && ev->duration_ns <= 0)
+        f &= ~(unsigned)F_ATTEMPT; /* a first run, as every run before attempts existed */
     fprintf(out, f ? " %-12s" : " %s", task); /* no trailing blanks when nothing follows */
     if (f & F_PEER)
         fprintf(out, " peer=%" PRId32, ev->peer);
@@ -186,6 +194,8 @@ static void print_text(FILE *out, const struct trace_event *ev)
         fprintf(out, " bytes=%" PRId64, ev->bytes);
     if (f & F_DURATION)
         fprintf(out, " duration=%.6fs", (double)ev->duration_ns / 1e9);
+    if (f & F_ATTEMPT)
+        fprintf(out, " attempt=%" PRId64, ev->duration_ns);
     if (f & F_TEXT) {
         fputs(" text=", out);
         put_json_string(out, ev->text);
@@ -215,6 +225,8 @@ static void print_json(FILE *out, const struct trace_event *ev)
         fprintf(out, ",\"bytes\":%" PRId64, ev->bytes);
     if (f & F_DURATION)
         fprintf(out, ",\"duration\":%" PRId64, ev->duration_ns);
+    if ((f & F_ATTEMPT) && ev->duration_ns > 0)
+        fprintf(out, ",\"attempt\":%" PRId64, ev->duration_ns);
     if (f & F_TEXT) {
         fputs(",\"text\":", out);
         put_json_string(out, ev->text);
@@ -411,8 +423,11 @@ static void print_verify(FILE *out, const char *path, const struct trace_verify_
                 rep->missing_events, rep->duplicate_events, rep->unknown_kinds, rep->problems);
         fprintf(out, ",\"checksums\":\"%s\",\"blocks_checked\":%" PRIu64
                 ",\"blocks_failed\":%" PRIu64 ",\"dependency_jobs\":%" PRIu64
-                ",\"dependency_edges\":%" PRIu64 ",\"by_kind\":{", checksums_name(in->checksums),
-                in->blocks_checked, in->blocks_failed, rep->dag_jobs, rep->dag_edges);
+                ",\"dependency_edges\":%" PRIu64 ",\"resubmissions\":%" PRIu64
+                ",\"recomputations\":%" PRIu64 ",\"tasks_rerun\":%" PRIu64
+                ",\"lost_ends\":%" PRIu64 ",\"by_kind\":{", checksums_name(in->checksums),
+                in->blocks_checked, in->blocks_failed, rep->dag_jobs, rep->dag_edges,
+                rep->resubmissions, rep->recomputations, rep->tasks_rerun, rep->lost_ends);
         int n = 0;
         for (int k = 0; k < TRACE_PROBLEM_KIND_COUNT; k++)
             if (rep->by_kind[k])
@@ -424,6 +439,11 @@ static void print_verify(FILE *out, const char *path, const struct trace_verify_
                     trace_problem_kind_name(rep->listed[i].kind));
             put_json_string(out, rep->listed[i].text);
             putc('}', out);
+        }
+        fputs("],\"notes\":[", out);
+        for (size_t i = 0; i < rep->nnotes; i++) {
+            fputs(i ? "," : "", out);
+            put_json_string(out, rep->notes[i]);
         }
         fputs("]}\n", out);
         return;
@@ -449,6 +469,19 @@ static void print_verify(FILE *out, const char *path, const struct trace_verify_
     else if (rep->dag_jobs)
         fprintf(out, "  dependencies: %" PRIu64 " jobs, %" PRIu64 " edges checked\n",
                 rep->dag_jobs, rep->dag_edges);
+    /* Said only when a node died: a failure-free trace reads as it always did. */
+    if (rep->resubmissions || rep->recomputations || rep->tasks_rerun || rep->lost_ends) {
+        fprintf(out, "  failures: %" PRIu64 " resubmission%s (%" PRIu64 " task%s run again), %"
+                PRIu64 " recomputation%s, %" PRIu64 " end%s of lost attempts (not counted)\n",
+                rep->resubmissions, rep->resubmissions == 1 ? "" : "s", rep->tasks_rerun,
+                rep->tasks_rerun == 1 ? "" : "s", rep->recomputations,
+                rep->recomputations == 1 ? "" : "s", rep->lost_ends,
+                rep->lost_ends == 1 ? "" : "s");
+        for (size_t i = 0; i < rep->nnotes; i++)
+            fprintf(out, "    %s\n", rep->notes[i]);
+        if (rep->nnotes < rep->lost_ends)
+            fprintf(out, "    (%" PRIu64 " more)\n", rep->lost_ends - rep->nnotes);
+    }
     if (!rep->problems)
         return;
     fprintf(out, "  %" PRIu64 " problem%s", rep->problems, rep->problems == 1 ? "" : "s");

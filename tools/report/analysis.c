@@ -32,6 +32,21 @@ struct job_direct {
     size_t cap;
 };
 
+/* A run of an attempt that lost: [start, end), end NO_TIME until known (a run that
+ * died with its node ends at the node's first NODE_DOWN). */
+struct lost_run {
+    uint32_t task;
+    int32_t node;    /* node index */
+    int64_t start_ns, end_ns;
+    bool swept;      /* its START went to the sweep as the task's (read before the higher
+                        attempt); else the sweep gets SW_LOST_* records for its slot */
+};
+
+struct resubmit {
+    uint32_t task;
+    int32_t dead;    /* node index, -1 when unknown */
+};
+
 struct pass {
     struct report_analysis *a;
     struct u64map node_index; /* node id + 1 -> index + 1 */
@@ -55,6 +70,13 @@ struct pass {
     uint64_t submitted, done, failed, cancelled, ended_twice, dropped, unknown_kinds;
     uint64_t bad_node_events, taskless;
     double busy_s, work_s;
+    /* Failures: runs of attempts that lost, and resubmissions (task index, dead node
+     * index), for the recovery windows and the work thrown away. */
+    struct lost_run *lost;
+    size_t nlost, cap_lost;
+    struct resubmit *resubmits;
+    size_t nresubmits, cap_resubmits;
+    uint64_t recomputed, lost_ends;
     bool header_slots; /* slots came from the run header */
     bool header_nodes; /* the run header listed the nodes: a peer outside the list is
                           corrupt, not a node (it would cost a matrix row) */
@@ -102,7 +124,7 @@ static int node_of(struct pass *p, int32_t id)
     a->nodes[i] = (struct report_node){.id = id, .slots = 0, .speed = 1.0,
                                        .first_start_s = NAN, .last_end_s = NAN};
     p->pn[i] = (struct pass_node){.first_start_ns = NO_TIME, .last_start_ns = NO_TIME,
-                                  .last_end_ns = NO_TIME};
+                                  .last_end_ns = NO_TIME, .down_ns = NO_TIME};
     u64map_put(&p->node_index, (uint64_t)id + 1, (void *)(uintptr_t)(i + 1));
     if (id < DIRECT_IDS) {
         size_t old = p->cap_direct;
@@ -165,7 +187,8 @@ static struct rtask *task_of(struct pass *p, uint64_t key, uint32_t *index)
         i = p->ntasks++;
         p->tasks[i] = (struct rtask){.key = key, .submit_ns = NO_TIME, .start_ns = NO_TIME,
                                      .start_node = -1, .qnode = -1,
-                                     .run_node = -1};
+                                     .run_node = -1, .end_ns = NO_TIME,
+                                     .restart_ns = NO_TIME};
         if (slot)
             *slot = (uint32_t)(i + 1);
         else
@@ -236,6 +259,43 @@ static void apply_header(struct pass *p, const char *json)
 
 /* ---- events --------------------------------------------------------------------------- */
 
+/* The attempt on TASK_SUBMIT, START and END: in duration (core/model/trace_kind.h). */
+static uint32_t event_attempt(const struct trace_event *ev)
+{
+    return ev->duration_ns <= 0 ? 0 : ev->duration_ns > INT32_MAX ? INT32_MAX
+                                                                   : (uint32_t)ev->duration_ns;
+}
+
+static void push_lost(struct pass *p, uint32_t task, int32_t node, int64_t start, int64_t end,
+                      bool swept)
+{
+    p->lost = xgrow(p->lost, &p->cap_lost, p->nlost + 1, sizeof *p->lost);
+    p->lost[p->nlost++] = (struct lost_run){task, node, start, end, swept};
+}
+
+/* A higher attempt of the task was read: the run of the one it had, if it started,
+ * lost. */
+static void supersede(struct pass *p, struct rtask *tk, uint32_t ti, uint32_t attempt)
+{
+    if (tk->start_ns != NO_TIME && tk->start_node >= 0)
+        push_lost(p, ti, tk->start_node, tk->start_ns,
+                  tk->ended && tk->end_attempt == tk->attempt ? tk->end_ns : NO_TIME, true);
+    tk->attempt = attempt;
+    tk->start_ns = NO_TIME;
+    tk->start_node = -1;
+}
+
+/* The END of an attempt known to have lost: it ends the lost run of that node. */
+static void end_lost(struct pass *p, uint32_t ti, int n, int64_t t)
+{
+    p->lost_ends++;
+    for (size_t k = p->nlost; k-- > 0;)
+        if (p->lost[k].task == ti && p->lost[k].node == n && p->lost[k].end_ns == NO_TIME) {
+            p->lost[k].end_ns = t;
+            return;
+        }
+}
+
 static void add_event(struct pass *p, const struct trace_event *ev, const char *const *names,
                       size_t nnames)
 {
@@ -276,6 +336,22 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
             return;
         }
         tk = task_of(p, ev->task, &ti);
+        uint32_t attempt = event_attempt(ev);
+        if (attempt > tk->attempt)
+            supersede(p, tk, ti, attempt);
+        if (attempt < tk->attempt && ev->kind == TRACE_TASK_START) {
+            /* A presumed-dead node's run of an earlier attempt: its slot was busy, but
+             * its work is thrown away. */
+            push_lost(p, ti, n, t, NO_TIME, false);
+            return;
+        }
+        if (attempt < tk->attempt && ev->kind == TRACE_TASK_END) {
+            end_lost(p, ti, n, t);
+            return;
+        }
+        if (attempt > 0 && ev->kind == TRACE_TASK_START &&
+            (tk->restart_ns == NO_TIME || t < tk->restart_ns))
+            tk->restart_ns = t;
     }
     switch (ev->kind) {
     case TRACE_TASK_SUBMIT:
@@ -327,11 +403,26 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
         push_rec(p, t, ti, n, SW_START);
         break;
     case TRACE_TASK_END:
+        if (tk->ended && tk->end_attempt < tk->attempt) {
+            /* The END counted was of an attempt that lost (read before the higher
+             * one): this one replaces it. */
+            p->lost_ends++;
+            if (tk->end_status == TASK_DONE)
+                p->done--;
+            else if (tk->end_status == TASK_FAILED)
+                p->failed--;
+            else
+                p->cancelled--;
+            tk->ended = 0;
+        }
         if (tk->ended) {
             p->ended_twice++;
             break;
         }
         tk->ended = 1;
+        tk->end_attempt = tk->attempt;
+        tk->end_ns = t;
+        tk->end_status = (uint8_t)(ev->status < 0 || ev->status > 255 ? 255 : ev->status);
         if (ev->status == TASK_DONE)
             p->done++;
         else if (ev->status == TASK_FAILED)
@@ -391,6 +482,37 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
     case TRACE_CACHE_HIT:
         nd->cache_hits++;
         break;
+    case TRACE_NODE_DOWN: {
+        int d = known_node(p, ev->peer);
+        if (d < 0 || d == n)
+            break; /* a node stopping says so of itself (peer -1) */
+        if (p->pn[d].down_ns == NO_TIME || t < p->pn[d].down_ns)
+            p->pn[d].down_ns = t;
+        if (ev->status == TRACE_DOWN_DECLARED)
+            p->pn[d].declared = 1;
+        pn = &p->pn[n]; /* unchanged: known_node adds nothing */
+        break;
+    }
+    case TRACE_TASK_RESUBMIT: {
+        if (ev->task == TRACE_NO_TASK) {
+            p->taskless++;
+            break;
+        }
+        uint32_t rti;
+        struct rtask *rt = task_of(p, ev->task, &rti);
+        uint32_t attempt = ev->status > 0 ? (uint32_t)ev->status : 0;
+        if (attempt > rt->attempt)
+            supersede(p, rt, rti, attempt);
+        p->resubmits = xgrow(p->resubmits, &p->cap_resubmits, p->nresubmits + 1,
+                             sizeof *p->resubmits);
+        p->resubmits[p->nresubmits++] = (struct resubmit){
+            rti, ev->count >= 0 && ev->count <= INT32_MAX ? known_node(p, (int32_t)ev->count)
+                                                          : -1};
+        break;
+    }
+    case TRACE_OBJECT_RECOMPUTE:
+        p->recomputed++;
+        break;
     case TRACE_NODE_SAMPLE:
         if (!p->header_slots && ev->sample.slots > nd->slots)
             nd->slots = ev->sample.slots;
@@ -449,6 +571,49 @@ static void make_label(struct report_analysis *a)
     a->label = xasprintf("%s/%s, %zu node%s%s%s", a->placement ? a->placement : "ws",
                          a->steal_policy ? a->steal_policy : "adaptive", a->nnodes,
                          a->nnodes == 1 ? "" : "s", wl ? ", " : "", wl ? wl : "");
+}
+
+/*
+ * Recovery windows and work thrown away (analysis.h, "failure"): one window per node
+ * declared dead, from the first NODE_DOWN about it to the first START of the last of its
+ * resubmitted tasks to start again, as sweep records; and the lost runs' lengths.
+ */
+static void failure_windows(struct pass *p)
+{
+    struct report_analysis *a = p->a;
+    for (size_t d = 0; d < a->nnodes; d++) {
+        const struct pass_node *pd = &p->pn[d];
+        if (!pd->declared || pd->down_ns == NO_TIME)
+            continue;
+        int64_t end = pd->down_ns;
+        for (size_t k = 0; k < p->nresubmits; k++) {
+            if (p->resubmits[k].dead != (int32_t)d)
+                continue;
+            int64_t again = p->tasks[p->resubmits[k].task].restart_ns;
+            if (again == NO_TIME || again > p->t1)
+                again = p->t1; /* never ran again in this trace */
+            if (again > end)
+                end = again;
+        }
+        push_rec(p, pd->down_ns, 0, (int)d, SW_FAIL_BEGIN);
+        push_rec(p, end, 0, (int)d, SW_FAIL_END);
+    }
+    double thrown = 0;
+    for (size_t k = 0; k < p->nlost; k++) {
+        const struct lost_run *l = &p->lost[k];
+        int64_t end = l->end_ns;
+        if (end == NO_TIME)
+            end = p->pn[l->node].down_ns != NO_TIME ? p->pn[l->node].down_ns : p->t1;
+        if (end > l->start_ns)
+            thrown += ns_s(end - l->start_ns);
+        if (!l->swept && end > l->start_ns) {
+            push_rec(p, l->start_ns, 0, l->node, SW_LOST_BEGIN);
+            push_rec(p, end, 0, l->node, SW_LOST_END);
+        }
+    }
+    a->figures[RF_WORK_THROWN_AWAY_S] = thrown;
+    a->figures[RF_TASKS_RESUBMITTED] = (double)p->nresubmits;
+    a->figures[RF_OBJECTS_RECOMPUTED] = (double)p->recomputed;
 }
 
 static void fill_figures(struct pass *p)
@@ -574,6 +739,8 @@ static void pass_fini(struct pass *p)
     free(p->recs);
     free(p->samples);
     free(p->steals);
+    free(p->lost);
+    free(p->resubmits);
 }
 
 static void matrices(struct report_analysis *a, const struct steal_pair *pairs, size_t n,
@@ -726,6 +893,7 @@ int report_analyze(const char *path, const struct report_options *opt,
     matrices(a, pairs, npairs, &p);
     free(pairs);
 
+    failure_windows(&p);
     struct sweep_input in = {.tasks = p.tasks, .ntasks = p.ntasks, .recs = p.recs,
                              .nrecs = p.nrecs, .steals = p.steals, .nsteals = p.nsteals,
                              .pn = p.pn, .t0 = p.t0, .t1 = p.t1};

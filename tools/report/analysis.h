@@ -69,6 +69,18 @@
  *   locality   no SReadyQ elsewhere has work but another node's LReadyQ does: work held
  *              where its data is while this node idled;
  *   no_work    no ready task anywhere: the DAG itself gave nothing to run.
+ *   failure    (listed last, but checked first) a node died: every slot of a node from
+ *              the first NODE_DOWN about it (a closed connection is the first sign) on,
+ *              when it is later declared dead; and every idle slot of the other nodes
+ *              from then until the last task resubmitted from it started again (its new
+ *              attempt's first TASK_START; the window's end when one never did).
+ * Work thrown away: the run time of attempts that lost (share/doc/trace-schema.md,
+ * "Attempts"): START to END of a late run, or START to its node's first NODE_DOWN for a
+ * run that died with it.  It is busy time, not idle: shown beside failure recovery with
+ * the counts of TASK_RESUBMIT and OBJECT_RECOMPUTE events.  An attempt is known lost when
+ * a higher one of the task has been read; a lost END read before that (blocks of
+ * different nodes interleave in the file) is counted as the task's end until the higher
+ * END replaces it, and its run stays in busy and work.
  * A node that never started a task has no ramp-up or tail; its idle time falls to the
  * other causes.
  *
@@ -101,6 +113,7 @@ enum report_lost_cause {
     REPORT_LOST_IMBALANCE,
     REPORT_LOST_LOCALITY,
     REPORT_LOST_NO_WORK,
+    REPORT_LOST_FAILURE,  /* appended: checked first, see above */
     REPORT_LOST_COUNT
 };
 
@@ -153,6 +166,7 @@ enum report_figure {
     RF_LOST_IMBALANCE_S,
     RF_LOST_LOCALITY_S,
     RF_LOST_NO_WORK_S,
+    RF_LOST_FAILURE_S,
     RF_STEALS_AUDITED,
     RF_STEALS_HELPFUL,
     RF_STEALS_HARMFUL,
@@ -160,6 +174,9 @@ enum report_figure {
     RF_BOUND_MAKESPAN_S,
     RF_BOUND_QUALITY,
     RF_EVENTS_DROPPED,
+    RF_TASKS_RESUBMITTED,   /* TASK_RESUBMIT events */
+    RF_OBJECTS_RECOMPUTED,  /* OBJECT_RECOMPUTE events */
+    RF_WORK_THROWN_AWAY_S,  /* run time of attempts that lost */
     RF_COUNT
 };
 

@@ -25,6 +25,12 @@ struct rtask {
     int32_t run_node;   /* node index running it, -1 */
     uint8_t qshared;    /* 1: SReadyQ, 0: LReadyQ */
     uint8_t ended;      /* an END was seen */
+    /* Attempts (the pass only). */
+    uint32_t attempt;     /* highest seen */
+    uint32_t end_attempt; /* of the END counted */
+    uint8_t end_status;   /* of the END counted (enum task_status; 255 out of range) */
+    int64_t end_ns;       /* of the END counted, NO_TIME */
+    int64_t restart_ns;   /* earliest START of an attempt above 0, NO_TIME */
 };
 
 enum sweep_kind {
@@ -38,6 +44,10 @@ enum sweep_kind {
     SW_FETCH_END,
     SW_STEAL_ASK,
     SW_STEAL_ANSWER,
+    SW_FAIL_BEGIN,    /* node: the node that died; its recovery window opens */
+    SW_FAIL_END,      /* the window of that node closes */
+    SW_LOST_BEGIN,    /* a slot of node runs an attempt already known lost */
+    SW_LOST_END,
 };
 
 /* 16 bytes: a 10^6-task trace makes about 3.5 million of them. */
@@ -61,6 +71,8 @@ struct pass_node {
     uint64_t starts;
     uint64_t runs;      /* tasks that ended after starting here */
     int64_t run_ns;     /* their total length */
+    int64_t down_ns;    /* earliest NODE_DOWN about it from any node, NO_TIME */
+    uint8_t declared;   /* some node declared it dead (NODE_DOWN, status 1) */
 };
 
 struct sweep_input {

@@ -90,6 +90,8 @@ static const struct report_figure_info figure_info[RF_COUNT] = {
                             RU_SECONDS, REPORT_LOWER_BETTER, "lost"},
     [RF_LOST_NO_WORK_S] = {"lost_no_work_s", "lost: no ready work anywhere", RU_SECONDS,
                            REPORT_LOWER_BETTER, "lost"},
+    [RF_LOST_FAILURE_S] = {"lost_failure_s", "lost: failure recovery", RU_SECONDS,
+                           REPORT_LOWER_BETTER, "lost"},
     [RF_STEALS_AUDITED] = {"steals_audited", "steals audited", RU_COUNT, REPORT_NEUTRAL,
                            "audit"},
     [RF_STEALS_HELPFUL] = {"steals_helpful", "helpful steals", RU_COUNT, REPORT_NEUTRAL,
@@ -104,14 +106,22 @@ static const struct report_figure_info figure_info[RF_COUNT] = {
                           REPORT_HIGHER_BETTER, "lost"},
     [RF_EVENTS_DROPPED] = {"events_dropped", "events dropped by the nodes", RU_COUNT,
                            REPORT_LOWER_BETTER, "summary"},
+    [RF_TASKS_RESUBMITTED] = {"tasks_resubmitted", "tasks resubmitted (a node died)", RU_COUNT,
+                              REPORT_LOWER_BETTER, "lost"},
+    [RF_OBJECTS_RECOMPUTED] = {"objects_recomputed", "objects recomputed (lost with a node)",
+                               RU_COUNT, REPORT_LOWER_BETTER, "lost"},
+    [RF_WORK_THROWN_AWAY_S] = {"work_thrown_away_s", "work thrown away (lost attempts)",
+                               RU_SECONDS, REPORT_LOWER_BETTER, "lost"},
 };
 
 static const char *const lost_keys[REPORT_LOST_COUNT] = {
     "ramp_up", "tail", "data", "dispatch", "steal", "imbalance", "locality", "no_work",
+    "failure",
 };
 static const char *const lost_labels[REPORT_LOST_COUNT] = {
     "ramp-up", "tail", "waiting for data", "ready here but not started", "steal in flight",
     "ready work elsewhere (imbalance)", "held in LReadyQ by locality", "no ready work anywhere",
+    "failure recovery",
 };
 
 const struct report_figure_info *report_figure_info(enum report_figure f)

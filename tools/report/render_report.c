@@ -75,16 +75,32 @@ static void lost_section(struct doc *d, const struct report_analysis *a)
     else
         doc_para(d, "Quality against the sub-optimal bound: not computed for this report "
                     "(`jackdaw bound` on the workload gives the bound).");
+    /* A run without a failure reads as it always did: no failure line at all. */
+    bool failed = f[RF_LOST_FAILURE_S] > 0 || f[RF_TASKS_RESUBMITTED] > 0 ||
+                  f[RF_OBJECTS_RECOMPUTED] > 0 || f[RF_WORK_THROWN_AWAY_S] > 0;
     doc_para(d, "The cluster offered %s of slot time (slots x makespan), ran tasks for %s of "
                 "it and stood idle for %s. Each idle core-second is charged to the first cause "
-                "that holds, in this order:",
+                "that holds, in this order%s:",
              fmt_seconds(b1, f[RF_CAPACITY_CORE_S]), fmt_seconds(b2, f[RF_BUSY_CORE_S]),
-             fmt_seconds(b3, f[RF_IDLE_CORE_S]));
+             fmt_seconds(b3, f[RF_IDLE_CORE_S]),
+             failed ? " (failure recovery, listed last, is checked first: every slot of a "
+                      "dead node, and the idle slots of the others until its tasks ran again)"
+                    : "");
+    if (failed) {
+        char b4[FIG_BUF];
+        doc_para(d, "Failure recovery: %s resubmitted, %s recomputed; %s of work thrown away "
+                    "(runs of attempts that lost, busy time not counted as idle).",
+                 fmt_figure(b1, RF_TASKS_RESUBMITTED, f[RF_TASKS_RESUBMITTED]),
+                 fmt_figure(b2, RF_OBJECTS_RECOMPUTED, f[RF_OBJECTS_RECOMPUTED]),
+                 fmt_seconds(b4, f[RF_WORK_THROWN_AWAY_S]));
+    }
     static const char *const head[] = {"cause", "core-seconds", "share of idle", "key"};
     static const bool numeric[] = {false, true, true, false};
     doc_table(d, 4, head, numeric);
     for (int c = 0; c < REPORT_LOST_COUNT; c++) {
         double v = f[RF_LOST_RAMP_UP_S + c];
+        if (c == REPORT_LOST_FAILURE && !failed)
+            continue;
         const char *row[] = {report_lost_cause_label(c), fmt_seconds(b1, v),
                              fmt_value(b2, RU_RATIO, f[RF_IDLE_CORE_S] > 0
                                                          ? v / f[RF_IDLE_CORE_S] : NAN),

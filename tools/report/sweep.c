@@ -34,6 +34,7 @@ struct snode {
     unsigned ring_n, ring_at;
     int64_t lengths[RING];  /* recent run lengths (ns) */
     unsigned len_n, len_at;
+    bool dead;              /* from its first NODE_DOWN on, when it was declared dead */
 };
 
 /* Who holds queued work: none, one (which) or several, for SReadyQ and LReadyQ. */
@@ -62,6 +63,7 @@ struct sweep {
     size_t nn;
     struct holders h;
     struct signature sig;
+    int recovering;     /* recovery windows open (SW_FAIL_BEGIN .. SW_FAIL_END) */
     double t0, t1, width; /* ns */
     size_t nbins;
     double *busy;       /* nbins x nn slot-ns */
@@ -165,6 +167,13 @@ static void charge(struct sweep *s, size_t i, int64_t t)
     if (hi <= lo)
         return;
     double *lost = s->a->nodes[i].lost_s;
+    if (n->dead) {
+        /* Every slot of a dead node is lost to the failure; what it ran when it died is
+         * work thrown away (the analysis counts it), not busy time. */
+        bin_stretch(s, i, lo, hi, 0, 0);
+        lost[REPORT_LOST_FAILURE] += (n->slots > 0 ? n->slots : 0) * (hi - lo) / 1e9;
+        return;
+    }
     int32_t idle = n->slots - n->running;
     if (idle < 0)
         idle = 0;
@@ -173,6 +182,10 @@ static void charge(struct sweep *s, size_t i, int64_t t)
     bin_stretch(s, i, lo, hi, busy, ready);
     if (!idle)
         return;
+    if (s->recovering) {
+        lost[REPORT_LOST_FAILURE] += idle * (hi - lo) / 1e9;
+        return;
+    }
     /* Ramp-up is [.., first start), tail [last end, ..); the pass keeps last end at or
      * after first start.  Both fall on this node's own events, so a stretch rarely
      * spans them, but nothing here relies on that. */
@@ -379,6 +392,24 @@ static void apply(struct sweep *s, const struct sweep_rec *r)
     case SW_STEAL_ANSWER:
         if (n->asking > 0)
             n->asking--; /* a grant after its timeout answers nothing left */
+        break;
+    case SW_FAIL_BEGIN:
+        /* Every node's idle slots change cause from here: charge them all first. */
+        charge_all(s, r->t);
+        n->dead = true;
+        s->recovering++;
+        break;
+    case SW_FAIL_END:
+        charge_all(s, r->t);
+        if (s->recovering > 0)
+            s->recovering--;
+        break;
+    case SW_LOST_BEGIN:
+        n->running++;
+        break;
+    case SW_LOST_END:
+        if (n->running > 0)
+            n->running--;
         break;
     }
     struct signature now = signature_of(&s->h);

@@ -142,6 +142,8 @@ bool wire_is_note(const struct trace_event *ev)
     case TRACE_POLICY_CHANGE:
     case TRACE_DROPPED:
     case TRACE_JOB_SUBMIT:
+    case TRACE_TASK_RESUBMIT:
+    case TRACE_OBJECT_RECOMPUTE:
         return true;
     default:
         return false;

@@ -25,16 +25,37 @@
 #define SEQ_LIMIT (INT64_C(1) << 32)
 
 /* One task.  Counters saturate at UINT8_MAX; only "0, 1 or more" matters to the checks
- * and the numbers in the sentences are exact below that. */
+ * and the numbers in the sentences are exact below that.
+ * Attempts (share/doc/trace-schema.md, "Attempts"): the starts and ends kept are those
+ * of the highest attempt seen so far; when a higher one appears they are forgotten (an
+ * earlier attempt lost), and events of a lower attempt only count as lost.  The first
+ * SUBMIT and START are over every attempt: a dead node's run started after its submit
+ * and its parents as much as the winning run did. */
 struct task_rec {
     uint64_t key;
     int64_t submit_ns;      /* earliest TASK_SUBMIT; valid when submits > 0 */
-    int64_t first_start_ns; /* earliest TASK_START; valid when starts > 0 */
-    int64_t last_start_ns;  /* latest TASK_START */
-    int64_t end_ns;         /* earliest TASK_END; valid when ends > 0 */
-    int32_t start_node;     /* node of the latest TASK_START */
-    int32_t end_status;     /* status of the earliest TASK_END */
-    uint8_t submits, starts, ends, done_ends;
+    int64_t first_start_ns; /* earliest TASK_START of any attempt; valid when any_starts */
+    int64_t last_start_ns;  /* latest TASK_START of the attempt */
+    int64_t end_ns;         /* earliest TASK_END of the attempt; valid when ends > 0 */
+    int32_t start_node;     /* node of the latest TASK_START of the attempt */
+    int32_t end_status;     /* status of the earliest TASK_END of the attempt */
+    uint32_t attempt;       /* highest attempt seen (SUBMIT, START, END, RESUBMIT) */
+    uint8_t submits, starts, ends, done_ends; /* starts, ends: of the attempt */
+    uint8_t any_starts;     /* TASK_STARTs of every attempt */
+};
+
+/* A TASK_RESUBMIT, checked at finish against the NODE_DOWNs of the node recording it. */
+struct resubmit_rec {
+    uint64_t task;
+    int64_t time_ns;
+    int32_t node, dead;
+    int32_t attempt;
+};
+
+/* The first time node `node` declared `peer` dead. */
+struct declared_rec {
+    int32_t node, peer;
+    int64_t time_ns;
 };
 
 struct node_seq {
@@ -70,6 +91,11 @@ struct trace_verify {
     size_t last_node;         /* index of the node fed last: events come in runs */
     struct u64map jobs;       /* job -> struct job_rec * (owned) */
     struct problem_list lists[TRACE_PROBLEM_KIND_COUNT];
+    struct problem_list notes;      /* what is no problem but worth saying (late runs) */
+    struct resubmit_rec *resubmits; /* owned */
+    size_t nresubmits, cap_resubmits;
+    struct declared_rec *declared;  /* owned; few: one per (node, dead peer) */
+    size_t ndeclared, cap_declared;
     struct trace_verify_report report;
     struct trace_problem *listed; /* owned; built by finish, texts borrowed from lists */
     const struct workload *wl;    /* borrowed; NULL unless trace_verify_workload */
@@ -89,6 +115,7 @@ static const char *const kind_names[TRACE_PROBLEM_KIND_COUNT] = {
     [TRACE_PROBLEM_ORDER] = "order",
     [TRACE_PROBLEM_JOB_COUNT] = "job-count",
     [TRACE_PROBLEM_DEPENDENCY] = "dependency",
+    [TRACE_PROBLEM_RESUBMIT] = "resubmit",
 };
 
 const char *trace_problem_kind_name(enum trace_problem_kind kind)
@@ -129,6 +156,11 @@ void trace_verify_destroy(struct trace_verify *v)
             free(v->lists[k].text[i]);
         free(v->lists[k].text);
     }
+    for (size_t i = 0; i < v->notes.listed; i++)
+        free(v->notes.text[i]);
+    free(v->notes.text);
+    free(v->resubmits);
+    free(v->declared);
     free(v->listed);
     free(v);
 }
@@ -151,6 +183,24 @@ __attribute__((format(printf, 3, 4))) static void problem(struct trace_verify *v
     char *s;
     if (vasprintf(&s, fmt, ap) < 0)
         s = xstrdup("(out of memory formatting this problem)");
+    va_end(ap);
+    l->text[l->listed++] = s;
+}
+
+/* Keeps a note's sentence while there is room; counting is the caller's. */
+__attribute__((format(printf, 2, 3))) static void note(struct trace_verify *v,
+                                                       const char *fmt, ...)
+{
+    struct problem_list *l = &v->notes;
+    if (l->listed >= v->max_listed)
+        return;
+    if (!l->text)
+        l->text = xcalloc(v->max_listed, sizeof *l->text);
+    va_list ap;
+    va_start(ap, fmt);
+    char *s;
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = xstrdup("(out of memory formatting this note)");
     va_end(ap);
     l->text[l->listed++] = s;
 }
@@ -243,9 +293,37 @@ static void bump(uint8_t *c)
         (*c)++;
 }
 
+static const char *status_name(int32_t status, char buf[24])
+{
+    if (status >= 0 && status < TASK_STATUS_COUNT)
+        return task_status_name((enum task_status)status);
+    snprintf(buf, 24, "status %" PRId32, status);
+    return buf;
+}
+
+/* A higher attempt than any seen: what was kept of the earlier one lost. */
+static void new_attempt(struct task_rec *t, uint32_t attempt)
+{
+    t->attempt = attempt;
+    t->starts = t->ends = t->done_ends = 0;
+    t->start_node = -1;
+}
+
+/* The attempt an event names: duration on SUBMIT, START and END (0 in files written
+ * before attempts), clamped so that a corrupt value cannot pass for a huge attempt. */
+static uint32_t event_attempt(const struct trace_event *ev)
+{
+    return ev->duration_ns <= 0 ? 0 : ev->duration_ns > INT32_MAX ? INT32_MAX
+                                                                   : (uint32_t)ev->duration_ns;
+}
+
 static void add_task(struct trace_verify *v, const struct trace_event *ev)
 {
     struct task_rec *t = task_for(v, ev->task);
+    uint32_t attempt = event_attempt(ev);
+    if (attempt > t->attempt)
+        new_attempt(t, attempt);
+    bool current = attempt == t->attempt;
     switch (ev->kind) {
     case TRACE_TASK_SUBMIT:
         if (!t->submits || ev->time_ns < t->submit_ns)
@@ -253,8 +331,11 @@ static void add_task(struct trace_verify *v, const struct trace_event *ev)
         bump(&t->submits);
         break;
     case TRACE_TASK_START:
-        if (!t->starts || ev->time_ns < t->first_start_ns)
+        if (!t->any_starts || ev->time_ns < t->first_start_ns)
             t->first_start_ns = ev->time_ns;
+        bump(&t->any_starts);
+        if (!current)
+            break;
         if (!t->starts || ev->time_ns >= t->last_start_ns) {
             t->last_start_ns = ev->time_ns;
             t->start_node = ev->node;
@@ -262,6 +343,15 @@ static void add_task(struct trace_verify *v, const struct trace_event *ev)
         bump(&t->starts);
         break;
     case TRACE_TASK_END:
+        if (!current) {
+            char name[24], st[24];
+            v->report.lost_ends++;
+            note(v, "task %s: attempt %" PRIu32 " ended %s on node %" PRId32 " at %.9f s, "
+                 "after attempt %" PRIu32 " was handed on: a lost run, not counted",
+                 task_name(t->key, name), attempt, status_name(ev->status, st), ev->node,
+                 seconds(ev->time_ns), t->attempt);
+            break;
+        }
         if (!t->ends || ev->time_ns < t->end_ns) {
             t->end_ns = ev->time_ns;
             t->end_status = ev->status;
@@ -273,6 +363,35 @@ static void add_task(struct trace_verify *v, const struct trace_event *ev)
     default:
         break; /* READY, QUEUED_*, PUSHED, STOLEN_*: the task appears, nothing to time */
     }
+}
+
+static void add_resubmit(struct trace_verify *v, const struct trace_event *ev)
+{
+    v->report.resubmissions++;
+    struct task_rec *t = task_for(v, ev->task);
+    uint32_t attempt = ev->status <= 0 ? 0 : (uint32_t)ev->status;
+    if (attempt > t->attempt)
+        new_attempt(t, attempt);
+    v->resubmits = xgrow(v->resubmits, &v->cap_resubmits, v->nresubmits + 1,
+                         sizeof *v->resubmits);
+    v->resubmits[v->nresubmits++] = (struct resubmit_rec){
+        .task = ev->task, .time_ns = ev->time_ns, .node = ev->node,
+        .dead = ev->count < 0 || ev->count > INT32_MAX ? -1 : (int32_t)ev->count,
+        .attempt = ev->status};
+}
+
+static void add_declared(struct trace_verify *v, const struct trace_event *ev)
+{
+    for (size_t i = 0; i < v->ndeclared; i++) {
+        struct declared_rec *d = &v->declared[i];
+        if (d->node == ev->node && d->peer == ev->peer) {
+            if (ev->time_ns < d->time_ns)
+                d->time_ns = ev->time_ns;
+            return;
+        }
+    }
+    v->declared = xgrow(v->declared, &v->cap_declared, v->ndeclared + 1, sizeof *v->declared);
+    v->declared[v->ndeclared++] = (struct declared_rec){ev->node, ev->peer, ev->time_ns};
 }
 
 static void add_job(struct trace_verify *v, const struct trace_event *ev)
@@ -311,21 +430,23 @@ int trace_verify_add(struct trace_verify *v, const struct trace_event *ev)
         add_task(v, ev);
     else if (ev->kind == TRACE_JOB_SUBMIT && ev->task != TRACE_NO_TASK)
         add_job(v, ev);
+    else if (ev->kind == TRACE_TASK_RESUBMIT && ev->task != TRACE_NO_TASK)
+        add_resubmit(v, ev);
+    else if (ev->kind == TRACE_OBJECT_RECOMPUTE)
+        v->report.recomputations++;
+    else if (ev->kind == TRACE_NODE_DOWN && ev->status == TRACE_DOWN_DECLARED && ev->peer >= 0)
+        add_declared(v, ev);
     return 0;
-}
-
-static const char *status_name(int32_t status, char buf[24])
-{
-    if (status >= 0 && status < TASK_STATUS_COUNT)
-        return task_status_name((enum task_status)status);
-    snprintf(buf, 24, "status %" PRId32, status);
-    return buf;
 }
 
 static void check_task(struct trace_verify *v, const struct task_rec *t)
 {
-    char name[24], st[24];
+    char name[24], st[24], of[48] = "";
     task_name(t->key, name);
+    if (t->attempt > 0) {
+        v->report.tasks_rerun++;
+        snprintf(of, sizeof of, " of its attempt %" PRIu32, t->attempt);
+    }
     if (t->ends) {
         if (t->end_status == TASK_DONE)
             v->report.tasks_done++;
@@ -339,26 +460,29 @@ static void check_task(struct trace_verify *v, const struct task_rec *t)
             problem(v, TRACE_PROBLEM_MISSING_SUBMIT, "task %s has no TASK_SUBMIT (it started "
                     "on node %" PRId32 " at %.9f s)", name, t->start_node,
                     seconds(t->last_start_ns));
+        else if (t->any_starts)
+            problem(v, TRACE_PROBLEM_MISSING_SUBMIT, "task %s has no TASK_SUBMIT (it started "
+                    "at %.9f s)", name, seconds(t->first_start_ns));
         else
             problem(v, TRACE_PROBLEM_MISSING_SUBMIT, "task %s has no TASK_SUBMIT", name);
     }
     if (!t->ends) {
         if (t->starts)
-            problem(v, TRACE_PROBLEM_MISSING_END, "task %s has no TASK_END (it started on "
-                    "node %" PRId32 " at %.9f s)", name, t->start_node,
+            problem(v, TRACE_PROBLEM_MISSING_END, "task %s has no TASK_END%s (it started on "
+                    "node %" PRId32 " at %.9f s)", name, of, t->start_node,
                     seconds(t->last_start_ns));
         else
-            problem(v, TRACE_PROBLEM_MISSING_END, "task %s has no TASK_END (and no "
-                    "TASK_START)", name);
+            problem(v, TRACE_PROBLEM_MISSING_END, "task %s has no TASK_END%s (and no "
+                    "TASK_START)", name, of);
     } else if (t->ends > 1) {
-        problem(v, TRACE_PROBLEM_EXTRA_END, "task %s has %u TASK_END events (%u of them "
-                "DONE); a task ends once", name, (unsigned)t->ends, (unsigned)t->done_ends);
+        problem(v, TRACE_PROBLEM_EXTRA_END, "task %s has %u TASK_END events%s (%u of them "
+                "DONE); a task ends once", name, (unsigned)t->ends, of, (unsigned)t->done_ends);
     }
     if (t->ends && !t->starts && t->end_status != TASK_CANCELLED)
         problem(v, TRACE_PROBLEM_MISSING_START, "task %s ended %s at %.9f s without a "
-                "TASK_START (only a cancelled task may)", name, status_name(t->end_status, st),
-                seconds(t->end_ns));
-    if (t->submits && t->starts && t->first_start_ns < t->submit_ns)
+                "TASK_START%s (only a cancelled task may)", name,
+                status_name(t->end_status, st), seconds(t->end_ns), of);
+    if (t->submits && t->any_starts && t->first_start_ns < t->submit_ns)
         problem(v, TRACE_PROBLEM_ORDER, "task %s started at %.9f s, before its submit at "
                 "%.9f s", name, seconds(t->first_start_ns), seconds(t->submit_ns));
     if (t->ends && t->starts && t->end_ns < t->last_start_ns)
@@ -367,6 +491,35 @@ static void check_task(struct trace_verify *v, const struct task_rec *t)
     else if (t->ends && !t->starts && t->submits && t->end_ns < t->submit_ns)
         problem(v, TRACE_PROBLEM_ORDER, "task %s ended at %.9f s, before its submit at "
                 "%.9f s", name, seconds(t->end_ns), seconds(t->submit_ns));
+}
+
+/* A resubmission hands on the task of a node its recorder had declared dead: anything
+ * else would run a live node's task twice.  Compared on the recorder's own clock. */
+static void check_resubmits(struct trace_verify *v)
+{
+    char name[24];
+    for (size_t i = 0; i < v->nresubmits; i++) {
+        const struct resubmit_rec *r = &v->resubmits[i];
+        task_name(r->task, name);
+        if (r->attempt < 1)
+            problem(v, TRACE_PROBLEM_RESUBMIT, "task %s: node %" PRId32 " resubmitted it at "
+                    "%.9f s as attempt %" PRId32 " (a resubmission is attempt 1 or later)",
+                    name, r->node, seconds(r->time_ns), r->attempt);
+        const struct declared_rec *d = NULL;
+        for (size_t k = 0; k < v->ndeclared && !d; k++)
+            if (v->declared[k].node == r->node && v->declared[k].peer == r->dead)
+                d = &v->declared[k];
+        if (!d)
+            problem(v, TRACE_PROBLEM_RESUBMIT, "task %s: node %" PRId32 " resubmitted it at "
+                    "%.9f s, taken from node %" PRId32 ", which it never declared dead "
+                    "(no NODE_DOWN with status 1)", name, r->node, seconds(r->time_ns),
+                    r->dead);
+        else if (d->time_ns > r->time_ns)
+            problem(v, TRACE_PROBLEM_RESUBMIT, "task %s: node %" PRId32 " resubmitted it at "
+                    "%.9f s, taken from node %" PRId32 ", which it declared dead only at "
+                    "%.9f s", name, r->node, seconds(r->time_ns), r->dead,
+                    seconds(d->time_ns));
+    }
 }
 
 /* First position >= from (and <= max) whose bit equals `set`, or max + 1. */
@@ -536,7 +689,7 @@ static void check_dag_job(struct trace_verify *v, uint32_t job)
     for (uint32_t i = 0; i < wl->count; i++) {
         uintptr_t at = (uintptr_t)u64map_get(&v->task_index, (uint64_t)job << 32 | i);
         const struct task_rec *t = at ? &v->tasks[at - 1] : NULL;
-        if (!t || !t->starts)
+        if (!t || !t->any_starts)
             continue; /* never started: nothing to order */
         for (uint32_t k = 0; k < wl->tasks[i].num_parents; k++) {
             uint32_t p = wl->tasks[i].parents[k];
@@ -597,9 +750,12 @@ const struct trace_verify_report *trace_verify_finish(struct trace_verify *v)
     }
     for (size_t i = 0; i < v->ntasks; i++)
         check_task(v, &v->tasks[i]);
+    check_resubmits(v);
     check_jobs(v);
     if (v->wl)
         check_dag(v);
+    v->report.notes = (const char *const *)v->notes.text;
+    v->report.nnotes = v->notes.listed;
 
     size_t total = 0;
     for (int k = 0; k < TRACE_PROBLEM_KIND_COUNT; k++)

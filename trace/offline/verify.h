@@ -5,9 +5,13 @@
  *
  * What is checked (share/doc/trace-schema.md, "What a complete trace holds"):
  *   - every task that appears in a TASK_* event has a TASK_SUBMIT, a TASK_START and
- *     exactly one TASK_END, in time order (first START not before the first SUBMIT,
- *     the END not before the last START); a task whose END says CANCELLED needs no
- *     START;
+ *     exactly one TASK_END of its last attempt, in time order (first START not before
+ *     the first SUBMIT, the END not before the attempt's last START); a task whose END
+ *     says CANCELLED needs no START.  The attempt is in `duration` on those events and
+ *     in `status` on TASK_RESUBMIT; the last is the highest seen.  An END of an earlier
+ *     attempt (a presumed-dead node's late run) is no problem: counted and noted;
+ *   - every TASK_RESUBMIT is of attempt 1 or later and takes the task from a node that
+ *     its recording node declared dead (NODE_DOWN, status 1) at or before it;
  *   - per node (the collector's node -1 included) the sequence numbers are exactly
  *     0..max: no gap, no number twice;
  *   - a job named by a JOB_SUBMIT with count n has exactly n distinct submitted tasks,
@@ -56,6 +60,7 @@ enum trace_problem_kind {
     TRACE_PROBLEM_ORDER,          /* START before SUBMIT, END before START or SUBMIT */
     TRACE_PROBLEM_JOB_COUNT,      /* a job's tasks disagree with its JOB_SUBMIT */
     TRACE_PROBLEM_DEPENDENCY,     /* a task started before a parent ended (--workload) */
+    TRACE_PROBLEM_RESUBMIT,       /* a resubmission from a node not declared dead before */
     TRACE_PROBLEM_KIND_COUNT
 };
 
@@ -70,7 +75,12 @@ struct trace_verify_report {
     uint64_t nodes;         /* distinct nodes, -1 included */
     uint64_t tasks;         /* distinct task keys seen in TASK_* events */
     uint64_t jobs;          /* jobs announced by JOB_SUBMIT */
-    uint64_t tasks_done, tasks_failed, tasks_cancelled; /* by their (first) END */
+    uint64_t tasks_done, tasks_failed, tasks_cancelled; /* by their last attempt's (first)
+                                                           END */
+    uint64_t tasks_rerun;    /* tasks whose last attempt is above 0 */
+    uint64_t resubmissions;  /* TASK_RESUBMIT events */
+    uint64_t recomputations; /* OBJECT_RECOMPUTE events */
+    uint64_t lost_ends;      /* TASK_ENDs of an attempt that lost: not counted above */
     uint64_t missing_events;   /* sum over the gaps */
     uint64_t duplicate_events; /* records beyond the first for one (node, seq) */
     uint64_t by_kind[TRACE_PROBLEM_KIND_COUNT]; /* every problem found, listed or not */
@@ -80,6 +90,8 @@ struct trace_verify_report {
     uint32_t dag_job;        /* the job checked, when dag_jobs is 1 */
     const struct trace_problem *listed; /* the first max_listed of each kind, by kind */
     size_t nlisted;
+    const char *const *notes; /* the first max_listed notes (lost runs), no problem */
+    size_t nnotes;
 };
 
 struct trace_verify;
