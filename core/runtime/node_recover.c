@@ -260,13 +260,15 @@ static void reopen_here(struct node *n, uint64_t task, uint32_t runner)
         return; /* not ours yet, or done already: the asker asks again */
     if (kvs_reopen(n->kvs, task, rec->attempt, runner) != 1)
         return;
-    /* Call site for the trace's recomputation event (another change adds the kind). */
     log_info("object %llx: lost with node %u; producer task %llx runs again",
              (unsigned long long)task, runner, (unsigned long long)task);
     n->c.objects_recomputed++;
     rec = kvs_local_record(n->kvs, task);
-    if (rec)
+    if (rec) {
+        /* The re-opened record's attempt is the one the hand-over bumps from. */
+        node_trace_recompute(n, task, runner, rec->attempt + 1);
         node__hand_on_orphan(n, rec);
+    }
 }
 
 static void recompute(struct node *n, uint64_t task, uint32_t runner)

@@ -491,7 +491,9 @@ static void run_task(struct node *n, struct ntask *t)
 
 static void run_or_queue(struct node *n, struct ntask *t)
 {
-    if (n->busy < n->cfg.slots)
+    /* A node told it was declared dead (or stopping) starts nothing more: its tasks
+     * are other nodes' now. */
+    if (n->busy < n->cfg.slots && !n->stop_requested)
         run_task(n, t);
     else
         node_queue(n, NODE_STAGED, t, 0);
