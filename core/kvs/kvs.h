@@ -77,6 +77,10 @@
 #include "core/kvs/view.h"
 
 #define KVS_NO_SHARD UINT32_MAX
+/* Copies of each record when the daemons are not told (--replicas): issue 15 asks that
+ * losing one node loses nothing by default.  The client assumes it too when the cluster
+ * file does not say. */
+#define KVS_DEFAULT_REPLICAS 2u
 
 enum kvs_event { KVS_EVENT_READY = 0, KVS_EVENT_CANCEL = 1 };
 
@@ -110,7 +114,8 @@ typedef void (*kvs_reply_fn)(void *arg, int status, const struct tmd *tmd);
 
 struct kvs;
 
-/* R = 1 (no replication) until kvs_set_replicas. */
+/* R = 1 (no replication) until kvs_set_replicas; the daemons set KVS_DEFAULT_REPLICAS
+ * unless told otherwise. */
 struct kvs *kvs_create(uint32_t self, uint32_t nodes, const struct kvs_transport *t);
 void kvs_destroy(struct kvs *kvs);
 /*
