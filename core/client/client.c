@@ -678,16 +678,19 @@ int client_shutdown(struct client *c, int timeout_ms)
 }
 
 /* How many lost nodes a job survives: the metadata's replicas less one (the daemons'
- * --replicas, as the cluster file records the flags they were started with). */
+ * --replicas, as the cluster file records the flags they were started with, else their
+ * default), and never all of the nodes (a single node keeps no copy). */
 static uint32_t losses_survived(const struct cluster *cl)
 {
-    for (uint32_t i = 0; i + 1 < cl->n_node_args; i++) {
-        if (strcmp(cl->node_args[i], "--replicas") == 0) {
-            unsigned long r = strtoul(cl->node_args[i + 1], NULL, 10);
-            return r > 1 && r <= 8 ? (uint32_t)r - 1 : 0;
-        }
-    }
-    return 0;
+    unsigned long r = KVS_DEFAULT_REPLICAS;
+    for (uint32_t i = 0; i + 1 < cl->n_node_args; i++)
+        if (strcmp(cl->node_args[i], "--replicas") == 0)
+            r = strtoul(cl->node_args[i + 1], NULL, 10);
+    if (r < 1 || r > KVS_MAX_REPLICAS)
+        return 0;
+    if (r > cl->count)
+        r = cl->count;
+    return r > 1 ? (uint32_t)r - 1 : 0;
 }
 
 /* Copies of each initial data object: the daemons' --object-replicas, from the cluster

@@ -63,7 +63,7 @@ struct dataopts {
     {"failure-timeout", OPT_STRING, &(d)->failure_timeout,                                      \
      "MS  a node silent this long is declared dead (3000; 100..600000)"},                       \
     {"replicas", OPT_STRING, &(d)->replicas,                                                    \
-     "R  copies of each task's metadata, on successive nodes (1; 1..8)"},                   \
+     "R  copies of each task's metadata, on successive nodes (2; 1..8)"},                   \
     {"object-replicas", OPT_STRING, &(d)->object_replicas,                                      \
      "K  copies of each initial data object, on successive nodes (1; 1..8)"}
 

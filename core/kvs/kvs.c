@@ -22,6 +22,8 @@
  *                   2 STATUS  u64 key, u8 status, u8 has_run,
  *                             [u32 node, u32 attempt, i64 start, i64 end, u64 size]
  *                   3 REMOVE  u64 key
+ *                   4 INSERT  i64 now, tmd: a client's insert as it came, applied at
+ *                             the primary's `now` (shard_new_record)
  *   REPLICA_ACK   u64 count: REPLICATE messages from the receiver applied so far
  * req 0 means no reply is wanted.  A tmd is tmd_put's encoding (tmd.h).  At R = 1 no
  * REPLICATE or REPLICA_ACK is sent, and a record without spec or attempt and a CAS of
@@ -93,13 +95,20 @@ uint32_t kvs_primary(const struct kvs *kvs, uint64_t key)
     return p == VIEW_NONE ? KVS_NO_SHARD : p;
 }
 
-size_t kvs_local_records(const struct kvs *kvs)
+size_t kvs_local_records(struct kvs *kvs)
 {
+    kvs__backlog_build_all(kvs, false);
     return shard_len(&kvs->shard);
 }
 
-const struct tmd *kvs_local_record(const struct kvs *kvs, uint64_t key)
+size_t kvs_records_held(const struct kvs *kvs)
 {
+    return shard_len(&kvs->shard) + kvs__backlog_records(kvs);
+}
+
+const struct tmd *kvs_local_record(struct kvs *kvs, uint64_t key)
+{
+    kvs__backlog_build_all(kvs, false);
     return shard_get(&kvs->shard, key);
 }
 
@@ -223,6 +232,22 @@ void kvs__drain(struct kvs *kvs)
 
 /* ---- operations ---------------------------------------------------------------------- */
 
+/* The insert of a record this node is primary for; `bytes` (len), when not NULL, are
+ * the record as the client encoded it, forwarded as they are. */
+static int insert_here(struct kvs *kvs, struct tmd *t, const uint8_t *bytes, size_t len)
+{
+    uint64_t key = t->key;
+    int64_t now = clock_wall_ns();
+    int rc = shard_insert(&kvs->shard, t, now);
+    if (rc < 0)
+        log_warn("kvs: duplicate insert of %llx refused", (unsigned long long)t->key);
+    else if (kvs->view.replicas > 1 && bytes)
+        kvs__forward_insert(kvs, key, bytes, len, now);
+    else if (kvs->view.replicas > 1)
+        kvs__forward_put(kvs, key);
+    return rc;
+}
+
 int kvs_insert(struct kvs *kvs, struct tmd *t)
 {
     kvs->used = 1;
@@ -232,15 +257,8 @@ int kvs_insert(struct kvs *kvs, struct tmd *t)
         memset(t, 0, sizeof *t);
         return -EHOSTDOWN;
     }
-    if (primary == kvs->self) {
-        uint64_t key = t->key;
-        int rc = shard_insert(&kvs->shard, t, clock_wall_ns());
-        if (rc < 0)
-            log_warn("kvs: duplicate insert of %llx refused", (unsigned long long)t->key);
-        else if (kvs->view.replicas > 1)
-            kvs__forward_put(kvs, key);
-        return rc;
-    }
+    if (primary == kvs->self)
+        return insert_here(kvs, t, NULL, 0);
     size_t at;
     struct wbuf *b = kvs->t.msg_begin(kvs->t.ctx, primary, MSG_KVS_INSERT, &at);
     tmd_put(b, t);
@@ -483,6 +501,8 @@ void kvs__settle(struct kvs *kvs, uint64_t key)
 
 static size_t forget_here(struct kvs *kvs, uint32_t job)
 {
+    /* Its kept backup copies first, so that they go as built ones do. */
+    kvs__backlog_build(kvs, job);
     /* A final record whose answer still waits for the backups is not gone yet: the
      * answer would say -ENOENT to the runner that asked. */
     kvs__forget_held(kvs, job);
@@ -617,7 +637,8 @@ int kvs_handle(struct kvs *kvs, uint32_t from, uint16_t type, struct rbuf *r, co
             tmd_fini(&t);
             return kvs__park(kvs, from, type, &start, reason);
         }
-        if (kvs_insert(kvs, &t) < 0)
+        kvs->used = 1;
+        if (insert_here(kvs, &t, start.p, start.left - r->left) < 0)
             tmd_fini(&t);
         return 0;
     }

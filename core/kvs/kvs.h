@@ -77,6 +77,10 @@
 #include "core/kvs/view.h"
 
 #define KVS_NO_SHARD UINT32_MAX
+/* Copies of each record when the daemons are not told (--replicas): issue 15 asks that
+ * losing one node loses nothing by default.  The client assumes it too when the cluster
+ * file does not say. */
+#define KVS_DEFAULT_REPLICAS 2u
 
 enum kvs_event { KVS_EVENT_READY = 0, KVS_EVENT_CANCEL = 1 };
 
@@ -110,7 +114,8 @@ typedef void (*kvs_reply_fn)(void *arg, int status, const struct tmd *tmd);
 
 struct kvs;
 
-/* R = 1 (no replication) until kvs_set_replicas. */
+/* R = 1 (no replication) until kvs_set_replicas; the daemons set KVS_DEFAULT_REPLICAS
+ * unless told otherwise. */
 struct kvs *kvs_create(uint32_t self, uint32_t nodes, const struct kvs_transport *t);
 void kvs_destroy(struct kvs *kvs);
 /*
@@ -122,11 +127,15 @@ int kvs_set_replicas(struct kvs *kvs, uint32_t replicas);
 uint32_t kvs_owner(const struct kvs *kvs, uint64_t key);
 /* The key's primary in this store's view; KVS_NO_SHARD when every node is down. */
 uint32_t kvs_primary(const struct kvs *kvs, uint64_t key);
-/* Records in the local shard: those it is primary for and its backup copies. */
-size_t kvs_local_records(const struct kvs *kvs);
+/* Records in the local shard: those it is primary for and its backup copies (which
+ * it builds first: a backup keeps them as bytes until needed, kvs_backlog.c). */
+size_t kvs_local_records(struct kvs *kvs);
 /* This store's copy of a record, primary or backup (borrowed until the next call into
- * the store), or NULL. */
-const struct tmd *kvs_local_record(const struct kvs *kvs, uint64_t key);
+ * the store), or NULL.  Builds the backup copies first, as kvs_local_records. */
+const struct tmd *kvs_local_record(struct kvs *kvs, uint64_t key);
+/* kvs_local_records without building anything, for a node's status: a kept copy counts
+ * from its insert until its job is forgotten (a copy removed meanwhile still counts). */
+size_t kvs_records_held(const struct kvs *kvs);
 
 /* Takes over *t's arrays (it is zeroed).  -EEXIST when a local record exists,
  * -EHOSTDOWN when every node is down. */

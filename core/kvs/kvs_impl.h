@@ -65,6 +65,14 @@ struct deferred {
     struct defer_need *more; /* owned: all nneed entries when nneed > DEFER_INLINE */
 };
 
+/* A backup's copies of one job's records, kept as the REPLICATE payloads their primary
+ * sent until someone needs the records (kvs_backlog.c). */
+struct backlog {
+    uint32_t job;
+    struct wbuf bytes;      /* owned: (u32 length, payload) in the order received */
+    size_t records;         /* whole records and inserts among them */
+};
+
 /* A message for a key this node is not the primary of (yet). */
 struct parked {
     uint32_t from;
@@ -97,6 +105,10 @@ struct kvs {
 
     struct parked *parked;  /* owned */
     size_t nparked, parked_cap, parked_bytes;
+
+    struct backlog *backlogs; /* owned, nbacklogs entries */
+    size_t nbacklogs, backlogs_cap;
+    bool eager;             /* backups build their copies at once from now on */
 };
 
 static inline bool kvs__is_primary(const struct kvs *kvs, uint64_t key)
@@ -138,6 +150,10 @@ void kvs__replica_init(struct kvs *kvs);
 void kvs__replica_fini(struct kvs *kvs);
 /* Forwarding to the live backups of `key` (none at R = 1: callers skip the call). */
 void kvs__forward_put(struct kvs *kvs, uint64_t key);
+/* A client's insert as the client encoded it (`len` bytes), applied here at `now`: the
+ * bytes go on as they came, rather than the record encoded again. */
+void kvs__forward_insert(struct kvs *kvs, uint64_t key, const uint8_t *bytes, size_t len,
+                         int64_t now);
 void kvs__forward_put_to(struct kvs *kvs, uint32_t node, const struct tmd *rec);
 void kvs__forward_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node,
                          uint64_t value, uint64_t object, int64_t now);
@@ -162,6 +178,24 @@ bool kvs__reply_held(const struct kvs *kvs, uint64_t key);
  * to go when their answers leave (shard_forget_later), not now. */
 void kvs__forget_held(struct kvs *kvs, uint32_t job);
 int kvs__handle_replicate(struct kvs *kvs, uint32_t from, struct rbuf *r, const char **reason);
+/* Applies one REPLICATE payload to the shard, as a backup does at once; -EBADMSG. */
+int kvs__apply_replicate(struct kvs *kvs, struct rbuf *r, const char **reason);
+
+/* kvs_backlog.c */
+/*
+ * Keeps a checked REPLICATE payload (`len` bytes at `bytes`, about `key`, from primary
+ * `from`) for later instead of applying it; false when it must be applied now.
+ */
+bool kvs__backlog_keep(struct kvs *kvs, uint32_t from, uint64_t key, const uint8_t *bytes,
+                       size_t len);
+/* Whole records and inserts kept, all jobs. */
+size_t kvs__backlog_records(const struct kvs *kvs);
+/* Builds the kept copies of job `job`'s records into the shard. */
+void kvs__backlog_build(struct kvs *kvs, uint32_t job);
+/* Builds every kept copy into the shard; with `for_good`, copies are built at once from
+ * then on (after a death). */
+void kvs__backlog_build_all(struct kvs *kvs, bool for_good);
+void kvs__backlog_fini(struct kvs *kvs);
 int kvs__handle_ack(struct kvs *kvs, uint32_t from, struct rbuf *r, const char **reason);
 
 /* kvs_takeover.c */

@@ -21,7 +21,7 @@
 #include "core/model/task.h"
 #include "core/net/proto.h"
 
-enum replicate_op { OP_PUT = 0, OP_APPEND = 1, OP_STATUS = 2, OP_REMOVE = 3 };
+enum replicate_op { OP_PUT = 0, OP_APPEND = 1, OP_STATUS = 2, OP_REMOVE = 3, OP_INSERT = 4 };
 
 void kvs__replica_init(struct kvs *kvs)
 {
@@ -59,6 +59,7 @@ void kvs__replica_fini(struct kvs *kvs)
     free(kvs->acked);
     free(kvs->received);
     free(kvs->ack_sent);
+    kvs__backlog_fini(kvs);
 }
 
 /* The live backups of a key this store is primary for; 0 at R = 1. */
@@ -101,6 +102,20 @@ void kvs__forward_put(struct kvs *kvs, uint64_t key)
     const struct tmd *rec = n ? shard_get(&kvs->shard, key) : NULL;
     for (uint32_t i = 0; rec && i < n; i++)
         kvs__forward_put_to(kvs, to[i], rec);
+}
+
+void kvs__forward_insert(struct kvs *kvs, uint64_t key, const uint8_t *bytes, size_t len,
+                         int64_t now)
+{
+    uint32_t to[KVS_MAX_REPLICAS];
+    uint32_t n = backups(kvs, key, to);
+    for (uint32_t i = 0; i < n; i++) {
+        size_t at;
+        struct wbuf *b = begin(kvs, to[i], OP_INSERT, &at);
+        wbuf_put_i64(b, now);
+        wbuf_put(b, bytes, len);
+        end(kvs, to[i], at);
+    }
 }
 
 void kvs__forward_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node,
@@ -313,12 +328,85 @@ void kvs_flush(struct kvs *kvs)
 
 /* ---- the backup's side --------------------------------------------------------------- */
 
+/* Reads past one REPLICATE payload, checking it as kvs__apply_replicate does, and says
+ * which key it is about. */
+static int check_replicate(struct rbuf *r, uint64_t *key, const char **reason)
+{
+    uint8_t op = rbuf_u8(r);
+    switch (op) {
+    case OP_PUT:
+        if (tmd_skip(r, key) < 0) {
+            *reason = "malformed task metadata in replicated record";
+            return -EBADMSG;
+        }
+        return 0;
+    case OP_INSERT:
+        rbuf_i64(r);
+        if (tmd_skip(r, key) < 0) {
+            *reason = "malformed task metadata in replicated insert";
+            return -EBADMSG;
+        }
+        return 0;
+    case OP_APPEND: {
+        *key = rbuf_u64(r);
+        uint8_t plain = rbuf_u8(r) & (uint8_t)~KVS_FIELD_REPLAY;
+        rbuf_bytes(r, 4 + 8 + 8 + 8);
+        if (!rbuf_ok(r) || plain >= KVS_FIELD_COUNT || plain == KVS_FIELD_STATUS) {
+            *reason = "malformed replicated append";
+            return -EBADMSG;
+        }
+        return 0;
+    }
+    case OP_STATUS: {
+        *key = rbuf_u64(r);
+        uint8_t status = rbuf_u8(r);
+        uint8_t has_run = rbuf_u8(r);
+        if (has_run)
+            rbuf_bytes(r, 4 + 4 + 8 + 8 + 8);
+        if (!rbuf_ok(r) || status >= TASK_STATUS_COUNT || has_run > 1) {
+            *reason = "malformed replicated status";
+            return -EBADMSG;
+        }
+        return 0;
+    }
+    case OP_REMOVE:
+        *key = rbuf_u64(r);
+        if (!rbuf_ok(r)) {
+            *reason = "malformed replicated removal";
+            return -EBADMSG;
+        }
+        return 0;
+    default:
+        *reason = "unknown replicated operation";
+        return -EBADMSG;
+    }
+}
+
 int kvs__handle_replicate(struct kvs *kvs, uint32_t from, struct rbuf *r, const char **reason)
 {
     if (from >= kvs->nodes) {
         *reason = "replicated write from outside the membership";
         return -EBADMSG;
     }
+    const struct rbuf start = *r;
+    uint64_t key;
+    int rc = check_replicate(r, &key, reason);
+    if (rc < 0)
+        return rc;
+    if (!kvs__backlog_keep(kvs, from, key, start.p, start.left - r->left)) {
+        struct rbuf again = start;
+        again.left -= r->left;
+        rc = kvs__apply_replicate(kvs, &again, reason);
+        if (rc < 0)
+            return rc;
+    }
+    kvs->received[from]++;
+    kvs->ack_due = 1;
+    return 0;
+}
+
+int kvs__apply_replicate(struct kvs *kvs, struct rbuf *r, const char **reason)
+{
     uint8_t op = rbuf_u8(r);
     switch (op) {
     case OP_PUT: {
@@ -327,6 +415,17 @@ int kvs__handle_replicate(struct kvs *kvs, uint32_t from, struct rbuf *r, const 
             *reason = "malformed task metadata in replicated record";
             return -EBADMSG;
         }
+        shard_put(&kvs->shard, &t);
+        break;
+    }
+    case OP_INSERT: {
+        int64_t now = rbuf_i64(r);
+        struct tmd t;
+        if (tmd_get(r, &t) < 0) {
+            *reason = "malformed task metadata in replicated insert";
+            return -EBADMSG;
+        }
+        shard_new_record(&t, now);
         shard_put(&kvs->shard, &t);
         break;
     }
@@ -382,8 +481,6 @@ int kvs__handle_replicate(struct kvs *kvs, uint32_t from, struct rbuf *r, const 
         *reason = "unknown replicated operation";
         return -EBADMSG;
     }
-    kvs->received[from]++;
-    kvs->ack_due = 1;
     return 0;
 }
 

@@ -182,6 +182,8 @@ int kvs_set_down(struct kvs *kvs, uint32_t dead)
         return -EINVAL;
     if (!view_set_down(&kvs->view, dead))
         return 0;
+    /* The take-over reads built records; copies are built at once from now on. */
+    kvs__backlog_build_all(kvs, true);
     size_t n = 0;
     struct todo *list = kvs->self == KVS_NO_SHARD ? NULL : records_to_visit(kvs, dead, &n);
     if (n)

@@ -50,6 +50,13 @@ int shard_insert(struct shard *s, struct tmd *t, int64_t now)
     struct tmd *rec = xmalloc(sizeof *rec);
     *rec = *t;
     memset(t, 0, sizeof *t);
+    shard_new_record(rec, now);
+    u64map_put(&s->records, rec->key, rec);
+    return 0;
+}
+
+void shard_new_record(struct tmd *rec, int64_t now)
+{
     /* A new record, even of a reused job number, starts clean. */
     rec->flags &= (uint8_t)~TMD_FLAG_FORGET;
     if (rec->num_wait_parent > rec->num_parents)
@@ -59,8 +66,6 @@ int shard_insert(struct shard *s, struct tmd *t, int64_t now)
         rec->t_submit = now;
     if (!rec->num_wait_parent && !rec->t_ready)
         rec->t_ready = now;
-    u64map_put(&s->records, rec->key, rec);
-    return 0;
 }
 
 /* shard_forgot for shard_put, which a backup calls for every record it is sent: the

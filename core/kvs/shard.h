@@ -124,6 +124,9 @@ static inline size_t shard_len(const struct shard *s)
 }
 /* Takes over *t's arrays on success (and zeroes *t); -EEXIST leaves *t to the caller. */
 int shard_insert(struct shard *s, struct tmd *t, int64_t now);
+/* What shard_insert makes of a client's record at time `now` (status, times): a backup
+ * sent the client's bytes does the same before shard_put. */
+void shard_new_record(struct tmd *rec, int64_t now);
 /* Installs *t as it is, replacing any record of its key; takes over its arrays. */
 void shard_put(struct shard *s, struct tmd *t);
 struct tmd *shard_get(const struct shard *s, uint64_t key);

@@ -154,3 +154,37 @@ bad:
     tmd_fini(t);
     return -EBADMSG;
 }
+
+int tmd_skip(struct rbuf *r, uint64_t *key)
+{
+    /* The checks of tmd_get, in its order, on the same counts. */
+    *key = rbuf_u64(r);
+    uint8_t status = rbuf_u8(r);
+    rbuf_u32(r); /* holder */
+    rbuf_u32(r); /* runner */
+    uint32_t num_parents = rbuf_u32(r);
+    uint32_t num_wait_parent = rbuf_u32(r);
+    rbuf_bytes(r, 6 * 8); /* sizes and times */
+    uint32_t n = rbuf_u32(r);
+    if (!rbuf_ok(r) || (status & (uint8_t)~TMD_WIRE_EXT) >= TASK_STATUS_COUNT ||
+        num_wait_parent > num_parents || n > r->left / 8)
+        return -EBADMSG;
+    rbuf_bytes(r, (size_t)n * 8);
+    n = rbuf_u32(r);
+    if (!rbuf_ok(r) || n > r->left / 20 || n != num_parents - num_wait_parent)
+        return -EBADMSG;
+    rbuf_bytes(r, (size_t)n * 20);
+    n = rbuf_u32(r);
+    if (!rbuf_ok(r) || n > r->left / 4 || n > TMD_MAX_HISTORY)
+        return -EBADMSG;
+    rbuf_bytes(r, (size_t)n * 4);
+    if (status & TMD_WIRE_EXT) {
+        rbuf_u8(r);  /* flags */
+        rbuf_u32(r); /* attempt */
+        n = rbuf_u32(r);
+        if (!rbuf_ok(r) || n > r->left)
+            return -EBADMSG;
+        rbuf_bytes(r, n);
+    }
+    return rbuf_ok(r) ? 0 : -EBADMSG;
+}

@@ -111,5 +111,9 @@ void tmd_fini(struct tmd *t);
 void tmd_put(struct wbuf *b, const struct tmd *t);
 /* 0 or -EBADMSG; on error nothing needs freeing. */
 int tmd_get(struct rbuf *r, struct tmd *t);
+/* Reads past one encoded record, checking it as tmd_get does (tmd_get takes exactly what
+ * it accepts), without building it: a backup keeps the bytes (kvs_backlog.c).  0 and
+ * *key, or -EBADMSG. */
+int tmd_skip(struct rbuf *r, uint64_t *key);
 
 #endif

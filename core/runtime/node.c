@@ -495,7 +495,10 @@ int node_run(const struct node_config *cfg, char **cause)
     struct kvs_transport t = {.ctx = n, .msg_begin = kvs_begin, .msg_end = kvs_end,
                               .notify = node__on_notify};
     n->kvs = kvs_create(n->self, n->nodes, &t);
-    kvs_set_replicas(n->kvs, cfg->replicas ? cfg->replicas : 1);
+    /* The effective R from here on (node_task.c reports ends by it). */
+    if (!n->cfg.replicas)
+        n->cfg.replicas = KVS_DEFAULT_REPLICAS;
+    kvs_set_replicas(n->kvs, n->cfg.replicas);
 
     static const struct conn_callbacks callbacks = {
         .on_ready = on_ready, .on_message = on_message, .on_close = on_close};

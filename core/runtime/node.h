@@ -35,7 +35,7 @@ struct node_config {
     uint64_t seed;          /* victim selection; 0 picks one from the id and time */
     uint32_t steal_timeout_ms; /* an attempt whose replies are missing fails after this */
     uint32_t failure_timeout_ms; /* a ring neighbour silent this long is suspected; 0: default */
-    uint32_t replicas;         /* copies of each metadata record (core/kvs); 0: 1 */
+    uint32_t replicas;         /* copies of each metadata record (core/kvs); 0: KVS_DEFAULT_REPLICAS */
     uint32_t object_replicas;  /* copies of each initial data object, placed by the client
                                   on successive nodes (data_input_holder); 0: 1 */
     /* data plane */

@@ -44,7 +44,7 @@ static void send_stats(struct node *n, struct conn *c, uint32_t req)
         .tasks_run = n->tasks_run, .tasks_failed = n->tasks_failed,
         .steals_attempted = n->c.steals_attempted, .steals_succeeded = n->c.steals_succeeded,
         .tasks_stolen = n->c.tasks_stolen, .tasks_given = n->c.tasks_given,
-        .kvs_records = kvs_local_records(n->kvs), .rss_bytes = rss_bytes(),
+        .kvs_records = kvs_records_held(n->kvs), .rss_bytes = rss_bytes(),
         .tasks_pushed = n->c.tasks_pushed, .tasks_with_inputs = n->c.tasks_with_inputs,
         .locality_hits = n->c.locality_hits, .fetches = n->c.fetches,
         .bytes_in = n->c.bytes_in, .bytes_out = n->c.bytes_out,

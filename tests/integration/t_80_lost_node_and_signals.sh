@@ -15,8 +15,9 @@ job_running() {
     timeout -k 2 10 "$JACKDAW" status --cluster "$1" 2>/dev/null | grep -q '^job .* running$'
 }
 
-# 1. A daemon dies mid-job.
-start_cluster 3 2
+# 1. A daemon dies mid-job.  One copy of the metadata (--replicas 1): with the default
+# two the job survives the loss, which t_83_resubmit checks.
+start_cluster 3 2 --replicas 1
 victim=$(cluster_pids "$CLUSTER_FILE" | sed -n 2p)
 timeout -k 5 60 "$JACKDAW" submit "$wl" --cluster "$CLUSTER_FILE" --wait --quiet \
     --timeout 50 >"$T/submit.out" 2>&1 &
