@@ -9,7 +9,7 @@
 # client writes them, never a fixed delay) and the victims are drawn too, both from a
 # seeded generator; the workloads' own seeds come from it as well.  The seed is printed
 # first: `TEST_SEED=S` replays a failing run's choices (the machine's timing still
-# varies, so a rare failure may need a few replays).
+# varies, so a rare failure may need a few replays), and `TEST_CASE=C` runs case C alone.
 # Takes about 40 s (8 jobs of ~800 short tasks, --failure-timeout 500).
 . "$(dirname "$0")/lib.sh"
 
@@ -48,6 +48,7 @@ survives() {
     local shape=$1 replicas=$2 kills=$3
     shift 3
     CASE=$((CASE + 1))
+    [ -n "${TEST_CASE:-}" ] && [ "$TEST_CASE" != "$CASE" ] && return 0
     local label="$shape-r$replicas" draw_out fraction victims
     draw_out=$(draw "$CASE" "$kills") || fail "cannot draw case $CASE"
     read -r fraction victims <<<"$draw_out"
@@ -71,7 +72,7 @@ survives() {
         pid_alive "$client" || break
         sleep 0.02
     done
-    [ "$(ended "$rec")" -ge "$at" ] || fail "$label: $at of $total tasks never ended (case $CASE, seed $SEED)"
+    [ "$(ended "$rec")" -ge "$at" ] || fail "$label: $at of $total tasks never ended (TEST_SEED=$SEED TEST_CASE=$CASE)"
     kill -KILL "${kill_pids[@]}"
     local when
     when=$(ended "$rec")
@@ -79,7 +80,8 @@ survives() {
     local rc=$?
     [ $rc -eq 0 ] || {
         cat "$out" >&2
-        fail "$label: submit --wait exited $rc after nodes $victims died at $when of $total (case $CASE, seed $SEED)"
+        fail "$label: submit --wait exited $rc after nodes $victims died at $when of $total" \
+            "(replay: TEST_SEED=$SEED TEST_CASE=$CASE)"
     }
     check_records "$wl" "$rec"
     for v in "${kill_pids[@]}"; do
@@ -90,6 +92,8 @@ survives() {
     note "$label: nodes $victims killed at $when of $total tasks ended (drawn $fraction); $again tasks run again"
     for v in "${kill_pids[@]}"; do forget "$v"; done
     stop_cluster
+    # Each case's logs apart (the next cluster would append to them), for a look with KEEP_TMP.
+    mv "$T/cluster" "$T/$label.cluster" || fail "cannot keep the logs of $label"
 }
 
 survives bot 2 1 --tasks 800 --kind sleep --duration-s 0.01-0.02
