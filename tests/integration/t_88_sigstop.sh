@@ -71,8 +71,12 @@ print("%.3f %d" % (rng.uniform(0.10, 0.30), rng.randrange(int(sys.argv[2]))))' "
     wait_until 60 eval '[ "$(ended "$REC")" -ge $AT ]' || fail "$AT of $TOTAL tasks never ended"
     b=$(busy "$victim")
     [ -n "$b" ] && [ "$b" -gt 0 ] || fail "node $victim runs nothing at $(ended "$REC") of $TOTAL tasks (busy '$b')"
-    stop_ns=$(date +%s%N)
     kill -STOP "$stopped"
+    # The clock is read once the node is stopped (state T): a task it ended just before
+    # the signal is not taken for a late one.
+    wait_until 5 eval "[ \"\$(awk '{print \$3}' /proc/$stopped/stat 2>/dev/null)\" = T ]" ||
+        fail "node $victim did not stop"
+    stop_ns=$(date +%s%N)
     note "node $victim (pid $stopped) stopped with $b busy slots at $(ended "$REC") of $TOTAL tasks ended"
 
     wait_until 30 declared_by_all || fail "the others did not all declare the stopped node $victim dead"
