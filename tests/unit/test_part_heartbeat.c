@@ -4,7 +4,8 @@
  * interval, a suspected neighbour only once per timeout; a suspicion goes to the
  * suspect's other neighbour, which declares the death only if it heard nothing either;
  * with nobody else to ask the watcher declares it; a death moves the watch on, and the
- * suspicion past a dead confirmer.
+ * suspicion past a dead confirmer, and past a confirmer that died unnoticed with the
+ * suspect (it does not answer the suspicion with a heartbeat).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -138,10 +139,13 @@ static void confirmer_declares_only_if_silent_too(void **state)
     struct wbuf b;
     wbuf_init(&b);
     wbuf_put_u32(&b, 3);
-    /* Node 3 was heard 10 ms ago here: node 2's suspicion is not confirmed. */
+    /* Node 3 was heard 10 ms ago here: node 2's suspicion is not confirmed, and node 2
+     * hears that this node is alive. */
     n->heard_ms[3] = node_now_ms(n) - 10;
     assert_int_equal(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, b.len), 0);
     assert_int_equal(n->declared, 0);
+    assert_int_equal(fake_msgs(n, MSG_HEARTBEAT), 1);
+    assert_int_equal(fake_msg(n, MSG_HEARTBEAT, 0)->peer, 2);
     /* Silent here too: dead. */
     n->heard_ms[3] = node_now_ms(n) - 50;
     assert_int_equal(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, b.len), 0);
@@ -234,6 +238,69 @@ static void suspicion_goes_past_a_dead_confirmer(void **state)
     fake_node_free(n);
 }
 
+/* Nodes 5 and 6 of 8 die together, unnoticed: node 4 suspects 5 and asks 6, which
+ * never answers; a timeout later it asks 7, the next node past 6.  A confirmer that
+ * answers (heard recently) is asked on. */
+static void suspicion_goes_past_a_silent_confirmer(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(4, 8, 1, NULL);
+    n->cfg.failure_timeout_ms = 40; /* interval 10 ms */
+    fake_node_add(n, &part_heartbeat);
+    settle(n);
+    int64_t death = node_now_ms(n);
+    /* last_suspect NODE : the suspect named by the last MSG_SUSPECT, to whom it went. */
+    struct rbuf r;
+    uint32_t to = 0, about = 0;
+#define LAST_SUSPECT()                                                                     \
+    do {                                                                                   \
+        size_t k = fake_msgs(n, MSG_SUSPECT);                                              \
+        assert_true(k > 0);                                                                \
+        struct fake_msg *m = fake_msg(n, MSG_SUSPECT, k - 1);                              \
+        rbuf_init(&r, m->body.data, m->body.len);                                          \
+        to = m->peer;                                                                      \
+        about = rbuf_u32(&r);                                                              \
+    } while (0)
+    /* Each step: 10 ms on, node 3 heard (alive), 5 and 6 silent since `death`. */
+    int64_t asked_7_at = 0;
+    for (int step = 1; step <= 12; step++) {
+        n->mono += 10 * 1000000LL;
+        n->heard_ms[3] = node_now_ms(n);
+        fake_node_run_once(n, true);
+        if (node_now_ms(n) - death <= 40)
+            continue;
+        LAST_SUSPECT();
+        assert_int_equal(about, 5);
+        if (to == 7) {
+            asked_7_at = node_now_ms(n) - death;
+            break;
+        }
+        assert_int_equal(to, 6);
+    }
+#undef LAST_SUSPECT
+    /* Suspected past 40 ms, node 6 asked for a further 40 ms in vain, then node 7. */
+    assert_true(asked_7_at >= 80);
+    assert_int_equal(n->declared, 0);
+    fake_node_free(n);
+
+    /* The same, but node 6 answers every suspicion: it stays the one asked. */
+    n = fake_node_new(4, 8, 1, NULL);
+    n->cfg.failure_timeout_ms = 40;
+    fake_node_add(n, &part_heartbeat);
+    settle(n);
+    death = node_now_ms(n);
+    for (int step = 1; step <= 12; step++) {
+        n->mono += 10 * 1000000LL;
+        n->heard_ms[3] = n->heard_ms[6] = node_now_ms(n);
+        fake_node_run_once(n, true);
+    }
+    size_t k = fake_msgs(n, MSG_SUSPECT);
+    assert_true(k > 0);
+    for (size_t i = 0; i < k; i++)
+        assert_int_equal(fake_msg(n, MSG_SUSPECT, i)->peer, 6);
+    fake_node_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +312,7 @@ int main(void)
         cmocka_unit_test(a_death_moves_the_watch_on),
         cmocka_unit_test(alone_watches_nobody),
         cmocka_unit_test(suspicion_goes_past_a_dead_confirmer),
+        cmocka_unit_test(suspicion_goes_past_a_silent_confirmer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
