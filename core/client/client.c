@@ -143,6 +143,17 @@ static int on_message(struct conn *conn, uint16_t type, struct rbuf *r, const ch
         c->stats_replies++;
         return 0;
     }
+    case MSG_TASK_RELISTED: {
+        struct proto_task_end e;
+        if (proto_get_task_end(r, &e) < 0) {
+            *reason = "malformed relisted task end";
+            return -EBADMSG;
+        }
+        if (c->cb.on_task_listed)
+            c->cb.on_task_listed(c->cb.arg, &e);
+        free(e.detail);
+        return 0;
+    }
     case MSG_JOB_ENDED: {
         struct proto_job_ended m;
         if (proto_get_job_ended(r, &m) < 0) {

@@ -49,6 +49,9 @@ struct client_callbacks {
     /* A node answered client_attach: what its shard knows of the job's ended tasks
      * (one call per JOB_ENDED part; m borrowed for the call).  May be NULL. */
     void (*on_job_ended)(void *arg, uint32_t node, const struct proto_job_ended *m);
+    /* An end reported again by its record's primary: the node that ran the task died,
+     * perhaps before reporting it (MSG_TASK_RELISTED).  May be NULL. */
+    void (*on_task_listed)(void *arg, const struct proto_task_end *e);
 };
 
 /* Borrowed cluster and key must outlive the client. */

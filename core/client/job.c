@@ -142,6 +142,12 @@ static void on_signal(uv_signal_t *h, int signum)
     f->stop = 1;
 }
 
+/* An end its record's primary reports again (its runner died): counted once. */
+static void follow_listed_again(void *arg, const struct proto_task_end *e)
+{
+    follow_on_task_listed(arg, e);
+}
+
 static void on_node_lost(void *arg, uint32_t node, const char *reason)
 {
     struct follow *f = arg;
@@ -325,7 +331,8 @@ int job_submit(const char *who, const struct job_options *o)
     follow_init(&f, o->wl, job, nodes, speeds, 0, records);
     free(speeds);
     struct client_callbacks cb = {.arg = &f, .on_task_end = follow_on_task_end,
-                                  .on_node_lost = on_node_lost};
+                                  .on_node_lost = on_node_lost,
+                                  .on_task_listed = follow_listed_again};
     struct client *c = client_create(o->cluster, &key, &cb);
     int code = 0;
     int rc = client_connect(c, 10000, &cause);
@@ -382,6 +389,11 @@ static void on_job_ended(void *arg, uint32_t node, const struct proto_job_ended 
 static void attach_task_end(void *arg, const struct proto_task_end *e)
 {
     follow_on_task_end(((struct attach_state *)arg)->f, e);
+}
+
+static void attach_task_listed(void *arg, const struct proto_task_end *e)
+{
+    follow_on_task_listed(((struct attach_state *)arg)->f, e);
 }
 
 static void attach_node_lost(void *arg, uint32_t node, const char *reason)
@@ -443,7 +455,8 @@ int job_attach(const char *who, const struct attach_options *o)
     free(speeds);
     struct attach_state a = {.f = &f};
     struct client_callbacks cb = {.arg = &a, .on_task_end = attach_task_end,
-                                  .on_node_lost = attach_node_lost, .on_job_ended = on_job_ended};
+                                  .on_node_lost = attach_node_lost, .on_job_ended = on_job_ended,
+                                  .on_task_listed = attach_task_listed};
     struct client *c = client_create(o->cluster, &key, &cb);
     int code = 0;
     /* A node already declared dead cannot be reached; whether the job survives its loss

@@ -732,6 +732,24 @@ int kvs_handle(struct kvs *kvs, uint32_t from, uint16_t type, struct rbuf *r, co
     return -EBADMSG;
 }
 
+size_t kvs_ends_lost_with(const struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg)
+{
+    size_t count = 0;
+    uint64_t key;
+    void *v;
+    for (size_t i = 0; (i = u64map_next(&kvs->shard.records, i, &key, &v)) != 0;) {
+        const struct tmd *rec = v;
+        if (!task_status_final((enum task_status)rec->status) || !kvs__is_primary(kvs, key))
+            continue;
+        bool cancelled = rec->status == TASK_CANCELLED;
+        if ((!cancelled && rec->runner != dead) || (cancelled && rec->holder != dead))
+            continue;
+        fn(arg, rec);
+        count++;
+    }
+    return count;
+}
+
 size_t kvs_job_ends(const struct kvs *kvs, uint32_t job, kvs_orphan_fn fn, void *arg)
 {
     size_t count = 0;

@@ -193,6 +193,8 @@ int kvs_set_down(struct kvs *kvs, uint32_t dead)
      * forwarded about it. */
     for (size_t i = 0; i < n; i++) {
         const struct tmd *rec = shard_get(&kvs->shard, list[i].key);
+        log_debug("kvs: down %u: record %llx status %u holder %u took over %d", dead,
+                  (unsigned long long)rec->key, rec->status, rec->holder, list[i].took_over);
         uint32_t now[KVS_MAX_REPLICAS], before[KVS_MAX_REPLICAS];
         uint32_t nn = view_replicas(&kvs->view, rec->key, now);
         uint32_t nb = view_replicas_as(&kvs->view, rec->key, dead, before);
@@ -303,6 +305,8 @@ int kvs_orphans(struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg)
         const struct tmd *rec = shard_get(&kvs->shard, keys[i]);
         if (!rec || !orphan(kvs, rec, dead))
             continue;
+        log_debug("kvs: orphan %llx status %u holder %u attempt %u",
+                  (unsigned long long)rec->key, rec->status, rec->holder, rec->attempt);
         fn(arg, rec);
         count++;
     }

@@ -111,6 +111,9 @@ enum proto_type {
     MSG_JOB_ENDED = 0x030b,     /* proto_job_ended: the job's tasks whose record, on this
                                    node as its primary, says they ended; in parts, the
                                    last flagged */
+    MSG_TASK_RELISTED = 0x030c, /* proto_task_end: an end the record's primary reports again
+                                   because the node that was to report it died (an end
+                                   the client may have heard already: counted once) */
 
     /* Traces (trace/format/wire.h). */
     MSG_TRACE_HELLO = 0x0401,

@@ -85,16 +85,21 @@ struct ended_list {
     size_t n, cap;
 };
 
+struct proto_task_end node__end_of_record(const struct tmd *rec)
+{
+    /* A cancelled task never ran: the record names where it was held. */
+    bool ran = rec->status != TASK_CANCELLED && rec->t_start;
+    return (struct proto_task_end){
+        .key = rec->key, .status = rec->status, .node = ran ? rec->runner : rec->holder,
+        .exit_code = rec->status == TASK_DONE ? 0 : -1, .t_ready = rec->t_ready,
+        .t_start = rec->t_start, .t_end = rec->t_end};
+}
+
 static void collect_end(void *arg, const struct tmd *rec)
 {
     struct ended_list *l = arg;
     l->ends = xgrow(l->ends, &l->cap, l->n + 1, sizeof *l->ends);
-    /* A cancelled task never ran: the record names where it was held. */
-    bool ran = rec->status != TASK_CANCELLED && rec->t_start;
-    l->ends[l->n++] = (struct proto_task_end){
-        .key = rec->key, .status = rec->status, .node = ran ? rec->runner : rec->holder,
-        .exit_code = rec->status == TASK_DONE ? 0 : -1, .t_ready = rec->t_ready,
-        .t_start = rec->t_start, .t_end = rec->t_end};
+    l->ends[l->n++] = node__end_of_record(rec);
 }
 
 /*

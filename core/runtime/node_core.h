@@ -180,6 +180,8 @@ int node__on_recompute(struct node *n, uint32_t from, struct rbuf *r);
 void node__recomputed(struct node *n, const struct tmd *rec);
 
 /* node_client.c */
+/* An end as a record knows it: no exit code but 0 for DONE, no output. */
+struct proto_task_end node__end_of_record(const struct tmd *rec);
 struct job *node__job_get(struct node *n, uint32_t id, struct conn *client);
 int node__on_client_message(struct node *n, struct conn *c, uint16_t type, struct rbuf *r,
                             const char **reason);

@@ -143,8 +143,24 @@ static void on_moved_from(void *arg, const struct tmd *rec)
     node_msg_end(n, rec->holder, at);
 }
 
+/* An end the dead node was to report (kvs_ends_lost_with): told again to the job's
+ * client, which counts an end once. */
+static void relist_end(void *arg, const struct tmd *rec)
+{
+    struct node *n = arg;
+    struct job *j = u64map_get(&n->jobs, task_key_job(rec->key));
+    if (!j || !j->client)
+        return;
+    struct proto_task_end e = node__end_of_record(rec);
+    size_t at;
+    struct wbuf *b = conn_msg_begin(j->client, MSG_TASK_RELISTED, &at);
+    proto_put_task_end(b, &e);
+    conn_msg_end(j->client, at);
+}
+
 static void resubmit_orphans(struct node *n, uint32_t dead)
 {
+    kvs_ends_lost_with(n->kvs, dead, relist_end, n);
     kvs_orphans(n->kvs, KVS_NO_SHARD, on_orphan, n);
     kvs_moved_from(n->kvs, dead, on_moved_from, n);
     uint64_t *keys = NULL;

@@ -860,6 +860,67 @@ static void test_moved_from_dead_listed(void **state)
     assert_int_equal(rec->history[1], 4);
 }
 
+/*
+ * The ends the dead node was to report are listed once, by their primaries: done or
+ * failed by it, or cancelled while it held them; not those a live node ran, nor its
+ * unfinished tasks (orphans, run again).
+ */
+static void test_ends_lost_with_dead_listed(void **state)
+{
+    (void)state;
+    net_start(6, 23);
+    use_replicas(2);
+    enum { N = 60 };
+    uint32_t dead = 3;
+    int expect[N] = {0};
+    for (uint32_t i = 0; i < N; i++)
+        put_record(CLIENT, task_key(6, i), 0, NULL, 0, i % 2 ? dead : 1, 0);
+    settle();
+    for (uint32_t i = 0; i < N; i++) {
+        uint64_t k = task_key(6, i);
+        uint32_t holder = i % 2 ? dead : 1;
+        switch (i % 6) {
+        case 0: case 1: { /* done by its holder: listed when that is the dead node */
+            struct tmd_run run = {.node = holder};
+            kvs_cas(net.kvs[holder], k, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, NULL,
+                    NULL);
+            expect[i] = holder == dead;
+            break;
+        }
+        case 3: { /* failed on the dead node */
+            struct tmd_run run = {.node = dead};
+            kvs_cas(net.kvs[dead], k, KVS_FIELD_STATUS, TASK_READY, TASK_FAILED, &run, NULL,
+                    NULL);
+            expect[i] = 1;
+            break;
+        }
+        case 5: /* cancelled while the dead node held it */
+            kvs_append(net.kvs[dead], k, KVS_FIELD_REMOVE, dead, 0, 0);
+            expect[i] = 1;
+            break;
+        default: /* unfinished */
+            break;
+        }
+    }
+    settle();
+    down_everywhere(dead);
+    settle();
+    memset(&seen, 0, sizeof seen);
+    for (uint32_t node = 0; node < 6; node++)
+        if (node != dead)
+            kvs_ends_lost_with(net.kvs[node], dead, collect_orphan, NULL);
+    size_t want = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        size_t times = 0;
+        for (size_t j = 0; j < seen.n; j++)
+            times += seen.keys[j] == task_key(6, i);
+        assert_int_equal(times, (size_t)expect[i]);
+        want += (size_t)expect[i];
+    }
+    assert_int_equal(seen.n, want);
+    assert_true(want >= 20);
+}
+
 /* A completion counts once, by the attempt that holds the task; the dead are not heard. */
 static void test_late_completion_refused(void **state)
 {
@@ -1671,6 +1732,7 @@ int main(void)
         cmocka_unit_test_teardown(test_requests_to_a_dead_primary_answered, teardown),
         cmocka_unit_test_teardown(test_orphans_listed_once, teardown),
         cmocka_unit_test_teardown(test_moved_from_dead_listed, teardown),
+        cmocka_unit_test_teardown(test_ends_lost_with_dead_listed, teardown),
         cmocka_unit_test_teardown(test_late_completion_refused, teardown),
         cmocka_unit_test_teardown(test_reopen_lost_output, teardown),
         cmocka_unit_test_teardown(test_requests_wait_for_the_news, teardown),
