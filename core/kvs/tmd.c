@@ -137,11 +137,14 @@ int tmd_get(struct rbuf *r, struct tmd *t)
             t->history[i] = rbuf_u32(r);
     }
     if (status & TMD_WIRE_EXT) {
-        /* A peer cannot set a shard-local mark. */
-        t->flags = rbuf_u8(r) & TMD_WIRE_FLAGS;
+        /* A peer cannot set a shard-local mark; and the extension is there only when it
+         * says something (one spelling per record: tmd_put's). */
+        uint8_t flags = rbuf_u8(r);
+        t->flags = flags;
         t->attempt = rbuf_u32(r);
         n = rbuf_u32(r);
-        if (!rbuf_ok(r) || n > r->left)
+        if (!rbuf_ok(r) || n > r->left || (flags & (uint8_t)~TMD_WIRE_FLAGS) ||
+            (!flags && !t->attempt && !n))
             goto bad;
         const uint8_t *spec = rbuf_bytes(r, n);
         if (n)
@@ -179,10 +182,11 @@ int tmd_skip(struct rbuf *r, uint64_t *key)
         return -EBADMSG;
     rbuf_bytes(r, (size_t)n * 4);
     if (status & TMD_WIRE_EXT) {
-        rbuf_u8(r);  /* flags */
-        rbuf_u32(r); /* attempt */
+        uint8_t flags = rbuf_u8(r);
+        uint32_t attempt = rbuf_u32(r);
         n = rbuf_u32(r);
-        if (!rbuf_ok(r) || n > r->left)
+        if (!rbuf_ok(r) || n > r->left || (flags & (uint8_t)~TMD_WIRE_FLAGS) ||
+            (!flags && !attempt && !n))
             return -EBADMSG;
         rbuf_bytes(r, n);
     }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/base/xalloc.h"
 
@@ -118,6 +119,9 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
     t->timeout_s = rbuf_f64(r);
     t->output_bytes = rbuf_u64(r);
     t->input_bytes = rbuf_u64(r);
+    t->cmd = NULL;
+    t->inputs = NULL;
+    t->num_inputs = 0;
     t->attempt = 0;
     if (t->flags & TASK_FLAG_ATTEMPT) {
         t->flags &= (uint8_t)~TASK_FLAG_ATTEMPT;
@@ -125,9 +129,6 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
         if (!t->attempt)
             return -EBADMSG;
     }
-    t->cmd = NULL;
-    t->inputs = NULL;
-    t->num_inputs = 0;
     if (!rbuf_ok(r) || t->kind >= TASK_KIND_COUNT || !isfinite(t->duration_s) ||
         t->duration_s < 0 || (t->timeout_s != 0 && !task_timeout_valid(t->timeout_s)))
         return -EBADMSG;
@@ -161,6 +162,58 @@ void proto_task_fini(struct task_spec *t)
     t->cmd = NULL;
     t->inputs = NULL;
     t->num_inputs = 0;
+}
+
+void proto_put_resubmit(struct wbuf *b, const struct proto_resubmit *m, const void *spec,
+                        size_t spec_len)
+{
+    wbuf_put_u32(b, m->attempt);
+    wbuf_put_u8(b, m->ready);
+    wbuf_put_u64(b, (uint64_t)m->t_ready);
+    wbuf_put_u32(b, m->nparents);
+    for (uint32_t i = 0; i < m->nparents; i++) {
+        wbuf_put_u64(b, m->parents[i].object);
+        wbuf_put_u64(b, m->parents[i].bytes);
+        wbuf_put_u32(b, m->parents[i].node);
+    }
+    if (spec)
+        wbuf_put(b, spec, spec_len);
+    else
+        proto_put_task(b, &m->spec);
+}
+
+int proto_get_resubmit(struct rbuf *r, struct proto_resubmit *m)
+{
+    memset(m, 0, sizeof *m);
+    m->attempt = rbuf_u32(r);
+    m->ready = rbuf_u8(r);
+    m->t_ready = (int64_t)rbuf_u64(r);
+    m->nparents = rbuf_u32(r);
+    if (!rbuf_ok(r) || m->ready > 1 || (uint64_t)m->nparents * (8 + 8 + 4) > r->left) {
+        m->nparents = 0;
+        return -EBADMSG;
+    }
+    if (m->nparents) {
+        m->parents = xcalloc(m->nparents, sizeof *m->parents);
+        for (uint32_t i = 0; i < m->nparents; i++) {
+            m->parents[i].object = rbuf_u64(r);
+            m->parents[i].bytes = rbuf_u64(r);
+            m->parents[i].node = rbuf_u32(r);
+        }
+    }
+    if (!rbuf_ok(r) || proto_get_task(r, &m->spec) < 0) {
+        free(m->parents);
+        memset(m, 0, sizeof *m);
+        return -EBADMSG;
+    }
+    return 0;
+}
+
+void proto_resubmit_fini(struct proto_resubmit *m)
+{
+    free(m->parents);
+    proto_task_fini(&m->spec);
+    memset(m, 0, sizeof *m);
 }
 
 void proto_put_task_end(struct wbuf *b, const struct proto_task_end *e)

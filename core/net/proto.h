@@ -136,6 +136,27 @@ int proto_get_task(struct rbuf *r, struct task_spec *t);
 /* Frees what proto_get_task allocated. */
 void proto_task_fini(struct task_spec *t);
 
+/*
+ * MSG_RESUBMIT: a dead holder's task, handed to its new holder by its record's primary
+ * (core/runtime/node_member.c): the attempt it runs as, whether it is ready and since
+ * when, where its parents' outputs are, and its spec.
+ */
+struct proto_resubmit {
+    uint32_t attempt;
+    uint8_t ready;          /* 0 or 1 */
+    int64_t t_ready;
+    uint32_t nparents;
+    struct task_input *parents; /* owned: object, bytes, node of each parent's output */
+    struct task_spec spec;  /* owned (proto_get_task) */
+};
+/* `spec`/`spec_len`: the task already encoded (proto_put_task), as a record keeps it;
+ * NULL: m->spec is encoded. */
+void proto_put_resubmit(struct wbuf *b, const struct proto_resubmit *m, const void *spec,
+                        size_t spec_len);
+/* 0 or -EBADMSG (nothing to free then); proto_resubmit_fini frees what it took. */
+int proto_get_resubmit(struct rbuf *r, struct proto_resubmit *m);
+void proto_resubmit_fini(struct proto_resubmit *m);
+
 struct proto_task_end {
     uint64_t key;
     uint8_t status;         /* enum task_status: DONE, FAILED or CANCELLED */

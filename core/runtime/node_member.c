@@ -49,16 +49,16 @@ static void hand_on(struct node *n, const struct tmd *rec, uint32_t to, bool bum
     struct wbuf b;
     wbuf_init(&b);
     uint32_t attempt = rec->attempt + (bump ? 1 : 0), nparents = tmd_parents_done(rec);
-    wbuf_put_u32(&b, attempt);
-    wbuf_put_u8(&b, rec->num_wait_parent == 0);
-    wbuf_put_u64(&b, (uint64_t)rec->t_ready);
-    wbuf_put_u32(&b, nparents);
-    for (uint32_t i = 0; i < nparents; i++) {
-        wbuf_put_u64(&b, rec->parent_list[i].object);
-        wbuf_put_u64(&b, rec->parent_list[i].bytes);
-        wbuf_put_u32(&b, rec->parent_list[i].node);
-    }
-    wbuf_put(&b, rec->spec, rec->spec_len);
+    struct proto_resubmit m = {.attempt = attempt, .ready = rec->num_wait_parent == 0,
+                               .t_ready = rec->t_ready, .nparents = nparents,
+                               .parents = nparents ? xcalloc(nparents, sizeof *m.parents)
+                                                   : NULL};
+    for (uint32_t i = 0; i < nparents; i++)
+        m.parents[i] = (struct task_input){.object = rec->parent_list[i].object,
+                                           .bytes = rec->parent_list[i].bytes,
+                                           .node = rec->parent_list[i].node};
+    proto_put_resubmit(&b, &m, rec->spec, rec->spec_len);
+    free(m.parents);
     uint64_t key = rec->key;
     uint32_t from = rec->holder;
     if (!bump) {
@@ -79,8 +79,8 @@ static void hand_on(struct node *n, const struct tmd *rec, uint32_t to, bool bum
             node__on_resubmit(n, n->self, &r);
         } else {
             size_t at;
-            struct wbuf *m = node_msg_begin(n, to, MSG_RESUBMIT, &at);
-            wbuf_put(m, b.data, b.len);
+            struct wbuf *out = node_msg_begin(n, to, MSG_RESUBMIT, &at);
+            wbuf_put(out, b.data, b.len);
             node_msg_end(n, to, at);
         }
     }
@@ -295,23 +295,19 @@ int node__on_member_message(struct node *n, uint32_t from, uint16_t type, struct
 int node__on_resubmit(struct node *n, uint32_t from, struct rbuf *r)
 {
     (void)from;
-    uint32_t attempt = rbuf_u32(r);
-    uint8_t ready = rbuf_u8(r);
-    int64_t t_ready = (int64_t)rbuf_u64(r);
-    uint32_t nparents = rbuf_u32(r);
-    if (!rbuf_ok(r) || (uint64_t)nparents * (8 + 8 + 4) > r->left)
+    struct proto_resubmit m;
+    if (proto_get_resubmit(r, &m) < 0)
         return -EBADMSG;
+    uint32_t attempt = m.attempt, nparents = m.nparents;
+    uint8_t ready = m.ready;
+    int64_t t_ready = m.t_ready;
     struct tmd_parent *parents = nparents ? xcalloc(nparents, sizeof *parents) : NULL;
-    for (uint32_t i = 0; i < nparents; i++) {
-        parents[i].object = rbuf_u64(r);
-        parents[i].bytes = rbuf_u64(r);
-        parents[i].node = rbuf_u32(r);
-    }
-    struct ntask *t = rbuf_ok(r) ? ntask_decode(r) : NULL;
-    if (!t) {
-        free(parents);
-        return -EBADMSG;
-    }
+    for (uint32_t i = 0; i < nparents; i++)
+        parents[i] = (struct tmd_parent){.object = m.parents[i].object,
+                                         .bytes = m.parents[i].bytes, .node = m.parents[i].node};
+    struct ntask *t = xcalloc(1, sizeof *t);
+    t->spec = m.spec; /* taken over */
+    free(m.parents);
     uint64_t key = t->spec.key;
     t->spec.attempt = attempt;
     /* Held here already (the record named the dead node because the move here died with
@@ -319,6 +315,8 @@ int node__on_resubmit(struct node *n, uint32_t from, struct rbuf *r)
     struct ntask *held = u64map_get(&n->waitq, key);
     if (!held)
         held = u64map_get(&n->running, key);
+    if (!held)
+        held = u64map_get(&n->parked, key);
     if (!held)
         held = node__find_ready(n, key);
     if (held) {

@@ -23,7 +23,7 @@
 
 enum codec {
     C_TASK, C_TASK_END, C_STATS, C_TMD, C_HELLO, C_NEXT_SEQ, C_BLOCK, C_LIVE, C_JOB,
-    C_NAMES, C_SUBSCRIBE, C_STATE, C_JOB_ENDED, C_COUNT
+    C_NAMES, C_SUBSCRIBE, C_STATE, C_JOB_ENDED, C_RESUBMIT, C_COUNT
 };
 
 /*
@@ -173,6 +173,18 @@ static int decode_encode(enum codec codec, struct rbuf *r, struct wbuf *out, boo
         *exact = s.nnotes == 0;
         wire_put_state(out, &s);
         wire_state_fini(&s);
+        return 0;
+    }
+    case C_RESUBMIT: {
+        struct proto_resubmit m;
+        if ((rc = proto_get_resubmit(r, &m)) < 0) {
+            check(m.parents == NULL && m.spec.cmd == NULL && m.spec.inputs == NULL);
+            return rc;
+        }
+        check(m.ready <= 1 && m.spec.kind < TASK_KIND_COUNT);
+        *exact = m.spec.kind != TASK_COMMAND;
+        proto_put_resubmit(out, &m, NULL, 0);
+        proto_resubmit_fini(&m);
         return 0;
     }
     default:

@@ -121,7 +121,7 @@ static void handshake_seeds(void)
 
 /* The harness's codec numbers (fuzz_proto.c's enum codec). */
 enum { C_TASK, C_TASK_END, C_STATS, C_TMD, C_HELLO, C_NEXT_SEQ, C_BLOCK, C_LIVE, C_JOB,
-       C_NAMES, C_SUBSCRIBE, C_STATE, C_JOB_ENDED };
+       C_NAMES, C_SUBSCRIBE, C_STATE, C_JOB_ENDED, C_RESUBMIT };
 
 static void sample_tmd(struct tmd *t, uint32_t children, uint32_t done, uint16_t moves)
 {
@@ -174,6 +174,10 @@ static void proto_seeds(void)
                             .timeout_s = 5};
     proto_put_task(&p, &cmd);
     proto_seed("task-command", C_TASK, &p);
+    struct proto_resubmit rs = {.attempt = 2, .ready = 1, .t_ready = 5, .nparents = 2,
+                                .parents = in, .spec = t};
+    proto_put_resubmit(&p, &rs, NULL, 0);
+    proto_seed("resubmit", C_RESUBMIT, &p);
 
     struct proto_task_end e = {.key = task_key(1, 2), .status = TASK_FAILED, .node = 1,
                                .exit_code = 2, .t_ready = 1, .t_start = 2, .t_end = 3,
