@@ -145,6 +145,8 @@ static void fail(struct conn *c, const char *what, int err)
 {
     char why[160];
     snprintf(why, sizeof why, "%s: %s", what, uv_strerror(err));
+    if (!c->closing && !c->finished)
+        c->error = err;
     begin_close(c, why, CLOSE_QUIET);
 }
 
@@ -427,6 +429,7 @@ static void peer_gone(struct conn *c, ssize_t nread)
         return;
     }
     const char *what = nread == UV_EOF ? "closed by peer" : uv_strerror((int)nread);
+    c->error = (int)nread;
     if (c->phase == PHASE_READY)
         snprintf(why, sizeof why, "%s", what);
     else if (c->phase == PHASE_WAIT_ACCEPT)
@@ -556,6 +559,11 @@ uint32_t conn_peer_id(const struct conn *c)
 const char *conn_peer_name(const struct conn *c)
 {
     return c->name;
+}
+
+int conn_error(const struct conn *c)
+{
+    return c->error;
 }
 
 int conn_is_ready(const struct conn *c)

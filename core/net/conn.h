@@ -91,6 +91,12 @@ uint32_t conn_peer_id(const struct conn *c);
 const char *conn_peer_name(const struct conn *c);
 /* 1 once the handshake completed. */
 int conn_is_ready(const struct conn *c);
+/* Why the other end went away, for on_close: the libuv error that ended the connection
+ * (UV_EOF when the peer closed it, UV_ECONNRESET, UV_ECONNREFUSED when connecting was
+ * refused, ...), or 0 when this side closed or dropped it or it is still open.  A
+ * refusal says that nothing listens at the peer's address: a crashed daemon, not a
+ * stopped or unreachable one (node.c's failure evidence). */
+int conn_error(const struct conn *c);
 
 /*
  * Appends one message: begin returns the wbuf to write the payload into and an offset

@@ -92,6 +92,7 @@ struct conn {
     bool finished;                  /* on_close ran and uv_close was called */
     unsigned handles;               /* of tcp and timer, not yet closed */
     char *reason;                   /* owned; NULL until a close starts */
+    int error;                      /* the libuv error that ended it (conn_error); 0 */
     uint8_t server_nonce[AUTH_NONCE_BYTES];
     uint8_t client_nonce[AUTH_NONCE_BYTES];
     uint8_t peer_role;

@@ -79,10 +79,12 @@ enum proto_type {
                                    leader's SReadyQ (core/runtime/leader.c) */
     MSG_LW_REQUEST = 0x020d,    /* u32 req, u32 want: a starving LW worker asks the leader */
     MSG_LW_GRANT = 0x020e,      /* u32 req, u32 count, count x task_spec: the answer */
-    MSG_HEARTBEAT = 0x020f,     /* (empty) the sender is alive; sent only to a ring
-                                   neighbour it had nothing else for (heartbeat.c) */
-    MSG_SUSPECT = 0x0210,       /* u32 node: the sender suspects it; the receiver, its
-                                   other neighbour, declares it dead if silent too */
+    MSG_HEARTBEAT = 0x020f,     /* u8 flags (PROTO_BEAT_*): the sender is alive; sent
+                                   only to a ring neighbour it had nothing else for
+                                   (heartbeat.c) */
+    MSG_SUSPECT = 0x0210,       /* u32 node, u8 flags (PROTO_SUSPECT_*): the sender
+                                   suspects it; the receiver, its other neighbour,
+                                   declares it dead if silent (or refused) too */
     MSG_MEMBER_DEAD = 0x0211,   /* u32 node, u32 epoch: the node is declared dead */
     MSG_YOU_ARE_DEAD = 0x0212,  /* u32 epoch: to a node declared dead that spoke again */
     MSG_RESUBMIT = 0x0213,      /* u32 attempt, u8 ready, i64 t_ready, u32 nparents,
@@ -127,6 +129,13 @@ enum proto_type {
     MSG_TRACE_INFO = 0x0409,
     MSG_TRACE_STATE = 0x040a,
 };
+
+/* MSG_HEARTBEAT's flags: the sender is stopping on purpose, so that its connections
+ * closing and then refused are no crash (heartbeat.c).  Other bits are malformed. */
+#define PROTO_BEAT_LEAVING 0x01u
+/* MSG_SUSPECT's flags: the sender's connect to the suspect was refused, after it had
+ * been up; the receiver may confirm on refusals of its own before the timeout. */
+#define PROTO_SUSPECT_REFUSED 0x01u
 
 const char *proto_type_name(uint16_t type);
 

@@ -37,6 +37,16 @@ bool fd_suspect(const struct fd_params *p, int64_t now_ms, int64_t last_heard_ms
     return now_ms - last_heard_ms > p->timeout_ms;
 }
 
+enum fd_verdict fd_confirm(const struct fd_params *p, int64_t now_ms, int64_t last_heard_ms,
+                           bool asked_refused, bool refused_here)
+{
+    if (fd_suspect(p, now_ms, last_heard_ms))
+        return FD_DEAD_SILENT;
+    if (!asked_refused)
+        return FD_KEEP;
+    return refused_here ? FD_DEAD_REFUSED : FD_PROBE;
+}
+
 uint32_t fd_next_live(uint32_t from, uint32_t nodes, const bool *dead, int dir)
 {
     for (uint32_t step = 1; step < nodes; step++) {

@@ -8,6 +8,8 @@
  * node dead if it does not hear it either.  The ring skips dead members everywhere
  * (fd_next_live), and roles held by one node (the LW leader, the CTWS token's maker)
  * pass to the lowest live id (fd_lowest_live).  `dead` arrays have `nodes` entries.
+ * A crashed daemon's connections are refused at once (nothing listens at its address),
+ * which two nodes may take for its death without waiting for the timeout (fd_confirm).
  *
  * Owns nothing; no I/O, no clock, no globals, no allocation: times are passed in, in
  * ms of one monotonic clock.  Called by core/runtime/heartbeat.c on a node's loop
@@ -46,6 +48,18 @@ bool fd_paused(const struct fd_params *p, int64_t now_ms, int64_t last_check_ms)
 
 /* Whether a peer last heard at last_heard_ms is suspected at now_ms. */
 bool fd_suspect(const struct fd_params *p, int64_t now_ms, int64_t last_heard_ms);
+
+/*
+ * What a confirmer makes of a suspicion of a node it last heard at last_heard_ms.  Dead
+ * when silent past the timeout here too (FD_DEAD_SILENT).  A suspicion that comes with
+ * refused connections (`asked_refused`: the asker's connect to the suspect was refused)
+ * is also confirmed when this node's own latest connect was refused (`refused_here`,
+ * FD_DEAD_REFUSED); otherwise the confirmer tries to connect itself (FD_PROBE) and
+ * confirms if that is refused while the suspicion is fresh.  FD_KEEP: nothing to do.
+ */
+enum fd_verdict { FD_KEEP, FD_PROBE, FD_DEAD_SILENT, FD_DEAD_REFUSED };
+enum fd_verdict fd_confirm(const struct fd_params *p, int64_t now_ms, int64_t last_heard_ms,
+                           bool asked_refused, bool refused_here);
 
 /* The next live node after `from` going right (dir 1) or left (dir -1) on the ring,
  * never `from` itself; `from` when no other node is alive. */

@@ -107,6 +107,17 @@ int64_t node_now_ms(const struct node *n) { return (int64_t)uv_now(&n->loop); }
 int64_t node_heard_ms(const struct node *n, uint32_t peer) { return n->peers[peer].heard_ms; }
 int64_t node_sent_ms(const struct node *n, uint32_t peer) { return n->peers[peer].sent_ms; }
 
+bool node_refused(const struct node *n, uint32_t peer)
+{
+    return peer < n->nodes && peer != n->self && n->peers[peer].met && n->peers[peer].refused;
+}
+
+void node_probe(struct node *n, uint32_t peer)
+{
+    if (peer < n->nodes && peer != n->self && !n->dead[peer])
+        peer_conn(n, peer);
+}
+
 struct readyq *node_readyq(struct node *n, enum node_queue_id q)
 {
     return q == NODE_LREADY ? &n->lready : q == NODE_SREADY ? &n->sready : &n->staged;
@@ -201,13 +212,21 @@ static int on_message(struct conn *c, uint16_t type, struct rbuf *r, const char 
     }
     /* Any message is a sign of life (heartbeat.c). */
     n->peers[from].heard_ms = (int64_t)uv_now(&n->loop);
+    n->peers[from].met = true;
+    n->peers[from].refused = false;
     return on_node_message(n, from, type, r, reason);
 }
 
 static void on_ready(struct conn *c)
 {
     struct node *n = conn_hub_data(conn_hub_of(c));
-    if (conn_data(c) || conn_peer_role(c) != CONN_ROLE_NODE)
+    uintptr_t called = (uintptr_t)conn_data(c);
+    if (called) {
+        /* It answered: whatever refused us before is listening again. */
+        n->peers[called - 1].refused = false;
+        return;
+    }
+    if (conn_peer_role(c) != CONN_ROLE_NODE)
         return;
     uint32_t id = conn_peer_id(c);
     if (id >= n->nodes || id == n->self) {
@@ -219,23 +238,46 @@ static void on_ready(struct conn *c)
         return;
     }
     struct peer *p = &n->peers[id];
+    p->refused = false;
     if (c != p->out && !p->in)
         p->in = c;
+}
+
+/* What a closed connection to `peer` says about it (part.h's enum node_link): a refused
+ * connect, or an open connection the peer closed or reset; -1 for anything else (this
+ * side closed it, a protocol error, a timeout). */
+static int link_event(struct node *n, struct conn *c, uint32_t peer, bool outbound)
+{
+    int err = conn_error(c);
+    if (outbound && !conn_is_ready(c) && err == UV_ECONNREFUSED) {
+        n->peers[peer].refused = true;
+        return NODE_LINK_REFUSED;
+    }
+    if (conn_is_ready(c) && (err == UV_EOF || err == UV_ECONNRESET || err == UV_EPIPE))
+        return NODE_LINK_LOST;
+    return -1;
 }
 
 static void on_close(struct conn *c, const char *reason)
 {
     struct node *n = conn_hub_data(conn_hub_of(c));
+    uint32_t link_peer = 0;
+    int link = -1;
     for (uint32_t i = 0; i < n->nodes; i++) {
         if (n->peers[i].out == c) {
             n->peers[i].out = NULL;
+            link_peer = i;
+            link = link_event(n, c, i, true);
             if (!n->stopping) {
                 log_info("connection to node %u closed: %s", i, reason ? reason : "");
                 node_trace(n, TRACE_NODE_DOWN, TRACE_NO_TASK, (int32_t)i, 0, 0);
             }
         }
-        if (n->peers[i].in == c)
+        if (n->peers[i].in == c) {
             n->peers[i].in = NULL;
+            link_peer = i;
+            link = link_event(n, c, i, false);
+        }
     }
     for (struct sync_wait *w = n->syncs; w; w = w->next)
         if (w->c == c)
@@ -250,6 +292,13 @@ static void on_close(struct conn *c, const char *reason)
         /* A client gone mid-submission sends no more: stop waiting for its tasks. */
         n->arriving -= j->arriving;
         j->arriving = 0;
+    }
+    /* Last: a part may declare the peer dead from here, which closes its other
+     * connections (never this one, already gone from the peer table). */
+    if (link >= 0 && !n->stopping && !n->dead[link_peer]) {
+        for (size_t i = 0; i < node_nparts; i++)
+            if (node_parts[i]->link && n->state[i])
+                node_parts[i]->link(n->state[i], link_peer, (enum node_link)link);
     }
 }
 
@@ -338,11 +387,19 @@ void node__stop(struct node *n)
 {
     if (n->stopping)
         return;
+    /* The parts' goodbyes (a stop on purpose is no crash: heartbeat.c), while they
+     * may still send. */
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i]->leaving && n->state[i])
+            node_parts[i]->leaving(n->state[i]);
     n->stopping = true;
-    /* Flush what is queued (final reports) before the hub closes the connections. */
+    /* Flush what is queued (final reports, goodbyes) before the hub closes the
+     * connections. */
     for (uint32_t i = 0; i < n->nodes; i++) {
         if (n->peers[i].out)
             conn_flush(n->peers[i].out);
+        if (n->peers[i].in)
+            conn_flush(n->peers[i].in);
     }
     uint64_t k;
     void *v;

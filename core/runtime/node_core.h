@@ -37,6 +37,9 @@ struct peer {
     struct conn *out;       /* connection we opened; NULL when none */
     struct conn *in;        /* authenticated connection the peer opened; NULL when none */
     int64_t heard_ms, sent_ms; /* uv_now of the last message from it, and to it */
+    bool met;               /* heard at least once: it was up (node_refused) */
+    bool refused;           /* our latest connect was refused, and since then nothing was
+                               heard from it and no connection to it became ready */
 };
 
 struct job {

@@ -86,6 +86,11 @@ struct node_load {
     int64_t first_start_ns;     /* monotonic; 0 before this node started any task */
 };
 
+/* What became of the connections to a peer (struct part's `link`): an open connection
+ * was closed by the peer or reset (LOST), or this node's attempt to connect to it was
+ * refused (REFUSED: nothing listens at its address). */
+enum node_link { NODE_LINK_LOST, NODE_LINK_REFUSED };
+
 /*
  * A table entry.  Every hook but init may be NULL; a part that is not in force on this
  * node (its policy was not chosen) still gets its messages, so that a cluster
@@ -123,6 +128,12 @@ struct part {
     /* Node `node` was declared dead (node_declare_dead): drop what waits on it, stop
      * choosing it, take over what it held alone.  The node sends it nothing more. */
     void (*down)(void *state, uint32_t node);
+    /* A live peer's connection was lost or refused (enum node_link); not while the node
+     * stops.  Failure detection takes a refusal as evidence (heartbeat.c). */
+    void (*link)(void *state, uint32_t peer, enum node_link what);
+    /* The node is stopping on purpose: the last messages the part sends its peers, which
+     * leave before the connections close. */
+    void (*leaving)(void *state);
     /* The message types the part owns, 0-terminated, and its handler for them; a
      * negative errno for a malformed message. */
     const uint16_t *types;
@@ -206,6 +217,14 @@ bool node_alive(const struct node *n, uint32_t peer);
 const bool *node_dead_set(const struct node *n);
 uint32_t node_epoch(const struct node *n);
 void node_declare_dead(struct node *n, uint32_t peer, const char *why);
+/* Whether `peer`'s daemon looks gone: it was heard once, this node's latest attempt to
+ * connect to it was refused, and since then nothing was heard from it and no
+ * connection to it opened.  A live daemon always listens; a stopped (SIGSTOP) or cut-off
+ * one keeps its connections or lets them time out, and is never refused. */
+bool node_refused(const struct node *n, uint32_t peer);
+/* Opens a connection to a live peer unless one is open or opening; a refusal comes back
+ * as a `link` event (NODE_LINK_REFUSED), a success as the peer's messages. */
+void node_probe(struct node *n, uint32_t peer);
 /* A task this node gave to `to` (granted, pushed, forwarded): if `to` dies before its
  * metadata says so, the task comes back here (node.c). */
 void node_moved(struct node *n, uint64_t task, uint32_t to);

@@ -492,6 +492,15 @@ static void parts_seed(const char *name, uint8_t preset, uint8_t nodes, uint8_t 
     msg_record(&b, type_index(MSG_INFO), &p);
     wbuf_reset(&p);
     msg_record(&b, type_index(MSG_IDLE), &p);
+    wbuf_put_u8(&p, 0);
+    msg_record(&b, type_index(MSG_HEARTBEAT), &p);
+    /* A refused suspicion of another node, then that node's goodbye. */
+    wbuf_reset(&p);
+    wbuf_put_u32(&p, (uint32_t)(self + 2) % nodes);
+    wbuf_put_u8(&p, PROTO_SUSPECT_REFUSED);
+    msg_record(&b, type_index(MSG_SUSPECT), &p);
+    wbuf_reset(&p);
+    wbuf_put_u8(&p, PROTO_BEAT_LEAVING);
     msg_record(&b, type_index(MSG_HEARTBEAT), &p);
     /* Its own requests answered, time passing, timers. */
     simple_record(&b, FUZZ_PARTS_STEP, NULL, 0);

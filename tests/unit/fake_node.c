@@ -469,6 +469,35 @@ void node_declare_dead(struct node *n, uint32_t peer, const char *why)
     fake_node_kill(n, peer);
 }
 
+bool node_refused(const struct node *n, uint32_t peer)
+{
+    return peer < n->nodes && n->refused[peer];
+}
+
+void node_probe(struct node *n, uint32_t peer)
+{
+    if (peer < n->nodes && peer != n->self && !n->dead[peer])
+        n->probes[peer]++;
+}
+
+void fake_node_link(struct node *n, uint32_t peer, enum node_link what)
+{
+    if (peer >= n->nodes || peer == n->self || n->dead[peer] || n->stopping)
+        return;
+    if (what == NODE_LINK_REFUSED)
+        n->refused[peer] = true;
+    for (size_t i = 0; i < n->nparts; i++)
+        if (n->parts[i]->link)
+            n->parts[i]->link(n->state[i], peer, what);
+}
+
+void fake_node_leaving(struct node *n)
+{
+    for (size_t i = 0; i < n->nparts; i++)
+        if (n->parts[i]->leaving)
+            n->parts[i]->leaving(n->state[i]);
+}
+
 void node_moved(struct node *n, uint64_t task, uint32_t to)
 {
     (void)n;

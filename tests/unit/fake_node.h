@@ -68,6 +68,8 @@ struct node {
     size_t ntraces, traces_cap;
     uint32_t wakes, news, answering, steal_failed, shared, staged, staged_failed, dirty;
     bool dead[FAKE_MAX_NODES];      /* node_declare_dead's, or the test's */
+    bool refused[FAKE_MAX_NODES];   /* node_refused: the test's */
+    uint32_t probes[FAKE_MAX_NODES]; /* node_probe calls, per peer */
     uint32_t epoch, declared;       /* deaths known, and declared through the API */
     bool steal_failed_answer;       /* what node_steal_failed returns with no part */
     struct ntask *last_staged;      /* the last task node_staged was given (borrowed) */
@@ -117,6 +119,11 @@ void fake_msgs_clear(struct node *n);
  * its entry and takes the next live ring neighbours, then the parts hear `down`), without
  * counting it as declared by a part. */
 void fake_node_kill(struct node *n, uint32_t node);
+/* What node.c's on_close tells the parts of a live peer's connection (part.h's `link`):
+ * lost, or refused (then n->refused[peer] is set first, as node_refused would say). */
+void fake_node_link(struct node *n, uint32_t peer, enum node_link what);
+/* The parts' goodbyes, as node.c's stop sends them. */
+void fake_node_leaving(struct node *n);
 /* Trace events of `kind` recorded so far. */
 size_t fake_traces(const struct node *n, enum trace_kind kind);
 

@@ -128,6 +128,21 @@ static void the_suspects_other_neighbour_confirms(void **state)
     assert_int_equal(fd_confirmer(2, 0, 6, two), 2);
 }
 
+/* Silence past the timeout confirms anything; refusals confirm only a refused
+ * suspicion, and only with a refusal here; else the confirmer tries itself. */
+static void refusals_confirm_a_refused_suspicion(void **state)
+{
+    (void)state;
+    struct fd_params p;
+    fd_params_init(&p, 1000);
+    assert_int_equal(fd_confirm(&p, 5000, 3000, false, false), FD_DEAD_SILENT);
+    assert_int_equal(fd_confirm(&p, 5000, 3000, true, true), FD_DEAD_SILENT);
+    assert_int_equal(fd_confirm(&p, 5000, 4900, false, false), FD_KEEP);
+    assert_int_equal(fd_confirm(&p, 5000, 4900, false, true), FD_KEEP);
+    assert_int_equal(fd_confirm(&p, 5000, 4900, true, false), FD_PROBE);
+    assert_int_equal(fd_confirm(&p, 5000, 4900, true, true), FD_DEAD_REFUSED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -138,6 +153,7 @@ int main(void)
         cmocka_unit_test(paused_after_half_a_timeout),
         cmocka_unit_test(ring_skips_the_dead),
         cmocka_unit_test(the_suspects_other_neighbour_confirms),
+        cmocka_unit_test(refusals_confirm_a_refused_suspicion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

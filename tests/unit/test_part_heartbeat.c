@@ -5,7 +5,11 @@
  * suspect's other neighbour, which declares the death only if it heard nothing either;
  * with nobody else to ask the watcher declares it; a death moves the watch on, and the
  * suspicion past a dead confirmer, and past a confirmer that died unnoticed with the
- * suspect (it does not answer the suspicion with a heartbeat).
+ * suspect (it does not answer the suspicion with a heartbeat).  Refused connections: a
+ * neighbour whose lost connection is refused on reconnecting is suspected at once, and
+ * declared as soon as the confirmer is refused too; a neighbour merely silent (stopped)
+ * waits for the timeout; a refused suspicion the confirmer cannot back (it hears the
+ * node) declares nothing, nor do the refusals of a node that said it was stopping.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -139,6 +143,7 @@ static void confirmer_declares_only_if_silent_too(void **state)
     struct wbuf b;
     wbuf_init(&b);
     wbuf_put_u32(&b, 3);
+    wbuf_put_u8(&b, 0);
     /* Node 3 was heard 10 ms ago here: node 2's suspicion is not confirmed, and node 2
      * hears that this node is alive. */
     n->heard_ms[3] = node_now_ms(n) - 10;
@@ -156,11 +161,19 @@ static void confirmer_declares_only_if_silent_too(void **state)
     assert_int_equal(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, b.len), 0);
     wbuf_reset(&b);
     wbuf_put_u32(&b, 4);
+    wbuf_put_u8(&b, 0);
     assert_int_equal(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, b.len), 0);
     wbuf_reset(&b);
     wbuf_put_u32(&b, 99);
+    wbuf_put_u8(&b, 0);
     assert_true(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, b.len) < 0);
     assert_true(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, 2) < 0);
+    /* The flags byte is required, and only its known bit may be set. */
+    assert_true(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, 4) < 0);
+    wbuf_reset(&b);
+    wbuf_put_u32(&b, 1);
+    wbuf_put_u8(&b, 0x82);
+    assert_true(fake_node_deliver(n, 2, MSG_SUSPECT, b.data, b.len) < 0);
     assert_int_equal(n->declared, 1);
     wbuf_fini(&b);
     fake_node_free(n);
@@ -199,7 +212,12 @@ static void alone_watches_nobody(void **state)
     n->mono += 10000 * 1000000LL;
     fake_node_run_once(n, false);
     assert_int_equal(fake_msgs(n, 0), 0);
-    assert_int_equal(fake_node_deliver(n, 0, MSG_HEARTBEAT, NULL, 0), 0);
+    uint8_t flags = 0;
+    assert_int_equal(fake_node_deliver(n, 0, MSG_HEARTBEAT, &flags, 1), 0);
+    /* A heartbeat carries its flags byte, with no unknown bit. */
+    assert_true(fake_node_deliver(n, 0, MSG_HEARTBEAT, NULL, 0) < 0);
+    flags = 0x80;
+    assert_true(fake_node_deliver(n, 0, MSG_HEARTBEAT, &flags, 1) < 0);
     fake_node_free(n);
 }
 
@@ -301,6 +319,177 @@ static void suspicion_goes_past_a_silent_confirmer(void **state)
     fake_node_free(n);
 }
 
+/* The suspect and the flags of the i-th MSG_SUSPECT `n` sent, and to whom. */
+static void suspect_msg(struct node *n, size_t i, uint32_t *to, uint32_t *about, uint8_t *flags)
+{
+    struct fake_msg *m = fake_msg(n, MSG_SUSPECT, i);
+    assert_non_null(m);
+    struct rbuf r;
+    rbuf_init(&r, m->body.data, m->body.len);
+    *to = m->peer;
+    *about = rbuf_u32(&r);
+    *flags = rbuf_u8(&r);
+    assert_true(rbuf_ok(&r));
+}
+
+/* Node 1 of 4 is killed: its watcher, node 0, loses the connection, tries again at once
+ * and is refused: it suspects node 1 long before the timeout and asks node 2, node 1's
+ * other neighbour.  Node 2 still hears nothing wrong: it tries to connect itself, and
+ * declares the death when that is refused too.  A confirmer already refused confirms
+ * on the spot. */
+static void a_refused_neighbour_is_declared_before_the_timeout(void **state)
+{
+    (void)state;
+    struct node *w = fake_node_new(0, 4, 1, NULL), *c = fake_node_new(2, 4, 1, NULL);
+    w->cfg.failure_timeout_ms = c->cfg.failure_timeout_ms = 3000;
+    fake_node_add(w, &part_heartbeat);
+    fake_node_add(c, &part_heartbeat);
+    settle(w);
+    settle(c);
+    w->mono += 5 * 1000000LL;
+    c->mono = w->mono;
+    fake_node_link(w, 1, NODE_LINK_LOST);
+    assert_int_equal(w->probes[1], 1);
+    assert_int_equal(fake_msgs(w, MSG_SUSPECT), 0);
+    fake_node_link(w, 1, NODE_LINK_REFUSED);
+    /* Heard 5 ms ago, far inside the 3 s timeout, and suspected all the same. */
+    assert_int_equal(fake_msgs(w, MSG_SUSPECT), 1);
+    uint32_t to, about;
+    uint8_t flags;
+    suspect_msg(w, 0, &to, &about, &flags);
+    assert_int_equal(to, 2);
+    assert_int_equal(about, 1);
+    assert_int_equal(flags, PROTO_SUSPECT_REFUSED);
+    /* One node's refusal is not a death. */
+    assert_int_equal(w->declared, 0);
+    /* The confirmer heard node 1 recently and has not been refused: it connects itself. */
+    assert_int_equal(fake_node_pass(w, c, NULL), 1);
+    assert_int_equal(c->declared, 0);
+    assert_int_equal(c->probes[1], 1);
+    c->mono += 2 * 1000000LL;
+    fake_node_link(c, 1, NODE_LINK_REFUSED);
+    assert_int_equal(c->declared, 1);
+    assert_true(c->dead[1]);
+    fake_node_free(c);
+
+    /* A confirmer whose own connect was refused already confirms on delivery. */
+    c = fake_node_new(2, 4, 1, NULL);
+    c->cfg.failure_timeout_ms = 3000;
+    fake_node_add(c, &part_heartbeat);
+    settle(c);
+    c->mono = w->mono;
+    c->refused[1] = true;
+    uint8_t p[5] = {1, 0, 0, 0, PROTO_SUSPECT_REFUSED};
+    assert_int_equal(fake_node_deliver(c, 0, MSG_SUSPECT, p, sizeof p), 0);
+    assert_int_equal(c->declared, 1);
+    assert_true(c->dead[1]);
+    fake_node_free(c);
+    fake_node_free(w);
+}
+
+/* A stopped (SIGSTOP) neighbour keeps its connections and is never refused: nothing is
+ * suspected before the timeout, however many checks run, and the suspicion that follows
+ * the timeout says "silent", not "refused". */
+static void a_silent_neighbour_waits_for_the_timeout(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(0, 4, 1, NULL);
+    n->cfg.failure_timeout_ms = 40; /* interval 10 ms */
+    fake_node_add(n, &part_heartbeat);
+    settle(n);
+    int64_t stop = node_now_ms(n);
+    for (int step = 0; step < 4; step++) {
+        n->mono += 9 * 1000000LL;
+        n->heard_ms[3] = n->sent_ms[3] = node_now_ms(n);
+        fake_node_run_once(n, true);
+    }
+    assert_true(node_now_ms(n) - stop < 40);
+    assert_int_equal(fake_msgs(n, MSG_SUSPECT), 0);
+    assert_int_equal(n->declared, 0);
+    /* Past the timeout: suspected, and asked as silence. */
+    for (int step = 0; step < 10 && fake_msgs(n, MSG_SUSPECT) == 0; step++) {
+        n->mono += 9 * 1000000LL;
+        n->heard_ms[3] = n->sent_ms[3] = node_now_ms(n);
+        fake_node_run_once(n, true);
+    }
+    assert_true(node_now_ms(n) - stop > 40);
+    uint32_t to, about;
+    uint8_t flags;
+    suspect_msg(n, 0, &to, &about, &flags);
+    assert_int_equal(about, 1);
+    assert_int_equal(to, 2);
+    assert_int_equal(flags, 0);
+    assert_int_equal(n->declared, 0);
+    fake_node_free(n);
+}
+
+/* The confirmer's connection to the suspect is open and it hears it: a refused
+ * suspicion is not confirmed, and a refusal that comes later than a timeout after the
+ * question does not confirm it either. */
+static void a_refused_suspicion_the_confirmer_cannot_back_declares_nothing(void **state)
+{
+    (void)state;
+    struct node *c = fake_node_new(2, 4, 1, NULL);
+    c->cfg.failure_timeout_ms = 40;
+    fake_node_add(c, &part_heartbeat);
+    settle(c);
+    struct wbuf b;
+    wbuf_init(&b);
+    wbuf_put_u32(&b, 1);
+    wbuf_put_u8(&b, PROTO_SUSPECT_REFUSED);
+    for (int step = 0; step < 3; step++) {
+        c->mono += 5 * 1000000LL;
+        c->heard_ms[1] = c->heard_ms[3] = node_now_ms(c);
+        assert_int_equal(fake_node_deliver(c, 0, MSG_SUSPECT, b.data, b.len), 0);
+        fake_node_run_once(c, true);
+    }
+    assert_int_equal(c->declared, 0);
+    assert_false(c->dead[1]);
+    /* Asked last 5 ms ago; the refusal comes 60 ms later: the question is stale, and
+     * node 1 was heard meanwhile. */
+    c->mono += 60 * 1000000LL;
+    c->heard_ms[1] = c->heard_ms[3] = node_now_ms(c) - 10;
+    fake_node_link(c, 1, NODE_LINK_REFUSED);
+    assert_int_equal(c->declared, 0);
+    wbuf_fini(&b);
+    fake_node_free(c);
+}
+
+/* A node that said it is stopping on purpose is no crash: its watcher does not take its
+ * closed and refused connections for a death, nor does a confirmer. */
+static void a_stop_on_purpose_is_no_crash(void **state)
+{
+    (void)state;
+    struct node *s = fake_node_new(1, 4, 1, NULL), *w = fake_node_new(0, 4, 1, NULL);
+    s->cfg.failure_timeout_ms = w->cfg.failure_timeout_ms = 3000;
+    fake_node_add(s, &part_heartbeat);
+    fake_node_add(w, &part_heartbeat);
+    settle(s);
+    settle(w);
+    /* Node 1's goodbye goes to both its watchers, 0 and 2. */
+    fake_node_leaving(s);
+    assert_int_equal(fake_msgs(s, MSG_HEARTBEAT), 2);
+    for (size_t i = 0; i < 2; i++) {
+        struct fake_msg *m = fake_msg(s, MSG_HEARTBEAT, i);
+        assert_true(m->peer == 0 || m->peer == 2);
+        assert_int_equal(m->body.len, 1);
+        assert_int_equal(m->body.data[0], PROTO_BEAT_LEAVING);
+    }
+    assert_int_equal(fake_node_pass(s, w, NULL), 1);
+    w->mono += 5 * 1000000LL;
+    fake_node_link(w, 1, NODE_LINK_LOST);
+    fake_node_link(w, 1, NODE_LINK_REFUSED);
+    fake_node_run_once(w, true);
+    assert_int_equal(fake_msgs(w, MSG_SUSPECT), 0);
+    assert_int_equal(w->declared, 0);
+    /* Asked by someone who did not hear the goodbye, it does not confirm on refusals. */
+    uint8_t p[5] = {1, 0, 0, 0, PROTO_SUSPECT_REFUSED};
+    assert_int_equal(fake_node_deliver(w, 3, MSG_SUSPECT, p, sizeof p), 0);
+    assert_int_equal(w->declared, 0);
+    fake_node_free(w);
+    fake_node_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +502,10 @@ int main(void)
         cmocka_unit_test(alone_watches_nobody),
         cmocka_unit_test(suspicion_goes_past_a_dead_confirmer),
         cmocka_unit_test(suspicion_goes_past_a_silent_confirmer),
+        cmocka_unit_test(a_refused_neighbour_is_declared_before_the_timeout),
+        cmocka_unit_test(a_silent_neighbour_waits_for_the_timeout),
+        cmocka_unit_test(a_refused_suspicion_the_confirmer_cannot_back_declares_nothing),
+        cmocka_unit_test(a_stop_on_purpose_is_no_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
