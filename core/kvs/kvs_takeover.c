@@ -258,16 +258,21 @@ static bool moved_from(const struct kvs *kvs, const struct tmd *rec, uint32_t de
            rec->holder != dead && !view_is_down(&kvs->view, rec->holder);
 }
 
-int kvs_moved_from(struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg)
+/*
+ * Calls fn for the records this store is primary for that `pick` chooses, as they are
+ * at the moment of the call: the keys are taken first, since fn may resubmit, and a
+ * local resubmission may in principle change other records; each is read again.
+ */
+static int each_primary(struct kvs *kvs, uint32_t dead,
+                        bool (*pick)(const struct kvs *, const struct tmd *, uint32_t),
+                        kvs_orphan_fn fn, void *arg)
 {
-    if (dead >= kvs->nodes || !view_is_down(&kvs->view, dead))
-        return -EINVAL;
     uint64_t *keys = NULL;
     size_t n = 0, cap = 0;
     uint64_t key;
     void *v;
     for (size_t i = 0; (i = u64map_next(&kvs->shard.records, i, &key, &v)) != 0;) {
-        if (!moved_from(kvs, v, dead) || !kvs__is_primary(kvs, key))
+        if (!pick(kvs, v, dead) || !kvs__is_primary(kvs, key))
             continue;
         keys = xgrow(keys, &cap, n + 1, sizeof *keys);
         keys[n++] = key;
@@ -275,8 +280,10 @@ int kvs_moved_from(struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg)
     int count = 0;
     for (size_t i = 0; i < n; i++) {
         const struct tmd *rec = shard_get(&kvs->shard, keys[i]);
-        if (!rec || !moved_from(kvs, rec, dead))
+        if (!rec || !pick(kvs, rec, dead))
             continue;
+        log_debug("kvs: %llx (status %u, holder %u, attempt %u) for node %u's death",
+                  (unsigned long long)rec->key, rec->status, rec->holder, rec->attempt, dead);
         fn(arg, rec);
         count++;
     }
@@ -284,32 +291,16 @@ int kvs_moved_from(struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg)
     return count;
 }
 
+int kvs_moved_from(struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg)
+{
+    if (dead >= kvs->nodes || !view_is_down(&kvs->view, dead))
+        return -EINVAL;
+    return each_primary(kvs, dead, moved_from, fn, arg);
+}
+
 int kvs_orphans(struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg)
 {
     if (dead != KVS_NO_SHARD && !view_is_down(&kvs->view, dead))
         return -EINVAL;
-    uint64_t *keys = NULL;
-    size_t n = 0, cap = 0;
-    uint64_t key;
-    void *v;
-    for (size_t i = 0; (i = u64map_next(&kvs->shard.records, i, &key, &v)) != 0;) {
-        if (!orphan(kvs, v, dead) || !kvs__is_primary(kvs, key))
-            continue;
-        keys = xgrow(keys, &cap, n + 1, sizeof *keys);
-        keys[n++] = key;
-    }
-    /* fn may resubmit, and a local resubmission may in principle change other records:
-     * each is read again. */
-    int count = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct tmd *rec = shard_get(&kvs->shard, keys[i]);
-        if (!rec || !orphan(kvs, rec, dead))
-            continue;
-        log_debug("kvs: orphan %llx status %u holder %u attempt %u",
-                  (unsigned long long)rec->key, rec->status, rec->holder, rec->attempt);
-        fn(arg, rec);
-        count++;
-    }
-    free(keys);
-    return count;
+    return each_primary(kvs, dead, orphan, fn, arg);
 }

@@ -167,42 +167,40 @@ void trace_verify_destroy(struct trace_verify *v)
 
 /* Counts a problem and keeps its sentence while the kind has room; the sentence is only
  * formatted when it will be kept, so a million missing ENDs cost a million counts. */
+/* Keeps a sentence in `l` while there is room for it. */
+static void keep(struct trace_verify *v, struct problem_list *l, const char *what,
+                 const char *fmt, va_list ap)
+{
+    if (l->listed >= v->max_listed)
+        return;
+    if (!l->text)
+        l->text = xcalloc(v->max_listed, sizeof *l->text);
+    char *s;
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = xasprintf("(out of memory formatting this %s)", what);
+    l->text[l->listed++] = s;
+}
+
 __attribute__((format(printf, 3, 4))) static void problem(struct trace_verify *v,
                                                           enum trace_problem_kind kind,
                                                           const char *fmt, ...)
 {
     v->report.by_kind[kind]++;
     v->report.problems++;
-    struct problem_list *l = &v->lists[kind];
-    if (l->listed >= v->max_listed)
-        return;
-    if (!l->text)
-        l->text = xcalloc(v->max_listed, sizeof *l->text);
     va_list ap;
     va_start(ap, fmt);
-    char *s;
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = xstrdup("(out of memory formatting this problem)");
+    keep(v, &v->lists[kind], "problem", fmt, ap);
     va_end(ap);
-    l->text[l->listed++] = s;
 }
 
 /* Keeps a note's sentence while there is room; counting is the caller's. */
 __attribute__((format(printf, 2, 3))) static void note(struct trace_verify *v,
                                                        const char *fmt, ...)
 {
-    struct problem_list *l = &v->notes;
-    if (l->listed >= v->max_listed)
-        return;
-    if (!l->text)
-        l->text = xcalloc(v->max_listed, sizeof *l->text);
     va_list ap;
     va_start(ap, fmt);
-    char *s;
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = xstrdup("(out of memory formatting this note)");
+    keep(v, &v->notes, "note", fmt, ap);
     va_end(ap);
-    l->text[l->listed++] = s;
 }
 
 void trace_verify_note(struct trace_verify *v, const char *text)
