@@ -502,7 +502,7 @@ void kvs__settle(struct kvs *kvs, uint64_t key)
 static size_t forget_here(struct kvs *kvs, uint32_t job)
 {
     /* Its kept backup copies first, so that they go as built ones do. */
-    kvs__backlog_build(kvs, job);
+    kvs__backlog_forget(kvs, job);
     /* A final record whose answer still waits for the backups is not gone yet: the
      * answer would say -ENOENT to the runner that asked. */
     kvs__forget_held(kvs, job);

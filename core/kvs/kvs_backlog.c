@@ -14,13 +14,28 @@
  *   - a node is declared down: every log, before the take-over reads the shard, and
  *     from then on copies are built at once (the take-over's code paths stay as they
  *     were, tested with built records);
- *   - the job is forgotten: its log, then shard_forget_job as before;
- *   - kvs_local_record(s) is called: every log (tests, status queries).
+ *   - the job is forgotten: its log, then shard_forget_job as before — unless the log
+ *     shows that every record in it is final, and then the log is dropped unread, since
+ *     shard_forget_job would drop every copy built from it at once.  At R > 1 that is
+ *     the rule: a runner reports an end to the client only once the backups have the
+ *     final status, and the client forgets a job once it has every end;
+ *   - kvs_local_record(s) is called: every log (tests, status queries); the job's
+ *     later payloads go to a log that is always built (its earlier records are in the
+ *     shard, out of the count).
  * Replaying in arrival order is exact because, while this node sees nobody down, every
  * kept payload comes from its key's primary (its owner) on one ordered link: a payload
  * from any other sender (a primary that took over after a death this node has not
  * heard of yet) builds everything and turns the backlog off for good, and so does a
  * payload for a job forgotten here (applied at once, as before).
+ *
+ * "Every record final" is counted, not read: a log of inserts, appends that never make a
+ * record final (PARENT, HISTORY) and swaps to a final status, with as many swaps as
+ * inserts.  Each insert is a new record (a duplicate is refused by the primary and not
+ * forwarded), and while nobody is down the primary forwards one final swap per record:
+ * the runner's swap from READY (a repeat that answers 1 without a change is a request
+ * re-sent after a death, when no log is kept).  Any other operation (a whole record, a
+ * removal, a cancelling or re-opening append, a non-final swap) makes the log one that
+ * is built at forget, as before.
  *
  * Owns the logs (struct backlog in kvs_impl.h).  Called by kvs.c, kvs_replica.c and
  * kvs_takeover.c only.
@@ -40,6 +55,37 @@ static struct backlog *find(struct kvs *kvs, uint32_t job)
         if (kvs->backlogs[i].job == job)
             return &kvs->backlogs[i];
     return NULL;
+}
+
+/* What a checked payload does to the log's count (the layouts are kvs.c's REPLICATE;
+ * op bytes: PUT 0, APPEND 1, STATUS 2, REMOVE 3, INSERT 4). */
+static void count(struct backlog *b, const uint8_t *bytes, size_t len)
+{
+    switch (bytes[0]) {
+    case 4:
+        b->records++;
+        b->inserts++;
+        return;
+    case 0:
+        b->records++;
+        b->mixed = true;
+        return;
+    case 2: /* u8 op, u64 key, u8 status */
+        if (len > 9 && task_status_final((enum task_status)bytes[9]))
+            b->finals++;
+        else
+            b->mixed = true;
+        return;
+    case 1: { /* u8 op, u64 key, u8 field */
+        uint8_t field = len > 9 ? bytes[9] & (uint8_t)~KVS_FIELD_REPLAY : KVS_FIELD_COUNT;
+        if (field != KVS_FIELD_PARENT && field != KVS_FIELD_HISTORY)
+            b->mixed = true;
+        return;
+    }
+    default:
+        b->mixed = true;
+        return;
+    }
 }
 
 bool kvs__backlog_keep(struct kvs *kvs, uint32_t from, uint64_t key, const uint8_t *bytes,
@@ -71,12 +117,10 @@ bool kvs__backlog_keep(struct kvs *kvs, uint32_t from, uint64_t key, const uint8
         kvs->backlogs = xgrow(kvs->backlogs, &kvs->backlogs_cap, kvs->nbacklogs + 1,
                               sizeof *kvs->backlogs);
         b = &kvs->backlogs[kvs->nbacklogs++];
-        b->job = job;
-        b->records = 0;
+        *b = (struct backlog){.job = job};
         wbuf_init(&b->bytes);
     }
-    /* The op byte: PUT (0) and INSERT (4) bring a record (kvs_replica.c). */
-    b->records += bytes[0] == 0 || bytes[0] == 4;
+    count(b, bytes, len);
     wbuf_put_u32(&b->bytes, (uint32_t)len);
     wbuf_put(&b->bytes, bytes, len);
     return true;
@@ -101,22 +145,39 @@ static void replay(struct kvs *kvs, struct wbuf *bytes)
     wbuf_fini(bytes);
 }
 
-void kvs__backlog_build(struct kvs *kvs, uint32_t job)
+void kvs__backlog_forget(struct kvs *kvs, uint32_t job)
 {
     struct backlog *b = find(kvs, job);
     if (!b)
         return;
-    struct wbuf bytes = b->bytes;
+    struct backlog gone = *b;
     *b = kvs->backlogs[--kvs->nbacklogs];
-    replay(kvs, &bytes);
+    if (!gone.mixed && gone.finals == gone.inserts) {
+        log_debug("kvs: job %u forgotten: %zu kept copies, all final, dropped unbuilt", job,
+                  gone.records);
+        wbuf_fini(&gone.bytes);
+        return;
+    }
+    replay(kvs, &gone.bytes);
 }
 
 void kvs__backlog_build_all(struct kvs *kvs, bool for_good)
 {
-    if (for_good)
+    if (for_good) {
         kvs->eager = true;
-    while (kvs->nbacklogs) {
-        struct wbuf bytes = kvs->backlogs[--kvs->nbacklogs].bytes;
+        while (kvs->nbacklogs) {
+            struct wbuf bytes = kvs->backlogs[--kvs->nbacklogs].bytes;
+            replay(kvs, &bytes);
+        }
+        return;
+    }
+    /* Each log stays, emptied and marked: what comes later for its job is counted
+     * without the records built now. */
+    for (size_t i = 0; i < kvs->nbacklogs; i++) {
+        struct backlog *b = &kvs->backlogs[i];
+        struct wbuf bytes = b->bytes;
+        *b = (struct backlog){.job = b->job, .mixed = true};
+        wbuf_init(&b->bytes);
         replay(kvs, &bytes);
     }
 }

@@ -71,6 +71,11 @@ struct backlog {
     uint32_t job;
     struct wbuf bytes;      /* owned: (u32 length, payload) in the order received */
     size_t records;         /* whole records and inserts among them */
+    size_t inserts;         /* inserts among them: each a new record */
+    size_t finals;          /* swaps to a final status among them */
+    bool mixed;             /* an operation other than insert, a non-final append and a
+                               swap to a final status; or the job's copies were built
+                               before: the log alone cannot say all its records are final */
 };
 
 /* A message for a key this node is not the primary of (yet). */
@@ -190,8 +195,9 @@ bool kvs__backlog_keep(struct kvs *kvs, uint32_t from, uint64_t key, const uint8
                        size_t len);
 /* Whole records and inserts kept, all jobs. */
 size_t kvs__backlog_records(const struct kvs *kvs);
-/* Builds the kept copies of job `job`'s records into the shard. */
-void kvs__backlog_build(struct kvs *kvs, uint32_t job);
+/* Job `job` is forgotten: its kept copies are dropped when the log shows every record
+ * in it final (they would go at once), built into the shard otherwise. */
+void kvs__backlog_forget(struct kvs *kvs, uint32_t job);
 /* Builds every kept copy into the shard; with `for_good`, copies are built at once from
  * then on (after a death). */
 void kvs__backlog_build_all(struct kvs *kvs, bool for_good);

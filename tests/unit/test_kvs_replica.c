@@ -1276,6 +1276,81 @@ static void test_forget_mark_never_sent(void **state)
     wbuf_fini(&b);
 }
 
+/* Records held on the live nodes, kept copies counted unbuilt. */
+static size_t held_everywhere(void)
+{
+    size_t n = 0;
+    for (uint32_t node = 0; node < net.nodes; node++)
+        n += net.dead[node] ? 0 : kvs_records_held(net.kvs[node]);
+    return n;
+}
+
+/*
+ * A backup drops the kept copies of a forgotten job unbuilt when its log shows every
+ * record final; a job with a record not final yet is built and that record stays on
+ * both replicas until its status comes; a job with a cancelled task (an append that
+ * makes a record final, not counted) is built as before.  Nothing is asked of the
+ * stores before the forgets, so their logs are whole.
+ */
+static void test_forget_drops_final_logs_r2(void **state)
+{
+    (void)state;
+    net_start(4, 23);
+    use_replicas(2);
+    net.fifo = 1;
+    enum { TASKS = 24 };
+    for (uint32_t i = 0; i < TASKS; i++) {
+        put_record(CLIENT, task_key(11, i), 0, NULL, 0, i % 4, 1);
+        put_record(CLIENT, task_key(12, i), 0, NULL, 0, i % 4, 1);
+    }
+    uint64_t parent = task_key(13, 0), child = task_key(13, 1);
+    put_record(CLIENT, parent, 0, &child, 1, 0, 1);
+    put_record(CLIENT, child, 1, NULL, 0, 1, 1);
+    settle();
+    assert_int_equal(held_everywhere(), (2 * TASKS + 2) * 2);
+    struct tmd_run run = {.t_start = 1, .t_end = 2, .data_size = 1};
+    uint64_t open = task_key(12, 0);
+    for (uint32_t i = 0; i < TASKS; i++) {
+        uint64_t a = task_key(11, i), b = task_key(12, i);
+        run.node = task_key_owner(a, 4);
+        kvs_cas(net.kvs[run.node], a, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, NULL,
+                NULL);
+        if (b == open)
+            continue;
+        run.node = (task_key_owner(b, 4) + 1) % 4; /* remote swaps */
+        kvs_cas(net.kvs[run.node], b, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, NULL,
+                NULL);
+    }
+    run.node = 0;
+    kvs_cas(net.kvs[0], parent, KVS_FIELD_STATUS, TASK_READY, TASK_FAILED, &run, NULL, NULL);
+    kvs_append(net.kvs[0], child, KVS_FIELD_PARENT_FAILED, 0, 0, parent);
+    settle();
+
+    kvs_forget_job(net.kvs[CLIENT], 11);
+    settle();
+    assert_int_equal(held_everywhere(), (TASKS + 2) * 2);
+    kvs_forget_job(net.kvs[CLIENT], 13);
+    settle();
+    assert_int_equal(held_everywhere(), TASKS * 2);
+    kvs_forget_job(net.kvs[CLIENT], 12);
+    settle();
+    /* The open record stays, on its primary and its backup, with its status. */
+    assert_int_equal(held_everywhere(), 2);
+    uint32_t reps[KVS_MAX_REPLICAS];
+    assert_int_equal(replicas_of(open, 2, reps), 2);
+    for (uint32_t k = 0; k < 2; k++) {
+        const struct tmd *rec = kvs_local_record(net.kvs[reps[k]], open);
+        assert_non_null(rec);
+        assert_int_equal(rec->status, TASK_READY);
+    }
+    run.node = reps[0];
+    kvs_cas(net.kvs[reps[0]], open, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, NULL, NULL);
+    settle();
+    assert_int_equal(held_everywhere(), 0);
+    for (uint32_t node = 0; node < net.nodes; node++)
+        assert_int_equal(kvs_local_records(net.kvs[node]), 0);
+}
+
 /* ---- a DAG through deaths ------------------------------------------------------------ */
 
 /*
@@ -1678,6 +1753,7 @@ int main(void)
         cmocka_unit_test_teardown(test_tmd_spec_and_attempt, teardown),
         cmocka_unit_test_teardown(test_forget_every_copy_r2, teardown),
         cmocka_unit_test_teardown(test_forget_mark_never_sent, teardown),
+        cmocka_unit_test_teardown(test_forget_drops_final_logs_r2, teardown),
         cmocka_unit_test_teardown(test_primary_death_loses_nothing_r2, teardown),
         cmocka_unit_test_teardown(test_two_deaths_at_once_r3, teardown),
     };
