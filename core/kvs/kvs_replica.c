@@ -31,6 +31,7 @@ void kvs__replica_init(struct kvs *kvs)
     kvs->acked = xcalloc(kvs->nodes, sizeof *kvs->acked);
     kvs->received = xcalloc(kvs->nodes, sizeof *kvs->received);
     kvs->ack_sent = xcalloc(kvs->nodes, sizeof *kvs->ack_sent);
+    kvs->memo_ndown = UINT32_MAX;
 }
 
 static const struct defer_need *needs(const struct deferred *d)
@@ -62,16 +63,23 @@ void kvs__replica_fini(struct kvs *kvs)
     kvs__backlog_fini(kvs);
 }
 
-/* The live backups of a key this store is primary for; 0 at R = 1. */
-static uint32_t backups(const struct kvs *kvs, uint64_t key, uint32_t *out)
+/* The live backups of a key this store is primary for; 0 at R = 1.  Asked twice in a
+ * row for one key (a swap forwarded, then its answer held), so the last answer is kept
+ * while the view stays as it was. */
+static uint32_t backups(struct kvs *kvs, uint64_t key, uint32_t *out)
 {
     if (kvs->view.replicas == 1 || kvs->self == KVS_NO_SHARD)
         return 0;
-    uint32_t n = view_replicas(&kvs->view, key, out);
-    if (n == 0 || out[0] != kvs->self)
-        return 0;
-    memmove(out, out + 1, (n - 1) * sizeof *out);
-    return n - 1;
+    if (key != kvs->memo_key || kvs->view.ndown != kvs->memo_ndown) {
+        uint32_t all[KVS_MAX_REPLICAS];
+        uint32_t n = view_replicas(&kvs->view, key, all);
+        kvs->memo_key = key;
+        kvs->memo_ndown = kvs->view.ndown;
+        kvs->memo_n = n && all[0] == kvs->self ? n - 1 : 0;
+        memcpy(kvs->memo_to, all + 1, kvs->memo_n * sizeof *all);
+    }
+    memcpy(out, kvs->memo_to, kvs->memo_n * sizeof *out);
+    return kvs->memo_n;
 }
 
 static struct wbuf *begin(struct kvs *kvs, uint32_t node, uint8_t op, size_t *at)
@@ -240,13 +248,13 @@ static void carry_out(struct kvs *kvs, const struct deferred *d)
     case DEFER_REPLY_MSG:
         /* A node that died meanwhile hears nothing: its requests went elsewhere. */
         if (!view_is_down(&kvs->view, d->to))
-            kvs__send_reply(kvs, d->to, d->type, d->req, d->status, d->key);
+            kvs__send_reply(kvs, d->to, d->type, d->req, d->status, kvs__held_record(kvs, d));
         kvs__settle(kvs, d->key);
         break;
     case DEFER_REPLY_LOCAL: {
         /* Removed while the answer waited: found means with the record; and a refusal
          * carries none, even when a record came meanwhile (kvs.h). */
-        const struct tmd *rec = d->status >= 0 ? shard_get(&kvs->shard, d->key) : NULL;
+        const struct tmd *rec = d->status >= 0 ? kvs__held_record(kvs, d) : NULL;
         d->fn(d->arg, d->status >= 0 && !rec ? -ENOENT : d->status, rec);
         kvs__settle(kvs, d->key);
         break;

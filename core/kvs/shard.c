@@ -102,6 +102,7 @@ void shard_put(struct shard *s, struct tmd *t)
         }
         tmd_fini(old);
         free(old);
+        s->frees++;
     }
     if (!forgotten)
         return;
@@ -125,6 +126,7 @@ int shard_remove(struct shard *s, uint64_t key)
         s->marked--;
     tmd_fini(rec);
     free(rec);
+    s->frees++;
     return 0;
 }
 
@@ -242,9 +244,11 @@ static void set_status(struct tmd *rec, uint8_t status, const struct tmd_run *ru
 }
 
 int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
-              const struct tmd_run *run, uint32_t from)
+              const struct tmd_run *run, uint32_t from, struct tmd **found)
 {
     struct tmd *rec = u64map_get(&s->records, key);
+    if (found)
+        *found = rec;
     if (!rec)
         return -ENOENT;
     if (field != KVS_FIELD_STATUS || desired >= TASK_STATUS_COUNT)

@@ -628,6 +628,51 @@ static void on_answer(void *arg, int status, const struct tmd *t)
     a->rec_status = t ? t->status : 0xff;
 }
 
+/*
+ * Held answers read their record when they leave, from where it was while no record was
+ * freed: one whose record was removed while it waited says -ENOENT and carries none
+ * (local and remote), one whose record stayed carries it as it is then, whether another
+ * record was freed meanwhile or not.
+ */
+static void test_held_answers_read_the_record_when_they_leave(void **state)
+{
+    (void)state;
+    net_start(4, 9);
+    use_replicas(2);
+    net.fifo = 1;
+    uint64_t p = key_on(1, 1, 0), q = key_on(1, 1, task_key_index(p) + 1);
+    uint64_t r = key_on(1, 1, task_key_index(q) + 1), s = key_on(1, 1, task_key_index(r) + 1);
+    uint64_t keys[4] = {p, q, r, s};
+    for (int i = 0; i < 4; i++)
+        put_record(CLIENT, keys[i], 0, NULL, 0, 1, 1);
+    settle();
+    struct answer a_p = {0}, a_q = {0}, a_r = {0}, a_s = {0};
+    struct tmd_run run = {.node = 1, .t_start = 1, .t_end = 2, .data_size = 1};
+    kvs_cas(net.kvs[1], p, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_answer, &a_p);
+    run.node = 0;
+    kvs_cas(net.kvs[0], q, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_answer, &a_q);
+    kvs_cas(net.kvs[0], s, KVS_FIELD_STATUS, TASK_READY, TASK_FAILED, &run, on_answer, &a_s);
+    run_network(); /* applied on node 1 and its backup, not acknowledged */
+    assert_int_equal(kvs_remove(net.kvs[1], p), 0);
+    assert_int_equal(kvs_remove(net.kvs[1], s), 0);
+    run.node = 1;
+    kvs_cas(net.kvs[1], r, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_answer, &a_r);
+    assert_int_equal(a_p.calls + a_q.calls + a_r.calls + a_s.calls, 0);
+    settle();
+    assert_int_equal(a_p.calls, 1);
+    assert_int_equal(a_p.status, -ENOENT);
+    assert_int_equal(a_p.rec_status, 0xff);
+    assert_int_equal(a_s.calls, 1);
+    assert_int_equal(a_s.status, -ENOENT);
+    assert_int_equal(a_s.rec_status, 0xff);
+    assert_int_equal(a_q.calls, 1);
+    assert_int_equal(a_q.status, 1);
+    assert_int_equal(a_q.rec_status, TASK_DONE);
+    assert_int_equal(a_r.calls, 1);
+    assert_int_equal(a_r.status, 1);
+    assert_int_equal(a_r.rec_status, TASK_DONE);
+}
+
 /* A backup dies while an answer waits for it: the answer waits for its successor, which
  * the take-over sent the record to, rather than leave with one copy alive. */
 static void test_answer_waits_for_the_new_backup(void **state)
@@ -1754,6 +1799,7 @@ int main(void)
         cmocka_unit_test_teardown(test_forget_every_copy_r2, teardown),
         cmocka_unit_test_teardown(test_forget_mark_never_sent, teardown),
         cmocka_unit_test_teardown(test_forget_drops_final_logs_r2, teardown),
+        cmocka_unit_test_teardown(test_held_answers_read_the_record_when_they_leave, teardown),
         cmocka_unit_test_teardown(test_primary_death_loses_nothing_r2, teardown),
         cmocka_unit_test_teardown(test_two_deaths_at_once_r3, teardown),
     };
