@@ -551,6 +551,10 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
             tmd_set_spec(&t, into->data + spec_at, (uint32_t)(into->len - spec_at));
         kvs_insert(c->kvs, &t);
         tmd_fini(&t);
+        /* As for the submission below: written out now and then, so that the nodes
+         * take in records while the rest are encoded, and the buffers stay small. */
+        if ((i + 1) % (SUBMIT_CHUNK * 8) == 0)
+            uv_run(&c->loop, UV_RUN_NOWAIT);
     }
     free(keys);
     wbuf_fini(&scratch);
