@@ -97,12 +97,12 @@ bool kvs__backlog_keep(struct kvs *kvs, uint32_t from, uint64_t key, const uint8
         kvs__backlog_build_all(kvs, true);
         return false;
     }
-    uint32_t reps[KVS_MAX_REPLICAS];
-    uint32_t n = view_replicas(&kvs->view, key, reps);
-    bool backup = false;
-    for (uint32_t i = 1; i < n; i++)
-        backup |= reps[i] == kvs->self;
-    if (!n || reps[0] != from || !backup) {
+    /* Nobody down: the replicas are the owner and the next R - 1 nodes of the ring
+     * (view.h), so this node is a backup when it is 1 to R - 1 places after the owner. */
+    uint32_t owner = task_key_owner(key, kvs->nodes);
+    uint32_t after = (kvs->self + kvs->nodes - owner) % kvs->nodes;
+    uint32_t replicas = kvs->view.replicas < kvs->nodes ? kvs->view.replicas : kvs->nodes;
+    if (owner != from || after == 0 || after >= replicas) {
         log_info("kvs: node %u sent a copy of %llx it is not the primary of here; building "
                  "backup copies at once from now on", from, (unsigned long long)key);
         kvs__backlog_build_all(kvs, true);
