@@ -48,6 +48,10 @@
 #include "core/kvs/kvs_impl.h"
 #include "core/model/task.h"
 
+/* The size of a log's chunks once it is past its first few (4 KiB, doubling): no copy
+ * as they fill, and a few dozen for a job of 10^5 tasks. */
+#define BACKLOG_CHUNK (256u * 1024)
+
 static struct backlog *find(struct kvs *kvs, uint32_t job)
 {
     /* A few jobs at a time, the last one most often. */
@@ -88,6 +92,32 @@ static void count(struct backlog *b, const uint8_t *bytes, size_t len)
     }
 }
 
+/* Appends one payload, in the last chunk when it fits: chunks of fixed size rather than
+ * one buffer, which would be copied as it doubles (megabytes a job). */
+static void put(struct backlog *b, const uint8_t *bytes, size_t len)
+{
+    struct wbuf *last = b->nchunks ? &b->chunks[b->nchunks - 1] : NULL;
+    if (!last || last->cap - last->len < 4 + len) {
+        b->chunks = xgrow(b->chunks, &b->chunks_cap, b->nchunks + 1, sizeof *b->chunks);
+        /* 4 KiB first, doubling up to BACKLOG_CHUNK: a small job keeps little. */
+        size_t size = b->nchunks < 6 ? (size_t)4096 << b->nchunks : BACKLOG_CHUNK;
+        last = &b->chunks[b->nchunks++];
+        wbuf_init(last);
+        wbuf_reserve(last, 4 + len > size ? 4 + len : size);
+    }
+    wbuf_put_u32(last, (uint32_t)len);
+    wbuf_put(last, bytes, len);
+}
+
+static void drop_chunks(struct backlog *b)
+{
+    for (size_t i = 0; i < b->nchunks; i++)
+        wbuf_fini(&b->chunks[i]);
+    free(b->chunks);
+    b->chunks = NULL;
+    b->nchunks = b->chunks_cap = 0;
+}
+
 bool kvs__backlog_keep(struct kvs *kvs, uint32_t from, uint64_t key, const uint8_t *bytes,
                        size_t len)
 {
@@ -118,31 +148,32 @@ bool kvs__backlog_keep(struct kvs *kvs, uint32_t from, uint64_t key, const uint8
                               sizeof *kvs->backlogs);
         b = &kvs->backlogs[kvs->nbacklogs++];
         *b = (struct backlog){.job = job};
-        wbuf_init(&b->bytes);
     }
     count(b, bytes, len);
-    wbuf_put_u32(&b->bytes, (uint32_t)len);
-    wbuf_put(&b->bytes, bytes, len);
+    put(b, bytes, len);
     return true;
 }
 
-static void replay(struct kvs *kvs, struct wbuf *bytes)
+/* Applies a log's payloads in order, then frees them. */
+static void replay(struct kvs *kvs, struct backlog *b)
 {
-    struct rbuf r;
-    rbuf_init(&r, bytes->data, bytes->len);
-    while (r.left) {
-        uint32_t len = rbuf_u32(&r);
-        const uint8_t *p = rbuf_bytes(&r, len);
-        if (!p)
-            break;
-        struct rbuf one;
-        rbuf_init(&one, p, len);
-        const char *reason = NULL;
-        /* Checked when kept: a failure here is this file's bug, not the sender's. */
-        if (kvs__apply_replicate(kvs, &one, &reason) < 0)
-            log_error("kvs: a kept replicated write does not apply: %s", reason);
+    for (size_t i = 0; i < b->nchunks; i++) {
+        struct rbuf r;
+        rbuf_init(&r, b->chunks[i].data, b->chunks[i].len);
+        while (r.left) {
+            uint32_t len = rbuf_u32(&r);
+            const uint8_t *p = rbuf_bytes(&r, len);
+            if (!p)
+                break;
+            struct rbuf one;
+            rbuf_init(&one, p, len);
+            const char *reason = NULL;
+            /* Checked when kept: a failure here is this file's bug, not the sender's. */
+            if (kvs__apply_replicate(kvs, &one, &reason) < 0)
+                log_error("kvs: a kept replicated write does not apply: %s", reason);
+        }
     }
-    wbuf_fini(bytes);
+    drop_chunks(b);
 }
 
 void kvs__backlog_forget(struct kvs *kvs, uint32_t job)
@@ -155,10 +186,10 @@ void kvs__backlog_forget(struct kvs *kvs, uint32_t job)
     if (!gone.mixed && gone.finals == gone.inserts) {
         log_debug("kvs: job %u forgotten: %zu kept copies, all final, dropped unbuilt", job,
                   gone.records);
-        wbuf_fini(&gone.bytes);
+        drop_chunks(&gone);
         return;
     }
-    replay(kvs, &gone.bytes);
+    replay(kvs, &gone);
 }
 
 void kvs__backlog_build_all(struct kvs *kvs, bool for_good)
@@ -166,8 +197,8 @@ void kvs__backlog_build_all(struct kvs *kvs, bool for_good)
     if (for_good) {
         kvs->eager = true;
         while (kvs->nbacklogs) {
-            struct wbuf bytes = kvs->backlogs[--kvs->nbacklogs].bytes;
-            replay(kvs, &bytes);
+            struct backlog gone = kvs->backlogs[--kvs->nbacklogs];
+            replay(kvs, &gone);
         }
         return;
     }
@@ -175,10 +206,9 @@ void kvs__backlog_build_all(struct kvs *kvs, bool for_good)
      * without the records built now. */
     for (size_t i = 0; i < kvs->nbacklogs; i++) {
         struct backlog *b = &kvs->backlogs[i];
-        struct wbuf bytes = b->bytes;
-        *b = (struct backlog){.job = b->job, .mixed = true};
-        wbuf_init(&b->bytes);
-        replay(kvs, &bytes);
+        struct backlog gone = *b;
+        *b = (struct backlog){.job = gone.job, .mixed = true};
+        replay(kvs, &gone);
     }
 }
 
@@ -193,7 +223,7 @@ size_t kvs__backlog_records(const struct kvs *kvs)
 void kvs__backlog_fini(struct kvs *kvs)
 {
     for (size_t i = 0; i < kvs->nbacklogs; i++)
-        wbuf_fini(&kvs->backlogs[i].bytes);
+        drop_chunks(&kvs->backlogs[i]);
     free(kvs->backlogs);
     kvs->backlogs = NULL;
     kvs->nbacklogs = kvs->backlogs_cap = 0;

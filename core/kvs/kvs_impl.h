@@ -73,7 +73,9 @@ struct deferred {
  * sent until someone needs the records (kvs_backlog.c). */
 struct backlog {
     uint32_t job;
-    struct wbuf bytes;      /* owned: (u32 length, payload) in the order received */
+    struct wbuf *chunks;    /* owned, nchunks: (u32 length, payload) in the order
+                               received, in chunks of BACKLOG_CHUNK bytes or one payload */
+    size_t nchunks, chunks_cap;
     size_t records;         /* whole records and inserts among them */
     size_t inserts;         /* inserts among them: each a new record */
     size_t finals;          /* swaps to a final status among them */
