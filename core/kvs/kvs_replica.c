@@ -63,13 +63,26 @@ void kvs__replica_fini(struct kvs *kvs)
     kvs__backlog_fini(kvs);
 }
 
-/* The live backups of a key this store is primary for; 0 at R = 1.  Asked twice in a
- * row for one key (a swap forwarded, then its answer held), so the last answer is kept
- * while the view stays as it was. */
+/* The live backups of a key this store is primary for; 0 at R = 1.  After a death it
+ * is a walk of the ring, asked twice in a row for one key (a swap forwarded, then its
+ * answer held), so the last answer is kept while the view stays as it was. */
 static uint32_t backups(struct kvs *kvs, uint64_t key, uint32_t *out)
 {
     if (kvs->view.replicas == 1 || kvs->self == KVS_NO_SHARD)
         return 0;
+    if (!kvs->view.ndown) {
+        /* Nobody down: the owner is the primary, the next R - 1 nodes its backups. */
+        if (task_key_owner(key, kvs->nodes) != kvs->self)
+            return 0;
+        uint32_t r = kvs->view.replicas < kvs->nodes ? kvs->view.replicas : kvs->nodes;
+        uint32_t node = kvs->self;
+        for (uint32_t i = 0; i + 1 < r; i++) {
+            if (++node == kvs->nodes)
+                node = 0;
+            out[i] = node;
+        }
+        return r - 1;
+    }
     if (key != kvs->memo_key || kvs->view.ndown != kvs->memo_ndown) {
         uint32_t all[KVS_MAX_REPLICAS];
         uint32_t n = view_replicas(&kvs->view, key, all);
@@ -126,43 +139,63 @@ void kvs__forward_insert(struct kvs *kvs, uint64_t key, const uint8_t *bytes, si
     }
 }
 
+/* Little-endian stores into a payload built on the stack: an append or a swap is
+ * encoded once, whatever the number of backups, and copied whole into each message. */
+static uint8_t *le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+    return p + n;
+}
+
+static void forward_bytes(struct kvs *kvs, const uint32_t *to, uint32_t n, const uint8_t *bytes,
+                          size_t len)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        size_t at;
+        struct wbuf *b = kvs->t.msg_begin(kvs->t.ctx, to[i], MSG_KVS_REPLICATE, &at);
+        wbuf_put(b, bytes, len);
+        end(kvs, to[i], at);
+    }
+}
+
 void kvs__forward_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node,
                          uint64_t value, uint64_t object, int64_t now)
 {
     uint32_t to[KVS_MAX_REPLICAS];
     uint32_t n = backups(kvs, key, to);
-    for (uint32_t i = 0; i < n; i++) {
-        size_t at;
-        struct wbuf *b = begin(kvs, to[i], OP_APPEND, &at);
-        wbuf_put_u64(b, key);
-        wbuf_put_u8(b, field);
-        wbuf_put_u32(b, node);
-        wbuf_put_u64(b, value);
-        wbuf_put_u64(b, object);
-        wbuf_put_i64(b, now);
-        end(kvs, to[i], at);
-    }
+    if (!n)
+        return;
+    uint8_t bytes[1 + 8 + 1 + 4 + 8 + 8 + 8], *p = bytes;
+    p = le(p, OP_APPEND, 1);
+    p = le(p, key, 8);
+    p = le(p, field, 1);
+    p = le(p, node, 4);
+    p = le(p, value, 8);
+    p = le(p, object, 8);
+    p = le(p, (uint64_t)now, 8);
+    forward_bytes(kvs, to, n, bytes, (size_t)(p - bytes));
 }
 
 void kvs__forward_status(struct kvs *kvs, uint64_t key, uint8_t status, const struct tmd_run *run)
 {
     uint32_t to[KVS_MAX_REPLICAS];
     uint32_t n = backups(kvs, key, to);
-    for (uint32_t i = 0; i < n; i++) {
-        size_t at;
-        struct wbuf *b = begin(kvs, to[i], OP_STATUS, &at);
-        wbuf_put_u64(b, key);
-        wbuf_put_u8(b, status);
-        wbuf_put_u8(b, run != NULL);
-        if (run) {
-            wbuf_put_u32(b, run->node);
-            wbuf_put_u32(b, run->attempt);
-            wbuf_put_i64(b, run->t_start);
-            wbuf_put_i64(b, run->t_end);
-            wbuf_put_u64(b, run->data_size);
-        }
-        end(kvs, to[i], at);
+    if (!n)
+        return;
+    uint8_t bytes[1 + 8 + 1 + 1 + 4 + 4 + 8 + 8 + 8], *p = bytes;
+    p = le(p, OP_STATUS, 1);
+    p = le(p, key, 8);
+    p = le(p, status, 1);
+    p = le(p, run != NULL, 1);
+    if (run) {
+        p = le(p, run->node, 4);
+        p = le(p, run->attempt, 4);
+        p = le(p, (uint64_t)run->t_start, 8);
+        p = le(p, (uint64_t)run->t_end, 8);
+        p = le(p, run->data_size, 8);
     }
+    forward_bytes(kvs, to, n, bytes, (size_t)(p - bytes));
 }
 
 void kvs__forward_remove(struct kvs *kvs, uint64_t key)
