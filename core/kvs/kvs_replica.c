@@ -141,10 +141,9 @@ void kvs__forward_insert(struct kvs *kvs, uint64_t key, const uint8_t *bytes, si
 
 /* Little-endian stores into a payload built on the stack: an append or a swap is
  * encoded once, whatever the number of backups, and copied whole into each message. */
-static uint8_t *le(uint8_t *p, uint64_t v, int n)
+static inline uint8_t *le(uint8_t *p, uint64_t v, int n)
 {
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
+    wbuf_store_le(p, v, n);
     return p + n;
 }
 
