@@ -637,7 +637,8 @@ int kvs_handle(struct kvs *kvs, uint32_t from, uint16_t type, struct rbuf *r, co
     switch (type) {
     case MSG_KVS_INSERT: {
         struct tmd t;
-        if (tmd_get(r, &t) < 0) {
+        /* The spec stays in the message until shard_insert copies it. */
+        if (tmd_get_lent(r, &t) < 0) {
             *reason = "malformed task metadata in insert";
             return -EBADMSG;
         }

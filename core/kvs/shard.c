@@ -47,8 +47,14 @@ int shard_insert(struct shard *s, struct tmd *t, int64_t now)
 {
     if (u64map_get(&s->records, t->key))
         return -EEXIST;
-    struct tmd *rec = xmalloc(sizeof *rec);
+    /* A lent spec is copied after the record, in one allocation with it. */
+    bool lent = t->flags & TMD_FLAG_SPEC_LENT;
+    struct tmd *rec = xmalloc(sizeof *rec + (lent ? t->spec_len : 0));
     *rec = *t;
+    if (lent) {
+        rec->spec = (uint8_t *)(rec + 1);
+        memcpy(rec->spec, t->spec, t->spec_len);
+    }
     memset(t, 0, sizeof *t);
     shard_new_record(rec, now);
     u64map_put(&s->records, rec->key, rec);

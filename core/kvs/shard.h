@@ -124,7 +124,8 @@ static inline size_t shard_len(const struct shard *s)
 {
     return u64map_len(&s->records);
 }
-/* Takes over *t's arrays on success (and zeroes *t); -EEXIST leaves *t to the caller. */
+/* Takes over *t's arrays on success (and zeroes *t), and copies a lent spec
+ * (TMD_FLAG_SPEC_LENT) into the record's allocation; -EEXIST leaves *t to the caller. */
 int shard_insert(struct shard *s, struct tmd *t, int64_t now);
 /* What shard_insert makes of a client's record at time `now` (status, times): a backup
  * sent the client's bytes does the same before shard_put. */

@@ -1312,12 +1312,42 @@ static void test_forget_mark_never_sent(void **state)
     assert_int_equal(tmd_get(&r, &u), 0);
     assert_int_equal(u.flags, TMD_FLAG_REPLAYED);
     tmd_fini(&u);
-    /* Nor can a peer set it. */
-    b.data[b.len - 9] |= TMD_FLAG_FORGET;
+    /* Nor can a peer set it, nor the mark of a lent spec. */
+    b.data[b.len - 9] |= TMD_FLAG_FORGET | TMD_FLAG_SPEC_LENT;
     rbuf_init(&r, b.data, b.len);
     assert_int_equal(tmd_get(&r, &u), 0);
     assert_int_equal(u.flags, TMD_FLAG_REPLAYED);
     tmd_fini(&u);
+    /* A lent spec lies in the message; a shard's record takes a copy of its own, and the
+     * mark never travels. */
+    static const uint8_t spec[] = "the task as submitted";
+    struct tmd w = {.key = task_key(3, 1), .attempt = 2};
+    tmd_set_spec(&w, spec, sizeof spec);
+    wbuf_reset(&b);
+    tmd_put(&b, &w);
+    tmd_fini(&w);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(tmd_get_lent(&r, &u), 0);
+    assert_true(u.flags & TMD_FLAG_SPEC_LENT);
+    assert_true(u.spec >= b.data && u.spec + u.spec_len <= b.data + b.len);
+    struct shard s;
+    shard_init(&s);
+    assert_int_equal(shard_insert(&s, &u, 1), 0);
+    const struct tmd *rec = shard_get(&s, task_key(3, 1));
+    assert_non_null(rec);
+    assert_true(rec->spec < b.data || rec->spec >= b.data + b.len);
+    assert_memory_equal(rec->spec, spec, sizeof spec);
+    struct wbuf c;
+    wbuf_init(&c);
+    tmd_put(&c, rec);
+    rbuf_init(&r, c.data, c.len);
+    assert_int_equal(tmd_get(&r, &u), 0);
+    assert_int_equal(u.flags, 0);
+    assert_int_equal(u.attempt, 2);
+    assert_memory_equal(u.spec, spec, sizeof spec);
+    tmd_fini(&u);
+    wbuf_fini(&c);
+    shard_fini(&s);
     wbuf_fini(&b);
 }
 
