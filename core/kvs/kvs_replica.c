@@ -63,26 +63,13 @@ void kvs__replica_fini(struct kvs *kvs)
     kvs__backlog_fini(kvs);
 }
 
-/* The live backups of a key this store is primary for; 0 at R = 1.  After a death it
- * is a walk of the ring, asked twice in a row for one key (a swap forwarded, then its
- * answer held), so the last answer is kept while the view stays as it was. */
+/* The live backups of a key this store is primary for; 0 at R = 1.  Asked twice in a
+ * row for one key (a swap forwarded, then its answer held), so the last answer is kept
+ * while the view stays as it was. */
 static uint32_t backups(struct kvs *kvs, uint64_t key, uint32_t *out)
 {
     if (kvs->view.replicas == 1 || kvs->self == KVS_NO_SHARD)
         return 0;
-    if (!kvs->view.ndown) {
-        /* Nobody down: the owner is the primary, the next R - 1 nodes its backups. */
-        if (task_key_owner(key, kvs->nodes) != kvs->self)
-            return 0;
-        uint32_t r = kvs->view.replicas < kvs->nodes ? kvs->view.replicas : kvs->nodes;
-        uint32_t node = kvs->self;
-        for (uint32_t i = 0; i + 1 < r; i++) {
-            if (++node == kvs->nodes)
-                node = 0;
-            out[i] = node;
-        }
-        return r - 1;
-    }
     if (key != kvs->memo_key || kvs->view.ndown != kvs->memo_ndown) {
         uint32_t all[KVS_MAX_REPLICAS];
         uint32_t n = view_replicas(&kvs->view, key, all);
