@@ -526,6 +526,13 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
             }
             spec_at = into->len;
             proto_put_task(into, &spec);
+            if (i == 0 && into == &encoded && wl->count > 1) {
+                /* Room for all, by the first one's size (up to the bound), at once: a
+                 * buffer that doubles copies itself into fresh pages each time. */
+                size_t all = (size_t)wl->count * encoded.len;
+                wbuf_reserve(&encoded, (all < SUBMIT_KEEP_BYTES ? all : SUBMIT_KEEP_BYTES) -
+                                           encoded.len);
+            }
             if (into == &encoded) {
                 kept_at = xgrow(kept_at, &kept_cap, (size_t)kept + 2, sizeof *kept_at);
                 kept_at[kept] = (uint32_t)spec_at;
