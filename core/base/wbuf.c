@@ -27,53 +27,10 @@ void wbuf_reset(struct wbuf *b)
     b->len = 0;
 }
 
-uint8_t *wbuf_reserve(struct wbuf *b, size_t n)
+uint8_t *wbuf__grow(struct wbuf *b, size_t n)
 {
     b->data = xgrow(b->data, &b->cap, b->len + n, 1);
     return b->data + b->len;
-}
-
-void wbuf_put(struct wbuf *b, const void *p, size_t n)
-{
-    if (n == 0)
-        return;
-    memcpy(wbuf_reserve(b, n), p, n);
-    b->len += n;
-}
-
-void wbuf_put_u8(struct wbuf *b, uint8_t v)
-{
-    *wbuf_reserve(b, 1) = v;
-    b->len += 1;
-}
-
-void wbuf_put_u16(struct wbuf *b, uint16_t v)
-{
-    uint8_t *d = wbuf_reserve(b, 2);
-    d[0] = (uint8_t)v;
-    d[1] = (uint8_t)(v >> 8);
-    b->len += 2;
-}
-
-void wbuf_put_u32(struct wbuf *b, uint32_t v)
-{
-    uint8_t *d = wbuf_reserve(b, 4);
-    for (int i = 0; i < 4; i++)
-        d[i] = (uint8_t)(v >> (8 * i));
-    b->len += 4;
-}
-
-void wbuf_put_u64(struct wbuf *b, uint64_t v)
-{
-    uint8_t *d = wbuf_reserve(b, 8);
-    for (int i = 0; i < 8; i++)
-        d[i] = (uint8_t)(v >> (8 * i));
-    b->len += 8;
-}
-
-void wbuf_put_i64(struct wbuf *b, int64_t v)
-{
-    wbuf_put_u64(b, (uint64_t)v);
 }
 
 void wbuf_put_f64(struct wbuf *b, double v)
@@ -107,58 +64,9 @@ void rbuf_init(struct rbuf *r, const void *p, size_t n)
     r->bad = false;
 }
 
-const uint8_t *rbuf_bytes(struct rbuf *r, size_t n)
-{
-    if (r->bad || n > r->left) {
-        r->bad = true;
-        r->left = 0;
-        return NULL;
-    }
-    const uint8_t *p = r->p;
-    r->p += n;
-    r->left -= n;
-    return p;
-}
-
-static uint64_t get_le(struct rbuf *r, int n)
-{
-    const uint8_t *p = rbuf_bytes(r, (size_t)n);
-    uint64_t v = 0;
-    if (!p)
-        return 0;
-    for (int i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-uint8_t rbuf_u8(struct rbuf *r)
-{
-    return (uint8_t)get_le(r, 1);
-}
-
-uint16_t rbuf_u16(struct rbuf *r)
-{
-    return (uint16_t)get_le(r, 2);
-}
-
-uint32_t rbuf_u32(struct rbuf *r)
-{
-    return (uint32_t)get_le(r, 4);
-}
-
-uint64_t rbuf_u64(struct rbuf *r)
-{
-    return get_le(r, 8);
-}
-
-int64_t rbuf_i64(struct rbuf *r)
-{
-    return (int64_t)get_le(r, 8);
-}
-
 double rbuf_f64(struct rbuf *r)
 {
-    uint64_t u = get_le(r, 8);
+    uint64_t u = rbuf_get_le(r, 8);
     double v;
     memcpy(&v, &u, sizeof v);
     return v;

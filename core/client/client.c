@@ -30,6 +30,12 @@
 #define SUBMIT_CHUNK 2048
 /* ... and a message closes past this many bytes, well inside FRAME_MAX_BODY. */
 #define SUBMIT_CHUNK_BYTES (1u << 20)
+/* The most bytes of task encodings kept from the records for the submission (with
+ * replicas, client_submit): about 2 million small tasks; bigger workloads encode the
+ * rest twice rather than hold a copy of every command. */
+#define SUBMIT_KEEP_BYTES (64u << 20)
+_Static_assert(SUBMIT_KEEP_BYTES + WORKLOAD_MAX_CMD + 20ull * WORKLOAD_MAX_DEGREE + 64 < UINT32_MAX,
+               "the kept encodings' offsets fit in 32 bits");
 _Static_assert(SUBMIT_CHUNK_BYTES + WORKLOAD_MAX_CMD + 20ull * WORKLOAD_MAX_DEGREE + 64 <
                    FRAME_MAX_BODY,
                "a SUBMIT message closed past SUBMIT_CHUNK_BYTES fits in a frame");
@@ -508,15 +514,41 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
     free(share);
     struct task_input *inputs = NULL;
     size_t inputs_cap = 0;
-    struct wbuf encoded;
+    /* With replicas each task's encoding goes twice, in its record and in the
+     * submission: encoded once, kept here for the second (up to SUBMIT_KEEP_BYTES; the
+     * tasks past it are encoded again).  kept_at[i] is where task i starts, kept_at[i +
+     * 1] where it ends; `kept` tasks are in. */
+    struct wbuf encoded, scratch;
     wbuf_init(&encoded);
+    wbuf_init(&scratch);
+    uint32_t *kept_at = NULL; /* offsets below SUBMIT_KEEP_BYTES + one task */
+    size_t kept_cap = 0;
+    uint32_t kept = 0;
     for (uint32_t i = 0; i < wl->count; i++) {
         const struct workload_task *wt = &wl->tasks[i];
-        struct task_spec spec;
-        build_spec(c, wl, job, i, &spec, &inputs, &inputs_cap);
+        struct wbuf *into = &encoded;
+        size_t spec_at = 0;
         if (c->survives) {
-            wbuf_reset(&encoded);
-            proto_put_task(&encoded, &spec);
+            struct task_spec spec;
+            build_spec(c, wl, job, i, &spec, &inputs, &inputs_cap);
+            if (kept < i || encoded.len > SUBMIT_KEEP_BYTES) {
+                into = &scratch;
+                wbuf_reset(into);
+            }
+            spec_at = into->len;
+            proto_put_task(into, &spec);
+            if (i == 0 && into == &encoded && wl->count > 1) {
+                /* Room for all, by the first one's size (up to the bound), at once: a
+                 * buffer that doubles copies itself into fresh pages each time. */
+                size_t all = (size_t)wl->count * encoded.len;
+                wbuf_reserve(&encoded, (all < SUBMIT_KEEP_BYTES ? all : SUBMIT_KEEP_BYTES) -
+                                           encoded.len);
+            }
+            if (into == &encoded) {
+                kept_at = xgrow(kept_at, &kept_cap, (size_t)kept + 2, sizeof *kept_at);
+                kept_at[kept] = (uint32_t)spec_at;
+                kept_at[++kept] = (uint32_t)encoded.len;
+            }
         }
         struct tmd t = {
             .key = task_key(job, i), .num_parents = wt->num_parents,
@@ -534,23 +566,27 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         /* The spec is what a live node runs again when the holder dies; without replicas
          * the record dies with its owner too, so it would only cost memory and time. */
         if (c->survives)
-            tmd_set_spec(&t, encoded.data, (uint32_t)encoded.len);
+            tmd_set_spec(&t, into->data + spec_at, (uint32_t)(into->len - spec_at));
         kvs_insert(c->kvs, &t);
         tmd_fini(&t);
+        /* As for the submission below: written out now and then, so that the nodes
+         * take in records while the rest are encoded, and the buffers stay small. */
+        if ((i + 1) % (SUBMIT_CHUNK * 8) == 0)
+            uv_run(&c->loop, UV_RUN_NOWAIT);
     }
     free(keys);
-    wbuf_fini(&encoded);
+    wbuf_fini(&scratch);
     int rc = barrier(c, timeout_ms, cause);
     if (rc < 0) {
+        wbuf_fini(&encoded);
+        free(kept_at);
         free(inputs);
         return rc;
     }
 
     struct open_submit *open = xcalloc(c->nodes, sizeof *open);
     for (uint32_t i = 0; i < wl->count; i++) {
-        struct task_spec spec;
-        build_spec(c, wl, job, i, &spec, &inputs, &inputs_cap);
-        uint32_t node = target(c, wl, mode, spec.key, i);
+        uint32_t node = target(c, wl, mode, task_key(job, i), i);
         if (!c->conns[node])
             continue;
         struct open_submit *o = &open[node];
@@ -560,7 +596,13 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
             wbuf_put_u32(o->buf, 0);
             o->count = 0;
         }
-        proto_put_task(o->buf, &spec);
+        if (i < kept) {
+            wbuf_put(o->buf, encoded.data + kept_at[i], kept_at[i + 1] - kept_at[i]);
+        } else {
+            struct task_spec spec;
+            build_spec(c, wl, job, i, &spec, &inputs, &inputs_cap);
+            proto_put_task(o->buf, &spec);
+        }
         /* By bytes too: 2,048 commands of 9 KB are more than a 16 MiB frame can hold
          * (a task is at most 64 KiB of command plus its inputs, see workload.h). */
         if (++o->count == SUBMIT_CHUNK || o->buf->len - o->at > SUBMIT_CHUNK_BYTES)
@@ -576,6 +618,8 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
     for (uint32_t k = 0; k < c->nodes; k++)
         close_submit(c, k, &open[k]);
     free(open);
+    wbuf_fini(&encoded);
+    free(kept_at);
     free(inputs);
     return barrier(c, timeout_ms, cause);
 }

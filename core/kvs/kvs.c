@@ -81,6 +81,7 @@ int kvs_set_replicas(struct kvs *kvs, uint32_t replicas)
     if (kvs->used || shard_len(&kvs->shard))
         return -EBUSY;
     kvs->view.replicas = replicas;
+    kvs->memo_ndown = UINT32_MAX;
     return 0;
 }
 
@@ -401,29 +402,31 @@ int kvs_reopen(struct kvs *kvs, uint64_t key, uint32_t attempt, uint32_t runner)
 /* A CAS applied here as the primary: forwarded when it swapped; a completion recorded
  * while a node is down may have to reach children through the store (kvs.h). */
 static int cas_here(struct kvs *kvs, uint32_t from, uint64_t key, uint8_t field,
-                    uint64_t expected, uint64_t desired, const struct tmd_run *run)
+                    uint64_t expected, uint64_t desired, const struct tmd_run *run,
+                    struct tmd **rec)
 {
-    int rc = shard_cas(&kvs->shard, key, field, expected, desired, run, from);
+    int rc = shard_cas(&kvs->shard, key, field, expected, desired, run, from, rec);
     if (rc == 1) {
         if (kvs->view.replicas > 1)
             kvs__forward_status(kvs, key, (uint8_t)desired, run);
         if (kvs->view.ndown && task_status_final((enum task_status)desired))
-            kvs__reissue_if_rerouted(kvs, shard_get(&kvs->shard, key));
+            kvs__reissue_if_rerouted(kvs, *rec);
     }
     return rc;
 }
 
-/* The callback of a request made on the primary itself: at once, or when its write
- * counts. */
-static void reply_here(struct kvs *kvs, uint64_t key, int status, kvs_reply_fn fn, void *arg)
+/* The callback of a request made on the primary itself, about `rec` (NULL when there is
+ * none): at once, or when its write counts. */
+static void reply_here(struct kvs *kvs, uint64_t key, const struct tmd *rec, int status,
+                       kvs_reply_fn fn, void *arg)
 {
     if (kvs__may_hold(kvs)) {
         struct deferred d = {.kind = DEFER_REPLY_LOCAL, .status = status, .key = key,
-                             .fn = fn, .arg = arg};
+                             .rec = rec, .frees = kvs->shard.frees, .fn = fn, .arg = arg};
         if (kvs__hold(kvs, &d))
             return;
     }
-    fn(arg, status, shard_get(&kvs->shard, key));
+    fn(arg, status, rec);
 }
 
 int kvs_cas(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
@@ -432,11 +435,12 @@ int kvs_cas(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected, uin
     kvs->used = 1;
     uint32_t primary = view_primary(&kvs->view, key);
     if (primary != VIEW_NONE && primary == kvs->self) {
-        int rc = cas_here(kvs, kvs->self, key, field, expected, desired, run);
+        struct tmd *rec;
+        int rc = cas_here(kvs, kvs->self, key, field, expected, desired, run, &rec);
         if (rc == -EINVAL)
             return rc;
         if (fn)
-            reply_here(kvs, key, rc, fn, arg);
+            reply_here(kvs, key, rec, rc, fn, arg);
         kvs__settle(kvs, key);
         return 0;
     }
@@ -463,9 +467,10 @@ void kvs__resend(struct kvs *kvs, uint32_t req, struct pending *p)
         if (p->type == MSG_KVS_LOOKUP) {
             lookup_here(kvs, p->key, p->fn, p->arg);
         } else {
+            struct tmd *rec;
             int rc = cas_here(kvs, kvs->self, p->key, p->field, p->expected, p->desired,
-                              p->has_run ? &p->run : NULL);
-            reply_here(kvs, p->key, rc, p->fn, p->arg);
+                              p->has_run ? &p->run : NULL, &rec);
+            reply_here(kvs, p->key, rec, rc, p->fn, p->arg);
             kvs__settle(kvs, p->key);
         }
         free(p);
@@ -502,7 +507,7 @@ void kvs__settle(struct kvs *kvs, uint64_t key)
 static size_t forget_here(struct kvs *kvs, uint32_t job)
 {
     /* Its kept backup copies first, so that they go as built ones do. */
-    kvs__backlog_build(kvs, job);
+    kvs__backlog_forget(kvs, job);
     /* A final record whose answer still waits for the backups is not gone yet: the
      * answer would say -ENOENT to the runner that asked. */
     kvs__forget_held(kvs, job);
@@ -529,9 +534,10 @@ void kvs_forget_job(struct kvs *kvs, uint32_t job)
 /* ---- messages ------------------------------------------------------------------------ */
 
 void kvs__send_reply(struct kvs *kvs, uint32_t to, uint16_t type, uint32_t req, int status,
-                     uint64_t key)
+                     const struct tmd *rec)
 {
-    const struct tmd *rec = status >= 0 ? shard_get(&kvs->shard, key) : NULL;
+    if (status < 0)
+        rec = NULL;
     /* Removed while the reply waited: a reply that says found carries the record. */
     if (status >= 0 && !rec)
         status = -ENOENT;
@@ -544,19 +550,21 @@ void kvs__send_reply(struct kvs *kvs, uint32_t to, uint16_t type, uint32_t req, 
     kvs->t.msg_end(kvs->t.ctx, to, at);
 }
 
-/* A reply to a request: sent now (lookups always), or once the write it reports counts. */
+/* A reply to a request about `rec` (NULL when there is none): sent now (lookups always),
+ * or once the write it reports counts. */
 static void reply(struct kvs *kvs, uint32_t to, uint16_t type, uint32_t req, int status,
-                  uint64_t key, bool wait)
+                  uint64_t key, const struct tmd *rec, bool wait)
 {
     if (!req || to >= kvs->nodes)
         return;
     if (wait && kvs__may_hold(kvs)) {
         struct deferred d = {.kind = DEFER_REPLY_MSG, .type = type, .to = to, .req = req,
-                             .status = status, .key = key};
+                             .status = status, .key = key, .rec = rec,
+                             .frees = kvs->shard.frees};
         if (kvs__hold(kvs, &d))
             return;
     }
-    kvs__send_reply(kvs, to, type, req, status, key);
+    kvs__send_reply(kvs, to, type, req, status, rec);
 }
 
 static int handle_reply(struct kvs *kvs, struct rbuf *r, const char **reason)
@@ -629,7 +637,8 @@ int kvs_handle(struct kvs *kvs, uint32_t from, uint16_t type, struct rbuf *r, co
     switch (type) {
     case MSG_KVS_INSERT: {
         struct tmd t;
-        if (tmd_get(r, &t) < 0) {
+        /* The spec stays in the message until shard_insert copies it. */
+        if (tmd_get_lent(r, &t) < 0) {
             *reason = "malformed task metadata in insert";
             return -EBADMSG;
         }
@@ -649,8 +658,8 @@ int kvs_handle(struct kvs *kvs, uint32_t from, uint16_t type, struct rbuf *r, co
             break;
         if (!kvs__is_primary(kvs, key))
             return kvs__park(kvs, from, type, &start, reason);
-        reply(kvs, from, MSG_KVS_LOOKUP_REPLY, req, shard_get(&kvs->shard, key) ? 0 : -ENOENT,
-              key, false);
+        const struct tmd *rec = shard_get(&kvs->shard, key);
+        reply(kvs, from, MSG_KVS_LOOKUP_REPLY, req, rec ? 0 : -ENOENT, key, rec, false);
         return 0;
     }
     case MSG_KVS_REMOVE: {
@@ -699,8 +708,10 @@ int kvs_handle(struct kvs *kvs, uint32_t from, uint16_t type, struct rbuf *r, co
             break;
         if (!kvs__is_primary(kvs, key))
             return kvs__park(kvs, from, type, &start, reason);
-        int rc = cas_here(kvs, from, key, field, expected, desired, has_run ? &run : NULL);
-        reply(kvs, from, MSG_KVS_CAS_REPLY, req, rc, key, true);
+        struct tmd *rec;
+        int rc = cas_here(kvs, from, key, field, expected, desired, has_run ? &run : NULL,
+                          &rec);
+        reply(kvs, from, MSG_KVS_CAS_REPLY, req, rc, key, rec, true);
         kvs__settle(kvs, key);
         return 0;
     }

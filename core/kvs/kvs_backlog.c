@@ -14,13 +14,28 @@
  *   - a node is declared down: every log, before the take-over reads the shard, and
  *     from then on copies are built at once (the take-over's code paths stay as they
  *     were, tested with built records);
- *   - the job is forgotten: its log, then shard_forget_job as before;
- *   - kvs_local_record(s) is called: every log (tests, status queries).
+ *   - the job is forgotten: its log, then shard_forget_job as before — unless the log
+ *     shows that every record in it is final, and then the log is dropped unread, since
+ *     shard_forget_job would drop every copy built from it at once.  At R > 1 that is
+ *     the rule: a runner reports an end to the client only once the backups have the
+ *     final status, and the client forgets a job once it has every end;
+ *   - kvs_local_record(s) is called: every log (tests, status queries); the job's
+ *     later payloads go to a log that is always built (its earlier records are in the
+ *     shard, out of the count).
  * Replaying in arrival order is exact because, while this node sees nobody down, every
  * kept payload comes from its key's primary (its owner) on one ordered link: a payload
  * from any other sender (a primary that took over after a death this node has not
  * heard of yet) builds everything and turns the backlog off for good, and so does a
  * payload for a job forgotten here (applied at once, as before).
+ *
+ * "Every record final" is counted, not read: a log of inserts, appends that never make a
+ * record final (PARENT, HISTORY) and swaps to a final status, with as many swaps as
+ * inserts.  Each insert is a new record (a duplicate is refused by the primary and not
+ * forwarded), and while nobody is down the primary forwards one final swap per record:
+ * the runner's swap from READY (a repeat that answers 1 without a change is a request
+ * re-sent after a death, when no log is kept).  Any other operation (a whole record, a
+ * removal, a cancelling or re-opening append, a non-final swap) makes the log one that
+ * is built at forget, as before.
  *
  * Owns the logs (struct backlog in kvs_impl.h).  Called by kvs.c, kvs_replica.c and
  * kvs_takeover.c only.
@@ -33,6 +48,10 @@
 #include "core/kvs/kvs_impl.h"
 #include "core/model/task.h"
 
+/* The size of a log's chunks once it is past its first few (4 KiB, doubling): no copy
+ * as they fill, and a few dozen for a job of 10^5 tasks. */
+#define BACKLOG_CHUNK (256u * 1024)
+
 static struct backlog *find(struct kvs *kvs, uint32_t job)
 {
     /* A few jobs at a time, the last one most often. */
@@ -40,6 +59,63 @@ static struct backlog *find(struct kvs *kvs, uint32_t job)
         if (kvs->backlogs[i].job == job)
             return &kvs->backlogs[i];
     return NULL;
+}
+
+/* What a checked payload does to the log's count (the layouts are kvs.c's REPLICATE;
+ * op bytes: PUT 0, APPEND 1, STATUS 2, REMOVE 3, INSERT 4). */
+static void count(struct backlog *b, const uint8_t *bytes, size_t len)
+{
+    switch (bytes[0]) {
+    case 4:
+        b->records++;
+        b->inserts++;
+        return;
+    case 0:
+        b->records++;
+        b->mixed = true;
+        return;
+    case 2: /* u8 op, u64 key, u8 status */
+        if (len > 9 && task_status_final((enum task_status)bytes[9]))
+            b->finals++;
+        else
+            b->mixed = true;
+        return;
+    case 1: { /* u8 op, u64 key, u8 field */
+        uint8_t field = len > 9 ? bytes[9] & (uint8_t)~KVS_FIELD_REPLAY : KVS_FIELD_COUNT;
+        if (field != KVS_FIELD_PARENT && field != KVS_FIELD_HISTORY)
+            b->mixed = true;
+        return;
+    }
+    default:
+        b->mixed = true;
+        return;
+    }
+}
+
+/* Appends one payload, in the last chunk when it fits: chunks of fixed size rather than
+ * one buffer, which would be copied as it doubles (megabytes a job). */
+static void put(struct backlog *b, const uint8_t *bytes, size_t len)
+{
+    struct wbuf *last = b->nchunks ? &b->chunks[b->nchunks - 1] : NULL;
+    if (!last || last->cap - last->len < 4 + len) {
+        b->chunks = xgrow(b->chunks, &b->chunks_cap, b->nchunks + 1, sizeof *b->chunks);
+        /* 4 KiB first, doubling up to BACKLOG_CHUNK: a small job keeps little. */
+        size_t size = b->nchunks < 6 ? (size_t)4096 << b->nchunks : BACKLOG_CHUNK;
+        last = &b->chunks[b->nchunks++];
+        wbuf_init(last);
+        wbuf_reserve(last, 4 + len > size ? 4 + len : size);
+    }
+    wbuf_put_u32(last, (uint32_t)len);
+    wbuf_put(last, bytes, len);
+}
+
+static void drop_chunks(struct backlog *b)
+{
+    for (size_t i = 0; i < b->nchunks; i++)
+        wbuf_fini(&b->chunks[i]);
+    free(b->chunks);
+    b->chunks = NULL;
+    b->nchunks = b->chunks_cap = 0;
 }
 
 bool kvs__backlog_keep(struct kvs *kvs, uint32_t from, uint64_t key, const uint8_t *bytes,
@@ -51,12 +127,12 @@ bool kvs__backlog_keep(struct kvs *kvs, uint32_t from, uint64_t key, const uint8
         kvs__backlog_build_all(kvs, true);
         return false;
     }
-    uint32_t reps[KVS_MAX_REPLICAS];
-    uint32_t n = view_replicas(&kvs->view, key, reps);
-    bool backup = false;
-    for (uint32_t i = 1; i < n; i++)
-        backup |= reps[i] == kvs->self;
-    if (!n || reps[0] != from || !backup) {
+    /* Nobody down: the replicas are the owner and the next R - 1 nodes of the ring
+     * (view.h), so this node is a backup when it is 1 to R - 1 places after the owner. */
+    uint32_t owner = task_key_owner(key, kvs->nodes);
+    uint32_t after = (kvs->self + kvs->nodes - owner) % kvs->nodes;
+    uint32_t replicas = kvs->view.replicas < kvs->nodes ? kvs->view.replicas : kvs->nodes;
+    if (owner != from || after == 0 || after >= replicas) {
         log_info("kvs: node %u sent a copy of %llx it is not the primary of here; building "
                  "backup copies at once from now on", from, (unsigned long long)key);
         kvs__backlog_build_all(kvs, true);
@@ -71,53 +147,68 @@ bool kvs__backlog_keep(struct kvs *kvs, uint32_t from, uint64_t key, const uint8
         kvs->backlogs = xgrow(kvs->backlogs, &kvs->backlogs_cap, kvs->nbacklogs + 1,
                               sizeof *kvs->backlogs);
         b = &kvs->backlogs[kvs->nbacklogs++];
-        b->job = job;
-        b->records = 0;
-        wbuf_init(&b->bytes);
+        *b = (struct backlog){.job = job};
     }
-    /* The op byte: PUT (0) and INSERT (4) bring a record (kvs_replica.c). */
-    b->records += bytes[0] == 0 || bytes[0] == 4;
-    wbuf_put_u32(&b->bytes, (uint32_t)len);
-    wbuf_put(&b->bytes, bytes, len);
+    count(b, bytes, len);
+    put(b, bytes, len);
     return true;
 }
 
-static void replay(struct kvs *kvs, struct wbuf *bytes)
+/* Applies a log's payloads in order, then frees them. */
+static void replay(struct kvs *kvs, struct backlog *b)
 {
-    struct rbuf r;
-    rbuf_init(&r, bytes->data, bytes->len);
-    while (r.left) {
-        uint32_t len = rbuf_u32(&r);
-        const uint8_t *p = rbuf_bytes(&r, len);
-        if (!p)
-            break;
-        struct rbuf one;
-        rbuf_init(&one, p, len);
-        const char *reason = NULL;
-        /* Checked when kept: a failure here is this file's bug, not the sender's. */
-        if (kvs__apply_replicate(kvs, &one, &reason) < 0)
-            log_error("kvs: a kept replicated write does not apply: %s", reason);
+    for (size_t i = 0; i < b->nchunks; i++) {
+        struct rbuf r;
+        rbuf_init(&r, b->chunks[i].data, b->chunks[i].len);
+        while (r.left) {
+            uint32_t len = rbuf_u32(&r);
+            const uint8_t *p = rbuf_bytes(&r, len);
+            if (!p)
+                break;
+            struct rbuf one;
+            rbuf_init(&one, p, len);
+            const char *reason = NULL;
+            /* Checked when kept: a failure here is this file's bug, not the sender's. */
+            if (kvs__apply_replicate(kvs, &one, &reason) < 0)
+                log_error("kvs: a kept replicated write does not apply: %s", reason);
+        }
     }
-    wbuf_fini(bytes);
+    drop_chunks(b);
 }
 
-void kvs__backlog_build(struct kvs *kvs, uint32_t job)
+void kvs__backlog_forget(struct kvs *kvs, uint32_t job)
 {
     struct backlog *b = find(kvs, job);
     if (!b)
         return;
-    struct wbuf bytes = b->bytes;
+    struct backlog gone = *b;
     *b = kvs->backlogs[--kvs->nbacklogs];
-    replay(kvs, &bytes);
+    if (!gone.mixed && gone.finals == gone.inserts) {
+        log_debug("kvs: job %u forgotten: %zu kept copies, all final, dropped unbuilt", job,
+                  gone.records);
+        drop_chunks(&gone);
+        return;
+    }
+    replay(kvs, &gone);
 }
 
 void kvs__backlog_build_all(struct kvs *kvs, bool for_good)
 {
-    if (for_good)
+    if (for_good) {
         kvs->eager = true;
-    while (kvs->nbacklogs) {
-        struct wbuf bytes = kvs->backlogs[--kvs->nbacklogs].bytes;
-        replay(kvs, &bytes);
+        while (kvs->nbacklogs) {
+            struct backlog gone = kvs->backlogs[--kvs->nbacklogs];
+            replay(kvs, &gone);
+        }
+        return;
+    }
+    /* Each log stays, emptied and marked: what comes later for its job is counted
+     * without the records built now. */
+    for (size_t i = 0; i < kvs->nbacklogs; i++) {
+        struct backlog *b = &kvs->backlogs[i];
+        struct backlog gone = *b;
+        *b = (struct backlog){.job = gone.job, .mixed = true};
+        replay(kvs, &gone);
     }
 }
 
@@ -132,7 +223,7 @@ size_t kvs__backlog_records(const struct kvs *kvs)
 void kvs__backlog_fini(struct kvs *kvs)
 {
     for (size_t i = 0; i < kvs->nbacklogs; i++)
-        wbuf_fini(&kvs->backlogs[i].bytes);
+        drop_chunks(&kvs->backlogs[i]);
     free(kvs->backlogs);
     kvs->backlogs = NULL;
     kvs->nbacklogs = kvs->backlogs_cap = 0;

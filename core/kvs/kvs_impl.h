@@ -45,7 +45,9 @@ enum defer_kind {
 /*
  * An action held back until backups have acknowledged what it reports.  It names the
  * record, not a copy: when it leaves it reads the record as it is then (a write that
- * counts stays; what came after it is newer still).
+ * counts stays; what came after it is newer still).  An answer keeps the record's
+ * address with the shard's count of frees: while no record was freed it reads the
+ * record there without looking the key up again (kvs__held_record).
  */
 struct deferred {
     uint8_t kind;           /* enum defer_kind */
@@ -57,6 +59,8 @@ struct deferred {
     uint64_t key;
     uint64_t bytes;         /* NOTICE: all_data_size */
     int64_t when;           /* NOTICE: t_ready */
+    const struct tmd *rec;  /* REPLY_*: the record when held, NULL when there was none */
+    uint64_t frees;         /* REPLY_*: shard.frees when held */
     kvs_reply_fn fn;        /* REPLY_LOCAL */
     void (*barrier)(void *arg);
     void *arg;              /* REPLY_LOCAL, BARRIER */
@@ -69,8 +73,15 @@ struct deferred {
  * sent until someone needs the records (kvs_backlog.c). */
 struct backlog {
     uint32_t job;
-    struct wbuf bytes;      /* owned: (u32 length, payload) in the order received */
+    struct wbuf *chunks;    /* owned, nchunks: (u32 length, payload) in the order
+                               received, in chunks of BACKLOG_CHUNK bytes or one payload */
+    size_t nchunks, chunks_cap;
     size_t records;         /* whole records and inserts among them */
+    size_t inserts;         /* inserts among them: each a new record */
+    size_t finals;          /* swaps to a final status among them */
+    bool mixed;             /* an operation other than insert, a non-final append and a
+                               swap to a final status; or the job's copies were built
+                               before: the log alone cannot say all its records are final */
 };
 
 /* A message for a key this node is not the primary of (yet). */
@@ -98,6 +109,13 @@ struct kvs {
     uint64_t *sent, *acked, *received, *ack_sent;
     int ack_due;
     struct kvs_effects backup_fx; /* effects of a backup's appends, dropped */
+
+    /* The live backups of the last key asked (kvs_replica.c's backups()): a swap
+     * forwards to them and its answer then waits for them. */
+    uint64_t memo_key;
+    uint32_t memo_ndown, memo_n; /* valid while view.ndown is memo_ndown; memo_n = 0 and
+                                    memo_ndown = UINT32_MAX: nothing memorised */
+    uint32_t memo_to[KVS_MAX_REPLICAS];
 
     struct deferred *defer; /* owned FIFO: [defer_head, defer_len) */
     size_t defer_head, defer_len, defer_cap;
@@ -138,8 +156,18 @@ void kvs__resend(struct kvs *kvs, uint32_t req, struct pending *p);
 /* Sends now what a deferred action says (the record read now). */
 void kvs__send_notice(struct kvs *kvs, uint32_t holder, uint64_t key, uint8_t event,
                       uint64_t bytes, int64_t when);
+/* `rec` is the record the answer is about as it is now, NULL when there is none. */
 void kvs__send_reply(struct kvs *kvs, uint32_t to, uint16_t type, uint32_t req, int status,
-                     uint64_t key);
+                     const struct tmd *rec);
+/* The record a held answer is about, as it is now: where it was, unless a record was
+ * freed meanwhile (then looked up: it may be gone). */
+static inline const struct tmd *kvs__held_record(const struct kvs *kvs,
+                                                 const struct deferred *d)
+{
+    if (d->frees == kvs->shard.frees)
+        return d->rec;
+    return shard_get(&kvs->shard, d->key);
+}
 /* A status swap on `key` was answered, or needs no answer: its record goes if its job
  * was forgotten and it is final (shard_settle), unless another answer about it is still
  * held back. */
@@ -190,8 +218,9 @@ bool kvs__backlog_keep(struct kvs *kvs, uint32_t from, uint64_t key, const uint8
                        size_t len);
 /* Whole records and inserts kept, all jobs. */
 size_t kvs__backlog_records(const struct kvs *kvs);
-/* Builds the kept copies of job `job`'s records into the shard. */
-void kvs__backlog_build(struct kvs *kvs, uint32_t job);
+/* Job `job` is forgotten: its kept copies are dropped when the log shows every record
+ * in it final (they would go at once), built into the shard otherwise. */
+void kvs__backlog_forget(struct kvs *kvs, uint32_t job);
 /* Builds every kept copy into the shard; with `for_good`, copies are built at once from
  * then on (after a death). */
 void kvs__backlog_build_all(struct kvs *kvs, bool for_good);

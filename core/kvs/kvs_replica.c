@@ -31,6 +31,7 @@ void kvs__replica_init(struct kvs *kvs)
     kvs->acked = xcalloc(kvs->nodes, sizeof *kvs->acked);
     kvs->received = xcalloc(kvs->nodes, sizeof *kvs->received);
     kvs->ack_sent = xcalloc(kvs->nodes, sizeof *kvs->ack_sent);
+    kvs->memo_ndown = UINT32_MAX;
 }
 
 static const struct defer_need *needs(const struct deferred *d)
@@ -62,16 +63,23 @@ void kvs__replica_fini(struct kvs *kvs)
     kvs__backlog_fini(kvs);
 }
 
-/* The live backups of a key this store is primary for; 0 at R = 1. */
-static uint32_t backups(const struct kvs *kvs, uint64_t key, uint32_t *out)
+/* The live backups of a key this store is primary for; 0 at R = 1.  Asked twice in a
+ * row for one key (a swap forwarded, then its answer held), so the last answer is kept
+ * while the view stays as it was. */
+static uint32_t backups(struct kvs *kvs, uint64_t key, uint32_t *out)
 {
     if (kvs->view.replicas == 1 || kvs->self == KVS_NO_SHARD)
         return 0;
-    uint32_t n = view_replicas(&kvs->view, key, out);
-    if (n == 0 || out[0] != kvs->self)
-        return 0;
-    memmove(out, out + 1, (n - 1) * sizeof *out);
-    return n - 1;
+    if (key != kvs->memo_key || kvs->view.ndown != kvs->memo_ndown) {
+        uint32_t all[KVS_MAX_REPLICAS];
+        uint32_t n = view_replicas(&kvs->view, key, all);
+        kvs->memo_key = key;
+        kvs->memo_ndown = kvs->view.ndown;
+        kvs->memo_n = n && all[0] == kvs->self ? n - 1 : 0;
+        memcpy(kvs->memo_to, all + 1, kvs->memo_n * sizeof *all);
+    }
+    memcpy(out, kvs->memo_to, kvs->memo_n * sizeof *out);
+    return kvs->memo_n;
 }
 
 static struct wbuf *begin(struct kvs *kvs, uint32_t node, uint8_t op, size_t *at)
@@ -118,43 +126,62 @@ void kvs__forward_insert(struct kvs *kvs, uint64_t key, const uint8_t *bytes, si
     }
 }
 
+/* Little-endian stores into a payload built on the stack: an append or a swap is
+ * encoded once, whatever the number of backups, and copied whole into each message. */
+static inline uint8_t *le(uint8_t *p, uint64_t v, int n)
+{
+    wbuf_store_le(p, v, n);
+    return p + n;
+}
+
+static void forward_bytes(struct kvs *kvs, const uint32_t *to, uint32_t n, const uint8_t *bytes,
+                          size_t len)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        size_t at;
+        struct wbuf *b = kvs->t.msg_begin(kvs->t.ctx, to[i], MSG_KVS_REPLICATE, &at);
+        wbuf_put(b, bytes, len);
+        end(kvs, to[i], at);
+    }
+}
+
 void kvs__forward_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node,
                          uint64_t value, uint64_t object, int64_t now)
 {
     uint32_t to[KVS_MAX_REPLICAS];
     uint32_t n = backups(kvs, key, to);
-    for (uint32_t i = 0; i < n; i++) {
-        size_t at;
-        struct wbuf *b = begin(kvs, to[i], OP_APPEND, &at);
-        wbuf_put_u64(b, key);
-        wbuf_put_u8(b, field);
-        wbuf_put_u32(b, node);
-        wbuf_put_u64(b, value);
-        wbuf_put_u64(b, object);
-        wbuf_put_i64(b, now);
-        end(kvs, to[i], at);
-    }
+    if (!n)
+        return;
+    uint8_t bytes[1 + 8 + 1 + 4 + 8 + 8 + 8], *p = bytes;
+    p = le(p, OP_APPEND, 1);
+    p = le(p, key, 8);
+    p = le(p, field, 1);
+    p = le(p, node, 4);
+    p = le(p, value, 8);
+    p = le(p, object, 8);
+    p = le(p, (uint64_t)now, 8);
+    forward_bytes(kvs, to, n, bytes, (size_t)(p - bytes));
 }
 
 void kvs__forward_status(struct kvs *kvs, uint64_t key, uint8_t status, const struct tmd_run *run)
 {
     uint32_t to[KVS_MAX_REPLICAS];
     uint32_t n = backups(kvs, key, to);
-    for (uint32_t i = 0; i < n; i++) {
-        size_t at;
-        struct wbuf *b = begin(kvs, to[i], OP_STATUS, &at);
-        wbuf_put_u64(b, key);
-        wbuf_put_u8(b, status);
-        wbuf_put_u8(b, run != NULL);
-        if (run) {
-            wbuf_put_u32(b, run->node);
-            wbuf_put_u32(b, run->attempt);
-            wbuf_put_i64(b, run->t_start);
-            wbuf_put_i64(b, run->t_end);
-            wbuf_put_u64(b, run->data_size);
-        }
-        end(kvs, to[i], at);
+    if (!n)
+        return;
+    uint8_t bytes[1 + 8 + 1 + 1 + 4 + 4 + 8 + 8 + 8], *p = bytes;
+    p = le(p, OP_STATUS, 1);
+    p = le(p, key, 8);
+    p = le(p, status, 1);
+    p = le(p, run != NULL, 1);
+    if (run) {
+        p = le(p, run->node, 4);
+        p = le(p, run->attempt, 4);
+        p = le(p, (uint64_t)run->t_start, 8);
+        p = le(p, (uint64_t)run->t_end, 8);
+        p = le(p, run->data_size, 8);
     }
+    forward_bytes(kvs, to, n, bytes, (size_t)(p - bytes));
 }
 
 void kvs__forward_remove(struct kvs *kvs, uint64_t key)
@@ -240,13 +267,13 @@ static void carry_out(struct kvs *kvs, const struct deferred *d)
     case DEFER_REPLY_MSG:
         /* A node that died meanwhile hears nothing: its requests went elsewhere. */
         if (!view_is_down(&kvs->view, d->to))
-            kvs__send_reply(kvs, d->to, d->type, d->req, d->status, d->key);
+            kvs__send_reply(kvs, d->to, d->type, d->req, d->status, kvs__held_record(kvs, d));
         kvs__settle(kvs, d->key);
         break;
     case DEFER_REPLY_LOCAL: {
         /* Removed while the answer waited: found means with the record; and a refusal
          * carries none, even when a record came meanwhile (kvs.h). */
-        const struct tmd *rec = d->status >= 0 ? shard_get(&kvs->shard, d->key) : NULL;
+        const struct tmd *rec = d->status >= 0 ? kvs__held_record(kvs, d) : NULL;
         d->fn(d->arg, d->status >= 0 && !rec ? -ENOENT : d->status, rec);
         kvs__settle(kvs, d->key);
         break;

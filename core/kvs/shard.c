@@ -47,8 +47,14 @@ int shard_insert(struct shard *s, struct tmd *t, int64_t now)
 {
     if (u64map_get(&s->records, t->key))
         return -EEXIST;
-    struct tmd *rec = xmalloc(sizeof *rec);
+    /* A lent spec is copied after the record, in one allocation with it. */
+    bool lent = t->flags & TMD_FLAG_SPEC_LENT;
+    struct tmd *rec = xmalloc(sizeof *rec + (lent ? t->spec_len : 0));
     *rec = *t;
+    if (lent) {
+        rec->spec = (uint8_t *)(rec + 1);
+        memcpy(rec->spec, t->spec, t->spec_len);
+    }
     memset(t, 0, sizeof *t);
     shard_new_record(rec, now);
     u64map_put(&s->records, rec->key, rec);
@@ -102,6 +108,7 @@ void shard_put(struct shard *s, struct tmd *t)
         }
         tmd_fini(old);
         free(old);
+        s->frees++;
     }
     if (!forgotten)
         return;
@@ -125,6 +132,7 @@ int shard_remove(struct shard *s, uint64_t key)
         s->marked--;
     tmd_fini(rec);
     free(rec);
+    s->frees++;
     return 0;
 }
 
@@ -242,9 +250,11 @@ static void set_status(struct tmd *rec, uint8_t status, const struct tmd_run *ru
 }
 
 int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
-              const struct tmd_run *run, uint32_t from)
+              const struct tmd_run *run, uint32_t from, struct tmd **found)
 {
     struct tmd *rec = u64map_get(&s->records, key);
+    if (found)
+        *found = rec;
     if (!rec)
         return -ENOENT;
     if (field != KVS_FIELD_STATUS || desired >= TASK_STATUS_COUNT)

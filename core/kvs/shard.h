@@ -114,6 +114,8 @@ struct shard {
     uint64_t memo_nforgotten; /* shard_put's last answer of shard_forgot: for memo_job, */
     uint32_t memo_job;        /* while nforgotten was memo_nforgotten */
     bool memo_forgot;
+    uint64_t frees;         /* records freed so far: a record pointer taken while it was n
+                               still points at that record while it is n */
 };
 
 void shard_init(struct shard *s);
@@ -122,7 +124,8 @@ static inline size_t shard_len(const struct shard *s)
 {
     return u64map_len(&s->records);
 }
-/* Takes over *t's arrays on success (and zeroes *t); -EEXIST leaves *t to the caller. */
+/* Takes over *t's arrays on success (and zeroes *t), and copies a lent spec
+ * (TMD_FLAG_SPEC_LENT) into the record's allocation; -EEXIST leaves *t to the caller. */
 int shard_insert(struct shard *s, struct tmd *t, int64_t now);
 /* What shard_insert makes of a client's record at time `now` (status, times): a backup
  * sent the client's bytes does the same before shard_put. */
@@ -136,9 +139,10 @@ int shard_remove(struct shard *s, uint64_t key);
 int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
                  uint64_t object, int64_t now, struct kvs_effects *fx);
 /* 1 swapped, 0 not (status differs), -ESTALE (the run's attempt is not the record's),
- * -ENOENT, -EINVAL.  `from` is the node asking (a repeat is recognised by it). */
+ * -ENOENT, -EINVAL.  `from` is the node asking (a repeat is recognised by it).  *rec,
+ * unless rec is NULL, is the record found (NULL with -ENOENT): its answer reads it. */
 int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
-              const struct tmd_run *run, uint32_t from);
+              const struct tmd_run *run, uint32_t from, struct tmd **rec);
 /* A backup applies a swap its primary made.  0 or -ENOENT. */
 int shard_set_status(struct shard *s, uint64_t key, uint8_t status, const struct tmd_run *run);
 /* Forgets job `job`: drops its final records, marks the others to go once final (and

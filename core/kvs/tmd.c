@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,9 @@ void tmd_set_children(struct tmd *t, const uint64_t *keys, uint32_t n)
 
 void tmd_set_spec(struct tmd *t, const void *spec, uint32_t len)
 {
-    free(t->spec);
+    if (!(t->flags & TMD_FLAG_SPEC_LENT))
+        free(t->spec);
+    t->flags &= (uint8_t)~TMD_FLAG_SPEC_LENT;
     t->spec = NULL;
     t->spec_len = len;
     if (len) {
@@ -43,7 +46,9 @@ void tmd_fini(struct tmd *t)
         free(t->children);
     free(t->parent_list);
     free(t->history);
-    free(t->spec);
+    if (!(t->flags & TMD_FLAG_SPEC_LENT))
+        free(t->spec);
+    t->flags &= (uint8_t)~TMD_FLAG_SPEC_LENT;
     t->num_children = 0;
     t->children = NULL;
     t->parent_list = NULL;
@@ -88,7 +93,7 @@ void tmd_put(struct wbuf *b, const struct tmd *t)
     }
 }
 
-int tmd_get(struct rbuf *r, struct tmd *t)
+static int get(struct rbuf *r, struct tmd *t, bool lend)
 {
     memset(t, 0, sizeof *t);
     t->key = rbuf_u64(r);
@@ -147,8 +152,13 @@ int tmd_get(struct rbuf *r, struct tmd *t)
             (!flags && !t->attempt && !n))
             goto bad;
         const uint8_t *spec = rbuf_bytes(r, n);
-        if (n)
+        if (n && lend) {
+            t->spec = (uint8_t *)(uintptr_t)spec; /* never written through: lent */
+            t->spec_len = n;
+            t->flags |= TMD_FLAG_SPEC_LENT;
+        } else if (n) {
             tmd_set_spec(t, spec, n);
+        }
     }
     if (!rbuf_ok(r))
         goto bad;
@@ -156,6 +166,16 @@ int tmd_get(struct rbuf *r, struct tmd *t)
 bad:
     tmd_fini(t);
     return -EBADMSG;
+}
+
+int tmd_get(struct rbuf *r, struct tmd *t)
+{
+    return get(r, t, false);
+}
+
+int tmd_get_lent(struct rbuf *r, struct tmd *t)
+{
+    return get(r, t, true);
 }
 
 int tmd_skip(struct rbuf *r, uint64_t *key)

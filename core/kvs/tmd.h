@@ -75,6 +75,10 @@ enum tmd_flags {
      * recompute it (KVS_FIELD_REOPEN).  Its client counted its first end; a later one is
      * for its children only.  Travels, so that a backup that takes over knows it. */
     TMD_FLAG_REOPENED = 1u << 2,
+    /* Local, never sent: `spec` is not an allocation of its own — it lies in the bytes
+     * of the message it was read from (tmd_get_lent) or after the record in the
+     * record's own allocation (shard_insert) — so it is never freed alone. */
+    TMD_FLAG_SPEC_LENT = 1u << 3,
 };
 
 #define TMD_MAX_HISTORY 65535u
@@ -111,6 +115,9 @@ void tmd_fini(struct tmd *t);
 void tmd_put(struct wbuf *b, const struct tmd *t);
 /* 0 or -EBADMSG; on error nothing needs freeing. */
 int tmd_get(struct rbuf *r, struct tmd *t);
+/* tmd_get, with the spec left in r's bytes (TMD_FLAG_SPEC_LENT), valid while they are:
+ * a record the shard copies at once saves the spec's allocation. */
+int tmd_get_lent(struct rbuf *r, struct tmd *t);
 /* Reads past one encoded record, checking it as tmd_get does (tmd_get takes exactly what
  * it accepts), without building it: a backup keeps the bytes (kvs_backlog.c).  0 and
  * *key, or -EBADMSG. */

@@ -53,6 +53,17 @@ uint32_t view_primary_as(const struct view *v, uint64_t key, uint32_t as_up)
 uint32_t view_replicas_as(const struct view *v, uint64_t key, uint32_t as_up, uint32_t *out)
 {
     uint32_t owner = task_key_owner(key, v->nodes), n = 0;
+    if (!v->ndown) {
+        /* Every write at R > 1 asks: the owner and the next nodes, without a division
+         * per step. */
+        uint32_t r = v->replicas < v->nodes ? v->replicas : v->nodes;
+        for (uint32_t node = owner; n < r; n++) {
+            out[n] = node;
+            if (++node == v->nodes)
+                node = 0;
+        }
+        return n;
+    }
     for (uint32_t i = 0; i < v->nodes && n < v->replicas; i++) {
         uint32_t node = (owner + i) % v->nodes;
         if (live_as(v, node, as_up))

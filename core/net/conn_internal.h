@@ -101,6 +101,8 @@ struct conn {
     void *data;                     /* borrowed, the owner's */
     struct wbuf hs_out;             /* handshake frames; may leave before authentication */
     struct frame_batch out;         /* messages; leave only once authenticated */
+    struct wbuf spare;              /* owned, empty: a batch's buffer back from its write,
+                                       the next batch's (conn.c); data NULL when none */
     uint8_t *rbuf;                  /* owned; received bytes not yet parsed */
     size_t rlen, rcap;
     size_t inflight;                /* bytes handed to uv_write and not yet completed */

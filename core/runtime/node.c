@@ -466,6 +466,12 @@ static void node_free(struct node *n)
     while (n->ends) {
         struct pending_end *p = n->ends;
         n->ends = p->next;
+        free(p->e.detail);
+        free(p);
+    }
+    while (n->spare_ends) {
+        struct pending_end *p = n->spare_ends;
+        n->spare_ends = p->next;
         free(p);
     }
     while (n->syncs) {

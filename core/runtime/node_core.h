@@ -94,6 +94,7 @@ struct node {
     struct sync_wait *syncs; /* clients' SYNCs waiting for the store's barrier */
     struct u64map moved;    /* task key -> peer + 1: tasks this node gave away (node_moved) */
     struct pending_end *ends; /* completions waiting for their record's answer (R > 1) */
+    struct pending_end *spare_ends; /* answered ones, reused: a completion allocates none */
     struct u64map lost;     /* object key -> struct lost * (owned): inputs lost with a dead
                                node that tasks here wait for (node_recover.c) */
     struct u64map parked;   /* task key -> struct ntask * (owned): ready tasks waiting for
@@ -134,13 +135,15 @@ struct sync_wait {
  * partition) or the move that brought it here died with its record's primary, and a
  * new attempt went elsewhere.  Only the attempt the record names completes it, so the
  * client hears of an end once the record took it; a refused end is dropped here.
+ * Answered ones go to n->spare_ends for the next completions (as many as were ever
+ * waiting at once), so that at R > 1 a completion costs no allocation but a detail's.
  */
 struct pending_end {
     struct node *n;
-    struct pending_end *prev, *next; /* n->ends, freed with the node if never answered */
+    struct pending_end *prev, *next; /* n->ends or n->spare_ends (next only); freed with
+                                        the node */
     uint32_t attempt;
-    struct proto_task_end e;         /* detail points into `text` */
-    char text[];
+    struct proto_task_end e;         /* detail owned, NULL when there is none */
 };
 
 /* ---- between the files of the centre (node__: private to them) ------------------- */

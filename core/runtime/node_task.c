@@ -300,22 +300,24 @@ static void on_status_set_report(void *arg, int status, const struct tmd *rec)
                  (unsigned long long)p->e.key,
                  rec ? task_status_name(rec->status) : "missing", status);
     }
-    free(p);
+    free(p->e.detail);
+    p->e.detail = NULL;
+    p->next = n->spare_ends;
+    n->spare_ends = p;
 }
 
 static struct pending_end *pending_end_new(struct node *n, const struct proto_task_end *e,
                                            uint32_t attempt)
 {
-    size_t len = e->detail ? strlen(e->detail) + 1 : 0;
-    struct pending_end *p = xmalloc(sizeof *p + len);
+    struct pending_end *p = n->spare_ends;
+    if (p)
+        n->spare_ends = p->next;
+    else
+        p = xmalloc(sizeof *p);
     p->n = n;
     p->attempt = attempt;
     p->e = *e;
-    p->e.detail = NULL;
-    if (len) {
-        memcpy(p->text, e->detail, len);
-        p->e.detail = p->text;
-    }
+    p->e.detail = e->detail ? xstrdup(e->detail) : NULL;
     p->prev = NULL;
     p->next = n->ends;
     if (n->ends)

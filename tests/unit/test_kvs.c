@@ -468,7 +468,7 @@ static void test_forget_remembers_the_last_jobs(void **state)
     struct tmd t = {.key = task_key(1000, 1)};
     assert_int_equal(shard_insert(&s, &t, 1), 0);
     assert_int_equal(shard_cas(&s, task_key(1000, 1), KVS_FIELD_STATUS, TASK_READY, TASK_DONE,
-                               NULL, 0),
+                               NULL, 0, NULL),
                      1);
     shard_settle(&s, task_key(1000, 1));
     assert_int_equal(shard_len(&s), 1);

@@ -628,6 +628,51 @@ static void on_answer(void *arg, int status, const struct tmd *t)
     a->rec_status = t ? t->status : 0xff;
 }
 
+/*
+ * Held answers read their record when they leave, from where it was while no record was
+ * freed: one whose record was removed while it waited says -ENOENT and carries none
+ * (local and remote), one whose record stayed carries it as it is then, whether another
+ * record was freed meanwhile or not.
+ */
+static void test_held_answers_read_the_record_when_they_leave(void **state)
+{
+    (void)state;
+    net_start(4, 9);
+    use_replicas(2);
+    net.fifo = 1;
+    uint64_t p = key_on(1, 1, 0), q = key_on(1, 1, task_key_index(p) + 1);
+    uint64_t r = key_on(1, 1, task_key_index(q) + 1), s = key_on(1, 1, task_key_index(r) + 1);
+    uint64_t keys[4] = {p, q, r, s};
+    for (int i = 0; i < 4; i++)
+        put_record(CLIENT, keys[i], 0, NULL, 0, 1, 1);
+    settle();
+    struct answer a_p = {0}, a_q = {0}, a_r = {0}, a_s = {0};
+    struct tmd_run run = {.node = 1, .t_start = 1, .t_end = 2, .data_size = 1};
+    kvs_cas(net.kvs[1], p, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_answer, &a_p);
+    run.node = 0;
+    kvs_cas(net.kvs[0], q, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_answer, &a_q);
+    kvs_cas(net.kvs[0], s, KVS_FIELD_STATUS, TASK_READY, TASK_FAILED, &run, on_answer, &a_s);
+    run_network(); /* applied on node 1 and its backup, not acknowledged */
+    assert_int_equal(kvs_remove(net.kvs[1], p), 0);
+    assert_int_equal(kvs_remove(net.kvs[1], s), 0);
+    run.node = 1;
+    kvs_cas(net.kvs[1], r, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_answer, &a_r);
+    assert_int_equal(a_p.calls + a_q.calls + a_r.calls + a_s.calls, 0);
+    settle();
+    assert_int_equal(a_p.calls, 1);
+    assert_int_equal(a_p.status, -ENOENT);
+    assert_int_equal(a_p.rec_status, 0xff);
+    assert_int_equal(a_s.calls, 1);
+    assert_int_equal(a_s.status, -ENOENT);
+    assert_int_equal(a_s.rec_status, 0xff);
+    assert_int_equal(a_q.calls, 1);
+    assert_int_equal(a_q.status, 1);
+    assert_int_equal(a_q.rec_status, TASK_DONE);
+    assert_int_equal(a_r.calls, 1);
+    assert_int_equal(a_r.status, 1);
+    assert_int_equal(a_r.rec_status, TASK_DONE);
+}
+
 /* A backup dies while an answer waits for it: the answer waits for its successor, which
  * the take-over sent the record to, rather than leave with one copy alive. */
 static void test_answer_waits_for_the_new_backup(void **state)
@@ -1328,14 +1373,120 @@ static void test_forget_mark_never_sent(void **state)
     assert_int_equal(tmd_get(&r, &u), 0);
     assert_int_equal(u.flags, TMD_FLAG_REPLAYED);
     tmd_fini(&u);
-    /* Nor can a peer set it: a record that says so is refused. */
-    b.data[b.len - 9] |= TMD_FLAG_FORGET;
+    /* Nor can a peer set it, nor the mark of a lent spec: a record that says so is
+     * refused. */
+    b.data[b.len - 9] |= TMD_FLAG_FORGET | TMD_FLAG_SPEC_LENT;
     rbuf_init(&r, b.data, b.len);
     assert_int_equal(tmd_get(&r, &u), -EBADMSG);
     uint64_t key;
     rbuf_init(&r, b.data, b.len);
     assert_int_equal(tmd_skip(&r, &key), -EBADMSG);
+    /* A lent spec lies in the message; a shard's record takes a copy of its own, and the
+     * mark never travels. */
+    static const uint8_t spec[] = "the task as submitted";
+    struct tmd w = {.key = task_key(3, 1), .attempt = 2};
+    tmd_set_spec(&w, spec, sizeof spec);
+    wbuf_reset(&b);
+    tmd_put(&b, &w);
+    tmd_fini(&w);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(tmd_get_lent(&r, &u), 0);
+    assert_true(u.flags & TMD_FLAG_SPEC_LENT);
+    assert_true(u.spec >= b.data && u.spec + u.spec_len <= b.data + b.len);
+    struct shard s;
+    shard_init(&s);
+    assert_int_equal(shard_insert(&s, &u, 1), 0);
+    const struct tmd *rec = shard_get(&s, task_key(3, 1));
+    assert_non_null(rec);
+    assert_true(rec->spec < b.data || rec->spec >= b.data + b.len);
+    assert_memory_equal(rec->spec, spec, sizeof spec);
+    struct wbuf c;
+    wbuf_init(&c);
+    tmd_put(&c, rec);
+    rbuf_init(&r, c.data, c.len);
+    assert_int_equal(tmd_get(&r, &u), 0);
+    assert_int_equal(u.flags, 0);
+    assert_int_equal(u.attempt, 2);
+    assert_memory_equal(u.spec, spec, sizeof spec);
+    tmd_fini(&u);
+    wbuf_fini(&c);
+    shard_fini(&s);
     wbuf_fini(&b);
+}
+
+/* Records held on the live nodes, kept copies counted unbuilt. */
+static size_t held_everywhere(void)
+{
+    size_t n = 0;
+    for (uint32_t node = 0; node < net.nodes; node++)
+        n += net.dead[node] ? 0 : kvs_records_held(net.kvs[node]);
+    return n;
+}
+
+/*
+ * A backup drops the kept copies of a forgotten job unbuilt when its log shows every
+ * record final; a job with a record not final yet is built and that record stays on
+ * both replicas until its status comes; a job with a cancelled task (an append that
+ * makes a record final, not counted) is built as before.  Nothing is asked of the
+ * stores before the forgets, so their logs are whole.
+ */
+static void test_forget_drops_final_logs_r2(void **state)
+{
+    (void)state;
+    net_start(4, 23);
+    use_replicas(2);
+    net.fifo = 1;
+    enum { TASKS = 24 };
+    for (uint32_t i = 0; i < TASKS; i++) {
+        put_record(CLIENT, task_key(11, i), 0, NULL, 0, i % 4, 1);
+        put_record(CLIENT, task_key(12, i), 0, NULL, 0, i % 4, 1);
+    }
+    uint64_t parent = task_key(13, 0), child = task_key(13, 1);
+    put_record(CLIENT, parent, 0, &child, 1, 0, 1);
+    put_record(CLIENT, child, 1, NULL, 0, 1, 1);
+    settle();
+    assert_int_equal(held_everywhere(), (2 * TASKS + 2) * 2);
+    struct tmd_run run = {.t_start = 1, .t_end = 2, .data_size = 1};
+    uint64_t open = task_key(12, 0);
+    for (uint32_t i = 0; i < TASKS; i++) {
+        uint64_t a = task_key(11, i), b = task_key(12, i);
+        run.node = task_key_owner(a, 4);
+        kvs_cas(net.kvs[run.node], a, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, NULL,
+                NULL);
+        if (b == open)
+            continue;
+        run.node = (task_key_owner(b, 4) + 1) % 4; /* remote swaps */
+        kvs_cas(net.kvs[run.node], b, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, NULL,
+                NULL);
+    }
+    run.node = 0;
+    kvs_cas(net.kvs[0], parent, KVS_FIELD_STATUS, TASK_READY, TASK_FAILED, &run, NULL, NULL);
+    kvs_append(net.kvs[0], child, KVS_FIELD_PARENT_FAILED, 0, 0, parent);
+    settle();
+
+    kvs_forget_job(net.kvs[CLIENT], 11);
+    settle();
+    assert_int_equal(held_everywhere(), (TASKS + 2) * 2);
+    kvs_forget_job(net.kvs[CLIENT], 13);
+    settle();
+    assert_int_equal(held_everywhere(), TASKS * 2);
+    kvs_forget_job(net.kvs[CLIENT], 12);
+    settle();
+    /* The open record stays, on its primary and its backup, with its status. */
+    assert_int_equal(held_everywhere(), 2);
+    uint32_t reps[KVS_MAX_REPLICAS];
+    assert_int_equal(replicas_of(open, 2, reps), 2);
+    for (uint32_t k = 0; k < 2; k++) {
+        const struct tmd *rec = kvs_local_record(net.kvs[reps[k]], open);
+        assert_non_null(rec);
+        assert_int_equal(rec->status, TASK_READY);
+    }
+    run.node = reps[0];
+    kvs_cas(net.kvs[reps[0]], open, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, NULL, NULL);
+    settle();
+    assert_int_equal(held_everywhere(), 0);
+    for (uint32_t node = 0; node < net.nodes; node++)
+        assert_int_equal(kvs_local_records(net.kvs[node]), 0);
 }
 
 /* ---- a DAG through deaths ------------------------------------------------------------ */
@@ -1741,6 +1892,8 @@ int main(void)
         cmocka_unit_test_teardown(test_tmd_spec_and_attempt, teardown),
         cmocka_unit_test_teardown(test_forget_every_copy_r2, teardown),
         cmocka_unit_test_teardown(test_forget_mark_never_sent, teardown),
+        cmocka_unit_test_teardown(test_forget_drops_final_logs_r2, teardown),
+        cmocka_unit_test_teardown(test_held_answers_read_the_record_when_they_leave, teardown),
         cmocka_unit_test_teardown(test_primary_death_loses_nothing_r2, teardown),
         cmocka_unit_test_teardown(test_two_deaths_at_once_r3, teardown),
     };
