@@ -272,10 +272,17 @@ int node__on_client_message(struct node *n, struct conn *c, uint16_t type, struc
         n->stop_requested = true;
         node_mark_dirty(n);
         return 0;
+    case MSG_KVS_FORGET: {
+        /* The job is over: neither its records nor the moves of its tasks are needed. */
+        struct rbuf peek = *r;
+        uint32_t job = rbuf_u32(&peek);
+        if (rbuf_ok(&peek))
+            node__forget_moves(n, job);
+        return kvs_handle(n->kvs, KVS_NO_SHARD, type, r, reason);
+    }
     case MSG_KVS_INSERT:
     case MSG_KVS_REMOVE:
     case MSG_KVS_APPEND:
-    case MSG_KVS_FORGET:
         return kvs_handle(n->kvs, KVS_NO_SHARD, type, r, reason);
     default:
         *reason = "message type not allowed from a client";

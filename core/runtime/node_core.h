@@ -167,6 +167,8 @@ void node__check_cb(uv_check_t *h);
 void node__fail_unstarted(struct node *n, struct ntask *t, const char *why);
 
 /* node_member.c */
+/* Job `job` is over: the moves of its tasks are remembered no more. */
+void node__forget_moves(struct node *n, uint32_t job);
 void node__refuse_dead(struct node *n, struct conn *c);
 int node__on_member_message(struct node *n, uint32_t from, uint16_t type, struct rbuf *r);
 int node__on_resubmit(struct node *n, uint32_t from, struct rbuf *r);

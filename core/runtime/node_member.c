@@ -87,6 +87,23 @@ static void hand_on(struct node *n, const struct tmd *rec, uint32_t to, bool bum
     wbuf_fini(&b);
 }
 
+void node__forget_moves(struct node *n, uint32_t job)
+{
+    uint64_t *keys = NULL;
+    size_t nk = 0, cap = 0;
+    uint64_t k;
+    void *v;
+    for (size_t pos = 0; (pos = u64map_next(&n->moved, pos, &k, &v)) != 0;) {
+        if (task_key_job(k) != job)
+            continue;
+        keys = xgrow(keys, &cap, nk + 1, sizeof *keys);
+        keys[nk++] = k;
+    }
+    for (size_t i = 0; i < nk; i++)
+        u64map_del(&n->moved, keys[i]);
+    free(keys);
+}
+
 void node_moved(struct node *n, uint64_t task, uint32_t to)
 {
     u64map_put(&n->moved, task, (void *)(uintptr_t)(to + 1));

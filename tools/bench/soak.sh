@@ -13,7 +13,8 @@
 #
 #   tools/bench/soak.sh [BUILD_DIR]
 #
-# Environment: TASKS (1000000), NODES (8), SLOTS (2), ROUNDS (2), SETTLE_S (1: pause
+# Environment: LAUNCH_ARGS (more `jackdaw launch` flags, e.g. --replicas 1),
+# TASKS (1000000), NODES (8), SLOTS (2), ROUNDS (2), SETTLE_S (1: pause
 # after each round before reading memory), ROUND_TIMEOUT (300 s per round).
 . "$(dirname "$0")/lib.sh"
 
@@ -35,7 +36,7 @@ wl="$B/noop.jsonl"
 "$JACKDAW" gen bot --tasks "$TASKS" --kind noop -o "$wl" || { echo "soak: jackdaw gen failed" >&2; exit 1; }
 
 cluster="$B/cluster/cluster.json"
-launch_cluster "$NODES" "$SLOTS" "$cluster" || exit 1
+launch_cluster "$NODES" "$SLOTS" "$cluster" ${LAUNCH_ARGS:-} || exit 1
 
 # The node daemons' PIDs by node id, from the cluster file; the collector's is printed
 # beside them but is not a node, and the target is the nodes'.
