@@ -426,7 +426,8 @@ static void reply_here(struct kvs *kvs, uint64_t key, const struct tmd *rec, int
         if (kvs__hold(kvs, &d))
             return;
     }
-    fn(arg, status, rec);
+    /* A refusal carries no record (kvs.h), though the store has one. */
+    fn(arg, status, status >= 0 ? rec : NULL);
 }
 
 int kvs_cas(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
