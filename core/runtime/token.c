@@ -176,9 +176,16 @@ static uint32_t next_live(struct node *n)
     return fd_next_live(node_self(n), node_count(n), node_dead_set(n), 1);
 }
 
+static void rest(struct token *k);
+
 static void pass(struct token *k)
 {
     struct node *n = k->n;
+    if (next_live(n) == node_self(n)) {
+        /* Every other node is dead: nobody to pass to, nor to steal from. */
+        rest(k);
+        return;
+    }
     uv_timer_stop(&k->timer);
     k->tok.hops++;
     send_token(n, next_live(n), &k->tok, k->epoch);
@@ -302,7 +309,8 @@ static int token_on_message(void *state, uint32_t from, uint16_t type, struct rb
         /* A node configured without CTWS (a cluster configured unevenly) passes the token
          * on untouched rather than lose it. */
         struct ctws_token t = {.hops = hops + 1, .quiet = quiet, .nodes = nodes, .e = e};
-        send_token(n, next_live(n), &t, epoch);
+        if (next_live(n) != node_self(n))
+            send_token(n, next_live(n), &t, epoch);
         free(e);
         return 0;
     }

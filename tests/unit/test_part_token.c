@@ -556,6 +556,32 @@ static void resting_tells_only_the_living(void **state)
     fake_node_free(n);
 }
 
+/* Every other node dead: the holder's own new stealable work would move the token on,
+ * but there is nobody to pass it to (a token sent to itself would be a message to
+ * itself): it keeps it. */
+static void last_live_node_keeps_the_token(void **state)
+{
+    (void)state;
+    struct node *n = ctws_node(1, NULL);
+    const uint32_t zero[NODES] = {0};
+    assert_int_equal(deliver_token(n, 0, 9, zero, NULL), 0);
+    fake_node_kill(n, 0);
+    fake_node_kill(n, 2);
+    fake_node_kill(n, 3);
+    fake_msgs_clear(n);
+    queue_stealable(n, 1, 2);
+    for (int i = 0; i < 5; i++) {
+        n->mono += 1000 * 1000 * 1000LL;
+        fake_node_step(n);
+        fake_node_run_once(n, true);
+    }
+    for (size_t i = 0; i < n->nmsgs; i++)
+        assert_true(n->msgs[i].peer != n->self);
+    assert_int_equal(fake_msgs(n, MSG_TOKEN), 0);
+    assert_nothing_to_the_dead(n);
+    fake_node_free(n);
+}
+
 int main(void)
 {
     log_set_level(LOG_LEVEL_ERROR);
@@ -573,6 +599,7 @@ int main(void)
         cmocka_unit_test(token_of_an_older_epoch_is_dropped),
         cmocka_unit_test(steal_in_flight_to_a_dead_victim_fails_at_once),
         cmocka_unit_test(resting_tells_only_the_living),
+        cmocka_unit_test(last_live_node_keeps_the_token),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
