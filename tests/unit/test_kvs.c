@@ -20,6 +20,7 @@
 #include "core/kvs/kvs.h"
 #include "core/model/task.h"
 #include "core/net/frame.h"
+#include "tests/unit/capture.h"
 
 #define NODES 3
 
@@ -312,35 +313,6 @@ static void test_remove_and_duplicate_insert(void **state)
     assert_int_equal(kvs_local_records(w.kvs[0]), 0);
 }
 
-/* stderr (where the logs go) captured between these two, so that a test can say a
- * message was not taken for a lost record. */
-static int saved_stderr = -1;
-static FILE *captured;
-
-static void capture_begin(void)
-{
-    fflush(stderr);
-    captured = tmpfile();
-    assert_non_null(captured);
-    saved_stderr = dup(STDERR_FILENO);
-    assert_true(saved_stderr >= 0);
-    assert_true(dup2(fileno(captured), STDERR_FILENO) >= 0);
-}
-
-/* Ends the capture; returns how many captured lines contain `needle`. */
-static int capture_end(const char *needle)
-{
-    fflush(stderr);
-    assert_true(dup2(saved_stderr, STDERR_FILENO) >= 0);
-    close(saved_stderr);
-    rewind(captured);
-    char line[512];
-    int n = 0;
-    while (fgets(line, sizeof line, captured))
-        n += strstr(line, needle) != NULL;
-    fclose(captured);
-    return n;
-}
 
 /* Records of job `job` (task_key(job, i)) left in the store; each lookup goes through
  * the key's owner, which answers at once. */

@@ -29,6 +29,7 @@
 #include "core/kvs/kvs.h"
 #include "core/model/task.h"
 #include "core/net/proto.h"
+#include "tests/unit/capture.h"
 
 #define NMAX 8
 #define CLIENT NMAX /* the endpoint of the client's store */
@@ -1184,35 +1185,6 @@ static void test_tmd_spec_and_attempt(void **state)
 
 /* ---- forgetting a finished job at R = 2 ---------------------------------------------- */
 
-/* stderr (where the logs go) captured between these two, so that a test can say a
- * message was not taken for a lost record. */
-static int saved_stderr = -1;
-static FILE *captured;
-
-static void capture_begin(void)
-{
-    fflush(stderr);
-    captured = tmpfile();
-    assert_non_null(captured);
-    saved_stderr = dup(STDERR_FILENO);
-    assert_true(saved_stderr >= 0);
-    assert_true(dup2(fileno(captured), STDERR_FILENO) >= 0);
-}
-
-/* Ends the capture; returns how many captured lines contain `needle`. */
-static int capture_end(const char *needle)
-{
-    fflush(stderr);
-    assert_true(dup2(saved_stderr, STDERR_FILENO) >= 0);
-    close(saved_stderr);
-    rewind(captured);
-    char line[512];
-    int n = 0;
-    while (fgets(line, sizeof line, captured))
-        n += strstr(line, needle) != NULL;
-    fclose(captured);
-    return n;
-}
 
 /* Copies of job `job`'s records, tasks 0 to count - 1, on every live node. */
 static size_t copies_of_job(uint32_t job, uint32_t count)
