@@ -134,7 +134,7 @@ static void reissue_all(struct kvs *kvs, const struct tmd *rec)
     }
 }
 
-struct todo {
+struct visit {
     uint64_t key;
     uint8_t took_over;
 };
@@ -149,9 +149,9 @@ static bool in(const uint32_t *set, uint32_t n, uint32_t node)
 
 /* The records this store is primary for now and that the death concerns: taken over,
  * with a new backup, or finished (their children may have lived on the dead node). */
-static struct todo *records_to_visit(struct kvs *kvs, uint32_t dead, size_t *count)
+static struct visit *records_to_visit(struct kvs *kvs, uint32_t dead, size_t *count)
 {
-    struct todo *list = NULL;
+    struct visit *list = NULL;
     size_t n = 0, cap = 0;
     uint64_t key;
     void *v;
@@ -169,7 +169,7 @@ static struct todo *records_to_visit(struct kvs *kvs, uint32_t dead, size_t *cou
         if (took || new_backup || (task_status_final((enum task_status)rec->status) &&
                                    rec->num_children)) {
             list = xgrow(list, &cap, n + 1, sizeof *list);
-            list[n++] = (struct todo){.key = key, .took_over = took};
+            list[n++] = (struct visit){.key = key, .took_over = took};
         }
     }
     *count = n;
@@ -185,7 +185,7 @@ int kvs_set_down(struct kvs *kvs, uint32_t dead)
     /* The take-over reads built records; copies are built at once from now on. */
     kvs__backlog_build_all(kvs, true);
     size_t n = 0;
-    struct todo *list = kvs->self == KVS_NO_SHARD ? NULL : records_to_visit(kvs, dead, &n);
+    struct visit *list = kvs->self == KVS_NO_SHARD ? NULL : records_to_visit(kvs, dead, &n);
     if (n)
         log_info("kvs: node %u is down: %zu records to take over, re-replicate or re-issue",
                  dead, n);
