@@ -7,6 +7,7 @@
 #ifndef JACKDAW_TEST_FUZZ_H
 #define JACKDAW_TEST_FUZZ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,6 +30,11 @@ static inline void check(int ok)
  * cause is formatted once under the sanitizers). */
 static inline void fuzz_logs(void)
 {
+    /* Once per process: a harness calls it on every input. */
+    static bool set;
+    if (set)
+        return;
+    set = true;
     const char *level = getenv("FUZZ_LOG");
     int parsed = level ? log_level_parse(level) : LOG_LEVEL_OFF;
     log_set_level(parsed < 0 ? LOG_LEVEL_DEBUG : (enum log_level)parsed);

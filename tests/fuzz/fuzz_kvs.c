@@ -383,11 +383,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2)
         return 0;
-    static bool logs_set;
-    if (!logs_set) {
-        fuzz_logs();
-        logs_set = true;
-    }
+    fuzz_logs();
     struct world w;
     memset(&w, 0, sizeof w);
     w.nodes = 1 + data[1] % 8;

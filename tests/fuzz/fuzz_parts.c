@@ -481,11 +481,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 4)
         return 0;
-    static bool logs_set;
-    if (!logs_set) {
-        fuzz_logs();
-        logs_set = true;
-    }
+    fuzz_logs();
     ensure_workdir();
     struct run r;
     memset(&r, 0, sizeof r);
