@@ -95,6 +95,19 @@ wait_until() {
     return 1
 }
 
+# signal_user SIG PID : sends SIG to the child of `timeout` PID, as a user's ^C or a batch
+# system's SIGTERM reaches the client alone.  Signalling timeout itself would also send
+# SIG and SIGCONT to its whole process group, and a SIGCONT that lands while an
+# ASan-built client stops its threads for the leak check at exit stalls that check for
+# seconds (seen: timeout's -k fired on a client that had already printed its last line).
+signal_user() {
+    local sig=$1 pid=$2 child
+    child=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null)
+    child=${child%% *}
+    [ -n "$child" ] || fail "signal_user: timeout $pid has no child to signal"
+    kill -"$sig" "$child"
+}
+
 # cluster_field FILE EXPR : a value from a cluster file, EXPR over `c` (python).
 cluster_field() {
     "$PY" -c 'import json, sys; c = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"

@@ -44,7 +44,7 @@ runner=$!
 run_cluster() { ls "$T"/jackdaw-run-*/cluster.json 2>/dev/null | head -1; }
 wait_until 20 eval '[ -n "$(run_cluster)" ] && job_running "$(run_cluster)"' ||
     fail "run did not start its job"
-kill -TERM "$runner"
+signal_user TERM "$runner"
 wait "$runner"
 expect_code 130 $? "run stopped by SIGTERM"
 grep -q "interrupted by signal 15" "$T/run.out" || fail "run did not say it was interrupted"

@@ -62,7 +62,7 @@ timeout -k 5 120 "$JACKDAW" submit "$wl" --cluster "$CLUSTER_FILE" --wait --quie
     --records "$T/w2.rec" >"$T/submit2.out" 2>&1 &
 client=$!
 wait_until 60 eval '[ "$(grep -c . "$T/w2.rec")" -ge $((total / 4)) ]' || fail "a quarter never ended"
-kill -INT "$client"
+signal_user INT "$client"
 rc=0
 wait "$client" || rc=$?
 expect_code 130 "$rc" "submit --wait interrupted"

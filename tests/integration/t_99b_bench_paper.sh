@@ -130,9 +130,7 @@ run_child() {
 # Interrupted while that run is under way: a state that lasts as long as the run, so
 # no delay is added before the signal (a delay would only let the bench get further).
 wait_until 30 run_child || fail "the bench never started a run"
-# timeout's child is the bench itself: signal it, as a user's ^C would.
-bench_pid=$(cat "/proc/$bench/task/$bench/children")
-kill -INT "$bench_pid"
+signal_user INT "$bench"
 wait "$bench"
 rc=$?
 expect_code 130 $rc "bench paper after SIGINT"
