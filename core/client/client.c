@@ -30,6 +30,9 @@
 #define SUBMIT_CHUNK 2048
 /* ... and a message closes past this many bytes, well inside FRAME_MAX_BODY. */
 #define SUBMIT_CHUNK_BYTES (1u << 20)
+/* Tasks per wave: the records of a wave are inserted and acknowledged before its tasks
+ * are submitted, while the next wave's records are made (client_submit). */
+#define SUBMIT_WAVE (SUBMIT_CHUNK * 8)
 /* The most bytes of task encodings kept from the records for the submission (with
  * replicas, client_submit): about 2 million small tasks; bigger workloads encode the
  * rest twice rather than hold a copy of every command. */
@@ -53,8 +56,8 @@ struct client {
     uint32_t object_copies; /* copies of each initial object (object_replicas) */
     struct kvs *kvs;
     struct client_callbacks cb;
-    uint64_t sync_token;
-    uint32_t sync_replies;
+    uint64_t sync_token;    /* the last MSG_SYNC sent */
+    uint64_t *synced_to;    /* per node, the last token it answered (in order) */
     uint32_t stats_req;
     uint32_t stats_replies;
     struct proto_stats *stats_out; /* borrowed during client_stats */
@@ -130,8 +133,9 @@ static int on_message(struct conn *conn, uint16_t type, struct rbuf *r, const ch
         uint64_t token = rbuf_u64(r);
         if (!rbuf_ok(r))
             break;
-        if (token == c->sync_token)
-            c->sync_replies++;
+        int i = node_of(c, conn);
+        if (i >= 0 && token > c->synced_to[i])
+            c->synced_to[i] = token;
         return 0;
     }
     case MSG_STATS_REPLY: {
@@ -247,6 +251,7 @@ struct client *client_create(const struct cluster *cl, const struct auth_key *ke
     c->hub = conn_hub_create(&c->loop, key, CONN_ROLE_CLIENT, (uint32_t)getpid(), &callbacks, c);
     c->conns = xcalloc(c->nodes, sizeof *c->conns);
     c->why_lost = xcalloc(c->nodes, sizeof *c->why_lost);
+    c->synced_to = xcalloc(c->nodes, sizeof *c->synced_to);
     c->survives = losses_survived(cl);
     c->object_copies = object_replicas(cl);
     wbuf_init(&c->discard);
@@ -268,6 +273,7 @@ void client_destroy(struct client *c)
     for (uint32_t i = 0; i < c->nodes; i++)
         free(c->why_lost[i]);
     free(c->why_lost);
+    free(c->synced_to);
     free(c->conns);
     wbuf_fini(&c->discard);
     free(c);
@@ -379,17 +385,21 @@ int client_connect(struct client *c, int timeout_ms, char **cause)
     return rc ? rc : -ECONNREFUSED;
 }
 
+/* Every node still connected has answered sync `*token` (and so handled everything this
+ * client sent before it). */
 static int synced(struct client *c, const void *arg)
 {
-    (void)arg;
-    return c->sync_replies + c->lost >= c->nodes;
+    uint64_t token = *(const uint64_t *)arg;
+    for (uint32_t i = 0; i < c->nodes; i++)
+        if (c->conns[i] && c->synced_to[i] < token)
+            return 0;
+    return 1;
 }
 
-/* A barrier: every node has handled everything this client sent before it. */
-static int barrier(struct client *c, int timeout_ms, char **cause)
+/* Asks every node to answer once it has handled what came before; returns the token. */
+static uint64_t sync_send(struct client *c)
 {
     c->sync_token++;
-    c->sync_replies = 0;
     for (uint32_t i = 0; i < c->nodes; i++) {
         if (!c->conns[i])
             continue;
@@ -398,13 +408,25 @@ static int barrier(struct client *c, int timeout_ms, char **cause)
         wbuf_put_u64(b, c->sync_token);
         conn_msg_end(c->conns[i], at);
     }
-    int rc = run_until(c, synced, NULL, timeout_ms);
+    return c->sync_token;
+}
+
+/* Waits for sync `token`: -ETIMEDOUT, or -ECONNRESET once a node is lost. */
+static int sync_wait(struct client *c, uint64_t token, int timeout_ms, char **cause)
+{
+    int rc = run_until(c, synced, &token, timeout_ms);
     if (rc == 0 && c->lost)
         rc = -ECONNRESET;
     if (rc < 0)
         *cause = xasprintf("nodes did not acknowledge the submission (%s)",
                            rc == -ETIMEDOUT ? "timed out" : "a node went away");
     return rc;
+}
+
+/* A barrier: every node has handled everything this client sent before it. */
+static int barrier(struct client *c, int timeout_ms, char **cause)
+{
+    return sync_wait(c, sync_send(c), timeout_ms, cause);
 }
 
 static uint32_t target(const struct client *c, const struct workload *wl,
@@ -465,11 +487,66 @@ static void build_spec(const struct client *c, const struct workload *wl, uint32
     }
 }
 
+/* A submission under way (client_submit): the tasks' encodings kept from their records
+ * for the SUBMIT messages, and the messages open per node. */
+struct submission {
+    struct client *c;
+    const struct workload *wl;
+    uint32_t job;
+    enum submit_mode mode;
+    /* With replicas each task's encoding goes twice, in its record and in the
+     * submission: encoded once, kept here for the second (up to SUBMIT_KEEP_BYTES; the
+     * tasks past it are encoded again).  kept_at[i] is where task i starts, kept_at[i +
+     * 1] where it ends; `kept` tasks are in. */
+    struct wbuf encoded, scratch;
+    uint32_t *kept_at;      /* offsets below SUBMIT_KEEP_BYTES + one task */
+    size_t kept_cap;
+    uint32_t kept;
+    struct task_input *inputs; /* scratch for build_spec */
+    size_t inputs_cap;
+    uint64_t *keys;         /* scratch: a task's children */
+    size_t keys_cap;
+    struct open_submit *open; /* per node */
+};
+
+/* Sends the tasks of wave w to their nodes. */
+static void submit_wave(struct submission *u, uint32_t w)
+{
+    struct client *c = u->c;
+    uint32_t from = w * SUBMIT_WAVE;
+    uint32_t to = from + SUBMIT_WAVE < u->wl->count ? from + SUBMIT_WAVE : u->wl->count;
+    for (uint32_t i = from; i < to; i++) {
+        uint32_t node = target(c, u->wl, u->mode, task_key(u->job, i), i);
+        if (!c->conns[node])
+            continue;
+        struct open_submit *o = &u->open[node];
+        if (!o->buf) {
+            o->buf = conn_msg_begin(c->conns[node], MSG_SUBMIT, &o->at);
+            o->count_at = o->buf->len;
+            wbuf_put_u32(o->buf, 0);
+            o->count = 0;
+        }
+        if (i < u->kept) {
+            wbuf_put(o->buf, u->encoded.data + u->kept_at[i], u->kept_at[i + 1] - u->kept_at[i]);
+        } else {
+            struct task_spec spec;
+            build_spec(c, u->wl, u->job, i, &spec, &u->inputs, &u->inputs_cap);
+            proto_put_task(o->buf, &spec);
+        }
+        /* By bytes too: 2,048 commands of 9 KB are more than a 16 MiB frame can hold
+         * (a task is at most 64 KiB of command plus its inputs, see workload.h). */
+        if (++o->count == SUBMIT_CHUNK || o->buf->len - o->at > SUBMIT_CHUNK_BYTES)
+            close_submit(c, node, o);
+    }
+    /* Written out now, so that the nodes start on it while the next wave is made. */
+    for (uint32_t k = 0; k < c->nodes; k++)
+        close_submit(c, k, &u->open[k]);
+    uv_run(&c->loop, UV_RUN_NOWAIT);
+}
+
 int client_submit(struct client *c, const struct workload *wl, uint32_t job,
                   enum submit_mode mode, int timeout_ms, int64_t *t_submit, char **cause)
 {
-    uint64_t *keys = NULL;
-    size_t keys_cap = 0;
     /* The workload's initial data objects exist before the job starts, as the papers'
      * input files did: they are made first, and the clock starts after. */
     for (uint32_t k = 0; k < wl->object_count; k++) {
@@ -512,42 +589,42 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         conn_msg_end(c->conns[i], at);
     }
     free(share);
-    struct task_input *inputs = NULL;
-    size_t inputs_cap = 0;
-    /* With replicas each task's encoding goes twice, in its record and in the
-     * submission: encoded once, kept here for the second (up to SUBMIT_KEEP_BYTES; the
-     * tasks past it are encoded again).  kept_at[i] is where task i starts, kept_at[i +
-     * 1] where it ends; `kept` tasks are in. */
-    struct wbuf encoded, scratch;
-    wbuf_init(&encoded);
-    wbuf_init(&scratch);
-    uint32_t *kept_at = NULL; /* offsets below SUBMIT_KEEP_BYTES + one task */
-    size_t kept_cap = 0;
-    uint32_t kept = 0;
+    struct submission u = {.c = c, .wl = wl, .job = job, .mode = mode};
+    wbuf_init(&u.encoded);
+    wbuf_init(&u.scratch);
+    u.open = xcalloc(c->nodes, sizeof *u.open);
+    uint32_t nwaves = (wl->count + SUBMIT_WAVE - 1) / SUBMIT_WAVE;
+    /* Per wave, the sync after its records, and the last wave whose records must be in
+     * before its tasks go: its own, or a later one that holds a child of one of them
+     * (a task that ends appends to its children's records). */
+    uint64_t *token = xcalloc(nwaves ? nwaves : 1, sizeof *token);
+    uint32_t *reach = xcalloc(nwaves ? nwaves : 1, sizeof *reach);
+    uint32_t inserted = 0, next = 0;
+    int rc = 0;
     for (uint32_t i = 0; i < wl->count; i++) {
         const struct workload_task *wt = &wl->tasks[i];
-        struct wbuf *into = &encoded;
+        struct wbuf *into = &u.encoded;
         size_t spec_at = 0;
         if (c->survives) {
             struct task_spec spec;
-            build_spec(c, wl, job, i, &spec, &inputs, &inputs_cap);
-            if (kept < i || encoded.len > SUBMIT_KEEP_BYTES) {
-                into = &scratch;
+            build_spec(c, wl, job, i, &spec, &u.inputs, &u.inputs_cap);
+            if (u.kept < i || u.encoded.len > SUBMIT_KEEP_BYTES) {
+                into = &u.scratch;
                 wbuf_reset(into);
             }
             spec_at = into->len;
             proto_put_task(into, &spec);
-            if (i == 0 && into == &encoded && wl->count > 1) {
+            if (i == 0 && into == &u.encoded && wl->count > 1) {
                 /* Room for all, by the first one's size (up to the bound), at once: a
                  * buffer that doubles copies itself into fresh pages each time. */
-                size_t all = (size_t)wl->count * encoded.len;
-                wbuf_reserve(&encoded, (all < SUBMIT_KEEP_BYTES ? all : SUBMIT_KEEP_BYTES) -
-                                           encoded.len);
+                size_t all = (size_t)wl->count * u.encoded.len;
+                wbuf_reserve(&u.encoded, (all < SUBMIT_KEEP_BYTES ? all : SUBMIT_KEEP_BYTES) -
+                                             u.encoded.len);
             }
-            if (into == &encoded) {
-                kept_at = xgrow(kept_at, &kept_cap, (size_t)kept + 2, sizeof *kept_at);
-                kept_at[kept] = (uint32_t)spec_at;
-                kept_at[++kept] = (uint32_t)encoded.len;
+            if (into == &u.encoded) {
+                u.kept_at = xgrow(u.kept_at, &u.kept_cap, (size_t)u.kept + 2, sizeof *u.kept_at);
+                u.kept_at[u.kept] = (uint32_t)spec_at;
+                u.kept_at[++u.kept] = (uint32_t)u.encoded.len;
             }
         }
         struct tmd t = {
@@ -556,72 +633,50 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
             .t_submit = *t_submit,
         };
         t.holder = target(c, wl, mode, t.key, i);
-        if (wt->num_children > keys_cap) {
-            keys_cap = wt->num_children;
-            keys = xrealloc(keys, keys_cap * sizeof *keys);
+        if (wt->num_children > u.keys_cap) {
+            u.keys_cap = wt->num_children;
+            u.keys = xrealloc(u.keys, u.keys_cap * sizeof *u.keys);
         }
-        for (uint32_t k = 0; k < wt->num_children; k++)
-            keys[k] = task_key(job, wt->children[k]);
-        tmd_set_children(&t, keys, wt->num_children);
+        uint32_t w = i / SUBMIT_WAVE;
+        reach[w] = reach[w] > w ? reach[w] : w;
+        for (uint32_t k = 0; k < wt->num_children; k++) {
+            u.keys[k] = task_key(job, wt->children[k]);
+            uint32_t cw = wt->children[k] / SUBMIT_WAVE;
+            reach[w] = reach[w] > cw ? reach[w] : cw;
+        }
+        tmd_set_children(&t, u.keys, wt->num_children);
         /* The spec is what a live node runs again when the holder dies; without replicas
          * the record dies with its owner too, so it would only cost memory and time. */
         if (c->survives)
             tmd_set_spec(&t, into->data + spec_at, (uint32_t)(into->len - spec_at));
         kvs_insert(c->kvs, &t);
         tmd_fini(&t);
-        /* As for the submission below: written out now and then, so that the nodes
-         * take in records while the rest are encoded, and the buffers stay small. */
-        if ((i + 1) % (SUBMIT_CHUNK * 8) == 0)
+        /* A wave's records are in: a sync behind them, and the waves whose records are
+         * all acknowledged go, so that the nodes run the first tasks while the rest are
+         * still encoded and inserted.  With replicas an acknowledgement waits for the
+         * backups: no task runs before its record could survive its primary. */
+        if ((i + 1) % SUBMIT_WAVE == 0 || i + 1 == wl->count) {
+            token[inserted++] = sync_send(c);
             uv_run(&c->loop, UV_RUN_NOWAIT);
-    }
-    free(keys);
-    wbuf_fini(&scratch);
-    int rc = barrier(c, timeout_ms, cause);
-    if (rc < 0) {
-        wbuf_fini(&encoded);
-        free(kept_at);
-        free(inputs);
-        return rc;
-    }
-
-    struct open_submit *open = xcalloc(c->nodes, sizeof *open);
-    for (uint32_t i = 0; i < wl->count; i++) {
-        uint32_t node = target(c, wl, mode, task_key(job, i), i);
-        if (!c->conns[node])
-            continue;
-        struct open_submit *o = &open[node];
-        if (!o->buf) {
-            o->buf = conn_msg_begin(c->conns[node], MSG_SUBMIT, &o->at);
-            o->count_at = o->buf->len;
-            wbuf_put_u32(o->buf, 0);
-            o->count = 0;
-        }
-        if (i < kept) {
-            wbuf_put(o->buf, encoded.data + kept_at[i], kept_at[i + 1] - kept_at[i]);
-        } else {
-            struct task_spec spec;
-            build_spec(c, wl, job, i, &spec, &inputs, &inputs_cap);
-            proto_put_task(o->buf, &spec);
-        }
-        /* By bytes too: 2,048 commands of 9 KB are more than a 16 MiB frame can hold
-         * (a task is at most 64 KiB of command plus its inputs, see workload.h). */
-        if (++o->count == SUBMIT_CHUNK || o->buf->len - o->at > SUBMIT_CHUNK_BYTES)
-            close_submit(c, node, o);
-        /* Let the loop write out what is queued now and then, so that the nodes start
-         * working while a big workload is still being sent. */
-        if ((i + 1) % (SUBMIT_CHUNK * 8) == 0) {
-            for (uint32_t k = 0; k < c->nodes; k++)
-                close_submit(c, k, &open[k]);
-            uv_run(&c->loop, UV_RUN_NOWAIT);
+            while (next < inserted && reach[next] < inserted && !c->lost &&
+                   synced(c, &token[reach[next]]))
+                submit_wave(&u, next++);
         }
     }
-    for (uint32_t k = 0; k < c->nodes; k++)
-        close_submit(c, k, &open[k]);
-    free(open);
-    wbuf_fini(&encoded);
-    free(kept_at);
-    free(inputs);
-    return barrier(c, timeout_ms, cause);
+    while (rc == 0 && next < nwaves) {
+        rc = sync_wait(c, token[reach[next]], timeout_ms, cause);
+        if (rc == 0)
+            submit_wave(&u, next++);
+    }
+    free(token);
+    free(reach);
+    free(u.keys);
+    free(u.open);
+    wbuf_fini(&u.scratch);
+    wbuf_fini(&u.encoded);
+    free(u.kept_at);
+    free(u.inputs);
+    return rc < 0 ? rc : barrier(c, timeout_ms, cause);
 }
 
 int client_remove(struct client *c, uint32_t job, const int64_t *index, uint32_t n,
