@@ -99,6 +99,10 @@ struct kvs_transport {
     void *ctx;
     /* Begins a message to `node` (never self); returns the payload buffer. */
     struct wbuf *(*msg_begin)(void *ctx, uint32_t node, uint16_t type, size_t *at);
+    /* May be NULL.  As msg_begin, but may extend the last message to `node` when it is of
+     * `type` and under `most` payload bytes (conn_msg_join): REPLICATE payloads are
+     * sequences of writes, so a pass's writes to a backup go as one message. */
+    struct wbuf *(*msg_join)(void *ctx, uint32_t node, uint16_t type, size_t most, size_t *at);
     void (*msg_end)(void *ctx, uint32_t node, size_t at);
     /* The store tells this node, the holder, that a task is ready or cancelled. */
     void (*notify)(void *ctx, const struct kvs_notice *notice);

@@ -110,11 +110,10 @@ struct kvs {
     int ack_due;
     struct kvs_effects backup_fx; /* effects of a backup's appends, dropped */
 
-    /* The live backups of the last key asked (kvs_replica.c's backups()): a swap
-     * forwards to them and its answer then waits for them. */
-    uint64_t memo_key;
-    uint32_t memo_ndown, memo_n; /* valid while view.ndown is memo_ndown; memo_n = 0 and
-                                    memo_ndown = UINT32_MAX: nothing memorised */
+    /* The live backups of the keys this store is primary for (kvs_replica.c's
+     * backups()): a write forwards to them and its answer then waits for them. */
+    uint32_t memo_ndown, memo_n; /* valid while view.ndown is memo_ndown; UINT32_MAX:
+                                    nothing worked out */
     uint32_t memo_to[KVS_MAX_REPLICAS];
 
     struct deferred *defer; /* owned FIFO: [defer_head, defer_len) */

@@ -63,28 +63,42 @@ void kvs__replica_fini(struct kvs *kvs)
     kvs__backlog_fini(kvs);
 }
 
-/* The live backups of a key this store is primary for; 0 at R = 1.  Asked twice in a
- * row for one key (a swap forwarded, then its answer held), so the last answer is kept
- * while the view stays as it was. */
+/* The live backups of a key this store is primary for; 0 at R = 1.  They are the same
+ * for every such key — the next R - 1 live nodes after this one, since the nodes of the
+ * ring walk between a key's owner and its first live node are all down (view.h) — so
+ * they are worked out once per view rather than per write. */
 static uint32_t backups(struct kvs *kvs, uint64_t key, uint32_t *out)
 {
-    if (kvs->view.replicas == 1 || kvs->self == KVS_NO_SHARD)
+    if (kvs->view.replicas == 1 || kvs->self == KVS_NO_SHARD || !kvs__is_primary(kvs, key))
         return 0;
-    if (key != kvs->memo_key || kvs->view.ndown != kvs->memo_ndown) {
-        uint32_t all[KVS_MAX_REPLICAS];
-        uint32_t n = view_replicas(&kvs->view, key, all);
-        kvs->memo_key = key;
+    if (kvs->view.ndown != kvs->memo_ndown) {
+        uint32_t want = kvs->view.replicas - 1, n = 0;
+        for (uint32_t i = 1; i < kvs->nodes && n < want; i++) {
+            uint32_t node = (kvs->self + i) % kvs->nodes;
+            if (!view_is_down(&kvs->view, node))
+                kvs->memo_to[n++] = node;
+        }
+        kvs->memo_n = n;
         kvs->memo_ndown = kvs->view.ndown;
-        kvs->memo_n = n && all[0] == kvs->self ? n - 1 : 0;
-        memcpy(kvs->memo_to, all + 1, kvs->memo_n * sizeof *all);
     }
     memcpy(out, kvs->memo_to, kvs->memo_n * sizeof *out);
     return kvs->memo_n;
 }
 
+/* A REPLICATE message's payload is a sequence of writes: a write joins the last message
+ * to its backup while that is under this many bytes (one header, one dispatch). */
+#define REPLICATE_JOIN_BYTES (256u * 1024)
+
+static struct wbuf *open_to(struct kvs *kvs, uint32_t node, size_t *at)
+{
+    if (kvs->t.msg_join)
+        return kvs->t.msg_join(kvs->t.ctx, node, MSG_KVS_REPLICATE, REPLICATE_JOIN_BYTES, at);
+    return kvs->t.msg_begin(kvs->t.ctx, node, MSG_KVS_REPLICATE, at);
+}
+
 static struct wbuf *begin(struct kvs *kvs, uint32_t node, uint8_t op, size_t *at)
 {
-    struct wbuf *b = kvs->t.msg_begin(kvs->t.ctx, node, MSG_KVS_REPLICATE, at);
+    struct wbuf *b = open_to(kvs, node, at);
     wbuf_put_u8(b, op);
     return b;
 }
@@ -139,7 +153,7 @@ static void forward_bytes(struct kvs *kvs, const uint32_t *to, uint32_t n, const
 {
     for (uint32_t i = 0; i < n; i++) {
         size_t at;
-        struct wbuf *b = kvs->t.msg_begin(kvs->t.ctx, to[i], MSG_KVS_REPLICATE, &at);
+        struct wbuf *b = open_to(kvs, to[i], &at);
         wbuf_put(b, bytes, len);
         end(kvs, to[i], at);
     }
@@ -415,20 +429,28 @@ int kvs__handle_replicate(struct kvs *kvs, uint32_t from, struct rbuf *r, const 
         *reason = "replicated write from outside the membership";
         return -EBADMSG;
     }
-    const struct rbuf start = *r;
-    uint64_t key;
-    int rc = check_replicate(r, &key, reason);
-    if (rc < 0)
-        return rc;
-    if (!kvs__backlog_keep(kvs, from, key, start.p, start.left - r->left)) {
-        struct rbuf again = start;
-        again.left -= r->left;
-        rc = kvs__apply_replicate(kvs, &again, reason);
+    if (!r->left) {
+        *reason = "replicated batch without a write";
+        return -EBADMSG;
+    }
+    /* Each write is checked, kept or applied and counted in turn: a bad one ends the
+     * message there, and the writes before it stay as applied (the link is dropped). */
+    while (r->left) {
+        const struct rbuf start = *r;
+        uint64_t key;
+        int rc = check_replicate(r, &key, reason);
         if (rc < 0)
             return rc;
+        if (!kvs__backlog_keep(kvs, from, key, start.p, start.left - r->left)) {
+            struct rbuf again = start;
+            again.left -= r->left;
+            rc = kvs__apply_replicate(kvs, &again, reason);
+            if (rc < 0)
+                return rc;
+        }
+        kvs->received[from]++;
+        kvs->ack_due = 1;
     }
-    kvs->received[from]++;
-    kvs->ack_due = 1;
     return 0;
 }
 

@@ -601,10 +601,18 @@ struct wbuf *conn_msg_begin(struct conn *c, uint16_t type, size_t *at)
     return &c->out.buf;
 }
 
+struct wbuf *conn_msg_join(struct conn *c, uint16_t type, size_t most, size_t *at)
+{
+    assert(type >= PROTO_FIRST_APP_TYPE);
+    *at = frame_msg_join(&c->out, type, most);
+    return &c->out.buf;
+}
+
 void conn_msg_end(struct conn *c, size_t at)
 {
+    bool joined = at == c->out.last_at;
     frame_msg_end(&c->out, at);
-    c->hub->stats.messages_out++;
+    c->hub->stats.messages_out += !joined;
     mark_dirty(c);
 }
 

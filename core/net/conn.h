@@ -103,6 +103,9 @@ int conn_error(const struct conn *c);
  * for end.  The hub seals and writes the batch at the end of the loop pass.
  */
 struct wbuf *conn_msg_begin(struct conn *c, uint16_t type, size_t *at);
+/* As conn_msg_begin, but extends the last message appended when it is of `type` and under
+ * `most` payload bytes (frame_msg_join): for payloads that are sequences of records. */
+struct wbuf *conn_msg_join(struct conn *c, uint16_t type, size_t most, size_t *at);
 void conn_msg_end(struct conn *c, size_t at);
 /* Writes now instead of at the end of the pass (before a process exits). */
 void conn_flush(struct conn *c);

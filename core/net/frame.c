@@ -38,6 +38,7 @@ void frame_batch_init(struct frame_batch *b)
     b->open_at = 0;
     b->open_count = 0;
     b->open = 0;
+    b->last_at = SIZE_MAX;
 }
 
 void frame_batch_fini(struct frame_batch *b)
@@ -67,6 +68,16 @@ size_t frame_msg_begin(struct frame_batch *b, uint16_t type)
     return at;
 }
 
+size_t frame_msg_join(struct frame_batch *b, uint16_t type, size_t most)
+{
+    if (b->open && b->last_at != SIZE_MAX && open_body_len(b) < FRAME_SOFT_BODY) {
+        const uint8_t *h = b->buf.data + b->last_at;
+        if (get_u16(h) == type && get_u32(h + 2) < most)
+            return b->last_at;
+    }
+    return frame_msg_begin(b, type);
+}
+
 void frame_msg_end(struct frame_batch *b, size_t at)
 {
     assert(b->open && at >= b->open_at + FRAME_HEADER_BYTES && at + FRAME_MSG_HEADER_BYTES <= b->buf.len);
@@ -74,14 +85,17 @@ void frame_msg_end(struct frame_batch *b, size_t at)
     /* A message that will never fit a frame is a bug in the caller, not a wire event. */
     assert(payload_len + FRAME_MSG_HEADER_BYTES <= FRAME_MAX_BODY);
     wbuf_patch_u32(&b->buf, at + 2, (uint32_t)payload_len);
+    /* A joined message (frame_msg_join) was counted when it began. */
+    uint32_t others = b->open_count - (at == b->last_at);
     /*
      * The soft split happens when a message begins, so a large message can push a frame
      * that already holds others past what the receiver accepts.  Then the message moves
      * into a frame of its own: every frame stays under FRAME_MAX_BODY as long as each
      * message alone does.
      */
-    if (open_body_len(b) > FRAME_MAX_BODY && b->open_count > 0) {
+    if (open_body_len(b) > FRAME_MAX_BODY && others > 0) {
         size_t msg_len = b->buf.len - at;
+        b->open_count = others;
         wbuf_reserve(&b->buf, FRAME_HEADER_BYTES);
         memmove(b->buf.data + at + FRAME_HEADER_BYTES, b->buf.data + at, msg_len);
         size_t end = b->buf.len;
@@ -92,8 +106,12 @@ void frame_msg_end(struct frame_batch *b, size_t at)
         put_header(&b->buf, 0, 0);
         b->buf.len = end + FRAME_HEADER_BYTES;
         b->open_count = 0;
+        at = b->open_at + FRAME_HEADER_BYTES;
+    } else if (at == b->last_at) {
+        return;             /* a joined message: counted when it began */
     }
     b->open_count++;
+    b->last_at = at;
 }
 
 void frame_batch_seal(struct frame_batch *b)
@@ -104,6 +122,7 @@ void frame_batch_seal(struct frame_batch *b)
     wbuf_patch_u32(&b->buf, b->open_at + 8, b->open_count);
     b->open = 0;
     b->open_count = 0;
+    b->last_at = SIZE_MAX;
 }
 
 int frame_batch_empty(const struct frame_batch *b)

@@ -25,7 +25,7 @@
 #include "core/base/wbuf.h"
 
 #define FRAME_MAGIC 0x4A44u
-#define FRAME_VERSION 9u
+#define FRAME_VERSION 10u
 #define FRAME_HEADER_BYTES 12u
 #define FRAME_MSG_HEADER_BYTES 6u
 /* Largest body accepted from an authenticated peer. */
@@ -43,6 +43,7 @@ struct frame_batch {
     size_t open_at;         /* offset of the open frame's header */
     uint32_t open_count;    /* messages in the open frame */
     int open;               /* a frame is open */
+    size_t last_at;         /* the open frame's last message, SIZE_MAX when none */
 };
 
 void frame_batch_init(struct frame_batch *b);
@@ -51,6 +52,14 @@ void frame_batch_fini(struct frame_batch *b);
  * b->buf and then calls frame_msg_end with the returned offset. */
 size_t frame_msg_begin(struct frame_batch *b, uint16_t type);
 void frame_msg_end(struct frame_batch *b, size_t at);
+/*
+ * As frame_msg_begin, but when the last message written is of `type`, still in the open
+ * frame and under `most` payload bytes, it is reopened instead: what the caller appends
+ * extends its payload (frame_msg_end then only patches its length).  For messages whose
+ * payload is a sequence of records (core/kvs's REPLICATE): many small writes to one
+ * peer in a loop pass become one message, one header and one dispatch.
+ */
+size_t frame_msg_join(struct frame_batch *b, uint16_t type, size_t most);
 /* Closes the open frame so that b->buf holds only whole frames.  Idempotent. */
 void frame_batch_seal(struct frame_batch *b);
 /* True when there is nothing to send. */

@@ -495,6 +495,15 @@ static struct wbuf *kvs_begin(void *ctx, uint32_t node, uint16_t type, size_t *a
     return node_msg_begin(ctx, node, type, at);
 }
 
+static struct wbuf *kvs_join(void *ctx, uint32_t node, uint16_t type, size_t most, size_t *at)
+{
+    struct node *n = ctx;
+    struct conn *c = node < n->nodes && node != n->self ? peer_conn(n, node) : NULL;
+    if (!c)
+        return node_msg_begin(n, node, type, at);
+    return conn_msg_join(c, type, most, at);
+}
+
 static void kvs_end(void *ctx, uint32_t node, size_t at)
 {
     node_msg_end(ctx, node, at);
@@ -555,8 +564,8 @@ int node_run(const struct node_config *cfg, char **cause)
     readyq_init(&n->sready);
     readyq_init(&n->staged);
     wbuf_init(&n->discard);
-    struct kvs_transport t = {.ctx = n, .msg_begin = kvs_begin, .msg_end = kvs_end,
-                              .notify = node__on_notify};
+    struct kvs_transport t = {.ctx = n, .msg_begin = kvs_begin, .msg_join = kvs_join,
+                              .msg_end = kvs_end, .notify = node__on_notify};
     n->kvs = kvs_create(n->self, n->nodes, &t);
     /* The effective R from here on (node_task.c reports ends by it). */
     if (!n->cfg.replicas)

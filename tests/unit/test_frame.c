@@ -76,6 +76,67 @@ static size_t check_batch(const uint8_t *data, size_t len, uint32_t count, size_
     return frames;
 }
 
+/* Decodes one sealed batch into (type, payload length) pairs, at most `most`. */
+static size_t list_messages(const struct frame_batch *b, uint16_t *types, size_t *lens, size_t most)
+{
+    size_t off = 0, n = 0;
+    while (off < b->buf.len) {
+        struct frame_view v;
+        size_t flen;
+        assert_int_equal(frame_parse(b->buf.data + off, b->buf.len - off, FRAME_MAX_BODY, &v,
+                                     &flen), FRAME_OK);
+        uint16_t type;
+        struct rbuf pl;
+        int rc;
+        while ((rc = frame_next(&v, &type, &pl)) == 1) {
+            assert_true(n < most);
+            types[n] = type;
+            lens[n++] = pl.left;
+        }
+        assert_int_equal(rc, 0);
+        off += flen;
+    }
+    return n;
+}
+
+static void put_joined(struct frame_batch *b, uint16_t type, size_t most, size_t len)
+{
+    size_t at = frame_msg_join(b, type, most);
+    memset(wbuf_reserve(&b->buf, len), 0x5A, len);
+    b->buf.len += len;
+    frame_msg_end(b, at);
+}
+
+/* frame_msg_join extends the last message while it is of the type and under the bound;
+ * another type, a seal or the bound starts a new one, and the frame's count is right. */
+static void test_join_extends_the_last_message(void **state)
+{
+    (void)state;
+    struct frame_batch b;
+    frame_batch_init(&b);
+    put_joined(&b, 0x0300, 100, 10); /* nothing to join: a message */
+    put_joined(&b, 0x0300, 100, 10); /* joined: 20 */
+    put_joined(&b, 0x0300, 100, 90); /* joined: 110, now past the bound */
+    put_joined(&b, 0x0300, 100, 5);  /* a new one */
+    size_t at = frame_msg_begin(&b, 0x0301);
+    frame_msg_end(&b, at);
+    put_joined(&b, 0x0300, 100, 7);  /* the last is another type: a new one */
+    put_joined(&b, 0x0300, 100, 7);  /* joined: 14 */
+    frame_batch_seal(&b);
+    put_joined(&b, 0x0300, 100, 3);  /* sealed: a new frame, a new message */
+    frame_batch_seal(&b);
+    uint16_t types[8];
+    size_t lens[8];
+    assert_int_equal(list_messages(&b, types, lens, 8), 5);
+    static const uint16_t want_types[] = {0x0300, 0x0300, 0x0301, 0x0300, 0x0300};
+    static const size_t want_lens[] = {110, 5, 0, 14, 3};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(types[i], want_types[i]);
+        assert_int_equal(lens[i], want_lens[i]);
+    }
+    frame_batch_fini(&b);
+}
+
 static void test_round_trip_one_frame(void **state)
 {
     (void)state;
@@ -371,6 +432,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_one_frame),
+        cmocka_unit_test(test_join_extends_the_last_message),
         cmocka_unit_test(test_round_trip_across_soft_split),
         cmocka_unit_test(test_large_message_gets_own_frame),
         cmocka_unit_test(test_truncated_needs_more),

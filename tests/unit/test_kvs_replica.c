@@ -75,6 +75,8 @@ static struct net {
     struct wbuf scratch[NMAX + 1];
     uint16_t scratch_type[NMAX + 1];
     FILE *wire;             /* when set, every delivered message is dumped here */
+    int join;               /* the transport joins writes into the last message (msg_join) */
+    size_t joining[NMAX + 1]; /* the message t_join reopened, SIZE_MAX when none */
     size_t count_type[256];
     /* Notices, in order. */
     struct seen {
@@ -102,14 +104,42 @@ static struct wbuf *t_begin(void *ctx, uint32_t node, uint16_t type, size_t *at)
     assert_int_not_equal(node, self);
     wbuf_reset(&net.scratch[self]);
     net.scratch_type[self] = type;
+    net.joining[self] = SIZE_MAX;
     *at = 0;
     return &net.scratch[self];
+}
+
+/* As a connection's batch does: the last message on the link, not yet delivered, of the
+ * same type and under `most` bytes, is reopened and extended. */
+static struct wbuf *t_join(void *ctx, uint32_t node, uint16_t type, size_t most, size_t *at)
+{
+    uint32_t self = *(uint32_t *)ctx;
+    struct link *l = &net.links[self][node];
+    if (l->len > l->head) {
+        struct msg *m = &net.msgs[l->v[l->len - 1]];
+        if (m->type == type && m->body.len < most) {
+            wbuf_reset(&net.scratch[self]);
+            wbuf_put(&net.scratch[self], m->body.data, m->body.len);
+            net.scratch_type[self] = type;
+            net.joining[self] = l->v[l->len - 1];
+            *at = 0;
+            return &net.scratch[self];
+        }
+    }
+    return t_begin(ctx, node, type, at);
 }
 
 static void t_end(void *ctx, uint32_t node, size_t at)
 {
     uint32_t self = *(uint32_t *)ctx;
     (void)at;
+    if (net.joining[self] != SIZE_MAX) {
+        struct msg *j = &net.msgs[net.joining[self]];
+        wbuf_reset(&j->body);
+        wbuf_put(&j->body, net.scratch[self].data, net.scratch[self].len);
+        net.joining[self] = SIZE_MAX;
+        return;
+    }
     net.msgs = xgrow(net.msgs, &net.cap, net.nmsgs + 1, sizeof *net.msgs);
     struct msg *m = &net.msgs[net.nmsgs];
     m->from = self;
@@ -133,9 +163,13 @@ static void t_notify(void *ctx, const struct kvs_notice *n)
         net.on_notice(self, n);
 }
 
+/* Whether the next net_start's stores join their writes to a backup into one message. */
+static int join_next;
+
 static void net_start(uint32_t nodes, uint64_t seed)
 {
     memset(&net, 0, sizeof net);
+    net.join = join_next;
     net.nodes = nodes;
     net.rng = seed ? seed : 1;
     for (uint32_t i = 0; i <= nodes; i++) {
@@ -143,6 +177,9 @@ static void net_start(uint32_t nodes, uint64_t seed)
         net.self[e] = e;
         struct kvs_transport t = {.ctx = &net.self[e], .msg_begin = t_begin, .msg_end = t_end,
                                   .notify = t_notify};
+        if (net.join)
+            t.msg_join = t_join;
+        net.joining[e] = SIZE_MAX;
         net.kvs[e] = kvs_create(i == nodes ? KVS_NO_SHARD : i, nodes, &t);
     }
 }
@@ -538,6 +575,22 @@ static void test_writes_reach_every_replica_r3(void **state)
 {
     (void)state;
     writes_reach_every_replica(7, 3);
+}
+
+/* Writes joined into few REPLICATE messages: the same copies, and fewer messages. */
+static void test_writes_joined_reach_every_replica(void **state)
+{
+    (void)state;
+    writes_reach_every_replica(5, 2);
+    size_t apart = net.count_type[MSG_KVS_REPLICATE & 0xff];
+    teardown(NULL);
+    join_next = 1;
+    writes_reach_every_replica(5, 2);
+    join_next = 0;
+    assert_true(net.join);
+    size_t joined = net.count_type[MSG_KVS_REPLICATE & 0xff];
+    assert_true(joined > 0);
+    assert_true(joined < apart / 2);
 }
 
 /* At R = 1 nothing is forwarded or acknowledged, and answers never wait for a flush. */
@@ -1725,7 +1778,12 @@ static void kill(const uint32_t *victims, uint32_t kills)
 static void dag_through_deaths(uint32_t nodes, uint32_t r, uint32_t n, uint64_t seed,
                                size_t when, const uint32_t *victims, uint32_t kills, size_t skew)
 {
+    /* Every other seed with writes joined into one REPLICATE message per link, as the
+     * daemons' connections do: a message then holds many writes, and a death cuts the
+     * link between them. */
+    join_next = seed % 2 == 0;
     net_start(nodes, seed);
+    join_next = 0;
     use_replicas(r);
     dag_build(n, seed);
     dag_submit();
@@ -1851,6 +1909,7 @@ int main(void)
         cmocka_unit_test_teardown(test_r1_sends_no_replication, teardown),
         cmocka_unit_test_teardown(test_writes_reach_every_replica_r2, teardown),
         cmocka_unit_test_teardown(test_writes_reach_every_replica_r3, teardown),
+        cmocka_unit_test_teardown(test_writes_joined_reach_every_replica, teardown),
         cmocka_unit_test_teardown(test_answers_wait_for_backups, teardown),
         cmocka_unit_test_teardown(test_answer_waits_for_the_new_backup, teardown),
         cmocka_unit_test_teardown(test_requests_to_a_dead_primary_answered, teardown),
