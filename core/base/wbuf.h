@@ -117,6 +117,19 @@ static inline void wbuf_put_i64(struct wbuf *b, int64_t v)
 }
 
 void wbuf_put_f64(struct wbuf *b, double v);
+/* An unsigned varint (LEB128, 1 to 10 bytes; small counts and sizes take one): records
+ * that are mostly small numbers and zeros (core/kvs/tmd.c, proto's task spec). */
+static inline void wbuf_put_uv(struct wbuf *b, uint64_t v)
+{
+    uint8_t *p = wbuf_reserve(b, 10);
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    b->len += n;
+}
 /* u32 length then bytes; NULL is written as the empty string. */
 void wbuf_put_str(struct wbuf *b, const char *s);
 void wbuf_put_strn(struct wbuf *b, const char *s, size_t n);
@@ -180,6 +193,38 @@ static inline int64_t rbuf_i64(struct rbuf *r)
 }
 
 double rbuf_f64(struct rbuf *r);
+/* A varint of wbuf_put_uv; bad (and 0) when truncated, longer than it needs to be (one
+ * spelling per value) or past 64 bits. */
+static inline uint64_t rbuf_uv(struct rbuf *r)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0, i = 0; i < 10 && !r->bad && r->left; i++, shift += 7) {
+        uint8_t c = *r->p++;
+        r->left--;
+        if (i == 9 && c > 1)
+            break;              /* past 64 bits */
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) {
+            if (c == 0 && i > 0)
+                break;          /* overlong: a trailing zero byte */
+            return v;
+        }
+    }
+    r->bad = true;
+    r->left = 0;
+    return 0;
+}
+/* A varint that must fit 32 bits. */
+static inline uint32_t rbuf_uv32(struct rbuf *r)
+{
+    uint64_t v = rbuf_uv(r);
+    if (v > UINT32_MAX) {
+        r->bad = true;
+        r->left = 0;
+        return 0;
+    }
+    return (uint32_t)v;
+}
 /* A wbuf_put_str string: borrowed pointer (not NUL-terminated) and its length.
  * Strings longer than `max` mark the reader bad. */
 const char *rbuf_str(struct rbuf *r, uint32_t *len, uint32_t max);

@@ -57,40 +57,77 @@ void tmd_fini(struct tmd *t)
     t->spec_len = 0;
 }
 
+/* The second byte of a record on the wire: which of the fields that are usually zero
+ * follow (a bit is set exactly when its field is not zero: one spelling per record). */
+enum {
+    W_RUNNER = 1u << 0,
+    W_DATA_SIZE = 1u << 1,
+    W_ALL_DATA_SIZE = 1u << 2,
+    W_T_READY = 1u << 3,
+    W_T_START = 1u << 4,
+    W_T_END = 1u << 5,
+    W_PARENTS = 1u << 6,
+    W_HISTORY = 1u << 7,
+};
+
 void tmd_put(struct wbuf *b, const struct tmd *t)
 {
     uint8_t flags = t->flags & TMD_WIRE_FLAGS;
     bool ext = t->spec_len || t->attempt || flags;
+    uint32_t done = tmd_parents_done(t);
+    uint8_t mask = (uint8_t)((t->runner ? W_RUNNER : 0) | (t->data_size ? W_DATA_SIZE : 0) |
+                             (t->all_data_size ? W_ALL_DATA_SIZE : 0) |
+                             (t->t_ready ? W_T_READY : 0) | (t->t_start ? W_T_START : 0) |
+                             (t->t_end ? W_T_END : 0) | (done ? W_PARENTS : 0) |
+                             (t->num_history ? W_HISTORY : 0));
     wbuf_put_u64(b, t->key);
     wbuf_put_u8(b, (uint8_t)(t->status | (ext ? TMD_WIRE_EXT : 0)));
-    wbuf_put_u32(b, t->holder);
-    wbuf_put_u32(b, t->runner);
-    wbuf_put_u32(b, t->num_parents);
-    wbuf_put_u32(b, t->num_wait_parent);
-    wbuf_put_u64(b, t->data_size);
-    wbuf_put_u64(b, t->all_data_size);
+    wbuf_put_u8(b, mask);
+    wbuf_put_uv(b, t->holder);
+    wbuf_put_uv(b, t->num_parents);
+    wbuf_put_uv(b, t->num_wait_parent);
+    if (mask & W_RUNNER)
+        wbuf_put_uv(b, t->runner);
+    if (mask & W_DATA_SIZE)
+        wbuf_put_uv(b, t->data_size);
+    if (mask & W_ALL_DATA_SIZE)
+        wbuf_put_uv(b, t->all_data_size);
     wbuf_put_i64(b, t->t_submit);
-    wbuf_put_i64(b, t->t_ready);
-    wbuf_put_i64(b, t->t_start);
-    wbuf_put_i64(b, t->t_end);
-    wbuf_put_u32(b, t->num_children);
+    if (mask & W_T_READY)
+        wbuf_put_i64(b, t->t_ready);
+    if (mask & W_T_START)
+        wbuf_put_i64(b, t->t_start);
+    if (mask & W_T_END)
+        wbuf_put_i64(b, t->t_end);
+    wbuf_put_uv(b, t->num_children);
     for (uint32_t i = 0; i < t->num_children; i++)
         wbuf_put_u64(b, tmd_child(t, i));
-    wbuf_put_u32(b, tmd_parents_done(t));
-    for (uint32_t i = 0; i < tmd_parents_done(t); i++) {
+    for (uint32_t i = 0; i < done; i++) {
         wbuf_put_u64(b, t->parent_list[i].object);
-        wbuf_put_u64(b, t->parent_list[i].bytes);
-        wbuf_put_u32(b, t->parent_list[i].node);
+        wbuf_put_uv(b, t->parent_list[i].bytes);
+        wbuf_put_uv(b, t->parent_list[i].node);
     }
-    wbuf_put_u32(b, t->num_history);
-    for (uint32_t i = 0; i < t->num_history; i++)
-        wbuf_put_u32(b, t->history[i]);
+    if (mask & W_HISTORY) {
+        wbuf_put_uv(b, t->num_history);
+        for (uint32_t i = 0; i < t->num_history; i++)
+            wbuf_put_uv(b, t->history[i]);
+    }
     if (ext) {
         wbuf_put_u8(b, flags);
-        wbuf_put_u32(b, t->attempt);
-        wbuf_put_u32(b, t->spec_len);
+        wbuf_put_uv(b, t->attempt);
+        wbuf_put_uv(b, t->spec_len);
         wbuf_put(b, t->spec, t->spec_len);
     }
+}
+
+/* A field its mask bit says is there: not zero (one spelling), or the record is bad. */
+static uint64_t present(struct rbuf *r, uint64_t v)
+{
+    if (!v) {
+        r->bad = true;
+        r->left = 0;
+    }
+    return v;
 }
 
 static int get(struct rbuf *r, struct tmd *t, bool lend)
@@ -98,20 +135,27 @@ static int get(struct rbuf *r, struct tmd *t, bool lend)
     memset(t, 0, sizeof *t);
     t->key = rbuf_u64(r);
     uint8_t status = rbuf_u8(r);
+    uint8_t mask = rbuf_u8(r);
     t->status = status & (uint8_t)~TMD_WIRE_EXT;
-    t->holder = rbuf_u32(r);
-    t->runner = rbuf_u32(r);
-    t->num_parents = rbuf_u32(r);
-    t->num_wait_parent = rbuf_u32(r);
-    t->data_size = rbuf_u64(r);
-    t->all_data_size = rbuf_u64(r);
+    t->holder = rbuf_uv32(r);
+    t->num_parents = rbuf_uv32(r);
+    t->num_wait_parent = rbuf_uv32(r);
+    if (mask & W_RUNNER)
+        t->runner = (uint32_t)present(r, rbuf_uv32(r));
+    if (mask & W_DATA_SIZE)
+        t->data_size = present(r, rbuf_uv(r));
+    if (mask & W_ALL_DATA_SIZE)
+        t->all_data_size = present(r, rbuf_uv(r));
     t->t_submit = rbuf_i64(r);
-    t->t_ready = rbuf_i64(r);
-    t->t_start = rbuf_i64(r);
-    t->t_end = rbuf_i64(r);
-    uint32_t n = rbuf_u32(r);
+    if (mask & W_T_READY)
+        t->t_ready = (int64_t)present(r, (uint64_t)rbuf_i64(r));
+    if (mask & W_T_START)
+        t->t_start = (int64_t)present(r, (uint64_t)rbuf_i64(r));
+    if (mask & W_T_END)
+        t->t_end = (int64_t)present(r, (uint64_t)rbuf_i64(r));
+    uint32_t n = rbuf_uv32(r);
     if (!rbuf_ok(r) || t->status >= TASK_STATUS_COUNT || t->num_wait_parent > t->num_parents ||
-        n > r->left / 8)
+        n > r->left / 8 || !(mask & W_PARENTS) != !tmd_parents_done(t))
         goto bad;
     t->num_children = n;
     if (n == 1) {
@@ -121,33 +165,34 @@ static int get(struct rbuf *r, struct tmd *t, bool lend)
         for (uint32_t i = 0; i < n; i++)
             t->children[i] = rbuf_u64(r);
     }
-    n = rbuf_u32(r);
-    if (!rbuf_ok(r) || n > r->left / 20 || n != tmd_parents_done(t))
+    n = tmd_parents_done(t);
+    /* Each parent is at least 10 bytes (a key and two one-byte varints). */
+    if (n > r->left / 10)
         goto bad;
     if (n) {
         t->parent_list = xcalloc(n, sizeof *t->parent_list);
         for (uint32_t i = 0; i < n; i++) {
             t->parent_list[i].object = rbuf_u64(r);
-            t->parent_list[i].bytes = rbuf_u64(r);
-            t->parent_list[i].node = rbuf_u32(r);
+            t->parent_list[i].bytes = rbuf_uv(r);
+            t->parent_list[i].node = rbuf_uv32(r);
         }
     }
-    n = rbuf_u32(r);
-    if (!rbuf_ok(r) || n > r->left / 4 || n > TMD_MAX_HISTORY)
-        goto bad;
-    t->num_history = (uint16_t)n;
-    if (n) {
+    if (mask & W_HISTORY) {
+        n = rbuf_uv32(r);
+        if (!rbuf_ok(r) || !n || n > r->left || n > TMD_MAX_HISTORY)
+            goto bad;
+        t->num_history = (uint16_t)n;
         t->history = xmalloc(n * sizeof *t->history);
         for (uint32_t i = 0; i < n; i++)
-            t->history[i] = rbuf_u32(r);
+            t->history[i] = rbuf_uv32(r);
     }
     if (status & TMD_WIRE_EXT) {
         /* A peer cannot set a shard-local mark; and the extension is there only when it
          * says something (one spelling per record: tmd_put's). */
         uint8_t flags = rbuf_u8(r);
         t->flags = flags;
-        t->attempt = rbuf_u32(r);
-        n = rbuf_u32(r);
+        t->attempt = rbuf_uv32(r);
+        n = rbuf_uv32(r);
         if (!rbuf_ok(r) || n > r->left || (flags & (uint8_t)~TMD_WIRE_FLAGS) ||
             (!flags && !t->attempt && !n))
             goto bad;
@@ -183,28 +228,48 @@ int tmd_skip(struct rbuf *r, uint64_t *key)
     /* The checks of tmd_get, in its order, on the same counts. */
     *key = rbuf_u64(r);
     uint8_t status = rbuf_u8(r);
-    rbuf_u32(r); /* holder */
-    rbuf_u32(r); /* runner */
-    uint32_t num_parents = rbuf_u32(r);
-    uint32_t num_wait_parent = rbuf_u32(r);
-    rbuf_bytes(r, 6 * 8); /* sizes and times */
-    uint32_t n = rbuf_u32(r);
+    uint8_t mask = rbuf_u8(r);
+    rbuf_uv32(r); /* holder */
+    uint32_t num_parents = rbuf_uv32(r);
+    uint32_t num_wait_parent = rbuf_uv32(r);
+    if (mask & W_RUNNER)
+        present(r, rbuf_uv32(r));
+    if (mask & W_DATA_SIZE)
+        present(r, rbuf_uv(r));
+    if (mask & W_ALL_DATA_SIZE)
+        present(r, rbuf_uv(r));
+    rbuf_i64(r); /* t_submit */
+    if (mask & W_T_READY)
+        present(r, (uint64_t)rbuf_i64(r));
+    if (mask & W_T_START)
+        present(r, (uint64_t)rbuf_i64(r));
+    if (mask & W_T_END)
+        present(r, (uint64_t)rbuf_i64(r));
+    uint32_t n = rbuf_uv32(r);
     if (!rbuf_ok(r) || (status & (uint8_t)~TMD_WIRE_EXT) >= TASK_STATUS_COUNT ||
-        num_wait_parent > num_parents || n > r->left / 8)
+        num_wait_parent > num_parents || n > r->left / 8 ||
+        !(mask & W_PARENTS) != !(num_parents - num_wait_parent))
         return -EBADMSG;
     rbuf_bytes(r, (size_t)n * 8);
-    n = rbuf_u32(r);
-    if (!rbuf_ok(r) || n > r->left / 20 || n != num_parents - num_wait_parent)
+    n = num_parents - num_wait_parent;
+    if (n > r->left / 10)
         return -EBADMSG;
-    rbuf_bytes(r, (size_t)n * 20);
-    n = rbuf_u32(r);
-    if (!rbuf_ok(r) || n > r->left / 4 || n > TMD_MAX_HISTORY)
-        return -EBADMSG;
-    rbuf_bytes(r, (size_t)n * 4);
+    for (uint32_t i = 0; i < n; i++) {
+        rbuf_u64(r);
+        rbuf_uv(r);
+        rbuf_uv32(r);
+    }
+    if (mask & W_HISTORY) {
+        n = rbuf_uv32(r);
+        if (!rbuf_ok(r) || !n || n > r->left || n > TMD_MAX_HISTORY)
+            return -EBADMSG;
+        for (uint32_t i = 0; i < n; i++)
+            rbuf_uv32(r);
+    }
     if (status & TMD_WIRE_EXT) {
         uint8_t flags = rbuf_u8(r);
-        uint32_t attempt = rbuf_u32(r);
-        n = rbuf_u32(r);
+        uint32_t attempt = rbuf_uv32(r);
+        n = rbuf_uv32(r);
         if (!rbuf_ok(r) || n > r->left || (flags & (uint8_t)~TMD_WIRE_FLAGS) ||
             (!flags && !attempt && !n))
             return -EBADMSG;

@@ -16,10 +16,14 @@
  * finishes / the task first moves; the count of finished parents is not stored, it is
  * num_parents - num_wait_parent.
  *
- * Wire form: the fields in the order of tmd_put.  A record with a spec, an attempt or
- * flags sets TMD_WIRE_EXT in the status byte and carries them after the history, so a
- * record without them encodes as it did before they existed.  Only TMD_WIRE_FLAGS travel:
- * the others belong to the shard that set them.
+ * Wire form: the fields in the order of tmd_put, compact (issue 15: every record crosses
+ * the wire to its primary and again to each backup, which keeps the bytes): counts,
+ * node ids and sizes as varints, and the fields that are zero in a fresh record (runner,
+ * sizes, the three later times, finished parents, history) only when a mask byte says
+ * they are there.  A record with a spec, an attempt or flags sets TMD_WIRE_EXT in the
+ * status byte and carries them last.  One spelling per record: tmd_get refuses a longer
+ * varint or a mask bit for a zero.  Only TMD_WIRE_FLAGS travel: the others belong to the
+ * shard that set them.
  */
 #ifndef JACKDAW_TMD_H
 #define JACKDAW_TMD_H

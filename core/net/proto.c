@@ -85,28 +85,78 @@ const char *proto_type_name(uint16_t type)
     }
 }
 
+/* A task spec's mask byte: which of the fields that are zero in most tasks follow (a
+ * bit is set exactly when its field is not zero: one spelling per spec). */
+enum {
+    S_PARENTS = 1u << 0,
+    S_DURATION = 1u << 1,
+    S_TIMEOUT = 1u << 2,
+    S_OUTPUT = 1u << 3,
+    S_INPUT = 1u << 4,
+    S_INPUTS = 1u << 5,
+    S_ALL = (1u << 6) - 1,
+};
+
+static uint64_t f64_bits(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
 void proto_put_task(struct wbuf *b, const struct task_spec *t)
 {
+    uint8_t mask = (uint8_t)((t->num_parents ? S_PARENTS : 0) |
+                             (f64_bits(t->duration_s) ? S_DURATION : 0) |
+                             (f64_bits(t->timeout_s) ? S_TIMEOUT : 0) |
+                             (t->output_bytes ? S_OUTPUT : 0) | (t->input_bytes ? S_INPUT : 0) |
+                             (t->num_inputs ? S_INPUTS : 0));
     wbuf_put_u64(b, t->key);
     wbuf_put_u8(b, t->kind);
     /* The attempt costs nothing on the wire while it is 0, as it nearly always is. */
     wbuf_put_u8(b, (uint8_t)((t->flags & ~TASK_FLAG_ATTEMPT) |
                              (t->attempt ? TASK_FLAG_ATTEMPT : 0)));
-    wbuf_put_u32(b, t->num_parents);
-    wbuf_put_f64(b, t->duration_s);
-    wbuf_put_f64(b, t->timeout_s);
-    wbuf_put_u64(b, t->output_bytes);
-    wbuf_put_u64(b, t->input_bytes);
+    wbuf_put_u8(b, mask);
+    if (mask & S_PARENTS)
+        wbuf_put_uv(b, t->num_parents);
+    if (mask & S_DURATION)
+        wbuf_put_f64(b, t->duration_s);
+    if (mask & S_TIMEOUT)
+        wbuf_put_f64(b, t->timeout_s);
+    if (mask & S_OUTPUT)
+        wbuf_put_uv(b, t->output_bytes);
+    if (mask & S_INPUT)
+        wbuf_put_uv(b, t->input_bytes);
     if (t->attempt)
-        wbuf_put_u32(b, t->attempt);
+        wbuf_put_uv(b, t->attempt);
     if (t->kind == TASK_COMMAND)
         wbuf_put_str(b, t->cmd);
-    wbuf_put_u32(b, t->num_inputs);
-    for (uint32_t i = 0; i < t->num_inputs; i++) {
-        wbuf_put_u64(b, t->inputs[i].object);
-        wbuf_put_u64(b, t->inputs[i].bytes);
-        wbuf_put_u32(b, t->inputs[i].node);
+    if (mask & S_INPUTS) {
+        wbuf_put_uv(b, t->num_inputs);
+        for (uint32_t i = 0; i < t->num_inputs; i++) {
+            wbuf_put_u64(b, t->inputs[i].object);
+            wbuf_put_uv(b, t->inputs[i].bytes);
+            wbuf_put_uv(b, t->inputs[i].node);
+        }
     }
+}
+
+/* A field the mask says is there: not zero, or r goes bad (one spelling per spec). */
+static uint64_t nonzero(struct rbuf *r, uint64_t v)
+{
+    if (!v) {
+        r->bad = true;
+        r->left = 0;
+    }
+    return v;
+}
+
+static double f64_nonzero(struct rbuf *r)
+{
+    uint64_t u = nonzero(r, rbuf_u64(r));
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
 }
 
 int proto_get_task(struct rbuf *r, struct task_spec *t)
@@ -114,31 +164,32 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
     t->key = rbuf_u64(r);
     t->kind = rbuf_u8(r);
     t->flags = rbuf_u8(r);
-    t->num_parents = rbuf_u32(r);
-    t->duration_s = rbuf_f64(r);
-    t->timeout_s = rbuf_f64(r);
-    t->output_bytes = rbuf_u64(r);
-    t->input_bytes = rbuf_u64(r);
+    uint8_t mask = rbuf_u8(r);
+    t->num_parents = mask & S_PARENTS ? (uint32_t)nonzero(r, rbuf_uv32(r)) : 0;
+    t->duration_s = mask & S_DURATION ? f64_nonzero(r) : 0;
+    t->timeout_s = mask & S_TIMEOUT ? f64_nonzero(r) : 0;
+    t->output_bytes = mask & S_OUTPUT ? nonzero(r, rbuf_uv(r)) : 0;
+    t->input_bytes = mask & S_INPUT ? nonzero(r, rbuf_uv(r)) : 0;
     t->cmd = NULL;
     t->inputs = NULL;
     t->num_inputs = 0;
     t->attempt = 0;
     if (t->flags & TASK_FLAG_ATTEMPT) {
         t->flags &= (uint8_t)~TASK_FLAG_ATTEMPT;
-        t->attempt = rbuf_u32(r);
-        if (!t->attempt)
-            return -EBADMSG;
+        t->attempt = (uint32_t)nonzero(r, rbuf_uv32(r));
     }
-    if (!rbuf_ok(r) || t->kind >= TASK_KIND_COUNT || !isfinite(t->duration_s) ||
-        t->duration_s < 0 || (t->timeout_s != 0 && !task_timeout_valid(t->timeout_s)))
+    if (!rbuf_ok(r) || (mask & ~S_ALL) || t->kind >= TASK_KIND_COUNT ||
+        !isfinite(t->duration_s) || t->duration_s < 0 ||
+        (t->timeout_s != 0 && !task_timeout_valid(t->timeout_s)))
         return -EBADMSG;
     if (t->kind == TASK_COMMAND) {
         t->cmd = rbuf_strdup(r, PROTO_MAX_STRING);
         if (!t->cmd)
             return -EBADMSG;
     }
-    uint32_t n = rbuf_u32(r);
-    if (!rbuf_ok(r) || n > r->left / 20) {
+    /* Each input is at least 10 bytes (a key and two one-byte varints). */
+    uint32_t n = mask & S_INPUTS ? (uint32_t)nonzero(r, rbuf_uv32(r)) : 0;
+    if (!rbuf_ok(r) || n > r->left / 10) {
         free(t->cmd);
         t->cmd = NULL;
         return -EBADMSG;
@@ -148,8 +199,12 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
         t->num_inputs = n;
         for (uint32_t i = 0; i < n; i++) {
             t->inputs[i].object = rbuf_u64(r);
-            t->inputs[i].bytes = rbuf_u64(r);
-            t->inputs[i].node = rbuf_u32(r);
+            t->inputs[i].bytes = rbuf_uv(r);
+            t->inputs[i].node = rbuf_uv32(r);
+        }
+        if (!rbuf_ok(r)) {
+            proto_task_fini(t);
+            return -EBADMSG;
         }
     }
     return 0;

@@ -477,10 +477,34 @@ static void test_tmd_codec(void **state)
         rbuf_init(&r, b.data, n);
         assert_int_equal(tmd_get(&r, &u), -EBADMSG);
     }
-    /* A child count larger than the bytes that follow is refused before allocating. */
-    wbuf_patch_u32(&b, 8 + 1 + 4 + 4 + 4 + 4 + 8 + 8 + 32, 0x7fffffff);
-    rbuf_init(&r, b.data, b.len);
+    /* A child count larger than the bytes that follow is refused before allocating: the
+     * count (one byte here) follows key, status, mask, three one-byte varints, the size
+     * (one byte) and t_submit. */
+    size_t at = 8 + 1 + 1 + 3 + 1 + 8;
+    assert_int_equal(b.data[at], 3);
+    struct wbuf bad;
+    wbuf_init(&bad);
+    wbuf_put(&bad, b.data, at);
+    wbuf_put_uv(&bad, 0x7fffffff);
+    wbuf_put(&bad, b.data + at + 1, b.len - at - 1);
+    rbuf_init(&r, bad.data, bad.len);
     assert_int_equal(tmd_get(&r, &u), -EBADMSG);
+    /* One spelling: a varint longer than it needs to be, a mask bit for a zero field. */
+    wbuf_reset(&bad);
+    wbuf_put(&bad, b.data, at);
+    wbuf_put_u8(&bad, 0x83);
+    wbuf_put_u8(&bad, 0x00);
+    wbuf_put(&bad, b.data + at + 1, b.len - at - 1);
+    rbuf_init(&r, bad.data, bad.len);
+    assert_int_equal(tmd_get(&r, &u), -EBADMSG);
+    wbuf_reset(&bad);
+    wbuf_put(&bad, b.data, 8 + 1 + 1 + 3);
+    wbuf_put_u8(&bad, 0); /* runner, spelled out though it is 0 */
+    wbuf_put(&bad, b.data + 8 + 1 + 1 + 3, b.len - (8 + 1 + 1 + 3));
+    bad.data[9] |= 0x01;
+    rbuf_init(&r, bad.data, bad.len);
+    assert_int_equal(tmd_get(&r, &u), -EBADMSG);
+    wbuf_fini(&bad);
     wbuf_fini(&b);
 }
 

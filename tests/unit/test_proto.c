@@ -94,7 +94,7 @@ static void test_task_attempt_travels(void **state)
     proto_put_task(&b, &t);
     t.attempt = 3;
     proto_put_task(&c, &t);
-    assert_int_equal(c.len, b.len + 4);
+    assert_int_equal(c.len, b.len + 1); /* a one-byte varint */
     struct rbuf r;
     struct task_spec u;
     rbuf_init(&r, b.data, b.len);
@@ -112,13 +112,40 @@ static void test_task_attempt_travels(void **state)
         rbuf_init(&r, c.data, k);
         assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
     }
-    /* The flag with an attempt of 0 is no encoder's output (the attempt sits before
-     * the inputs' count, the last 4 bytes of a task without inputs). */
-    memset(c.data + b.len - 4, 0, 4);
+    /* The flag with an attempt of 0 is no encoder's output (the attempt is the last byte
+     * of a task without a command or inputs). */
+    c.data[c.len - 1] = 0;
     rbuf_init(&r, c.data, c.len);
     assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
     wbuf_fini(&b);
     wbuf_fini(&c);
+}
+
+/* A spec carries only the fields that are not zero, behind a mask byte, and has one
+ * spelling: a mask bit for a zero field, or an unknown bit, is refused. */
+static void test_task_compact_one_spelling(void **state)
+{
+    (void)state;
+    struct task_spec t = {.key = task_key(2, 6), .kind = TASK_NOOP};
+    struct wbuf b;
+    wbuf_init(&b);
+    proto_put_task(&b, &t);
+    assert_int_equal(b.len, 8 + 1 + 1 + 1); /* key, kind, flags, mask */
+    struct rbuf r;
+    struct task_spec u;
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task(&r, &u), 0);
+    assert_int_equal(r.left, 0);
+    proto_task_fini(&u);
+    /* The output size said to be there, spelled as a zero. */
+    wbuf_put_u8(&b, 0);
+    b.data[10] = 1u << 3;
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    b.data[10] = 0x80; /* no such field */
+    rbuf_init(&r, b.data, b.len - 1);
+    assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    wbuf_fini(&b);
 }
 
 /* A time limit travels with the task; one out of bounds is refused like a bad duration. */
@@ -345,6 +372,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_task_roundtrip_and_truncation),
         cmocka_unit_test(test_task_attempt_travels),
+        cmocka_unit_test(test_task_compact_one_spelling),
         cmocka_unit_test(test_task_time_limit),
         cmocka_unit_test(test_task_end_roundtrip),
         cmocka_unit_test(test_stats_refuses_huge_job_count),
