@@ -112,9 +112,11 @@ static inline uint64_t task_key_hash(uint64_t key)
 {
     return hash_mix64(key);
 }
+/* The hash's high 32 bits scaled to [0, nodes) with a multiply rather than a division:
+ * every metadata write asks, on the primary and again on each backup. */
 static inline uint32_t task_key_owner(uint64_t key, uint32_t nodes)
 {
-    return (uint32_t)(task_key_hash(key) % nodes);
+    return (uint32_t)(((task_key_hash(key) >> 32) * (uint64_t)nodes) >> 32);
 }
 
 #endif
