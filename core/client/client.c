@@ -396,8 +396,9 @@ static int synced(struct client *c, const void *arg)
     return 1;
 }
 
-/* Asks every node to answer once it has handled what came before; returns the token. */
-static uint64_t sync_send(struct client *c)
+/* Asks every node to answer once it has handled what came before and, unless
+ * `handled_only`, its backups have what it wrote; returns the token. */
+static uint64_t sync_send(struct client *c, bool handled_only)
 {
     c->sync_token++;
     for (uint32_t i = 0; i < c->nodes; i++) {
@@ -406,6 +407,7 @@ static uint64_t sync_send(struct client *c)
         size_t at;
         struct wbuf *b = conn_msg_begin(c->conns[i], MSG_SYNC, &at);
         wbuf_put_u64(b, c->sync_token);
+        wbuf_put_u8(b, handled_only ? PROTO_SYNC_HANDLED : 0);
         conn_msg_end(c->conns[i], at);
     }
     return c->sync_token;
@@ -426,7 +428,7 @@ static int sync_wait(struct client *c, uint64_t token, int timeout_ms, char **ca
 /* A barrier: every node has handled everything this client sent before it. */
 static int barrier(struct client *c, int timeout_ms, char **cause)
 {
-    return sync_wait(c, sync_send(c), timeout_ms, cause);
+    return sync_wait(c, sync_send(c, false), timeout_ms, cause);
 }
 
 static uint32_t target(const struct client *c, const struct workload *wl,
@@ -652,11 +654,13 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         kvs_insert(c->kvs, &t);
         tmd_fini(&t);
         /* A wave's records are in: a sync behind them, and the waves whose records are
-         * all acknowledged go, so that the nodes run the first tasks while the rest are
-         * still encoded and inserted.  With replicas an acknowledgement waits for the
-         * backups: no task runs before its record could survive its primary. */
+         * all in their primaries go, so that the nodes run the first tasks while the
+         * rest are still encoded and inserted.  The sync does not wait for the backups:
+         * a task's end is reported only once its backups have its final status, which
+         * follows its insert on the same link; and the barrier that ends the submission
+         * does wait, so a primary lost before its backups had a wave fails the submit. */
         if ((i + 1) % SUBMIT_WAVE == 0 || i + 1 == wl->count) {
-            token[inserted++] = sync_send(c);
+            token[inserted++] = sync_send(c, true);
             uv_run(&c->loop, UV_RUN_NOWAIT);
             while (next < inserted && reach[next] < inserted && !c->lost &&
                    synced(c, &token[reach[next]]))

@@ -130,6 +130,10 @@ enum proto_type {
     MSG_TRACE_STATE = 0x040a,
 };
 
+/* MSG_SYNC's flags: answer once the messages before it are handled, without waiting
+ * for the backups to have what they wrote (a submission's waves; the barrier that ends
+ * it waits).  Other bits are malformed. */
+#define PROTO_SYNC_HANDLED 0x01u
 /* MSG_HEARTBEAT's flags: the sender is stopping on purpose, so that its connections
  * closing and then refused are no crash (heartbeat.c).  Other bits are malformed. */
 #define PROTO_BEAT_LEAVING 0x01u

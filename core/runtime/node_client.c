@@ -226,17 +226,28 @@ int node__on_client_message(struct node *n, struct conn *c, uint16_t type, struc
         return on_submit(n, c, r, reason);
     case MSG_SYNC: {
         uint64_t token = rbuf_u64(r);
-        if (!rbuf_ok(r))
-            break;
-        /* Answered once what the client inserted has reached every live backup, so
-         * that it survives one death (at R = 1: at once). */
+        uint8_t flags = rbuf_u8(r);
+        if (!rbuf_ok(r) || (flags & ~PROTO_SYNC_HANDLED)) {
+            *reason = "malformed sync";
+            return -EBADMSG;
+        }
         struct sync_wait *w = xcalloc(1, sizeof *w);
         w->n = n;
         w->c = c;
         w->token = token;
+        /* Answered once what the client inserted has reached every live backup, so
+         * that it survives one death (at R = 1: at once); or, when it asks only that
+         * its messages were handled, now — unless an earlier sync of its own still
+         * waits: answers go in order. */
+        bool waiting = false;
+        for (struct sync_wait *s = n->syncs; s && !waiting; s = s->next)
+            waiting = s->c == c;
         w->next = n->syncs;
         n->syncs = w;
-        kvs_barrier(n->kvs, sync_done, w);
+        if ((flags & PROTO_SYNC_HANDLED) && !waiting)
+            sync_done(w);
+        else
+            kvs_barrier(n->kvs, sync_done, w);
         return 0;
     }
     case MSG_STATS_QUERY: {
