@@ -214,6 +214,16 @@ static inline uint64_t rbuf_uv(struct rbuf *r)
     r->left = 0;
     return 0;
 }
+/* A value an encoding says is there (a mask bit): not zero, or r goes bad — one
+ * spelling per value, since a zero is spelled by leaving it out. */
+static inline uint64_t rbuf_nonzero(struct rbuf *r, uint64_t v)
+{
+    if (!v) {
+        r->bad = true;
+        r->left = 0;
+    }
+    return v;
+}
 /* A varint that must fit 32 bits. */
 static inline uint32_t rbuf_uv32(struct rbuf *r)
 {

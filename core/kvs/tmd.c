@@ -120,16 +120,6 @@ void tmd_put(struct wbuf *b, const struct tmd *t)
     }
 }
 
-/* A field its mask bit says is there: not zero (one spelling), or the record is bad. */
-static uint64_t present(struct rbuf *r, uint64_t v)
-{
-    if (!v) {
-        r->bad = true;
-        r->left = 0;
-    }
-    return v;
-}
-
 static int get(struct rbuf *r, struct tmd *t, bool lend)
 {
     memset(t, 0, sizeof *t);
@@ -141,18 +131,18 @@ static int get(struct rbuf *r, struct tmd *t, bool lend)
     t->num_parents = rbuf_uv32(r);
     t->num_wait_parent = rbuf_uv32(r);
     if (mask & W_RUNNER)
-        t->runner = (uint32_t)present(r, rbuf_uv32(r));
+        t->runner = (uint32_t)rbuf_nonzero(r, rbuf_uv32(r));
     if (mask & W_DATA_SIZE)
-        t->data_size = present(r, rbuf_uv(r));
+        t->data_size = rbuf_nonzero(r, rbuf_uv(r));
     if (mask & W_ALL_DATA_SIZE)
-        t->all_data_size = present(r, rbuf_uv(r));
+        t->all_data_size = rbuf_nonzero(r, rbuf_uv(r));
     t->t_submit = rbuf_i64(r);
     if (mask & W_T_READY)
-        t->t_ready = (int64_t)present(r, (uint64_t)rbuf_i64(r));
+        t->t_ready = (int64_t)rbuf_nonzero(r, (uint64_t)rbuf_i64(r));
     if (mask & W_T_START)
-        t->t_start = (int64_t)present(r, (uint64_t)rbuf_i64(r));
+        t->t_start = (int64_t)rbuf_nonzero(r, (uint64_t)rbuf_i64(r));
     if (mask & W_T_END)
-        t->t_end = (int64_t)present(r, (uint64_t)rbuf_i64(r));
+        t->t_end = (int64_t)rbuf_nonzero(r, (uint64_t)rbuf_i64(r));
     uint32_t n = rbuf_uv32(r);
     if (!rbuf_ok(r) || t->status >= TASK_STATUS_COUNT || t->num_wait_parent > t->num_parents ||
         n > r->left / 8 || !(mask & W_PARENTS) != !tmd_parents_done(t))
@@ -233,18 +223,18 @@ int tmd_skip(struct rbuf *r, uint64_t *key)
     uint32_t num_parents = rbuf_uv32(r);
     uint32_t num_wait_parent = rbuf_uv32(r);
     if (mask & W_RUNNER)
-        present(r, rbuf_uv32(r));
+        rbuf_nonzero(r, rbuf_uv32(r));
     if (mask & W_DATA_SIZE)
-        present(r, rbuf_uv(r));
+        rbuf_nonzero(r, rbuf_uv(r));
     if (mask & W_ALL_DATA_SIZE)
-        present(r, rbuf_uv(r));
+        rbuf_nonzero(r, rbuf_uv(r));
     rbuf_i64(r); /* t_submit */
     if (mask & W_T_READY)
-        present(r, (uint64_t)rbuf_i64(r));
+        rbuf_nonzero(r, (uint64_t)rbuf_i64(r));
     if (mask & W_T_START)
-        present(r, (uint64_t)rbuf_i64(r));
+        rbuf_nonzero(r, (uint64_t)rbuf_i64(r));
     if (mask & W_T_END)
-        present(r, (uint64_t)rbuf_i64(r));
+        rbuf_nonzero(r, (uint64_t)rbuf_i64(r));
     uint32_t n = rbuf_uv32(r);
     if (!rbuf_ok(r) || (status & (uint8_t)~TMD_WIRE_EXT) >= TASK_STATUS_COUNT ||
         num_wait_parent > num_parents || n > r->left / 8 ||

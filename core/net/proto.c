@@ -141,19 +141,9 @@ void proto_put_task(struct wbuf *b, const struct task_spec *t)
     }
 }
 
-/* A field the mask says is there: not zero, or r goes bad (one spelling per spec). */
-static uint64_t nonzero(struct rbuf *r, uint64_t v)
-{
-    if (!v) {
-        r->bad = true;
-        r->left = 0;
-    }
-    return v;
-}
-
 static double f64_nonzero(struct rbuf *r)
 {
-    uint64_t u = nonzero(r, rbuf_u64(r));
+    uint64_t u = rbuf_nonzero(r, rbuf_u64(r));
     double v;
     memcpy(&v, &u, sizeof v);
     return v;
@@ -165,18 +155,18 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
     t->kind = rbuf_u8(r);
     t->flags = rbuf_u8(r);
     uint8_t mask = rbuf_u8(r);
-    t->num_parents = mask & S_PARENTS ? (uint32_t)nonzero(r, rbuf_uv32(r)) : 0;
+    t->num_parents = mask & S_PARENTS ? (uint32_t)rbuf_nonzero(r, rbuf_uv32(r)) : 0;
     t->duration_s = mask & S_DURATION ? f64_nonzero(r) : 0;
     t->timeout_s = mask & S_TIMEOUT ? f64_nonzero(r) : 0;
-    t->output_bytes = mask & S_OUTPUT ? nonzero(r, rbuf_uv(r)) : 0;
-    t->input_bytes = mask & S_INPUT ? nonzero(r, rbuf_uv(r)) : 0;
+    t->output_bytes = mask & S_OUTPUT ? rbuf_nonzero(r, rbuf_uv(r)) : 0;
+    t->input_bytes = mask & S_INPUT ? rbuf_nonzero(r, rbuf_uv(r)) : 0;
     t->cmd = NULL;
     t->inputs = NULL;
     t->num_inputs = 0;
     t->attempt = 0;
     if (t->flags & TASK_FLAG_ATTEMPT) {
         t->flags &= (uint8_t)~TASK_FLAG_ATTEMPT;
-        t->attempt = (uint32_t)nonzero(r, rbuf_uv32(r));
+        t->attempt = (uint32_t)rbuf_nonzero(r, rbuf_uv32(r));
     }
     if (!rbuf_ok(r) || (mask & ~S_ALL) || t->kind >= TASK_KIND_COUNT ||
         !isfinite(t->duration_s) || t->duration_s < 0 ||
@@ -188,7 +178,7 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
             return -EBADMSG;
     }
     /* Each input is at least 10 bytes (a key and two one-byte varints). */
-    uint32_t n = mask & S_INPUTS ? (uint32_t)nonzero(r, rbuf_uv32(r)) : 0;
+    uint32_t n = mask & S_INPUTS ? (uint32_t)rbuf_nonzero(r, rbuf_uv32(r)) : 0;
     if (!rbuf_ok(r) || n > r->left / 10) {
         free(t->cmd);
         t->cmd = NULL;
