@@ -8,6 +8,8 @@
 #include "core/base/hash.h"
 #include "core/base/xalloc.h"
 
+#define U64MAP_KEEP_CAP 1024u
+
 void u64map_init(struct u64map *m)
 {
     m->slots = NULL;
@@ -84,7 +86,10 @@ void *u64map_del(struct u64map *m, uint64_t key)
     }
     m->slots[hole].value = NULL;
     m->slots[hole].key = 0;
-    m->len--;
+    /* Emptied after it had grown big (a job's records, its queued tasks): the slots go
+     * back, rather than stay a daemon's for good. */
+    if (--m->len == 0 && m->cap > U64MAP_KEEP_CAP)
+        u64map_fini(m);
     return prev;
 }
 

@@ -21,6 +21,9 @@
 #include "core/model/task.h"
 #include "core/net/proto.h"
 
+/* Held actions the FIFO keeps room for once it is empty again. */
+#define DEFER_KEEP_CAP 4096u
+
 enum replicate_op { OP_PUT = 0, OP_APPEND = 1, OP_STATUS = 2, OP_REMOVE = 3, OP_INSERT = 4 };
 
 void kvs__replica_init(struct kvs *kvs)
@@ -317,6 +320,12 @@ void kvs__release(struct kvs *kvs)
     }
     if (kvs->defer_head == kvs->defer_len) {
         kvs->defer_head = kvs->defer_len = 0;
+        /* Empty after a burst (a big job's answers): the array goes back. */
+        if (kvs->defer_cap > DEFER_KEEP_CAP) {
+            free(kvs->defer);
+            kvs->defer = NULL;
+            kvs->defer_cap = 0;
+        }
     } else if (kvs->defer_head > kvs->defer_len / 2) {
         memmove(kvs->defer, kvs->defer + kvs->defer_head,
                 (kvs->defer_len - kvs->defer_head) * sizeof *kvs->defer);

@@ -69,6 +69,10 @@ struct conn_hub *conn_hub_create(uv_loop_t *loop, const struct auth_key *key, ui
 void conn_hub_destroy(struct conn_hub *hub);
 void *conn_hub_data(const struct conn_hub *hub);
 uv_loop_t *conn_hub_loop(const struct conn_hub *hub);
+/* Gives back what the connections keep between bursts: an empty receive buffer past a
+ * small size, and the spare send buffer.  For a quiet moment (a daemon after a big job),
+ * not a busy one: they grow again as traffic needs. */
+void conn_hub_trim(struct conn_hub *hub);
 
 /* Listens on host:port (port 0 picks one).  0 or negative errno with *cause. */
 int conn_hub_listen(struct conn_hub *hub, const char *host, int port, char **cause);

@@ -153,6 +153,9 @@ struct conn_hub *conn_hub_create(uv_loop_t *loop, const struct auth_key *key, ui
     return hub;
 }
 
+/* A receive buffer conn_hub_trim leaves alone: about one read's worth. */
+#define CONN_TRIM_KEEP (64u * 1024)
+
 void conn_hub_destroy(struct conn_hub *hub)
 {
     if (!hub || hub->destroying)
@@ -171,6 +174,19 @@ void conn_hub_destroy(struct conn_hub *hub)
 void *conn_hub_data(const struct conn_hub *hub)
 {
     return hub->data;
+}
+
+void conn_hub_trim(struct conn_hub *hub)
+{
+    for (struct link *l = hub->conns.next; l != &hub->conns; l = l->next) {
+        struct conn *c = CONTAINER_OF(l, struct conn, all);
+        if (c->rlen == 0 && c->rcap > CONN_TRIM_KEEP) {
+            free(c->rbuf);
+            c->rbuf = NULL;
+            c->rcap = 0;
+        }
+        wbuf_fini(&c->spare);
+    }
 }
 
 uv_loop_t *conn_hub_loop(const struct conn_hub *hub)

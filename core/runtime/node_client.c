@@ -1,11 +1,14 @@
 /*
  * node_client — the node's side of the clients: jobs and their counts, SUBMIT, SYNC
- * (answered once the store's barrier holds), STATS (with the deaths this node knows
+ * (answered once the store's barrier holds, or at once when it asks only that what came
+ * before was handled), STATS (with the deaths this node knows
  * of), a client attaching to a running job (JOB_ATTACH), removal and forgetting of
  * jobs.
  * Called by node.c's message handler (node_core.h).
  */
 #include "core/runtime/node_core.h"
+
+#include <malloc.h>
 
 struct job *node__job_get(struct node *n, uint32_t id, struct conn *client)
 {
@@ -178,6 +181,10 @@ static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char 
 }
 
 
+/* Records a forget must drop before the daemon hands freed memory back (malloc_trim):
+ * a trim walks the heap, worth it after a big job, not after each small one. */
+#define FORGET_TRIM_RECORDS 4096u
+
 static void sync_done(void *arg)
 {
     struct sync_wait *w = arg;
@@ -289,7 +296,16 @@ int node__on_client_message(struct node *n, struct conn *c, uint16_t type, struc
         uint32_t job = rbuf_u32(&peek);
         if (rbuf_ok(&peek))
             node__forget_moves(n, job);
-        return kvs_handle(n->kvs, KVS_NO_SHARD, type, r, reason);
+        size_t held = kvs_records_held(n->kvs);
+        int rc = kvs_handle(n->kvs, KVS_NO_SHARD, type, r, reason);
+        /* A big job's records are gone: the memory goes back to the system, so that a
+         * long-lived daemon's resident size is what it holds now, not the most it ever
+         * held (glibc keeps freed memory for the next allocations otherwise). */
+        if (held - kvs_records_held(n->kvs) >= FORGET_TRIM_RECORDS) {
+            conn_hub_trim(n->hub);
+            malloc_trim(0);
+        }
+        return rc;
     }
     case MSG_KVS_INSERT:
     case MSG_KVS_REMOVE:

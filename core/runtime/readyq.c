@@ -81,6 +81,25 @@ static void heap_add(struct readyq_heap *h, struct readyq_entry e)
     sift_up(h->e, h->len - 1);
 }
 
+/* An emptied heap that had grown big gives its array back: a daemon's queues swell with
+ * a big job and would otherwise keep that memory for good (issue 15's soak). */
+#define READYQ_KEEP_CAP 4096u
+
+static void heap_settle(struct readyq_heap *h)
+{
+    if (h->len == 0 && h->cap > READYQ_KEEP_CAP) {
+        free(h->e);
+        h->e = NULL;
+        h->cap = 0;
+    }
+}
+
+static void settle(struct readyq *q)
+{
+    heap_settle(&q->data);
+    heap_settle(&q->zero);
+}
+
 static void *heap_pop(struct readyq_heap *h)
 {
     if (h->len == 0)
@@ -225,7 +244,9 @@ void readyq_push_ordered(struct readyq *q, void *item, uint64_t priority, uint64
 void *readyq_pop(struct readyq *q)
 {
     assert(q);
-    return q->data.len ? heap_pop(&q->data) : heap_pop(&q->zero);
+    void *item = q->data.len ? heap_pop(&q->data) : heap_pop(&q->zero);
+    settle(q);
+    return item;
 }
 
 void *readyq_peek(const struct readyq *q)
@@ -248,9 +269,13 @@ void *readyq_peek_low(const struct readyq *q)
 void *readyq_take_low(struct readyq *q)
 {
     assert(q);
+    void *item;
     if (q->zero.len)
-        return heap_pop(&q->zero);
-    return q->data.len ? q->data.e[--q->data.len].item : NULL;
+        item = heap_pop(&q->zero);
+    else
+        item = q->data.len ? q->data.e[--q->data.len].item : NULL;
+    settle(q);
+    return item;
 }
 
 static int cmp_before(const void *a, const void *b)
@@ -311,11 +336,14 @@ size_t readyq_take_tail(struct readyq *q, size_t n, void **out)
     } else if (more) {
         heap_take_first(&q->data, more, out + count);
     }
+    settle(q);
     return count + more;
 }
 
 int readyq_remove(struct readyq *q, void *item)
 {
     assert(q);
-    return heap_remove(&q->data, item) || heap_remove(&q->zero, item);
+    int found = heap_remove(&q->data, item) || heap_remove(&q->zero, item);
+    settle(q);
+    return found;
 }

@@ -69,6 +69,37 @@ static uint64_t rnd(void)
     return x * 0x2545f4914f6cdd1du;
 }
 
+/* Queues emptied after a burst give their arrays back, by every way of emptying them,
+ * and work on. */
+static void test_emptied_big_queue_releases(void **state)
+{
+    (void)state;
+    struct readyq q;
+    readyq_init(&q);
+    enum { N = 20000 }; /* both heaps past what an emptied one keeps */
+    void **out = malloc(N * sizeof *out);
+    assert_non_null(out);
+    for (int way = 0; way < 3; way++) {
+        for (uintptr_t i = 1; i <= N; i++)
+            readyq_push(&q, token(i), i % 2 ? 0 : i);
+        assert_true(q.zero.cap > 0 && q.data.cap > 0);
+        if (way == 0)
+            while (readyq_pop(&q))
+                ;
+        else if (way == 1)
+            assert_int_equal(readyq_take_tail(&q, N, out), N);
+        else
+            while (readyq_take_low(&q))
+                ;
+        assert_int_equal(readyq_len(&q), 0);
+        assert_int_equal(q.zero.cap + q.data.cap, 0);
+    }
+    readyq_push(&q, token(1), 5);
+    assert_ptr_equal(readyq_pop(&q), token(1));
+    free(out);
+    readyq_fini(&q);
+}
+
 static void test_empty(void **state)
 {
     (void)state;
@@ -488,6 +519,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_emptied_big_queue_releases),
         cmocka_unit_test(test_priority_order),
         cmocka_unit_test(test_fifo_among_equals),
         cmocka_unit_test(test_take_tail),

@@ -76,11 +76,35 @@ static void test_empty_map(void **state)
     u64map_fini(&m);
 }
 
+/* A map that grew big and was emptied gives its slots back, and works on; a small one
+ * keeps them (no churn for maps that hover around empty). */
+static void test_emptied_big_map_releases(void **state)
+{
+    (void)state;
+    struct u64map m;
+    u64map_init(&m);
+    for (uint64_t k = 1; k <= 5000; k++)
+        u64map_put(&m, k, (void *)(uintptr_t)k);
+    assert_true(m.cap > 1024);
+    for (uint64_t k = 1; k <= 5000; k++)
+        assert_ptr_equal(u64map_del(&m, k), (void *)(uintptr_t)k);
+    assert_int_equal(m.len, 0);
+    assert_int_equal(m.cap, 0);
+    assert_null(m.slots);
+    assert_null(u64map_get(&m, 3));
+    u64map_put(&m, 3, (void *)(uintptr_t)9);
+    assert_ptr_equal(u64map_get(&m, 3), (void *)(uintptr_t)9);
+    assert_ptr_equal(u64map_del(&m, 3), (void *)(uintptr_t)9);
+    assert_int_equal(m.cap, 16);
+    u64map_fini(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_ops_match_model),
         cmocka_unit_test(test_empty_map),
+        cmocka_unit_test(test_emptied_big_map_releases),
     };
     return cmocka_run_group_tests_name("u64map", tests, NULL, NULL);
 }
