@@ -16,7 +16,8 @@
  *   NOTIFY        u64 key, u8 event, u64 all_data_size, i64 t_ready,
  *                 u32 nparents, nparents x (u64 object, u64 bytes, u32 node)
  *   FORGET        u32 job                          (to every node)
- *   REPLICATE     u8 op, then by op (primary to backup, R > 1 only):
+ *   REPLICATE     one or more writes, each u8 op, then by op (primary to backup, R > 1
+ *                 only; a loop pass's writes to one backup join one message):
  *                   0 PUT     tmd: the whole record, replacing the backup's copy
  *                   1 APPEND  u64 key, u8 field, u32 node, u64 value, u64 object, i64 now
  *                   2 STATUS  u64 key, u8 status, u8 has_run,
@@ -24,10 +25,10 @@
  *                   3 REMOVE  u64 key
  *                   4 INSERT  i64 now, tmd: a client's insert as it came, applied at
  *                             the primary's `now` (shard_new_record)
- *   REPLICA_ACK   u64 count: REPLICATE messages from the receiver applied so far
+ *   REPLICA_ACK   u64 count: REPLICATE writes from the receiver applied so far
  * req 0 means no reply is wanted.  A tmd is tmd_put's encoding (tmd.h).  At R = 1 no
- * REPLICATE or REPLICA_ACK is sent, and a record without spec or attempt and a CAS of
- * attempt 0 encode as they did before replication existed (tests/kvs/r1-wire.txt).
+ * REPLICATE or REPLICA_ACK is sent, and a CAS of attempt 0 encodes as it did before
+ * replication existed (tests/kvs/r1-wire.txt).
  */
 #include "core/kvs/kvs.h"
 

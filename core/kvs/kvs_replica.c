@@ -1,9 +1,10 @@
 /*
  * kvs_replica — the primary's side and the backup's side of replication (kvs.h): the
- * primary forwards each write to the key's live backups as MSG_KVS_REPLICATE, counting
- * what it sent on each link; a backup applies it and counts what it received, and
- * kvs_flush tells the primary the count (MSG_KVS_REPLICA_ACK).  Links deliver in order,
- * so a count acknowledges every message before it.
+ * primary forwards each write to the key's live backups in MSG_KVS_REPLICATE (a loop
+ * pass's writes to one backup joined into one message), counting the writes it sent on
+ * each link; a backup applies or keeps each and counts what it received, and kvs_flush
+ * tells the primary the count (MSG_KVS_REPLICA_ACK).  Links deliver in order, so a
+ * count acknowledges every write before it.
  *
  * An action that reports a write (a CAS reply, a notice, a barrier) waits in a FIFO
  * until each backup it needs has acknowledged the count the link had when the action
