@@ -146,7 +146,9 @@ size_t kvs_records_held(const struct kvs *kvs);
 int kvs_insert(struct kvs *kvs, struct tmd *t);
 int kvs_lookup(struct kvs *kvs, uint64_t key, kvs_reply_fn fn, void *arg);
 int kvs_remove(struct kvs *kvs, uint64_t key);
-/* PARENT: node ran the parent whose output `object` has `value` bytes. */
+/* PARENT: node ran the parent whose output `object` has `value` bytes.  0, or -EINVAL,
+ * -ENOENT, -EHOSTDOWN; a RESUBMIT applied on this node, the record's primary, returns
+ * shard_append's 1 (done) or 0 (refused). */
 int kvs_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
                uint64_t object);
 /* fn may be NULL (no reply wanted).  `run`, for a swap to a final status, says who ran

@@ -301,9 +301,12 @@ static void run_record(struct world *w, uint8_t op, uint8_t from_pick, const uin
     case FUZZ_KVS_APPEND: {
         /* The API's callers name members only. */
         uint32_t node = (uint32_t)get_u64(p, len, 10) % w->nodes;
-        int rc = kvs_append(w->kvs, get_u64(p, len, 0), get_u8(p, len, 8) % (KVS_FIELD_COUNT + 1),
-                            node, get_u64(p, len, 14), get_u64(p, len, 22));
-        check(rc == 0 || rc == -EINVAL || rc == -ENOENT || rc == -EHOSTDOWN);
+        uint8_t field = get_u8(p, len, 8) % (KVS_FIELD_COUNT + 1);
+        int rc = kvs_append(w->kvs, get_u64(p, len, 0), field, node, get_u64(p, len, 14),
+                            get_u64(p, len, 22));
+        /* A resubmission applied here, on its record's primary, says so. */
+        check(rc == 0 || (rc == 1 && field == KVS_FIELD_RESUBMIT) || rc == -EINVAL ||
+              rc == -ENOENT || rc == -EHOSTDOWN);
         return;
     }
     case FUZZ_KVS_REMOVE: {
