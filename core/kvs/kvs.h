@@ -51,7 +51,7 @@
  * attempt; a completion counts only for the attempt that holds the task.
  *
  * What the node does on a death, since the store cannot know where tasks are (the
- * driver of tests/unit/test_kvs_replica.c does all of it): resubmit what
+ * driver of tests/unit/test_kvs_takeover.c does all of it): resubmit what
  * kvs_orphans(KVS_NO_SHARD) lists; append HISTORY(self) again for the tasks moved to
  * it that it still runs (a move is fire-and-forget, one the dead primary had not
  * forwarded is lost, and the same move said again changes nothing); look up the tasks

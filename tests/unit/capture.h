@@ -1,7 +1,8 @@
 /*
  * capture — stderr (where the logs go) captured between capture_begin and capture_end,
  * so that a test can say what a component logged or did not.  Header-only, for the
- * unit tests that need it (test_kvs, test_kvs_replica); include after cmocka.h.
+ * unit tests that need it (test_kvs, and kvs_net.h for the replicated store's); include
+ * after cmocka.h.
  */
 #ifndef JACKDAW_TEST_CAPTURE_H
 #define JACKDAW_TEST_CAPTURE_H
