@@ -21,6 +21,7 @@ void cluster_fini(struct cluster *c)
     free(c->key_path);
     free(c->workdir);
     free(c->log_path);
+    free(c->rsh);
     free(c->nodes);
     free(c->run_id);
     for (uint32_t i = 0; i < c->n_node_args; i++)
@@ -61,6 +62,8 @@ int cluster_load(struct cluster *c, const char *path, char **cause)
         json_t *slots = json_object_get(n, "slots");
         json_t *speed = json_object_get(n, "speed");
         json_t *pid = json_object_get(n, "pid");
+        json_t *rpid = json_object_get(n, "remote_pid");
+        const char *name = json_string_value(json_object_get(n, "name"));
         const char *bad = NULL;
         if (!json_is_integer(id) || json_integer_value(id) != i)
             bad = "\"id\" must equal the node's position";
@@ -75,6 +78,8 @@ int cluster_load(struct cluster *c, const char *path, char **cause)
         else if (!json_is_number(speed) || json_number_value(speed) <= 0 ||
                  json_number_value(speed) > 1)
             bad = "\"speed\" must be in (0, 1]";
+        else if (name && strlen(name) >= sizeof c->nodes[i].name)
+            bad = "\"name\" too long";
         if (bad) {
             *cause = xasprintf("%s: node %u: %s", path, i, bad);
             json_decref(root);
@@ -87,7 +92,11 @@ int cluster_load(struct cluster *c, const char *path, char **cause)
         c->nodes[i].slots = (uint32_t)json_integer_value(slots);
         c->nodes[i].speed = json_number_value(speed);
         c->nodes[i].pid = json_is_integer(pid) ? (int)json_integer_value(pid) : 0;
+        c->nodes[i].remote_pid = json_is_integer(rpid) ? (int)json_integer_value(rpid) : 0;
+        snprintf(c->nodes[i].name, sizeof c->nodes[i].name, "%s", name ? name : "");
     }
+    const char *rsh = json_string_value(json_object_get(root, "rsh"));
+    c->rsh = rsh ? xstrdup(rsh) : NULL;
     json_t *run = json_object_get(root, "run");
     if (json_is_object(run)) {
         const char *id = json_string_value(json_object_get(run, "id"));
@@ -137,10 +146,17 @@ int cluster_save(const struct cluster *c, const char *path, char **cause)
     json_t *nodes = json_array();
     for (uint32_t i = 0; i < c->count; i++) {
         const struct cluster_node *n = &c->nodes[i];
-        json_array_append_new(nodes, json_pack("{s:i, s:s, s:i, s:i, s:f, s:i}", "id", (int)n->id,
-                                               "host", n->host, "port", n->port, "slots",
-                                               (int)n->slots, "speed", n->speed, "pid", n->pid));
+        json_t *o = json_pack("{s:i, s:s, s:i, s:i, s:f, s:i}", "id", (int)n->id, "host",
+                              n->host, "port", n->port, "slots", (int)n->slots, "speed",
+                              n->speed, "pid", n->pid);
+        if (n->name[0])
+            json_object_set_new(o, "name", json_string(n->name));
+        if (n->remote_pid)
+            json_object_set_new(o, "remote_pid", json_integer(n->remote_pid));
+        json_array_append_new(nodes, o);
     }
+    if (c->rsh)
+        json_object_set_new(root, "rsh", json_string(c->rsh));
     json_object_set_new(root, "nodes", nodes);
     if (c->run_id || c->start_ns) {
         json_t *args = json_array();

@@ -12,6 +12,11 @@
  *         "nodes": [{"id": 0, "host": "127.0.0.1", "port": 40000, "slots": 8,
  *                    "speed": 1.0, "pid": 1234}, ...]}
  * "run" and "collector" are optional: a cluster without a collector records no trace.
+ * A cluster launched on other hosts (core/client/remote.c) also has, per node, "name"
+ * (the host as the hostfile or Slurm named it; "host" is the address the node is
+ * reached at) and "remote_pid" (its pid there; "pid" is 0, no local process), and at
+ * the top "rsh": the remote shell command line it was started with ("srun" for Slurm),
+ * which `stop` uses to reach a node that no longer answers.
  * The run's start_ns (CLOCK_REALTIME) is the origin of every trace timestamp, so that the
  * nodes' events line up without a clock exchange.
  *
@@ -22,13 +27,17 @@
 
 #include <stdint.h>
 
+#define CLUSTER_NAME_MAX 320
+
 struct cluster_node {
     uint32_t id;
-    char host[64];
+    char host[64];          /* the numeric address it is reached at */
+    char name[CLUSTER_NAME_MAX]; /* the host's name; "" for a local node */
     int port;
     uint32_t slots;
     double speed;
-    int pid;                /* 0 when not started by launch */
+    int pid;                /* 0 when not started by launch on this host */
+    int remote_pid;         /* its pid on host `name`; 0 when local or unknown */
 };
 
 struct cluster_collector {
@@ -47,6 +56,8 @@ struct cluster {
     char *key_path;         /* owned */
     char *workdir;          /* owned */
     char *log_path;         /* owned, may be NULL */
+    char *rsh;              /* owned: the remote shell of a many-host launch; NULL when
+                               local */
     uint32_t count;
     struct cluster_node *nodes; /* owned, count entries, nodes[i].id == i */
 };

@@ -22,7 +22,7 @@
 #include "core/base/xalloc.h"
 
 /* 64 hex digits plus a newline; anything much longer is not a key file. */
-#define KEY_HEX_CHARS (2 * AUTH_KEY_BYTES)
+#define KEY_HEX_CHARS AUTH_KEY_HEX_CHARS
 #define KEY_FILE_MAX 256
 
 static void set_cause(char **cause, char *msg)
@@ -39,15 +39,11 @@ int auth_init(void)
     return sodium_init() < 0 ? -EIO : 0;
 }
 
-int auth_key_create(const char *path, struct auth_key *key, char **cause)
+int auth_key_save(const char *path, const struct auth_key *key, char **cause)
 {
     if (!path || !key) {
         set_cause(cause, xstrdup("no key file path given"));
         return -EINVAL;
-    }
-    if (auth_init() < 0) {
-        set_cause(cause, xstrdup("cannot initialise libsodium"));
-        return -EIO;
     }
     /* O_EXCL so that a second launch never silently replaces the key a running cluster
      * uses; 0600 from the first byte so the key is never briefly readable. */
@@ -60,10 +56,8 @@ int auth_key_create(const char *path, struct auth_key *key, char **cause)
             set_cause(cause, xasprintf("cannot create key file '%s': %s", path, strerror(err)));
         return -err;
     }
-    struct auth_key fresh;
     char hex[KEY_HEX_CHARS + 2];
-    randombytes_buf(fresh.bytes, sizeof fresh.bytes);
-    sodium_bin2hex(hex, sizeof hex, fresh.bytes, sizeof fresh.bytes);
+    auth_key_hex(key, hex);
     hex[KEY_HEX_CHARS] = '\n';
     int rc = fs_write_all(fd, hex, KEY_HEX_CHARS + 1);
     if (rc == 0 && fsync(fd) < 0)
@@ -74,13 +68,49 @@ int auth_key_create(const char *path, struct auth_key *key, char **cause)
     if (rc < 0) {
         /* A truncated key file would make every later load fail confusingly. */
         unlink(path);
-        sodium_memzero(&fresh, sizeof fresh);
         set_cause(cause, xasprintf("cannot write key file '%s': %s", path, strerror(-rc)));
-        return rc;
     }
-    *key = fresh;
+    return rc;
+}
+
+int auth_key_create(const char *path, struct auth_key *key, char **cause)
+{
+    if (auth_init() < 0) {
+        set_cause(cause, xstrdup("cannot initialise libsodium"));
+        return -EIO;
+    }
+    struct auth_key fresh;
+    randombytes_buf(fresh.bytes, sizeof fresh.bytes);
+    int rc = auth_key_save(path, &fresh, cause);
+    if (rc == 0)
+        *key = fresh;
     sodium_memzero(&fresh, sizeof fresh);
-    return 0;
+    return rc;
+}
+
+void auth_key_hex(const struct auth_key *key, char hex[AUTH_KEY_HEX_CHARS + 1])
+{
+    sodium_bin2hex(hex, AUTH_KEY_HEX_CHARS + 1, key->bytes, sizeof key->bytes);
+}
+
+int auth_key_from_hex(const char *text, size_t len, struct auth_key *key)
+{
+    /* Trailing whitespace is forgiven: editors add "\n" or "\r\n". */
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' ' ||
+                       text[len - 1] == '\t'))
+        len--;
+    struct auth_key parsed;
+    size_t bin_len = 0;
+    const char *end = NULL;
+    int rc = 0;
+    if (len != KEY_HEX_CHARS ||
+        sodium_hex2bin(parsed.bytes, sizeof parsed.bytes, text, len, NULL, &bin_len, &end) != 0 ||
+        bin_len != AUTH_KEY_BYTES || end != text + len)
+        rc = -EINVAL;
+    else
+        *key = parsed;
+    sodium_memzero(&parsed, sizeof parsed);
+    return rc;
 }
 
 int auth_key_load(const char *path, struct auth_key *key, char **cause)
@@ -135,26 +165,12 @@ int auth_key_load(const char *path, struct auth_key *key, char **cause)
         set_cause(cause, xasprintf("cannot read key file '%s': %s", path, strerror(-rc)));
         return rc;
     }
-    /* Trailing whitespace is forgiven: editors add "\n" or "\r\n". */
-    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' ' ||
-                       text[len - 1] == '\t'))
-        len--;
-    struct auth_key parsed;
-    size_t bin_len = 0;
-    const char *end = NULL;
-    if (len != KEY_HEX_CHARS ||
-        sodium_hex2bin(parsed.bytes, sizeof parsed.bytes, text, len, NULL, &bin_len, &end) != 0 ||
-        bin_len != AUTH_KEY_BYTES || end != text + len) {
-        sodium_memzero(text, sizeof text);
-        sodium_memzero(&parsed, sizeof parsed);
+    rc = auth_key_from_hex(text, len, key);
+    sodium_memzero(text, sizeof text);
+    if (rc < 0)
         set_cause(cause, xasprintf("key file '%s' does not hold a key (%u hex digits and a newline)",
                                    path, (unsigned)KEY_HEX_CHARS));
-        return -EINVAL;
-    }
-    *key = parsed;
-    sodium_memzero(text, sizeof text);
-    sodium_memzero(&parsed, sizeof parsed);
-    return 0;
+    return rc;
 }
 
 void auth_nonce(uint8_t nonce[AUTH_NONCE_BYTES])

@@ -32,8 +32,17 @@ struct auth_key {
 
 /* Calls sodium_init once; safe to call many times and from main before threads. */
 int auth_init(void);
+#define AUTH_KEY_HEX_CHARS (2 * AUTH_KEY_BYTES)
+
 /* Creates a new random key file (hex, mode 0600, refuses to overwrite). */
 int auth_key_create(const char *path, struct auth_key *key, char **cause);
+/* Writes `key` to a new key file, as auth_key_create does (a remote launch's agent
+ * writes the key it was sent on its standard input). */
+int auth_key_save(const char *path, const struct auth_key *key, char **cause);
+/* The key as 64 hex digits and a NUL; and back (trailing whitespace forgiven),
+ * -EINVAL when `text` is not a key. */
+void auth_key_hex(const struct auth_key *key, char hex[AUTH_KEY_HEX_CHARS + 1]);
+int auth_key_from_hex(const char *text, size_t len, struct auth_key *key);
 /* Loads a key file; refuses files readable by group or others, naming the path. */
 int auth_key_load(const char *path, struct auth_key *key, char **cause);
 
