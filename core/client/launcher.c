@@ -2,11 +2,15 @@
  * launcher — see launcher.h.
  */
 #include "core/client/launcher.h"
+#include "core/client/launcher_impl.h"
+#include "core/client/remote.h"
+#include "core/model/hostfile.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -112,7 +116,7 @@ uint32_t launcher_node_slots(const struct launch_options *o, uint32_t index,
     return m.slots;
 }
 
-static char *dir_of(const char *path)
+char *launcher__dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
@@ -120,7 +124,7 @@ static char *dir_of(const char *path)
     return xstrndup(path, (size_t)(slash - path ? slash - path : 1));
 }
 
-static char *absolute(const char *path)
+char *launcher__absolute(const char *path)
 {
     if (path[0] == '/')
         return xstrdup(path);
@@ -132,29 +136,47 @@ static char *absolute(const char *path)
     return xasprintf("%s/%s", cwd, path);
 }
 
-static int listen_socket(uint16_t *port, char **cause)
+int launcher__listen(const char *addr, int want_port, uint16_t *port, char **cause)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        *cause = xasprintf("cannot create a socket: %s", strerror(errno));
-        return -errno;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE};
+    struct addrinfo *ai = NULL;
+    char service[16];
+    snprintf(service, sizeof service, "%d", want_port);
+    int g = getaddrinfo(addr, service, &hints, &ai);
+    if (g != 0) {
+        *cause = xasprintf("cannot listen on '%s': not a numeric IPv4 or IPv6 address (%s)", addr,
+                           gai_strerror(g));
+        return -EINVAL;
     }
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        int e = errno;
+        freeaddrinfo(ai);
+        *cause = xasprintf("cannot create a socket: %s", strerror(e));
+        return -e;
+    }
     /* Connections accepted here inherit the flag, and so do their TIME_WAIT remains:
      * without it a daemon restarted on the same port (a collector after a crash) is
      * refused with EADDRINUSE for a minute. */
     int on = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 1024) < 0 ||
+    struct sockaddr_storage a;
+    socklen_t len = sizeof a;
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 1024) < 0 ||
         getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
         int e = errno;
         close(fd);
-        *cause = xasprintf("cannot listen on 127.0.0.1: %s", strerror(e));
+        freeaddrinfo(ai);
+        if (want_port)
+            *cause = xasprintf("cannot listen on %s port %d: %s", addr, want_port, strerror(e));
+        else
+            *cause = xasprintf("cannot listen on %s: %s", addr, strerror(e));
         return -e;
     }
-    *port = ntohs(a.sin_port);
+    freeaddrinfo(ai);
+    *port = ntohs(a.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&a)->sin6_port
+                                          : ((struct sockaddr_in *)&a)->sin_port);
     return fd;
 }
 
@@ -262,7 +284,7 @@ static int refuse_running(const char *cluster_path, const char *key_path, const 
     }
     free(ignored);
     ignored = NULL;
-    char *dir = dir_of(cluster_path);
+    char *dir = launcher__dir_of(cluster_path);
     DIR *d = opendir(dir);
     struct dirent *e;
     int rc = 0;
@@ -272,7 +294,7 @@ static int refuse_running(const char *cluster_path, const char *key_path, const 
             continue;
         char *other = xasprintf("%s/%s", dir, e->d_name);
         if (strcmp(other, cluster_path) != 0 && cluster_load(&old, other, &ignored) == 0) {
-            char *other_key = absolute(old.key_path), *other_work = absolute(old.workdir);
+            char *other_key = launcher__absolute(old.key_path), *other_work = launcher__absolute(old.workdir);
             const char *shared = strcmp(other_key, key_path) == 0   ? "key"
                                  : strcmp(other_work, workdir) == 0 ? "work directory"
                                                                     : NULL;
@@ -306,7 +328,7 @@ static void reap(void)
     }
 }
 
-static char *log_tail(const char *path)
+char *launcher__log_tail(const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -323,8 +345,8 @@ static char *log_tail(const char *path)
 
 /* Forks and execs `exe argv…` in its own session with listen_fd as fd 3 and its output
  * appended to logpath.  Returns the pid, or a negative errno. */
-static pid_t spawn_daemon(const char *exe, char **argv, const char *logpath, int listen_fd,
-                          bool die_with_parent)
+pid_t launcher__spawn(const char *exe, char **argv, const char *logpath, int listen_fd,
+                      bool die_with_parent)
 {
     pid_t parent = getpid();
     pid_t pid = fork();
@@ -367,13 +389,86 @@ static char *new_run_id(void)
     return xasprintf("%s-%04x", stamp, (unsigned)(randombytes_random() & 0xffff));
 }
 
+/* Whether `addr` is a wildcard (0.0.0.0, ::): fine to bind, useless to advertise. */
+static bool wildcard(const char *addr)
+{
+    return strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0 || strcmp(addr, "[::]") == 0;
+}
+
+/* Where a local cluster's daemons and collector listen and are reached. */
+static int local_addresses(const struct launch_options *o, char *bind_addr, char *adv,
+                           size_t len, char **cause)
+{
+    snprintf(bind_addr, len, "%s", o->bind ? o->bind : "127.0.0.1");
+    if (o->advertise) {
+        snprintf(adv, len, "%s", o->advertise);
+    } else if (wildcard(bind_addr)) {
+        *cause = xasprintf("--bind %s listens everywhere: give --advertise ADDR, the address "
+                           "clients and the other daemons reach this host at",
+                           bind_addr);
+        return -EINVAL;
+    } else {
+        snprintf(adv, len, "%s", bind_addr);
+    }
+    if (!hostfile_is_address(bind_addr) || !hostfile_is_address(adv)) {
+        *cause = xasprintf("--bind and --advertise take numeric IPv4 or IPv6 addresses ('%s', "
+                           "'%s')",
+                           bind_addr, adv);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* The collector of a many-host cluster runs here: it listens on --bind, else on the
+ * address that routes to the first daemon, and is reached at --advertise, else there. */
+static int collector_addresses(const struct launch_options *o, const struct cluster *cl,
+                               char *bind_addr, char *adv, size_t len, char **cause)
+{
+    if (!o->hostfile && !o->slurm)
+        return local_addresses(o, bind_addr, adv, len, cause);
+    char routed[64] = "127.0.0.1";
+    if (remote_local_address_towards(cl->nodes[0].host, routed, sizeof routed) < 0) {
+        *cause = xasprintf("no route from here to node 0 at %s for the collector; give "
+                           "--advertise ADDR",
+                           cl->nodes[0].host);
+        if (!o->advertise)
+            return -EHOSTUNREACH;
+        free(*cause);
+        *cause = NULL;
+    }
+    snprintf(bind_addr, len, "%s", o->bind ? o->bind : routed);
+    snprintf(adv, len, "%s", o->advertise ? o->advertise : wildcard(bind_addr) ? routed
+                                                                                 : bind_addr);
+    if (!hostfile_is_address(bind_addr) || !hostfile_is_address(adv)) {
+        *cause = xasprintf("--bind and --advertise take numeric IPv4 or IPv6 addresses ('%s', "
+                           "'%s')",
+                           bind_addr, adv);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* After a failed start: daemons that were started are asked to stop (and those on
+ * other hosts that do not answer are ended through their remote shell), agents still
+ * waiting are let go. */
+static void undo_start(struct cluster *out, const char *cluster_path, struct remote *rm)
+{
+    remote_abort(rm);
+    char *ignore = NULL;
+    enum launcher_found *found = xcalloc(out->count + 1, sizeof *found);
+    launcher_stop_report(out, cluster_path, 2000, found, &ignore);
+    free(ignore);
+    free(found);
+}
+
 int launcher_start(const struct launch_options *o, struct cluster *out, char **cause)
 {
     memset(out, 0, sizeof *out);
+    bool remote = o->hostfile || o->slurm;
     /* Absolute, so that the cluster file's paths and the daemons' command lines mean
      * the same from any directory a client runs in. */
-    char *cluster_path = absolute(o->cluster_path);
-    char *dir = dir_of(cluster_path);
+    char *cluster_path = launcher__absolute(o->cluster_path);
+    char *dir = launcher__dir_of(cluster_path);
     int rc = fs_mkdirs(dir, 0700, NULL);
     if (rc < 0) {
         *cause = xasprintf("cannot create '%s': %s", dir, strerror(-rc));
@@ -382,7 +477,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         return rc;
     }
     char *key_path = cluster_owned_path(cluster_path, CLUSTER_OWNED_KEY);
-    char *workdir = o->workdir ? absolute(o->workdir)
+    char *workdir = o->workdir ? launcher__absolute(o->workdir)
                                : cluster_owned_path(cluster_path, CLUSTER_OWNED_WORKDIR);
     rc = refuse_running(cluster_path, key_path, workdir, cause);
     if (rc < 0) {
@@ -393,8 +488,6 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         return rc;
     }
 
-    out->count = o->nodes;
-    out->nodes = xcalloc(o->nodes, sizeof *out->nodes);
     out->key_path = key_path;
     out->workdir = workdir;
     out->run_id = new_run_id();
@@ -404,12 +497,11 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         for (int k = 0; k < o->node_nargs; k++)
             out->node_args[out->n_node_args++] = xstrdup(o->node_args[k]);
     }
-    int collector_fd = -1;
     if (o->trace) {
         char *name = o->trace_path ? xstrdup(o->trace_path)
                                    : xasprintf("%s/jackdaw-%s.avro",
                                                o->trace_dir ? o->trace_dir : dir, out->run_id);
-        out->collector.trace_path = absolute(name);
+        out->collector.trace_path = launcher__absolute(name);
         free(name);
         /* A new run writes a new trace; the collector resumes a file only when it is
          * restarted for the same run.  Keep what was there, as perf keeps perf.data.old. */
@@ -422,9 +514,10 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         }
     }
     free(dir);
-    double *speeds = xmalloc(o->nodes * sizeof *speeds);
-    rc = launcher_parse_speeds(o->speeds, speeds, o->nodes, cause);
-    if (rc == 0 && o->slots_cores && (!o->speeds || mix_parse(o->speeds) < 0)) {
+    char bind_addr[64] = "", adv[64] = "";
+    if (!remote)
+        rc = local_addresses(o, bind_addr, adv, sizeof bind_addr, cause);
+    if (rc == 0 && !remote && o->slots_cores && (!o->speeds || mix_parse(o->speeds) < 0)) {
         *cause = xasprintf("--slots cores needs a mix in --speeds (none, C1..C5)");
         rc = -EINVAL;
     }
@@ -437,32 +530,50 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         unlink(out->key_path);
         rc = auth_key_create(out->key_path, &key, cause);
     }
-    int *fds = xmalloc(o->nodes * sizeof *fds);
-    for (uint32_t i = 0; i < o->nodes; i++)
-        fds[i] = -1;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    for (uint32_t i = 0; rc == 0 && i < o->nodes; i++) {
-        uint16_t port = 0;
-        fds[i] = listen_socket(&port, cause);
-        if (fds[i] < 0) {
-            rc = fds[i];
-            break;
+    uint32_t nodes = remote ? 0 : o->nodes;
+    int *fds = NULL;
+    struct remote *rm = NULL;
+    if (rc == 0 && remote) {
+        char hex[AUTH_KEY_HEX_CHARS + 1];
+        auth_key_hex(&key, hex);
+        rc = remote_begin(&rm, o, hex, out->workdir, out, cause);
+        sodium_memzero(hex, sizeof hex);
+    } else if (rc == 0) {
+        out->count = nodes;
+        out->nodes = xcalloc(nodes, sizeof *out->nodes);
+        double *speeds = xmalloc(nodes * sizeof *speeds);
+        rc = launcher_parse_speeds(o->speeds, speeds, nodes, cause);
+        fds = xmalloc(nodes * sizeof *fds);
+        for (uint32_t i = 0; i < nodes; i++)
+            fds[i] = -1;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        for (uint32_t i = 0; rc == 0 && i < nodes; i++) {
+            uint16_t port = 0;
+            fds[i] = launcher__listen(bind_addr, 0, &port, cause);
+            if (fds[i] < 0) {
+                rc = fds[i];
+                break;
+            }
+            struct cluster_node *n = &out->nodes[i];
+            n->id = i;
+            snprintf(n->host, sizeof n->host, "%s", adv);
+            n->port = port;
+            n->slots = launcher_node_slots(o, i, (uint32_t)(cores > 0 ? cores : 1));
+            n->speed = speeds[i];
         }
-        struct cluster_node *n = &out->nodes[i];
-        n->id = i;
-        snprintf(n->host, sizeof n->host, "127.0.0.1");
-        n->port = port;
-        n->slots = launcher_node_slots(o, i, (uint32_t)(cores > 0 ? cores : 1));
-        n->speed = speeds[i];
+        free(speeds);
     }
-    free(speeds);
+    int collector_fd = -1;
     if (rc == 0 && o->trace) {
+        char cbind[64], cadv[64];
+        rc = collector_addresses(o, out, cbind, cadv, sizeof cbind, cause);
         uint16_t port = 0;
-        collector_fd = listen_socket(&port, cause);
-        if (collector_fd < 0) {
+        if (rc == 0)
+            collector_fd = launcher__listen(cbind, 0, &port, cause);
+        if (collector_fd < 0 && rc == 0)
             rc = collector_fd;
-        } else {
-            snprintf(out->collector.host, sizeof out->collector.host, "127.0.0.1");
+        if (rc == 0) {
+            snprintf(out->collector.host, sizeof out->collector.host, "%s", cadv);
             out->collector.port = port;
         }
     }
@@ -493,7 +604,8 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
             argv[argc++] = "--workload-digest";
             argv[argc++] = o->workload_digest;
         }
-        pid_t pid = spawn_daemon(exe, (char **)argv, logpath, collector_fd, o->die_with_parent);
+        pid_t pid = launcher__spawn(exe, (char **)argv, logpath, collector_fd,
+                                    o->die_with_parent);
         if (pid < 0) {
             rc = pid;
             *cause = xasprintf("cannot start the collector: %s", strerror(-rc));
@@ -504,7 +616,9 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
     }
     if (collector_fd >= 0)
         close(collector_fd);
-    for (uint32_t i = 0; rc == 0 && i < o->nodes; i++) {
+    if (rc == 0 && remote)
+        rc = remote_finish(rm, cluster_path, out, cause);
+    for (uint32_t i = 0; rc == 0 && i < nodes; i++) {
         char id[16];
         snprintf(id, sizeof id, "%u", i);
         char *logpath = xasprintf("%s/node-%u.log", out->workdir, i);
@@ -515,7 +629,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         memcpy(argv, fixed, sizeof fixed);
         for (int k = 0; k < o->node_nargs; k++)
             argv[nfixed + (size_t)k] = o->node_args[k];
-        pid_t pid = spawn_daemon(exe, (char **)argv, logpath, fds[i], o->die_with_parent);
+        pid_t pid = launcher__spawn(exe, (char **)argv, logpath, fds[i], o->die_with_parent);
         free(argv);
         free(logpath);
         if (pid < 0) {
@@ -525,7 +639,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         }
         out->nodes[i].pid = pid;
     }
-    for (uint32_t i = 0; i < o->nodes; i++)
+    for (uint32_t i = 0; fds && i < nodes; i++)
         if (fds[i] >= 0)
             close(fds[i]);
     free(fds);
@@ -534,39 +648,37 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
     if (rc == 0) {
         /* Ready means: every daemon answers an authenticated handshake. */
         struct client *c = client_create(out, &key, NULL);
-        rc = client_connect(c, 15000, cause);
+        rc = client_connect(c, o->start_timeout_ms > 0 ? o->start_timeout_ms : 15000, cause);
         client_destroy(c);
-        if (rc < 0) {
-            for (uint32_t i = 0; i < o->nodes; i++) {
-                if (out->nodes[i].pid && !alive(out->nodes[i].pid)) {
-                    char *logpath = xasprintf("%s/node-%u.log", out->workdir, i);
-                    char *tail = log_tail(logpath);
-                    char *msg = xasprintf("%s; node %u exited, its log %s ends:\n%s",
-                                          *cause ? *cause : "cluster did not start", i, logpath,
-                                          tail);
-                    free(*cause);
-                    *cause = msg;
-                    free(tail);
-                    free(logpath);
-                    break;
-                }
+        for (uint32_t i = 0; rc < 0 && i < out->count; i++) {
+            if (out->nodes[i].pid && !alive(out->nodes[i].pid)) {
+                char *logpath = xasprintf("%s/node-%u.log", out->workdir, i);
+                char *tail = launcher__log_tail(logpath);
+                char *msg = xasprintf("%s; node %u exited, its log %s ends:\n%s",
+                                      *cause ? *cause : "cluster did not start", i, logpath,
+                                      tail);
+                free(*cause);
+                *cause = msg;
+                free(tail);
+                free(logpath);
+                break;
             }
         }
     }
     if (rc == 0 && out->collector.pid && !alive(out->collector.pid)) {
         char *logpath = xasprintf("%s/collector.log", out->workdir);
-        char *tail = log_tail(logpath);
+        char *tail = launcher__log_tail(logpath);
         *cause = xasprintf("the collector exited; its log %s ends:\n%s", logpath, tail);
         free(tail);
         free(logpath);
         rc = -ECHILD;
     }
     if (rc < 0) {
-        char *ignore = NULL;
-        launcher_stop(out, cluster_path, 2000, &ignore);
-        free(ignore);
+        undo_start(out, cluster_path, rm);
         cluster_fini(out);
     }
+    remote_destroy(rm);
+    sodium_memzero(&key, sizeof key);
     free(cluster_path);
     return rc;
 }
@@ -620,9 +732,32 @@ int launcher_stop_report(const struct cluster *cl, const char *cluster_path, int
         for (uint32_t i = 0; i < cl->count; i++)
             if (f[i] == LAUNCHER_UNREACHED && client_node_ready(c, i))
                 f[i] = LAUNCHER_ASKED;
+        /* Daemons with no pid here are waited for by their connections, which close as
+         * they exit (bounded): then `stop` means stopped for them too. */
+        struct timespec tick = {0, 10 * 1000 * 1000};
+        for (int waited = 0; waited < timeout_ms; waited += 10) {
+            uv_run(client_loop(c), UV_RUN_NOWAIT);
+            bool open = false;
+            for (uint32_t i = 0; i < cl->count && !open; i++)
+                open = f[i] == LAUNCHER_ASKED && client_node_ready(c, i);
+            if (!open)
+                break;
+            nanosleep(&tick, NULL);
+        }
+        for (uint32_t i = 0; i < cl->count; i++)
+            if (f[i] == LAUNCHER_ASKED && !client_node_ready(c, i))
+                f[i] = LAUNCHER_STOPPED;
         client_destroy(c);
     }
     free(ignore);
+    /* One started on another host that does not answer is ended through the remote
+     * shell it was started with. */
+    for (uint32_t i = 0; i < cl->count; i++) {
+        if (f[i] != LAUNCHER_UNREACHED || !cl->nodes[i].remote_pid)
+            continue;
+        int k = remote_kill(cl, i, timeout_ms);
+        f[i] = k == 0 ? LAUNCHER_REMOTE_KILLED : k == -ESRCH ? LAUNCHER_NOT_RUNNING : f[i];
+    }
     struct timespec step = {0, 10 * 1000 * 1000};
     bool termed = false;
     for (int waited = 0;; waited += 10) {

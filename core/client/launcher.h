@@ -1,5 +1,6 @@
 /*
- * launcher — starts and stops a local cluster of node daemons on loopback, for
+ * launcher — starts and stops a cluster of node daemons, on loopback or (with a hostfile
+ * or inside a Slurm allocation, through core/client/remote.c) on many hosts, for
  * `jackdaw launch`, `jackdaw run`, `jackdaw stop`, `jackdaw collector` and the console
  * (tui/session.c; its launch form, tui/form.c, checks speeds with launcher_parse_speeds).
  *
@@ -41,6 +42,20 @@ struct launch_options {
     const char *trace_dir;      /* NULL: the cluster file's directory */
     const char *workload_name;  /* for the trace header (run knows it up front), or NULL */
     const char *workload_digest;
+    /* Where the daemons listen.  A local cluster binds `bind` (NULL: 127.0.0.1) and
+     * tells clients `advertise` (NULL: bind; required when bind is a wildcard). */
+    const char *bind;
+    const char *advertise;
+    /* Many hosts (core/client/remote.c): one daemon per line of `hostfile`, or per node
+     * (per task with per_task) of the Slurm allocation this runs in; `nodes`, `slots`
+     * and `speeds` do not apply. */
+    const char *hostfile;
+    bool slurm, per_task;
+    const char *rsh;            /* NULL: "ssh -o BatchMode=yes" */
+    const char *remote_jackdaw; /* the jackdaw binary on the hosts; NULL: this one's path */
+    const char *remote_workdir; /* the work directory on the hosts; NULL: the local one's
+                                   path (a shared file system, or the same layout) */
+    int start_timeout_ms;       /* for each step of a remote start; 0: 30 s */
 };
 
 /*
@@ -79,8 +94,12 @@ enum launcher_found {
     LAUNCHER_STOPPED = 0,   /* was running and ended when asked (or on SIGTERM) */
     LAUNCHER_KILLED,        /* was running and did not end within the timeout: SIGKILL */
     LAUNCHER_NOT_RUNNING,   /* its pid was gone, or belongs to another program now */
-    LAUNCHER_ASKED,         /* a node with no pid (started by srun, ssh…): asked to stop */
+    LAUNCHER_ASKED,         /* a node with no pid (started by srun, ssh…): asked to stop,
+                               still connected when the time was up (STOPPED once its
+                               connection closed) */
     LAUNCHER_UNREACHED,     /* a node with no pid that did not answer: it may still run */
+    LAUNCHER_REMOTE_KILLED, /* one on another host that did not answer: ended through the
+                               remote shell (kill of its remote pid) */
     LAUNCHER_NO_DAEMON,     /* the collector entry when there is no collector pid */
 };
 

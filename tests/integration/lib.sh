@@ -61,6 +61,24 @@ BG_PIDS=()            # background helpers started by the test (bg)
 
 note() { echo "-- $*"; }
 
+# skip "why" : the test cannot run here (no root for namespaces, no Slurm); run-all.sh
+# shows it as SKIP with the reason.
+skip() {
+    echo "SKIP: $*"
+    SKIPPED=1
+    exit 77
+}
+SKIPPED=0
+
+# at_exit CMD... : run by the EXIT trap after the test's processes are stopped (a test
+# bed's teardown), whatever the outcome.
+AT_EXIT=()
+at_exit() {
+    local cmd
+    printf -v cmd '%q ' "$@"
+    AT_EXIT+=("$cmd")
+}
+
 fail() {
     echo "FAIL: $*" >&2
     exit 1
@@ -266,7 +284,13 @@ cleanup() {
         kill_pids $strays
         [ $rc -eq 0 ] && rc=1
     fi
-    # 3. Sanitizer reports anywhere in the logs or captured output.
+    # 3. The test's own teardowns (test beds), last in first out.
+    local k
+    for ((k = ${#AT_EXIT[@]} - 1; k >= 0; k--)); do
+        eval "${AT_EXIT[$k]}" || { echo "FAIL: teardown failed: ${AT_EXIT[$k]}" >&2; [ $rc -eq 0 ] && rc=1; }
+    done
+    [ "$SKIPPED" -eq 1 ] && { rm -rf "$T"; exit 77; }
+    # 4. Sanitizer reports anywhere in the logs or captured output.
     reports=$(sanitizer_reports)
     if [ -n "$reports" ]; then
         echo "FAIL: sanitizer reports in:" >&2
@@ -276,7 +300,7 @@ cleanup() {
         done
         [ $rc -eq 0 ] && rc=1
     fi
-    # 4. Warnings in the daemon logs that the test did not expect.
+    # 5. Warnings in the daemon logs that the test did not expect.
     if [ $rc -eq 0 ]; then
         local unexpected
         unexpected=$(unexpected_log_lines | head -20)

@@ -66,6 +66,7 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 echo "integration tests: $tested (timeout ${TEST_TIMEOUT}s each)"
 passed=0
+skipped=0
 failed=()
 suite_start=$(now)
 for t in "${tests[@]}"; do
@@ -79,6 +80,10 @@ for t in "${tests[@]}"; do
     if [ $rc -eq 0 ]; then
         printf 'PASS  %-28s %6ss\n' "$name" "$dur"
         passed=$((passed + 1))
+    elif [ $rc -eq 77 ]; then
+        # The test says why it cannot run on this machine (lib.sh skip).
+        printf 'SKIP  %-28s %6ss  (%s)\n' "$name" "$dur" "$(grep -m1 '^SKIP: ' "$log" | cut -c7-)"
+        skipped=$((skipped + 1))
     else
         why="exit $rc"
         [ $rc -eq 124 ] && why="timed out after ${TEST_TIMEOUT}s"
@@ -92,7 +97,9 @@ for t in "${tests[@]}"; do
 done
 total=$(elapsed "$suite_start" "$(now)")
 if [ ${#failed[@]} -eq 0 ]; then
-    echo "integration: all $passed tests passed in ${total}s"
+    more=""
+    [ $skipped -gt 0 ] && more=" ($skipped skipped)"
+    echo "integration: all $passed tests passed$more in ${total}s"
     exit 0
 fi
 echo "integration: ${#failed[@]} of ${#tests[@]} tests FAILED in ${total}s: ${failed[*]}"

@@ -25,7 +25,13 @@ static uint32_t report_nodes(const struct cluster *cl, const enum launcher_found
             printf("node %u (pid %d) did not stop when asked; killed\n", i, n->pid);
             stopped++;
             break;
-        case LAUNCHER_NOT_RUNNING: printf("node %u (pid %d) was not running\n", i, n->pid); break;
+        case LAUNCHER_NOT_RUNNING:
+            if (n->remote_pid)
+                printf("node %u on %s (pid %d there) was not running\n", i, n->name,
+                       n->remote_pid);
+            else
+                printf("node %u (pid %d) was not running\n", i, n->pid);
+            break;
         case LAUNCHER_ASKED:
             printf("node %u at %s:%d (no pid: started elsewhere) was asked to stop\n", i, n->host,
                    n->port);
@@ -36,6 +42,12 @@ static uint32_t report_nodes(const struct cluster *cl, const enum launcher_found
                    "run\n",
                    i, n->host, n->port);
             (*unreached)++;
+            break;
+        case LAUNCHER_REMOTE_KILLED:
+            printf("node %u on %s (pid %d there) did not answer; ended through the remote "
+                   "shell\n",
+                   i, n->name, n->remote_pid);
+            stopped++;
             break;
         case LAUNCHER_NO_DAEMON: break;
         }

@@ -15,7 +15,7 @@ static const struct cmd *const commands[] = {
     &cmd_collector, &cmd_gen, &cmd_trace,
     &cmd_bound, &cmd_console, &cmd_replay,
     &cmd_report, &cmd_compare, &cmd_diff,
-    &cmd_bench,
+    &cmd_bench, &cmd_agent,
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

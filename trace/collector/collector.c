@@ -92,6 +92,8 @@ struct collector {
     bool ack_due;                  /* some peer has ack_due */
     bool write_failing;            /* the last flush failed; the retry timer runs */
     bool stop_requested, stopping;
+    int64_t stop_by_ns;            /* with a signal: stop then at the latest (monotonic) */
+    uv_timer_t drain;              /* wakes the loop while nodes finish their traces */
     uint64_t resent_blocks, gaps;
     int status;                    /* enum collector_status */
     char *cause;                   /* owned; with a failed status */
@@ -595,9 +597,19 @@ static void collector_stop(struct collector *col)
     uv_close((uv_handle_t *)&col->retry, NULL);
     uv_timer_stop(&col->kept_jobs);
     uv_close((uv_handle_t *)&col->kept_jobs, NULL);
+    uv_timer_stop(&col->drain);
+    uv_close((uv_handle_t *)&col->drain, NULL);
     uv_close((uv_handle_t *)&col->check, NULL);
     uv_close((uv_handle_t *)&col->sigterm, NULL);
     uv_close((uv_handle_t *)&col->sigint, NULL);
+}
+
+static bool nodes_connected(const struct collector *col)
+{
+    for (const struct peer *p = col->peers; p; p = p->next)
+        if (p->is_node && p->hello)
+            return true;
+    return false;
 }
 
 /* The end of every loop pass that handled I/O: one write for the pass's blocks. */
@@ -608,15 +620,38 @@ static void on_check(uv_check_t *h)
         return;
     if (!col->write_failing)
         write_and_ack(col);
-    if (col->stop_requested)
+    if (col->stop_requested &&
+        (!col->stop_by_ns || !nodes_connected(col) || clock_mono_ns() >= col->stop_by_ns))
         collector_stop(col);
 }
+
+static void on_drain(uv_timer_t *t)
+{
+    (void)t; /* the pass it ends runs on_check */
+}
+
+/*
+ * A signal stops the collector once the nodes still sending have closed their
+ * connections, which they do after their last events (bounded: STOP_DRAIN_MS).  The
+ * local `stop` signals it after the daemons' pids are gone, so it stops at once; a
+ * cluster on other hosts has no pids to wait for, and its daemons' last events would
+ * otherwise be cut off and left in their spool files.
+ */
+#define STOP_DRAIN_MS 4000 /* under the 5 s `stop` gives the collector before SIGKILL */
 
 static void on_signal(uv_signal_t *h, int signum)
 {
     struct collector *col = h->data;
-    log_info("signal %d: stopping", signum);
+    if (col->stop_requested) {
+        col->stop_by_ns = clock_mono_ns(); /* a second signal: now */
+        return;
+    }
+    log_info("signal %d: stopping%s", signum,
+             nodes_connected(col) ? " once the nodes still connected have sent their last events"
+                                  : "");
     col->stop_requested = true;
+    col->stop_by_ns = clock_mono_ns() + (int64_t)STOP_DRAIN_MS * 1000000;
+    uv_timer_start(&col->drain, on_drain, 50, 50);
 }
 
 static char *build_header(const struct collector_config *cfg, int64_t start_ns)
@@ -747,6 +782,8 @@ int collector_run(const struct collector_config *cfg, char **cause)
     col->retry.data = col;
     uv_timer_init(&col->loop, &col->kept_jobs);
     col->kept_jobs.data = col;
+    uv_timer_init(&col->loop, &col->drain);
+    col->drain.data = col;
     if (cfg->cluster->workdir && cfg->cluster->workdir[0])
         col->jobs_dir = jobspool_dir(cfg->cluster->workdir);
     uv_signal_init(&col->loop, &col->sigterm);

@@ -1,0 +1,147 @@
+#!/bin/bash
+# t_100_netns: a cluster on six network namespaces (tests/netns/bed.sh: real kernel
+# stacks joined by a bridge, every link shaped to 1 Gbit/s with tbf), launched with
+# `launch --hostfile … --rsh tests/netns/rsh` as over ssh, driven from the root
+# namespace:
+#   a. launch: one daemon per namespace, each bound to its namespace's address (the
+#      cluster file says so), the collector on the root's bridge address;
+#   b. every DAG shape runs to the end: each task once, every dependency held;
+#   c. a data workload moves real bytes between namespaces (bytes_in/out per node);
+#   d. status and a headless console from the root namespace see six nodes;
+#   f. stop ends every daemon (no process left in any namespace) and the trace is whole;
+#   e. a namespace's daemon killed mid-run: the job still ends with every task once, and
+#      stop reports the dead one as not running;
+#   g. a hostfile naming a namespace that does not exist fails launch within its bound,
+#      naming the host and its line, and leaves nothing running anywhere.
+# Skipped, saying why, where namespaces cannot be made (not root).
+. "$(dirname "$0")/lib.sh"
+
+BED="$HERE/../netns/bed.sh"
+RSH="$HERE/../netns/rsh"
+why=$("$BED" check) || skip "$why"
+at_exit "$BED" down "$T/bed"
+"$BED" up "$T/bed" 6 1gbit || fail "bed.sh up failed"
+HOSTS="$T/bed/hostfile"
+ROOT_ADDR=$(cat "$T/bed/root-addr")
+
+ns_pids() { # every process in the bed's namespaces
+    local ns
+    for ns in $(awk '{print $1}' "$HOSTS"); do ip netns pids "$ns"; done
+}
+bed_empty() { [ -z "$(ns_pids)" ]; }
+
+# a. Launch.
+CLUSTER_FILE="$T/cluster/cluster.json"
+timeout -k 5 90 "$JACKDAW" launch --hostfile "$HOSTS" --rsh "$RSH" --cluster "$CLUSTER_FILE" \
+    --failure-timeout 1000 >"$T/launch.out" 2>&1 || { cat "$T/launch.out" >&2; fail "launch on the bed failed"; }
+for pid in $(cluster_pids "$CLUSTER_FILE"); do CLUSTER_PIDS+=("$pid"); done
+"$PY" - "$CLUSTER_FILE" "$HOSTS" "$ROOT_ADDR" <<'EOF_PY' || fail "the cluster file does not describe the bed"
+import json, sys
+c = json.load(open(sys.argv[1]))
+hosts = [l.split() for l in open(sys.argv[2]) if l.strip()]
+assert len(c["nodes"]) == len(hosts) == 6, len(c["nodes"])
+for n, h in zip(c["nodes"], hosts):
+    assert n["name"] == h[0], (n, h)
+    assert "addr=" + n["host"] == h[1], (n, h)
+    assert n["pid"] == 0 and n["remote_pid"] > 0, n
+assert c["collector"]["host"] == sys.argv[3], c["collector"]
+assert c["rsh"].endswith("netns/rsh"), c["rsh"]
+EOF_PY
+# Each daemon runs in its own namespace, with the pid the cluster file gives.
+i=0
+for ns in $(awk '{print $1}' "$HOSTS"); do
+    rpid=$(cluster_field "$CLUSTER_FILE" "c['nodes'][$i]['remote_pid']")
+    ip netns pids "$ns" | grep -qx "$rpid" || fail "node $i (pid $rpid) is not in namespace $ns"
+    i=$((i + 1))
+done
+note "launched 6 daemons in 6 namespaces"
+
+submit() { # LABEL WORKLOAD [options]
+    local label=$1 wl=$2
+    shift 2
+    timeout -k 5 90 "$JACKDAW" submit "$wl" --cluster "$CLUSTER_FILE" --wait --json --quiet \
+        --timeout 60 --records "$T/$label.records" "$@" >"$T/$label.out" 2>"$T/$label.err"
+}
+
+# b. Every shape.
+for shape in bot fanin fanout pipeline; do
+    case $shape in
+    bot) args=(--tasks 240) ;;
+    fanin | fanout) args=(--tasks 240 --degree 3) ;;
+    pipeline) args=(--tasks 240 --pipe-size 6) ;;
+    esac
+    "$JACKDAW" gen "$shape" "${args[@]}" --duration 0.001-0.004 --seed 11 -o "$T/$shape.jsonl" ||
+        fail "gen $shape failed"
+    submit "$shape" "$T/$shape.jsonl" || { cat "$T/$shape.err" >&2; fail "$shape on the bed failed"; }
+    check_records "$T/$shape.jsonl" "$T/$shape.records"
+    note "$shape: 240 tasks, records ok"
+done
+
+# c. Data between namespaces.
+"$JACKDAW" gen allpairs -n 6 --file-bytes 400000 --duration-s 0.01 -o "$T/ap.jsonl" ||
+    fail "gen allpairs failed"
+submit ap "$T/ap.jsonl" || { cat "$T/ap.err" >&2; fail "all-pairs on the bed failed"; }
+check_records "$T/ap.jsonl" "$T/ap.records"
+"$PY" - "$T/ap.out" <<'EOF_PY' || fail "no bytes moved between namespaces: $(cat "$T/ap.out")"
+import json, sys
+s = json.loads(open(sys.argv[1]).read())
+moved = s["bytes_moved"]
+assert moved > 0 and moved % 400000 == 0, moved
+assert sum(n["bytes_in"] for n in s["nodes"]) == moved == sum(n["bytes_out"] for n in s["nodes"])
+print("-- all-pairs: %d bytes (%d objects) moved between namespaces" % (moved, moved // 400000))
+EOF_PY
+
+# d. Status and a headless console, from the root namespace.
+timeout -k 5 30 "$JACKDAW" status --cluster "$CLUSTER_FILE" >"$T/status.out" 2>&1 ||
+    { cat "$T/status.out" >&2; fail "status failed"; }
+[ "$(grep -cE '^[0-5] ' "$T/status.out")" -eq 6 ] || { cat "$T/status.out" >&2; fail "status does not list 6 nodes"; }
+timeout -k 5 60 "$JACKDAW" console --cluster "$CLUSTER_FILE" --headless 10 --refresh-ms 100 \
+    >"$T/console.out" 2>"$T/console.err" || { cat "$T/console.err" >&2; fail "headless console failed"; }
+[ "$(grep -cE '^ *[0-9]+ \[' "$T/console.out")" -eq 6 ] || { cat "$T/console.out" >&2; fail "the console does not show 6 nodes"; }
+note "status and console from the root namespace: 6 nodes"
+
+# f. Stop.
+timeout -k 5 30 "$JACKDAW" stop --cluster "$CLUSTER_FILE" >"$T/stop.out" 2>&1 || { cat "$T/stop.out" >&2; fail "stop failed"; }
+wait_until 10 bed_empty || fail "processes left in the namespaces after stop: $(ns_pids | tr '\n' ' ')"
+CLUSTER_PIDS=()
+trace=$(ls "$T"/cluster/jackdaw-*.avro)
+"$JACKDAW" trace verify "$trace" >"$T/verify.out" 2>&1 || { cat "$T/verify.out" >&2; fail "trace verify failed"; }
+note "stopped; $(head -1 "$T/verify.out")"
+
+# e. A daemon killed mid-run, on a second cluster (a node killed with SIGKILL loses the
+#    trace events it held in memory, so the first cluster's trace is checked whole).
+CLUSTER_FILE="$T/cluster2/cluster.json"
+timeout -k 5 90 "$JACKDAW" launch --hostfile "$HOSTS" --rsh "$RSH" --cluster "$CLUSTER_FILE" \
+    --failure-timeout 1000 >"$T/launch2.out" 2>&1 || { cat "$T/launch2.out" >&2; fail "second launch failed"; }
+for pid in $(cluster_pids "$CLUSTER_FILE"); do CLUSTER_PIDS+=("$pid"); done
+# 2,400 sleeps of 10 ms on 12 slots: about 2 s, the kill lands in the first half.
+"$JACKDAW" gen bot --tasks 2400 --kind sleep --duration-s 0.01 -o "$T/kill.jsonl" || fail "gen failed"
+submit kill "$T/kill.jsonl" &
+sub=$!
+victim=$(cluster_field "$CLUSTER_FILE" "c['nodes'][3]['remote_pid']")
+sleep 0.7
+kill -KILL "$victim" || fail "cannot kill node 3 (pid $victim)"
+wait "$sub" || { cat "$T/kill.err" >&2; fail "the job did not survive node 3's death"; }
+check_records "$T/kill.jsonl" "$T/kill.records"
+grep -q "node 3" "$T/kill.out" "$T/kill.err" || note "(the summary does not name node 3)"
+note "node 3 killed mid-run: the job ended with every task once"
+LOG_ALLOW="node 3|peer 3|:$(cluster_field "$CLUSTER_FILE" "c['nodes'][3]['port']")|connection refused|connection reset|declared dead|dead|resubmit|lost|spool"
+
+rc=0
+timeout -k 5 30 "$JACKDAW" stop --cluster "$CLUSTER_FILE" >"$T/stop2.out" 2>&1 || rc=$?
+expect_code 0 $rc "stop after node 3 died"
+grep -q "node 3 on .* was not running" "$T/stop2.out" || { cat "$T/stop2.out" >&2; fail "stop does not say node 3 was gone"; }
+wait_until 10 bed_empty || fail "processes left in the namespaces after the second stop: $(ns_pids | tr '\n' ' ')"
+CLUSTER_PIDS=()
+
+# g. A namespace that does not exist.
+cp "$HOSTS" "$T/hosts-bad"
+echo "jdnope-$$ addr=${ROOT_ADDR%.*}.250  # no such namespace" >>"$T/hosts-bad"
+rc=0
+timeout -k 5 60 "$JACKDAW" launch --hostfile "$T/hosts-bad" --rsh "$RSH" --cluster "$T/bad/cluster.json" \
+    --start-timeout 10 >"$T/bad.out" 2>&1 || rc=$?
+expect_code 4 $rc "launch with a host that does not exist"
+grep -q "host jdnope-$$ ($T/hosts-bad:7)" "$T/bad.out" || { cat "$T/bad.out" >&2; fail "the error does not name the host and its line"; }
+wait_until 10 bed_empty || fail "processes left in the namespaces after a failed launch: $(ns_pids | tr '\n' ' ')"
+[ ! -e "$T/bad/cluster.json" ] || fail "a failed launch left its cluster file"
+note "a missing host: $(head -1 "$T/bad.out")"
