@@ -4,8 +4,11 @@
 # is already there, so it costs one dpkg query per package on a ready machine.
 set -eu
 
+# iproute2 (ip, tc) makes the network-namespace test bed, openssh-client is launch's
+# default remote shell, slurm-wlm and munge run the private Slurm of the tests.
 packages="gcc make pkg-config libuv1-dev libsodium-dev libjansson-dev libcmocka-dev
-zlib1g-dev libavro-dev libncurses-dev tmux gnuplot-nox python3 python3-avro"
+zlib1g-dev libavro-dev libncurses-dev tmux gnuplot-nox python3 python3-avro
+iproute2 openssh-client slurm-wlm munge"
 
 missing=""
 for p in $packages; do

@@ -271,7 +271,14 @@ cleanup() {
         wait_until 3 eval "! pid_alive $pid" || kill -KILL "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
     done
-    # 2. Anything else that names our directory (a `jackdaw run` cut short leaves its
+    # 2. The test's own teardowns (test beds: their daemons name $T too), last in first
+    #    out; a test checks for itself that its own processes in a bed were stopped.
+    local k
+    for ((k = ${#AT_EXIT[@]} - 1; k >= 0; k--)); do
+        eval "${AT_EXIT[$k]}" || { echo "FAIL: teardown failed: ${AT_EXIT[$k]}" >&2; [ $rc -eq 0 ] && rc=1; }
+    done
+    [ "$SKIPPED" -eq 1 ] && { rm -rf "$T"; exit 77; }
+    # 3. Anything else that names our directory (a `jackdaw run` cut short leaves its
     #    daemons): killed by PID, and reported, because it is a leak.
     local strays
     strays=$(pids_in_tmpdir | tr '\n' ' ')
@@ -284,12 +291,6 @@ cleanup() {
         kill_pids $strays
         [ $rc -eq 0 ] && rc=1
     fi
-    # 3. The test's own teardowns (test beds), last in first out.
-    local k
-    for ((k = ${#AT_EXIT[@]} - 1; k >= 0; k--)); do
-        eval "${AT_EXIT[$k]}" || { echo "FAIL: teardown failed: ${AT_EXIT[$k]}" >&2; [ $rc -eq 0 ] && rc=1; }
-    done
-    [ "$SKIPPED" -eq 1 ] && { rm -rf "$T"; exit 77; }
     # 4. Sanitizer reports anywhere in the logs or captured output.
     reports=$(sanitizer_reports)
     if [ -n "$reports" ]; then

@@ -9,6 +9,7 @@
 
 #include "core/base/xalloc.h"
 #include "core/client/dataopts.h"
+#include "core/client/hostopts.h"
 #include "core/client/launcher.h"
 #include "tools/cmd/cmd.h"
 
@@ -16,10 +17,9 @@ static int launch_main(int argc, char **argv)
 {
     unsigned long nodes = 0;
     const char *speeds = NULL, *slots_text = NULL, *cluster = NULL, *workdir = NULL,
-               *level = "info", *trace = NULL, *hostfile = NULL, *rsh = NULL, *bind = NULL,
-               *advertise = NULL, *remote_jackdaw = NULL, *remote_workdir = NULL;
-    bool no_trace = false, slurm = false, per_task = false;
-    double start_timeout = 30;
+               *level = "info", *trace = NULL;
+    bool no_trace = false;
+    struct hostopts hosts = {0};
     struct dataopts data = {0};
     struct opt opts[] = {
         DATAOPTS_OPTS(&data),
@@ -35,23 +35,7 @@ static int launch_main(int argc, char **argv)
         {"trace", OPT_STRING, &trace, "FILE  the collector's trace file (default: beside the "
                                       "cluster file, jackdaw-RUNID.avro)"},
         {"no-trace", OPT_FLAG, &no_trace, "  no collector, no trace"},
-        {"hostfile", OPT_STRING, &hostfile,
-         "FILE  one daemon per line: HOST [slots=N] [speed=F] [addr=A] [port=P]"},
-        {"rsh", OPT_STRING, &rsh,
-         "CMD  remote shell for --hostfile, run as CMD HOST COMMAND-LINE (default: ssh -o "
-         "BatchMode=yes)"},
-        {"slurm", OPT_FLAG, &slurm, "  one daemon per node of this Slurm allocation (srun)"},
-        {"per-task", OPT_FLAG, &per_task, "  with --slurm: one daemon per Slurm task"},
-        {"bind", OPT_STRING, &bind,
-         "ADDR  listen on ADDR (local: default 127.0.0.1; hosts: each host's address)"},
-        {"advertise", OPT_STRING, &advertise,
-         "ADDR  the address clients reach a local cluster (or the collector) at"},
-        {"remote-jackdaw", OPT_STRING, &remote_jackdaw,
-         "PATH  jackdaw on the hosts (default: this binary's path)"},
-        {"remote-workdir", OPT_STRING, &remote_workdir,
-         "DIR  work directory on the hosts (default: the local one's path)"},
-        {"start-timeout", OPT_DOUBLE, &start_timeout,
-         "S  bound on each step of a start on many hosts (default 30)"},
+        HOSTOPTS_OPTS(&hosts),
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
@@ -61,27 +45,9 @@ static int launch_main(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (dataopts_finish(&data, "launch"))
         return EXIT_USAGE;
-    bool remote = hostfile || slurm;
-    if (hostfile && slurm) {
-        fprintf(stderr, "jackdaw launch: give --hostfile or --slurm, not both\n");
+    bool remote = hostopts_remote(&hosts);
+    if (hostopts_finish(&hosts, "launch", nodes || speeds || slots_text))
         return EXIT_USAGE;
-    }
-    if (remote && (nodes || speeds || slots_text)) {
-        fprintf(stderr, "jackdaw launch: --nodes, --slots and --speeds do not go with %s: "
-                        "the %s says\n",
-                hostfile ? "--hostfile" : "--slurm", hostfile ? "hostfile" : "allocation");
-        return EXIT_USAGE;
-    }
-    if ((rsh && !hostfile) || (per_task && !slurm) ||
-        ((remote_jackdaw || remote_workdir) && !remote)) {
-        fprintf(stderr, "jackdaw launch: --rsh goes with --hostfile, --per-task with --slurm, "
-                        "--remote-jackdaw and --remote-workdir with either\n");
-        return EXIT_USAGE;
-    }
-    if (!(start_timeout > 0 && start_timeout <= 3600)) {
-        fprintf(stderr, "jackdaw launch: --start-timeout is seconds in (0, 3600]\n");
-        return EXIT_USAGE;
-    }
     if (!remote && (nodes == 0 || nodes > 4096)) {
         fprintf(stderr, "jackdaw launch: --nodes N (1..4096) is required (or --hostfile, "
                         "--slurm)\n");
@@ -105,10 +71,9 @@ static int launch_main(int argc, char **argv)
         .nodes = (uint32_t)nodes, .slots = slots, .slots_cores = slots_cores, .speeds = speeds,
         .cluster_path = cluster ? cluster : path, .workdir = workdir, .log_level = level,
         .node_args = data.words, .node_nargs = data.nwords, .trace = !no_trace,
-        .trace_path = trace, .hostfile = hostfile, .slurm = slurm, .per_task = per_task,
-        .rsh = rsh, .bind = bind, .advertise = advertise, .remote_jackdaw = remote_jackdaw,
-        .remote_workdir = remote_workdir, .start_timeout_ms = (int)(start_timeout * 1000),
+        .trace_path = trace,
     };
+    hostopts_apply(&hosts, &o);
     struct cluster cl;
     rc = launcher_start(&o, &cl, &cause);
     if (rc < 0) {

@@ -13,8 +13,10 @@
 #include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
 #include "core/client/dataopts.h"
+#include "core/client/hostopts.h"
 #include "core/client/job.h"
 #include "core/client/launcher.h"
+#include "core/model/hostfile.h"
 #include "tools/cmd/cmd.h"
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -31,6 +33,7 @@ static int run_main(int argc, char **argv)
                *level = "warn", *keep_dir = NULL, *trace = NULL, *task_timeout_text = NULL;
     bool json = false, quiet = false, no_trace = false;
     struct dataopts data = {0};
+    struct hostopts hosts = {0};
     struct opt opts[] = {
         DATAOPTS_OPTS(&data),
         {"nodes", OPT_UINT, &nodes, "N  number of node daemons (required)"},
@@ -49,6 +52,7 @@ static int run_main(int argc, char **argv)
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default warn)"},
         {"trace", OPT_STRING, &trace, "FILE  trace file (default: $JACKDAW_TRACE_DIR or ., jackdaw-RUNID.avro)"},
         {"no-trace", OPT_FLAG, &no_trace, "  no collector, no trace"},
+        HOSTOPTS_OPTS(&hosts),
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
@@ -56,8 +60,12 @@ static int run_main(int argc, char **argv)
     int rc = cmd_parse(&cmd_run, argc, argv, opts, pos, 1, &npos);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if (npos != 1 || nodes == 0 || nodes > 4096) {
-        fprintf(stderr, "jackdaw run: a workload and --nodes N (1..4096) are required\n"
+    bool remote = hostopts_remote(&hosts);
+    if (hostopts_finish(&hosts, "run", nodes || speeds || slots_text))
+        return EXIT_USAGE;
+    if (npos != 1 || (!remote && (nodes == 0 || nodes > 4096))) {
+        fprintf(stderr, "jackdaw run: a workload and --nodes N (1..4096) are required (or "
+                        "--hostfile, --slurm)\n"
                         "usage: jackdaw run %s\n", cmd_run.usage);
         return EXIT_USAGE;
     }
@@ -72,7 +80,7 @@ static int run_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     char *cause = NULL;
-    double *check = xmalloc(nodes * sizeof *check);
+    double *check = xmalloc((nodes ? nodes : 1) * sizeof *check);
     rc = launcher_parse_speeds(speeds, check, (uint32_t)nodes, &cause);
     free(check);
     uint32_t slots = 0;
@@ -90,7 +98,20 @@ static int run_main(int argc, char **argv)
         free(cause);
         return EXIT_BAD_INPUT;
     }
-    if (workload_check_nodes(&wl, (uint32_t)nodes, &cause) < 0) {
+    /* A hostfile says how many nodes there will be; an allocation is checked once the
+     * daemons run. */
+    if (hosts.hostfile) {
+        struct hostfile hf;
+        if (hostfile_load(&hf, hosts.hostfile, &cause) < 0) {
+            fprintf(stderr, "jackdaw run: %s\n", cause);
+            free(cause);
+            workload_fini(&wl);
+            return EXIT_BAD_INPUT;
+        }
+        nodes = hf.count;
+        hostfile_fini(&hf);
+    }
+    if (nodes && workload_check_nodes(&wl, (uint32_t)nodes, &cause) < 0) {
         fprintf(stderr, "jackdaw run: %s\n", cause);
         free(cause);
         workload_fini(&wl);
@@ -132,13 +153,21 @@ static int run_main(int argc, char **argv)
         .trace_dir = getenv("JACKDAW_TRACE_DIR") && *getenv("JACKDAW_TRACE_DIR")
                          ? getenv("JACKDAW_TRACE_DIR") : ".",
     };
+    hostopts_apply(&hosts, &lo);
     struct cluster cl;
     /* A cluster this command started is stopped before exiting; job_submit checks the
      * flag too. */
     sigcatch_install(true);
     rc = launcher_start(&lo, &cl, &cause);
     int code;
-    if (rc < 0) {
+    if (rc == 0 && hosts.slurm && workload_check_nodes(&wl, cl.count, &cause) < 0) {
+        fprintf(stderr, "jackdaw run: %s\n", cause);
+        code = EXIT_BAD_INPUT;
+        char *ignore = NULL;
+        launcher_stop(&cl, cluster_path, 5000, &ignore);
+        free(ignore);
+        cluster_fini(&cl);
+    } else if (rc < 0) {
         fprintf(stderr, "jackdaw run: %s\n", cause ? cause : "cannot start the cluster");
         code = EXIT_CLUSTER;
     } else {
@@ -170,8 +199,8 @@ static int run_main(int argc, char **argv)
 
 const struct cmd cmd_run = {
     .name = "run",
-    .usage = "WORKLOAD --nodes N [--slots S|cores] [--speeds LIST|C1..C5] [--mode M] [--policy P] "
-             "[--task-timeout S] [--json]",
-    .summary = "launch a local cluster, run a workload, print the summary, stop",
+    .usage = "WORKLOAD --nodes N [--slots S|cores] [--speeds LIST|C1..C5] | --hostfile FILE "
+             "[--rsh CMD] | --slurm [--mode M] [--policy P] [--task-timeout S] [--json]",
+    .summary = "launch a cluster, run a workload, print the summary, stop",
     .main = run_main,
 };
