@@ -21,6 +21,7 @@
 #include "core/base/xalloc.h"
 #include "core/client/launcher_impl.h"
 #include "core/model/cluster.h"
+#include "core/model/hostfile.h"
 #include "core/net/auth.h"
 
 /* A cluster file for 4,096 nodes is well under this. */

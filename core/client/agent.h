@@ -46,6 +46,26 @@ struct agent_options {
     int timeout_s;          /* for the whole exchange with the launcher; 0: 120 */
 };
 
+/* A line the launcher read from an agent's remote shell. */
+enum agent_line_kind {
+    AGENT_LINE_OTHER = 0,   /* not the agent's (a banner, srun's chatter): ignored */
+    AGENT_LINE_READY,       /* id, addr, port, slots, host */
+    AGENT_LINE_STARTED,     /* id, pid */
+    AGENT_LINE_BAD = -1,    /* starts like the agent's but is not right */
+};
+
+struct agent_line {
+    uint32_t id;
+    char addr[64];          /* numeric */
+    int port;               /* 1..65535 */
+    uint32_t slots;         /* 1..100000 */
+    char host[256];         /* may be "" */
+    int pid;
+};
+
+/* Parses one line (no newline); for AGENT_LINE_BAD *cause says what is wrong. */
+enum agent_line_kind agent_parse_line(const char *line, struct agent_line *out, char **cause);
+
 /* Runs the exchange and starts the daemon; with exec, returns only on failure. */
 int agent_run(const struct agent_options *o, char **cause);
 

@@ -21,6 +21,7 @@
 #include "core/base/clock.h"
 #include "core/base/fs.h"
 #include "core/base/xalloc.h"
+#include "core/client/agent.h"
 #include "core/client/launcher_impl.h"
 #include "core/model/hostfile.h"
 
@@ -29,6 +30,7 @@
 
 /* One remote shell (or the one srun) and the agents it carries. */
 struct proc {
+    char label[HOSTFILE_NAME_MAX + 32]; /* its host (or "srun") for messages */
     pid_t pid;              /* 0 once reaped */
     int status;             /* wait status once reaped */
     int in, out, err;       /* our ends; -1 when closed */
@@ -224,71 +226,35 @@ static char *describe_exit(const struct proc *p)
 
 /* ---- the agents' lines -------------------------------------------------------------- */
 
-/* The value of "key=" in an agent line, copied into out; false when absent. */
-static bool field(const char *line, const char *key, char *out, size_t n)
-{
-    size_t klen = strlen(key);
-    for (const char *p = line; (p = strstr(p, key)) != NULL; p += klen) {
-        if ((p == line || p[-1] == ' ') && p[klen] == '=') {
-            const char *v = p + klen + 1;
-            size_t len = strcspn(v, " ");
-            if (len == 0 || len >= n)
-                return false;
-            memcpy(out, v, len);
-            out[len] = '\0';
-            return true;
-        }
-    }
-    return false;
-}
-
-static bool field_uint(const char *line, const char *key, unsigned long max, unsigned long *v)
-{
-    char buf[32], *end;
-    if (!field(line, key, buf, sizeof buf))
-        return false;
-    *v = strtoul(buf, &end, 10);
-    return *end == '\0' && buf[0] >= '0' && buf[0] <= '9' && *v <= max;
-}
-
 /* One line of proc `pi`'s output; -EPROTO with *cause for a line that claims to be an
  * agent's and is not right. */
 static int on_line(struct remote *r, uint32_t pi, const char *line, char **cause)
 {
-    const char *a = strstr(line, "jackdaw-agent ");
-    if (!a)
-        return 0; /* a banner, srun's chatter: not ours */
-    a += strlen("jackdaw-agent ");
-    unsigned long id;
-    if (!field_uint(a, "id", r->count - 1, &id) || r->nodes[id].proc != pi) {
-        *cause = xasprintf("an agent sent a line for no node it runs: '%s'", line);
+    struct agent_line al;
+    char *why = NULL;
+    enum agent_line_kind kind = agent_parse_line(line, &al, &why);
+    if (kind == AGENT_LINE_OTHER)
+        return 0;
+    const char *label = r->procs[pi].label;
+    if (kind == AGENT_LINE_BAD || al.id >= r->count || r->nodes[al.id].proc != pi) {
+        *cause = why ? xasprintf("%s: %s", label, why)
+                     : xasprintf("%s: a line from an agent for node %u, which it does not run",
+                                 label, al.id);
+        free(why);
         return -EPROTO;
     }
-    struct rnode *rn = &r->nodes[id];
-    struct cluster_node *cn = &r->cl->nodes[id];
-    if (strncmp(a, "ready ", 6) == 0 && !rn->ready) {
-        unsigned long port, slots;
-        char addr[sizeof cn->host], host[sizeof cn->name];
-        if (!field(a, "addr", addr, sizeof addr) || !hostfile_is_address(addr) ||
-            !field_uint(a, "port", 65535, &port) || port == 0 ||
-            !field_uint(a, "slots", 100000, &slots) || slots == 0) {
-            *cause = xasprintf("%s: the agent's ready line is not right: '%s'", rn->label, line);
-            return -EPROTO;
-        }
-        snprintf(cn->host, sizeof cn->host, "%s", addr);
-        cn->port = (int)port;
+    struct rnode *rn = &r->nodes[al.id];
+    struct cluster_node *cn = &r->cl->nodes[al.id];
+    if (kind == AGENT_LINE_READY && !rn->ready) {
+        snprintf(cn->host, sizeof cn->host, "%s", al.addr);
+        cn->port = al.port;
         if (!cn->slots)
-            cn->slots = (uint32_t)slots;
-        if (!cn->name[0] && field(a, "host", host, sizeof host))
-            snprintf(cn->name, sizeof cn->name, "%s", host);
+            cn->slots = al.slots;
+        if (!cn->name[0])
+            snprintf(cn->name, sizeof cn->name, "%s", al.host);
         rn->ready = true;
-    } else if (strncmp(a, "started ", 8) == 0 && rn->ready && !rn->started) {
-        unsigned long pid;
-        if (!field_uint(a, "pid", 0x7fffffff, &pid) || pid == 0) {
-            *cause = xasprintf("%s: the agent's started line is not right: '%s'", rn->label, line);
-            return -EPROTO;
-        }
-        cn->remote_pid = (int)pid;
+    } else if (kind == AGENT_LINE_STARTED && rn->ready && !rn->started) {
+        cn->remote_pid = al.pid;
         rn->started = true;
     }
     return 0;
@@ -513,6 +479,7 @@ static int begin_slurm(struct remote *r, const char *exe, const char *workdir, c
     }
     r->nprocs = 1;
     r->procs = xcalloc(1, sizeof *r->procs);
+    snprintf(r->procs[0].label, sizeof r->procs[0].label, "srun");
     char counts[32], ntasks[32];
     snprintf(counts, sizeof counts, "--nodes=%u", nodes);
     snprintf(ntasks, sizeof ntasks, "--ntasks=%u", count);
@@ -587,6 +554,7 @@ static int begin_hosts(struct remote *r, const char *exe, const char *workdir, c
         r->nodes[i].proc = i;
         snprintf(r->nodes[i].label, sizeof r->nodes[i].label, "host %s (%s:%u)", e->name,
                  hf.path, e->line);
+        snprintf(r->procs[i].label, sizeof r->procs[i].label, "%s", r->nodes[i].label);
         char addr[64];
         if (e->addr[0])
             snprintf(addr, sizeof addr, "%s", e->addr);
