@@ -14,6 +14,7 @@
 
 #include "core/base/xalloc.h"
 #include "core/client/launcher.h"
+#include "core/model/hostfile.h"
 #include "core/model/task.h"
 #include "core/net/bucket.h"
 #include "tui/draw.h"
@@ -32,6 +33,15 @@ struct field_spec {
 #define MIX_CUSTOM MIX_PRESET_COUNT
 
 static const struct field_spec specs[FF_COUNT] = {
+    [FF_WHERE] = {"Cluster on", CHOICES("local", "hostfile", "slurm"), "local",
+                  "local: daemons here; hostfile: one per line over a remote shell; slurm: "
+                  "this allocation"},
+    [FF_HOSTFILE] = {"  hostfile", NULL, "",
+                     "one daemon per line: HOST [slots=N] [speed=F] [addr=A] [port=P]"},
+    [FF_RSH] = {"  remote shell", NULL, "ssh -o BatchMode=yes",
+                "run as CMD HOST COMMAND-LINE, as ssh is (any wrapper will do)"},
+    [FF_PER_TASK] = {"  daemons", CHOICES("per node", "per task"), "per node",
+                     "one daemon per allocated node, or one per Slurm task (srun)"},
     [FF_NODES] = {"Nodes", NULL, "8", "node daemons to start on this machine (1-4096)"},
     [FF_SLOTS] = {"Slots per node", NULL, "2", "executor slots of each node"},
     [FF_MIX] = {"Heterogeneity", CHOICES("none", "C1", "C2", "C3", "C4", "C5", "custom"), "none",
@@ -143,14 +153,24 @@ void form_init(struct form *f)
         form_set(f, (enum form_field)k, specs[k].initial);
     }
     shape_defaults(f);
+    /* Most launches are local: the cursor starts on the node count, "Cluster on" is
+     * one line up. */
+    f->cur = FF_NODES;
 }
 
 bool form_visible(const struct form *f, enum form_field k)
 {
     bool gen = f->choice[FF_SOURCE] == 0;
     enum gen_shape shape = shape_of(f);
+    enum form_where where = (enum form_where)f->choice[FF_WHERE];
     switch (k) {
-    case FF_SPEEDS: return f->choice[FF_MIX] == MIX_CUSTOM;
+    case FF_HOSTFILE:
+    case FF_RSH: return where == FORM_HOSTFILE;
+    case FF_PER_TASK: return where == FORM_SLURM;
+    case FF_NODES:
+    case FF_SLOTS:
+    case FF_MIX: return where == FORM_LOCAL;
+    case FF_SPEEDS: return where == FORM_LOCAL && f->choice[FF_MIX] == MIX_CUSTOM;
     case FF_NEIGHBOURS:
     case FF_POLL_MAX: return f->choice[FF_STEAL] != 2; /* no stealing, no parameters */
     case FF_THRESHOLD: return f->choice[FF_PLACEMENT] != 0;
@@ -307,9 +327,41 @@ static void add_word(struct form_plan *p, const char *flag, const char *value)
     p->words[p->nwords++] = value;
 }
 
+/* A cluster on other hosts: the hostfile is read now, so that a bad line is shown on
+ * its field with its file:line, before anything starts. */
+static int plan_remote(struct form *f, struct form_plan *p, char **cause)
+{
+    p->where = (enum form_where)f->choice[FF_WHERE];
+    if (p->where == FORM_SLURM) {
+        if (!getenv("SLURM_JOB_ID"))
+            return refuse(f, FF_WHERE, cause,
+                          "not inside a Slurm allocation (start the console under salloc)");
+        p->per_task = f->choice[FF_PER_TASK] == 1;
+        return 0;
+    }
+    if (!f->text[FF_HOSTFILE][0])
+        return refuse(f, FF_HOSTFILE, cause, "the path of a hostfile");
+    if (!f->text[FF_RSH][0])
+        return refuse(f, FF_RSH, cause, "a remote shell command, e.g. ssh -o BatchMode=yes");
+    struct hostfile hf;
+    char *why = NULL;
+    if (hostfile_load(&hf, f->text[FF_HOSTFILE], &why) < 0) {
+        int rc = refuse(f, FF_HOSTFILE, cause, why ? why : "not a hostfile");
+        free(why);
+        return rc;
+    }
+    p->nodes = hf.count;
+    hostfile_fini(&hf);
+    p->hostfile = f->text[FF_HOSTFILE];
+    p->rsh = f->text[FF_RSH];
+    return 0;
+}
+
 static int plan_cluster(struct form *f, struct form_plan *p, char **cause)
 {
     uint64_t v;
+    if (f->choice[FF_WHERE] != FORM_LOCAL)
+        return plan_remote(f, p, cause);
     if (!parse_u64(f->text[FF_NODES], 1, LAUNCH_MAX_NODES, &v))
         return refuse(f, FF_NODES, cause, "a whole number from 1 to 4096");
     p->nodes = (uint32_t)v;
@@ -477,10 +529,17 @@ int form_plan(struct form *f, struct form_plan *p, char **cause)
                  p->gen.kind == TASK_SLEEP ? "sleep" : "noop");
     else
         snprintf(wl, sizeof wl, "%s", p->file);
-    snprintf(p->summary, sizeof p->summary, "%u nodes x %u slots%s%s, steal %s, placement %s; %s",
-             p->nodes, p->slots, p->mix != MIX_NONE ? ", mix " : "",
-             p->mix != MIX_NONE ? mix_name(p->mix) : "", form_value(f, FF_STEAL),
-             form_value(f, FF_PLACEMENT), wl);
+    char where[96];
+    if (p->where == FORM_HOSTFILE)
+        snprintf(where, sizeof where, "%u hosts of %s", p->nodes, p->hostfile);
+    else if (p->where == FORM_SLURM)
+        snprintf(where, sizeof where, "Slurm job %s, a node per %s", getenv("SLURM_JOB_ID"),
+                 p->per_task ? "task" : "node");
+    else
+        snprintf(where, sizeof where, "%u nodes x %u slots%s%s", p->nodes, p->slots,
+                 p->mix != MIX_NONE ? ", mix " : "", p->mix != MIX_NONE ? mix_name(p->mix) : "");
+    snprintf(p->summary, sizeof p->summary, "%s, steal %s, placement %s; %s", where,
+             form_value(f, FF_STEAL), form_value(f, FF_PLACEMENT), wl);
     return 0;
 }
 

@@ -1,5 +1,6 @@
 /*
- * form — the console's launch form: a cluster (nodes, slots, heterogeneity), a policy
+ * form — the console's launch form: a cluster (here: nodes, slots, heterogeneity; or a
+ * hostfile and its remote shell; or the Slurm allocation the console runs in), a policy
  * (stealing and its parameters, placement), a workload (a generator with its parameters,
  * or a file), network emulation and the submission mode; checked and turned into a plan
  * that tui/session.c launches.
@@ -20,6 +21,7 @@
 #include "workloads/gen.h"
 
 enum form_field {
+    FF_WHERE, FF_HOSTFILE, FF_RSH, FF_PER_TASK,
     FF_NODES, FF_SLOTS, FF_MIX, FF_SPEEDS,
     FF_STEAL, FF_NEIGHBOURS, FF_POLL_MAX, FF_PLACEMENT, FF_THRESHOLD,
     FF_SOURCE, FF_SHAPE, FF_TASKS, FF_PARAM, FF_KIND, FF_DURATION, FF_OUTPUT, FF_FILE_BYTES,
@@ -43,8 +45,14 @@ struct form {
 
 /* What a checked form asks for.  Pointers borrow the form's text (the form must outlive
  * the plan's use). */
+enum form_where { FORM_LOCAL, FORM_HOSTFILE, FORM_SLURM };
+
 struct form_plan {
-    uint32_t nodes, slots;
+    enum form_where where;
+    const char *hostfile, *rsh;         /* FORM_HOSTFILE */
+    bool per_task;                      /* FORM_SLURM */
+    uint32_t nodes, slots;              /* nodes: the hostfile's hosts; 0 for Slurm (known
+                                           once the daemons run); slots 0 unless local */
     enum mix_preset mix;
     char speeds[512];                   /* list for the launcher; "" for all 1.0 */
     const char *words[24];              /* "--flag", "value" pairs for every daemon */

@@ -248,7 +248,8 @@ int session_launch(struct session *s, const struct form_plan *p, session_progres
         return rc;
     }
     s->have_job = true;
-    rc = workload_check_nodes(&s->wl, p->nodes, cause);
+    /* An allocation's size is known once its daemons run (below). */
+    rc = p->nodes ? workload_check_nodes(&s->wl, p->nodes, cause) : 0;
     if (rc < 0) {
         drop_job(s);
         free(path);
@@ -264,9 +265,18 @@ int session_launch(struct session *s, const struct form_plan *p, session_progres
         /* The user may leave with the cluster running (q, then d): the daemons must not
          * die with the console. */
         .die_with_parent = false,
+        .hostfile = p->where == FORM_HOSTFILE ? p->hostfile : NULL,
+        .rsh = p->where == FORM_HOSTFILE ? p->rsh : NULL,
+        .slurm = p->where == FORM_SLURM, .per_task = p->per_task,
     };
     progress(arg, "starting the daemons and the collector");
     rc = launcher_start(&lo, &s->cl, cause);
+    if (rc == 0 && !p->nodes && (rc = workload_check_nodes(&s->wl, s->cl.count, cause)) < 0) {
+        char *ignore = NULL;
+        launcher_stop(&s->cl, s->cluster_path, 5000, &ignore);
+        free(ignore);
+        cluster_fini(&s->cl);
+    }
     if (rc < 0) {
         drop_job(s);
         free(path);

@@ -13,8 +13,10 @@
 #include <curses.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/client/launcher.h"
 #include "core/model/task.h"
@@ -154,6 +156,63 @@ static void test_typing(void **state)
     assert_int_equal(form_set(&f, FF_MIX, "C9"), -EINVAL);
 }
 
+static void expect_refusal(struct form *f, enum form_field k, const char *words);
+
+/* A cluster on other hosts: the local sizing fields give way to the hostfile and its
+ * remote shell, or to the allocation; a hostfile is read when the form is checked, so
+ * that its bad line is shown on the field with its file:line. */
+static void test_other_hosts(void **state)
+{
+    (void)state;
+    struct form f;
+    form_init(&f);
+    assert_false(form_visible(&f, FF_HOSTFILE));
+    press(&f, KEY_UP);
+    assert_int_equal(f.cur, FF_WHERE);
+    press(&f, KEY_RIGHT);
+    assert_string_equal(form_value(&f, FF_WHERE), "hostfile");
+    assert_true(form_visible(&f, FF_HOSTFILE) && form_visible(&f, FF_RSH));
+    assert_false(form_visible(&f, FF_NODES) || form_visible(&f, FF_SLOTS) ||
+                 form_visible(&f, FF_MIX) || form_visible(&f, FF_PER_TASK));
+    assert_string_equal(form_value(&f, FF_RSH), "ssh -o BatchMode=yes");
+    expect_refusal(&f, FF_HOSTFILE, "hostfile");
+    char path[] = "/tmp/test_form_hosts.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char bad[] = "n01 slots=2\nn02 slots=x\n";
+    assert_int_equal(write(fd, bad, sizeof bad - 1), (ssize_t)(sizeof bad - 1));
+    close(fd);
+    form_set(&f, FF_HOSTFILE, path);
+    char want[64];
+    snprintf(want, sizeof want, "%s:2: 'slots=x'", path);
+    expect_refusal(&f, FF_HOSTFILE, want);
+    FILE *w = fopen(path, "w");
+    fputs("n01 slots=2\nn02\n# n03\nn04 addr=10.0.0.4\n", w);
+    fclose(w);
+    struct form_plan p;
+    char *cause = NULL;
+    assert_int_equal(form_plan(&f, &p, &cause), 0);
+    assert_int_equal(p.where, FORM_HOSTFILE);
+    assert_int_equal(p.nodes, 3);
+    assert_string_equal(p.hostfile, path);
+    assert_string_equal(p.rsh, "ssh -o BatchMode=yes");
+    assert_non_null(strstr(p.summary, "3 hosts of"));
+    unlink(path);
+    /* Slurm: only inside an allocation; its size comes from the daemons. */
+    form_set(&f, FF_WHERE, "slurm");
+    assert_true(form_visible(&f, FF_PER_TASK) && !form_visible(&f, FF_HOSTFILE));
+    unsetenv("SLURM_JOB_ID");
+    expect_refusal(&f, FF_WHERE, "not inside a Slurm allocation");
+    setenv("SLURM_JOB_ID", "42", 1);
+    form_set(&f, FF_PER_TASK, "per task");
+    assert_int_equal(form_plan(&f, &p, &cause), 0);
+    assert_int_equal(p.where, FORM_SLURM);
+    assert_true(p.per_task);
+    assert_int_equal(p.nodes, 0);
+    assert_non_null(strstr(p.summary, "Slurm job 42, a node per task"));
+    unsetenv("SLURM_JOB_ID");
+}
+
 static void expect_refusal(struct form *f, enum form_field k, const char *words)
 {
     struct form_plan p;
@@ -267,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_defaults_plan),
         cmocka_unit_test(test_policy_preset_plan),
         cmocka_unit_test(test_navigation_skips_hidden),
+        cmocka_unit_test(test_other_hosts),
         cmocka_unit_test(test_typing),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_mix_and_shapes),
