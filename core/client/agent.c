@@ -119,7 +119,7 @@ static int write_cluster(const char *bytes, size_t len, const char *path, const 
         if (rc < 0) {
             *cause = xasprintf("the cluster file sent is not one: %s", why);
             free(why);
-        } else if (id >= cl->count) {
+        } else if (id != AGENT_ID_COLLECTOR && id >= cl->count) {
             *cause = xasprintf("node %u is not in the cluster file sent (%u nodes)", id, cl->count);
             rc = -EINVAL;
         }
@@ -148,7 +148,7 @@ int agent_run(const struct agent_options *o, char **cause)
     /* A launcher that hangs must not leave the agent waiting for ever: the default
      * action of SIGALRM ends it, and nothing has been started yet. */
     alarm((unsigned)(o->timeout_s > 0 ? o->timeout_s : 120));
-    uint32_t id = o->id;
+    uint32_t id = o->collector ? AGENT_ID_COLLECTOR : o->id;
     if (o->slurm_id) {
         id = env_count("SLURM_PROCID", UINT32_MAX);
         const char *v = getenv("SLURM_PROCID");
@@ -182,7 +182,12 @@ int agent_run(const struct agent_options *o, char **cause)
     gethostname(host, sizeof host);
     host[sizeof host - 1] = '\0';
     host[strcspn(host, " \t\r\n")] = '\0';
-    printf("jackdaw-agent ready id=%u addr=%s port=%u slots=%u host=%s\n", id, addr,
+    char ids[16];
+    if (o->collector)
+        snprintf(ids, sizeof ids, "collector");
+    else
+        snprintf(ids, sizeof ids, "%u", id);
+    printf("jackdaw-agent ready id=%s addr=%s port=%u slots=%u host=%s\n", ids, addr,
            (unsigned)port, slots_of(o->slots), host);
     fflush(stdout);
 
@@ -209,9 +214,13 @@ int agent_run(const struct agent_options *o, char **cause)
         close(fd);
         return rc;
     }
-    char *key_path = xasprintf("%s/node-%u.key", o->workdir, id);
-    char *cl_path = xasprintf("%s/node-%u.json", o->workdir, id);
-    char *log_path = xasprintf("%s/node-%u.log", o->workdir, id);
+    /* node-I.* for a node, collector.* for the collector. */
+    char *base = o->collector ? xasprintf("%s/collector", o->workdir)
+                              : xasprintf("%s/node-%u", o->workdir, id);
+    char *key_path = xasprintf("%s.key", base);
+    char *cl_path = xasprintf("%s.json", base);
+    char *log_path = xasprintf("%s.log", base);
+    free(base);
     /* A key left by an earlier cluster in this directory is replaced, never reused. */
     unlink(key_path);
     rc = auth_key_save(key_path, &key, cause);
@@ -228,19 +237,34 @@ int agent_run(const struct agent_options *o, char **cause)
     }
     if (rc == 0) {
         exe[n] = '\0';
-        char ids[16];
-        snprintf(ids, sizeof ids, "%u", id);
-        const char *fixed[] = {exe, "node", "--cluster", cl_path, "--id", ids,
-                               "--listen-fd", "3", "--log-level",
-                               o->log_level ? o->log_level : "info"};
-        size_t nfixed = sizeof fixed / sizeof fixed[0];
-        const char **argv = xcalloc(nfixed + cl.n_node_args + 1, sizeof *argv);
-        memcpy(argv, fixed, sizeof fixed);
-        for (uint32_t k = 0; k < cl.n_node_args; k++)
-            argv[nfixed + k] = cl.node_args[k];
+        const char *argv[16 + 64] = {exe};
+        int argc = 1;
+        const char *level = o->log_level ? o->log_level : "info";
+        if (o->collector) {
+            const char *fixed[] = {"collector", "--cluster", cl_path, "--listen-fd", "3",
+                                   "--log-level", level};
+            memcpy(argv + argc, fixed, sizeof fixed);
+            argc += (int)(sizeof fixed / sizeof fixed[0]);
+            if (o->workload_name) {
+                argv[argc++] = "--workload-name";
+                argv[argc++] = o->workload_name;
+            }
+            if (o->workload_digest) {
+                argv[argc++] = "--workload-digest";
+                argv[argc++] = o->workload_digest;
+            }
+        } else {
+            const char *fixed[] = {"node", "--cluster", cl_path, "--id", ids,
+                                   "--listen-fd", "3", "--log-level", level};
+            memcpy(argv + argc, fixed, sizeof fixed);
+            argc += (int)(sizeof fixed / sizeof fixed[0]);
+            for (uint32_t k = 0; k < cl.n_node_args && argc < 16 + 63; k++)
+                argv[argc++] = cl.node_args[k];
+        }
+        argv[argc] = NULL;
         alarm(0);
         if (o->exec) {
-            printf("jackdaw-agent started id=%u pid=%d\n", id, (int)getpid());
+            printf("jackdaw-agent started id=%s pid=%d\n", ids, (int)getpid());
             fflush(stdout);
             int devnull = open("/dev/null", O_RDONLY);
             int logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
@@ -263,11 +287,10 @@ int agent_run(const struct agent_options *o, char **cause)
                 rc = pid;
                 *cause = xasprintf("cannot start the daemon: %s", strerror(-rc));
             } else {
-                printf("jackdaw-agent started id=%u pid=%d\n", id, (int)pid);
+                printf("jackdaw-agent started id=%s pid=%d\n", ids, (int)pid);
                 fflush(stdout);
             }
         }
-        free(argv);
     }
     cluster_fini(&cl);
     close(fd);

@@ -42,6 +42,10 @@ struct agent_options {
     const char *workdir;    /* created if missing */
     const char *log_level;  /* NULL: info */
     bool exec;              /* become the daemon instead of detaching it */
+    bool collector;         /* start the collector (`launch --collector HOST`), not a
+                               node: its files are collector.key, .json and .log, its line
+                               says id=collector */
+    const char *workload_name, *workload_digest; /* the collector's trace header; NULL */
     enum agent_slots slots;
     int timeout_s;          /* for the whole exchange with the launcher; 0: 120 */
 };
@@ -54,8 +58,11 @@ enum agent_line_kind {
     AGENT_LINE_BAD = -1,    /* starts like the agent's but is not right */
 };
 
+/* The id of the collector's agent in its lines. */
+#define AGENT_ID_COLLECTOR UINT32_MAX
+
 struct agent_line {
-    uint32_t id;
+    uint32_t id;            /* a node's id, or AGENT_ID_COLLECTOR */
     char addr[64];          /* numeric */
     int port;               /* 1..65535 */
     uint32_t slots;         /* 1..100000 */

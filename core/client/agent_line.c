@@ -54,7 +54,9 @@ enum agent_line_kind agent_parse_line(const char *line, struct agent_line *out, 
         return AGENT_LINE_OTHER;
     a += strlen("jackdaw-agent ");
     unsigned long id = 0, port = 0, slots = 0, pid = 0;
-    bool ok = field_uint(a, "id", 0, 4095, &id);
+    char idtext[16];
+    bool collector = field(a, "id", idtext, sizeof idtext) && strcmp(idtext, "collector") == 0;
+    bool ok = collector || field_uint(a, "id", 0, 4095, &id);
     enum agent_line_kind kind = AGENT_LINE_BAD;
     if (ok && strncmp(a, "ready ", 6) == 0) {
         ok = field(a, "addr", out->addr, sizeof out->addr) && hostfile_is_address(out->addr) &&
@@ -71,7 +73,7 @@ enum agent_line_kind agent_parse_line(const char *line, struct agent_line *out, 
     } else {
         ok = false;
     }
-    out->id = (uint32_t)id;
+    out->id = collector ? AGENT_ID_COLLECTOR : (uint32_t)id;
     if (!ok) {
         /* The line came from another host: shown bounded and printable. */
         char shown[121];

@@ -17,6 +17,12 @@ int hostopts_finish(const struct hostopts *h, const char *who, bool local_sizing
                 who, h->hostfile ? "--hostfile" : "--slurm", h->hostfile ? "hostfile" : "allocation");
         return 1;
     }
+    if (h->collector && !h->hostfile) {
+        fprintf(stderr, "jackdaw %s: --collector HOST goes with --hostfile (it is started "
+                        "through the same remote shell)\n",
+                who);
+        return 1;
+    }
     if ((h->rsh && !h->hostfile) || (h->per_task && !h->slurm) ||
         ((h->remote_jackdaw || h->remote_workdir) && !hostopts_remote(h))) {
         fprintf(stderr, "jackdaw %s: --rsh goes with --hostfile, --per-task with --slurm, "
@@ -42,4 +48,5 @@ void hostopts_apply(const struct hostopts *h, struct launch_options *o)
     o->remote_jackdaw = h->remote_jackdaw;
     o->remote_workdir = h->remote_workdir;
     o->start_timeout_ms = (int)(h->start_timeout * 1000);
+    o->collector_host = h->collector;
 }

@@ -14,6 +14,7 @@
 
 struct hostopts {
     const char *hostfile, *rsh, *bind, *advertise, *remote_jackdaw, *remote_workdir;
+    const char *collector;  /* the collector's host (through the remote shell) */
     bool slurm, per_task;
     double start_timeout;   /* seconds; 0: 30 */
 };
@@ -34,7 +35,9 @@ struct hostopts {
     {"remote-workdir", OPT_STRING, &(h)->remote_workdir,                                        \
      "DIR  work directory on the hosts (default: the local one's path)"},                       \
     {"start-timeout", OPT_DOUBLE, &(h)->start_timeout,                                          \
-     "S  bound on each step of a start on many hosts (30)"}
+     "S  bound on each step of a start on many hosts (30)"},                                     \
+    {"collector", OPT_STRING, &(h)->collector,                                                  \
+     "HOST  with --hostfile: run the collector there, not here (its trace stays there)"}
 
 /* Whether the cluster goes on other hosts (its size then comes from them). */
 static inline bool hostopts_remote(const struct hostopts *h)

@@ -4,6 +4,7 @@
 #include "core/client/launcher.h"
 #include "core/client/launcher_impl.h"
 #include "core/client/remote.h"
+#include "trace/collector/tclient.h"
 #include "core/model/hostfile.h"
 
 #include <arpa/inet.h>
@@ -497,7 +498,14 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         for (int k = 0; k < o->node_nargs; k++)
             out->node_args[out->n_node_args++] = xstrdup(o->node_args[k]);
     }
-    if (o->trace) {
+    bool local_collector = o->trace && !o->collector_host;
+    if (o->trace && o->collector_host) {
+        /* Written on the collector's host: in the work directory there unless told. */
+        const char *there = o->remote_workdir ? o->remote_workdir : out->workdir;
+        out->collector.trace_path = o->trace_path ? xstrdup(o->trace_path)
+                                                  : xasprintf("%s/jackdaw-%s.avro", there,
+                                                              out->run_id);
+    } else if (o->trace) {
         char *name = o->trace_path ? xstrdup(o->trace_path)
                                    : xasprintf("%s/jackdaw-%s.avro",
                                                o->trace_dir ? o->trace_dir : dir, out->run_id);
@@ -564,7 +572,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         free(speeds);
     }
     int collector_fd = -1;
-    if (rc == 0 && o->trace) {
+    if (rc == 0 && local_collector) {
         char cbind[64], cadv[64];
         rc = collector_addresses(o, out, cbind, cadv, sizeof cbind, cause);
         uint16_t port = 0;
@@ -589,7 +597,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
     if (len >= 0)
         exe[len] = '\0';
     const char *level = o->log_level ? o->log_level : "info";
-    if (rc == 0 && o->trace) {
+    if (rc == 0 && local_collector) {
         /* The collector first: nodes connect to it as they come up, and until it runs
          * their connections wait in its listening socket's backlog. */
         char *logpath = xasprintf("%s/collector.log", out->workdir);
@@ -702,6 +710,30 @@ static void terminate(int pid)
     kill(pid, SIGCONT);
 }
 
+/* A collector on another host (launch --collector HOST): asked over its port, which it
+ * closes once it has the nodes' last events; else ended through the remote shell. */
+static enum launcher_found stop_remote_collector(const struct cluster *cl, int timeout_ms)
+{
+    struct auth_key key;
+    char *ignore = NULL;
+    struct tclient *t = NULL;
+    bool asked = false, closed = false;
+    if (auth_key_load(cl->key_path, &key, &ignore) == 0 &&
+        tclient_connect(&t, cl, &key, 2000, &ignore) == 0) {
+        asked = true;
+        closed = tclient_shutdown(t, timeout_ms) == 0;
+    }
+    free(ignore);
+    tclient_destroy(t);
+    if (closed)
+        return LAUNCHER_STOPPED;
+    int k = remote_kill(cl, cl->count, timeout_ms);
+    return k == 0         ? LAUNCHER_REMOTE_KILLED
+           : k == -ESRCH ? LAUNCHER_NOT_RUNNING
+           : asked       ? LAUNCHER_ASKED
+                         : LAUNCHER_UNREACHED;
+}
+
 int launcher_stop(const struct cluster *cl, const char *cluster_path, int timeout_ms,
                   char **cause)
 {
@@ -717,7 +749,9 @@ int launcher_stop_report(const struct cluster *cl, const char *cluster_path, int
      * that were already gone from daemons that stopped. */
     for (uint32_t i = 0; i < n; i++) {
         int pid = pid_of(cl, i);
-        if (!pid)
+        if (!pid && i == cl->count && cl->collector.remote_pid)
+            f[i] = LAUNCHER_UNREACHED; /* a collector on another host: asked below */
+        else if (!pid)
             f[i] = i < cl->count ? LAUNCHER_UNREACHED : LAUNCHER_NO_DAEMON;
         else
             f[i] = running(pid, cluster_path) ? LAUNCHER_STOPPED : LAUNCHER_NOT_RUNNING;
@@ -799,6 +833,8 @@ int launcher_stop_report(const struct cluster *cl, const char *cluster_path, int
             reap();
         }
     }
+    if (f[cl->count] == LAUNCHER_UNREACHED)
+        f[cl->count] = stop_remote_collector(cl, timeout_ms);
     if (found)
         memcpy(found, f, n * sizeof *f);
     free(f);

@@ -56,6 +56,8 @@ struct launch_options {
     const char *remote_workdir; /* the work directory on the hosts; NULL: the local one's
                                    path (a shared file system, or the same layout) */
     int start_timeout_ms;       /* for each step of a remote start; 0: 30 s */
+    const char *collector_host; /* with a hostfile: the collector runs on this host (through
+                                   the remote shell) rather than here */
 };
 
 /*

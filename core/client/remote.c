@@ -50,8 +50,9 @@ struct rnode {
 struct remote {
     const struct launch_options *o;
     struct cluster *cl;
-    uint32_t count;
-    struct rnode *nodes;    /* count */
+    uint32_t count;         /* daemons */
+    uint32_t nagents;       /* count, and one more for a collector on another host */
+    struct rnode *nodes;    /* nagents: the daemons', then the collector's */
     struct proc *procs;
     uint32_t nprocs;
 };
@@ -236,15 +237,28 @@ static int on_line(struct remote *r, uint32_t pi, const char *line, char **cause
     if (kind == AGENT_LINE_OTHER)
         return 0;
     const char *label = r->procs[pi].label;
-    if (kind == AGENT_LINE_BAD || al.id >= r->count || r->nodes[al.id].proc != pi) {
+    uint32_t k = al.id == AGENT_ID_COLLECTOR && r->nagents > r->count ? r->count : al.id;
+    if (kind == AGENT_LINE_BAD || k >= r->nagents || r->nodes[k].proc != pi) {
         *cause = why ? xasprintf("%s: %s", label, why)
                      : xasprintf("%s: a line from an agent for node %u, which it does not run",
                                  label, al.id);
         free(why);
         return -EPROTO;
     }
-    struct rnode *rn = &r->nodes[al.id];
-    struct cluster_node *cn = &r->cl->nodes[al.id];
+    struct rnode *rn = &r->nodes[k];
+    if (k == r->count) {
+        struct cluster_collector *cc = &r->cl->collector;
+        if (kind == AGENT_LINE_READY && !rn->ready) {
+            snprintf(cc->host, sizeof cc->host, "%s", al.addr);
+            cc->port = al.port;
+            rn->ready = true;
+        } else if (kind == AGENT_LINE_STARTED && rn->ready && !rn->started) {
+            cc->remote_pid = al.pid;
+            rn->started = true;
+        }
+        return 0;
+    }
+    struct cluster_node *cn = &r->cl->nodes[k];
     if (kind == AGENT_LINE_READY && !rn->ready) {
         snprintf(cn->host, sizeof cn->host, "%s", al.addr);
         cn->port = al.port;
@@ -313,7 +327,7 @@ static int drain(struct remote *r, uint32_t pi, char **cause)
 
 static bool all(const struct remote *r, bool started)
 {
-    for (uint32_t i = 0; i < r->count; i++)
+    for (uint32_t i = 0; i < r->nagents; i++)
         if (!(started ? r->nodes[i].started : r->nodes[i].ready))
             return false;
     return true;
@@ -348,7 +362,7 @@ static int wait_for(struct remote *r, bool started, char **cause)
             if (rc == 0 && reap(&r->procs[i])) {
                 /* Its last words may have come with its exit. */
                 rc = drain(r, i, cause);
-                for (uint32_t k = 0; rc == 0 && k < r->count; k++) {
+                for (uint32_t k = 0; rc == 0 && k < r->nagents; k++) {
                     struct rnode *rn = &r->nodes[k];
                     if (rn->proc != i || (started ? rn->started : rn->ready))
                         continue;
@@ -362,7 +376,7 @@ static int wait_for(struct remote *r, bool started, char **cause)
     }
     free(fds);
     if (rc == 0 && !all(r, started)) {
-        for (uint32_t k = 0; k < r->count; k++) {
+        for (uint32_t k = 0; k < r->nagents; k++) {
             struct rnode *rn = &r->nodes[k];
             if (started ? rn->started : rn->ready)
                 continue;
@@ -406,8 +420,10 @@ static void resolve(const char *name, char *out, size_t n)
 }
 
 /* The agent's command line (one string, for the remote shell to run). */
+enum agent_role { ROLE_NODE, ROLE_SLURM, ROLE_COLLECTOR };
+
 static char *agent_line(const struct launch_options *o, const char *exe, const char *workdir,
-                        uint32_t id, const char *addr, int port, bool slurm)
+                        uint32_t id, const char *addr, int port, enum agent_role role)
 {
     char *line = xstrdup("");
     char ids[16], ports[16], timeout[16];
@@ -419,7 +435,17 @@ static char *agent_line(const struct launch_options *o, const char *exe, const c
                            o->log_level ? o->log_level : "info", "--timeout", timeout};
     for (size_t k = 0; k < sizeof words / sizeof words[0]; k++)
         quote(&line, words[k]);
-    if (slurm) {
+    if (role == ROLE_COLLECTOR) {
+        quote(&line, "--collector");
+        if (o->workload_name) {
+            quote(&line, "--workload-name");
+            quote(&line, o->workload_name);
+        }
+        if (o->workload_digest) {
+            quote(&line, "--workload-digest");
+            quote(&line, o->workload_digest);
+        }
+    } else if (role == ROLE_SLURM) {
         quote(&line, "--slurm");
         quote(&line, "--exec");
         quote(&line, "--slots");
@@ -468,7 +494,7 @@ static int begin_slurm(struct remote *r, const char *exe, const char *workdir, c
                                        : "node count (SLURM_JOB_NUM_NODES)");
         return -EINVAL;
     }
-    r->count = count;
+    r->count = r->nagents = count;
     r->cl->count = count;
     r->cl->nodes = xcalloc(count, sizeof *r->cl->nodes);
     r->nodes = xcalloc(count, sizeof *r->nodes);
@@ -483,7 +509,7 @@ static int begin_slurm(struct remote *r, const char *exe, const char *workdir, c
     char counts[32], ntasks[32];
     snprintf(counts, sizeof counts, "--nodes=%u", nodes);
     snprintf(ntasks, sizeof ntasks, "--ntasks=%u", count);
-    char *line = agent_line(o, exe, workdir, 0, "", 0, true);
+    char *line = agent_line(o, exe, workdir, 0, "", 0, ROLE_SLURM);
     /* One step for the whole allocation; the agents become the daemons, so the step
      * lasts as long as the cluster.  stdin goes to every task: the key and the cluster
      * file reach them all.  The step's own shell runs the quoted line. */
@@ -533,13 +559,14 @@ static int begin_hosts(struct remote *r, const char *exe, const char *workdir, c
         *cause = xasprintf("--rsh is empty");
         return -EINVAL;
     }
-    r->count = r->nprocs = hf.count;
+    r->count = hf.count;
+    r->nagents = r->nprocs = hf.count + (o->collector_host ? 1 : 0);
     r->cl->count = hf.count;
     r->cl->nodes = xcalloc(hf.count, sizeof *r->cl->nodes);
     r->cl->rsh = xstrdup(rsh);
-    r->nodes = xcalloc(hf.count, sizeof *r->nodes);
-    r->procs = xcalloc(hf.count, sizeof *r->procs);
-    for (uint32_t i = 0; i < hf.count; i++)
+    r->nodes = xcalloc(r->nagents, sizeof *r->nodes);
+    r->procs = xcalloc(r->nprocs, sizeof *r->procs);
+    for (uint32_t i = 0; i < r->nprocs; i++)
         r->procs[i].in = r->procs[i].out = r->procs[i].err = -1;
     const char **argv = xcalloc(nwords + 3, sizeof *argv);
     for (size_t k = 0; k < nwords; k++)
@@ -560,7 +587,7 @@ static int begin_hosts(struct remote *r, const char *exe, const char *workdir, c
             snprintf(addr, sizeof addr, "%s", e->addr);
         else
             resolve(e->name, addr, sizeof addr);
-        char *line = agent_line(o, exe, workdir, i, addr, e->port, false);
+        char *line = agent_line(o, exe, workdir, i, addr, e->port, ROLE_NODE);
         argv[nwords] = e->name;
         argv[nwords + 1] = line;
         argv[nwords + 2] = NULL;
@@ -571,6 +598,30 @@ static int begin_hosts(struct remote *r, const char *exe, const char *workdir, c
             free(*cause);
             *cause = why;
         }
+    }
+    if (rc == 0 && o->collector_host) {
+        /* The collector's agent, last: its own host, same remote shell. */
+        uint32_t c = hf.count;
+        r->nodes[c].proc = c;
+        snprintf(r->nodes[c].label, sizeof r->nodes[c].label, "the collector's host %s",
+                 o->collector_host);
+        snprintf(r->procs[c].label, sizeof r->procs[c].label, "%s", r->nodes[c].label);
+        snprintf(r->cl->collector.name, sizeof r->cl->collector.name, "%s", o->collector_host);
+        /* Its address: that of its line in the hostfile when it has one (the collector
+         * often shares a host with a daemon), else its name resolved here, else what
+         * the agent finds there. */
+        char addr[64] = "";
+        for (uint32_t i = 0; i < hf.count && !addr[0]; i++)
+            if (strcmp(hf.hosts[i].name, o->collector_host) == 0 && hf.hosts[i].addr[0])
+                snprintf(addr, sizeof addr, "%s", hf.hosts[i].addr);
+        if (!addr[0])
+            resolve(o->collector_host, addr, sizeof addr);
+        char *line = agent_line(o, exe, workdir, 0, addr, 0, ROLE_COLLECTOR);
+        argv[nwords] = o->collector_host;
+        argv[nwords + 1] = line;
+        argv[nwords + 2] = NULL;
+        rc = spawn(&r->procs[c], (char **)argv, cause);
+        free(line);
     }
     free(argv);
     free_words(words);
@@ -709,22 +760,28 @@ void remote_destroy(struct remote *r)
 
 int remote_kill(const struct cluster *cl, uint32_t node, int timeout_ms)
 {
-    const struct cluster_node *n = &cl->nodes[node];
-    if (!cl->rsh || strcmp(cl->rsh, "srun") == 0 || !n->remote_pid || !n->name[0])
+    bool col = node == cl->count;
+    const char *name = col ? cl->collector.name : cl->nodes[node].name;
+    int pid = col ? cl->collector.remote_pid : cl->nodes[node].remote_pid;
+    if (!cl->rsh || strcmp(cl->rsh, "srun") == 0 || !pid || !name[0])
         return -ENOTSUP;
     size_t nwords;
     char **words = split_words(cl->rsh, &nwords);
     /* Only the daemon itself: a pid that was recycled on that host for something else
      * is left alone (exit 3, as for one that is gone). */
-    char cmd[256];
+    char cmd[256], mark[64];
+    if (col)
+        snprintf(mark, sizeof mark, "/collector.json --listen-fd ");
+    else
+        snprintf(mark, sizeof mark, "/node-%u.json --id %u ", node, node);
     snprintf(cmd, sizeof cmd,
-             "tr '\\000' ' ' </proc/%d/cmdline 2>/dev/null | grep -q -- '/node-%u.json --id %u ' "
-             "|| exit 3; kill -TERM %d",
-             n->remote_pid, node, node, n->remote_pid);
+             "tr '\\000' ' ' </proc/%d/cmdline 2>/dev/null | grep -q -- '%s' || exit 3; "
+             "kill -TERM %d",
+             pid, mark, pid);
     const char **argv = xcalloc(nwords + 3, sizeof *argv);
     for (size_t k = 0; k < nwords; k++)
         argv[k] = words[k];
-    argv[nwords] = n->name;
+    argv[nwords] = name;
     argv[nwords + 1] = cmd;
     struct proc p = {.in = -1, .out = -1, .err = -1};
     char *cause = NULL;

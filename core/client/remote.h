@@ -35,7 +35,8 @@ int remote_finish(struct remote *r, const char *cluster_path, struct cluster *cl
 void remote_abort(struct remote *r);
 void remote_destroy(struct remote *r);
 
-/* Ends a daemon that no longer answers through the remote shell it was started with
+/* Ends a daemon (node `node`, or the collector when `node` is cl->count) that no longer
+ * answers through the remote shell it was started with
  * (`RSH NAME kill PID`, once /proc there shows that pid is the daemon; bounded): 0 when
  * signalled, -ESRCH when it does not run there, another negative errno when the remote
  * shell failed. */

@@ -129,6 +129,11 @@ int cluster_load(struct cluster *c, const char *path, char **cause)
         snprintf(c->collector.host, sizeof c->collector.host, "%s", host);
         c->collector.port = (int)json_integer_value(port);
         c->collector.pid = json_is_integer(pid) ? (int)json_integer_value(pid) : 0;
+        json_t *rpid = json_object_get(col, "remote_pid");
+        const char *name = json_string_value(json_object_get(col, "name"));
+        c->collector.remote_pid = json_is_integer(rpid) ? (int)json_integer_value(rpid) : 0;
+        snprintf(c->collector.name, sizeof c->collector.name, "%.*s",
+                 (int)sizeof c->collector.name - 1, name ? name : "");
         c->collector.trace_path = trace ? xstrdup(trace) : NULL;
     }
     json_decref(root);
@@ -171,6 +176,10 @@ int cluster_save(const struct cluster *c, const char *path, char **cause)
                                 c->collector.port, "pid", c->collector.pid);
         if (c->collector.trace_path)
             json_object_set_new(col, "trace", json_string(c->collector.trace_path));
+        if (c->collector.name[0])
+            json_object_set_new(col, "name", json_string(c->collector.name));
+        if (c->collector.remote_pid)
+            json_object_set_new(col, "remote_pid", json_integer(c->collector.remote_pid));
         json_object_set_new(root, "collector", col);
     }
     char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());

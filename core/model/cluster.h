@@ -43,7 +43,9 @@ struct cluster_node {
 struct cluster_collector {
     char host[64];          /* "" when the cluster has no collector */
     int port;
-    int pid;                /* 0 when not started by launch */
+    int pid;                /* 0 when not started by launch on this host */
+    char name[CLUSTER_NAME_MAX]; /* its host with launch --collector HOST; else "" */
+    int remote_pid;         /* its pid on that host; 0 when local or unknown */
     char *trace_path;       /* owned, may be NULL */
 };
 

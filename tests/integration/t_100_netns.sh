@@ -10,7 +10,8 @@
 #   d. status and a headless console from the root namespace see six nodes;
 #   f. stop ends every daemon (no process left in any namespace) and the trace is whole;
 #   e. a namespace's daemon killed mid-run: the job still ends with every task once, and
-#      stop reports the dead one as not running;
+#      stop reports the dead one as not running; that cluster's collector runs in a
+#      namespace (--collector HOST) and stops with it, its trace written there;
 #   g. a hostfile naming a namespace that does not exist fails launch within its bound,
 #      naming the host and its line, and leaves nothing running anywhere.
 # Skipped, saying why, where namespaces cannot be made (not root).
@@ -110,9 +111,17 @@ note "stopped; $(head -1 "$T/verify.out")"
 
 # e. A daemon killed mid-run, on a second cluster (a node killed with SIGKILL loses the
 #    trace events it held in memory, so the first cluster's trace is checked whole).
+#    Its collector runs in namespace 5 (--collector: started through the remote shell,
+#    asked to stop over its port).
 CLUSTER_FILE="$T/cluster2/cluster.json"
+COL_NS=$(awk 'NR == 6 {print $1}' "$HOSTS")
 timeout -k 5 90 "$JACKDAW" launch --hostfile "$HOSTS" --rsh "$RSH" --cluster "$CLUSTER_FILE" \
-    --failure-timeout 1000 >"$T/launch2.out" 2>&1 || { cat "$T/launch2.out" >&2; fail "second launch failed"; }
+    --failure-timeout 1000 --collector "$COL_NS" >"$T/launch2.out" 2>&1 ||
+    { cat "$T/launch2.out" >&2; fail "second launch failed"; }
+col_pid=$(cluster_field "$CLUSTER_FILE" "c['collector']['remote_pid']")
+ip netns pids "$COL_NS" | grep -qx "$col_pid" || fail "the collector (pid $col_pid) is not in namespace $COL_NS"
+[ "$(cluster_field "$CLUSTER_FILE" "c['collector']['host']")" = "$(awk 'NR == 6 {print $2}' "$HOSTS" | cut -d= -f2)" ] ||
+    fail "the collector does not listen on namespace $COL_NS's address"
 for pid in $(cluster_pids "$CLUSTER_FILE"); do CLUSTER_PIDS+=("$pid"); done
 # 2,400 sleeps of 10 ms on 12 slots: about 2 s, the kill lands in the first half.
 "$JACKDAW" gen bot --tasks 2400 --kind sleep --duration-s 0.01 -o "$T/kill.jsonl" || fail "gen failed"
@@ -131,6 +140,11 @@ rc=0
 timeout -k 5 30 "$JACKDAW" stop --cluster "$CLUSTER_FILE" >"$T/stop2.out" 2>&1 || rc=$?
 expect_code 0 $rc "stop after node 3 died"
 grep -q "node 3 on .* was not running" "$T/stop2.out" || { cat "$T/stop2.out" >&2; fail "stop does not say node 3 was gone"; }
+grep -q "stopped 5 of 6 nodes and the collector" "$T/stop2.out" || { cat "$T/stop2.out" >&2; fail "stop did not stop the remote collector"; }
+"$JACKDAW" trace stats "$(ls "$T"/cluster2/work/jackdaw-*.avro)" --json >"$T/stats2.json" ||
+    fail "the remote collector's trace does not read"
+"$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["records"] > 2400, s["records"]' "$T/stats2.json" ||
+    fail "the remote collector's trace is short: $(head -c 300 "$T/stats2.json")"
 wait_until 10 bed_empty || fail "processes left in the namespaces after the second stop: $(ns_pids | tr '\n' ' ')"
 CLUSTER_PIDS=()
 

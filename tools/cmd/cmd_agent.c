@@ -15,7 +15,8 @@ static int agent_main(int argc, char **argv)
 {
     unsigned long id = 0, port = 0, timeout = 120;
     const char *addr = "auto", *bind = NULL, *workdir = NULL, *level = "info", *slots = "cores";
-    bool exec = false, slurm = false;
+    bool exec = false, slurm = false, collector = false;
+    const char *workload_name = NULL, *workload_digest = NULL;
     struct opt opts[] = {
         {"id", OPT_UINT, &id, "I  the node's id"},
         {"slurm", OPT_FLAG, &slurm, "  the id is SLURM_PROCID"},
@@ -26,6 +27,9 @@ static int agent_main(int argc, char **argv)
         {"log-level", OPT_STRING, &level, "L  the daemon's log level"},
         {"slots", OPT_STRING, &slots, "cores|slurm-node|slurm-task  where slots come from"},
         {"exec", OPT_FLAG, &exec, "  become the daemon (under srun)"},
+        {"collector", OPT_FLAG, &collector, "  start the collector, not a node"},
+        {"workload-name", OPT_STRING, &workload_name, "NAME  the collector's trace header"},
+        {"workload-digest", OPT_STRING, &workload_digest, "HEX  the collector's trace header"},
         {"timeout", OPT_UINT, &timeout, "S  give up when the launcher is silent this long"},
         {NULL, 0, NULL, NULL},
     };
@@ -46,7 +50,8 @@ static int agent_main(int argc, char **argv)
     struct agent_options o = {
         .id = (uint32_t)id, .slurm_id = slurm, .addr = addr, .bind = bind, .port = (int)port,
         .workdir = workdir, .log_level = level, .exec = exec, .slots = how,
-        .timeout_s = (int)timeout,
+        .timeout_s = (int)timeout, .collector = collector, .workload_name = workload_name,
+        .workload_digest = workload_digest,
     };
     char *cause = NULL;
     rc = agent_run(&o, &cause);

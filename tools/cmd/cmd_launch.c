@@ -87,7 +87,8 @@ static int launch_main(int argc, char **argv)
         printf("  node %u on %s at %s:%d, %u slots, pid %d there\n", i, cl.nodes[i].name,
                cl.nodes[i].host, cl.nodes[i].port, cl.nodes[i].slots, cl.nodes[i].remote_pid);
     if (cl.collector.trace_path)
-        printf("collector on %s:%d writing %s\n", cl.collector.host, cl.collector.port,
+        printf("collector on %s%s%s:%d writing %s\n", cl.collector.name,
+               cl.collector.name[0] ? " at " : "", cl.collector.host, cl.collector.port,
                cl.collector.trace_path);
     cluster_fini(&cl);
     free(path);

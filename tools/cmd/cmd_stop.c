@@ -78,12 +78,26 @@ static int stop_main(int argc, char **argv)
     uint32_t unreached = 0;
     uint32_t stopped = report_nodes(&cl, found, &unreached);
     enum launcher_found col = found[cl.count];
-    if (col == LAUNCHER_NOT_RUNNING)
-        printf("the collector (pid %d) was not running\n", cl.collector.pid);
+    const struct cluster_collector *cc = &cl.collector;
+    if (col == LAUNCHER_NOT_RUNNING && cc->remote_pid)
+        printf("the collector on %s (pid %d there) was not running\n", cc->name, cc->remote_pid);
+    else if (col == LAUNCHER_NOT_RUNNING)
+        printf("the collector (pid %d) was not running\n", cc->pid);
     else if (col == LAUNCHER_KILLED)
-        printf("the collector (pid %d) did not stop when asked; killed\n", cl.collector.pid);
+        printf("the collector (pid %d) did not stop when asked; killed\n", cc->pid);
+    else if (col == LAUNCHER_REMOTE_KILLED)
+        printf("the collector on %s (pid %d there) did not stop when asked; ended through the "
+               "remote shell\n", cc->name, cc->remote_pid);
+    else if (col == LAUNCHER_ASKED || col == LAUNCHER_UNREACHED)
+        printf("the collector on %s (pid %d there) %s; it may still run\n", cc->name,
+               cc->remote_pid, col == LAUNCHER_ASKED ? "was asked to stop but did not"
+                                                     : "did not answer");
+    if (col == LAUNCHER_ASKED || col == LAUNCHER_UNREACHED)
+        unreached++;
     const char *and_collector =
-        col == LAUNCHER_STOPPED || col == LAUNCHER_KILLED ? " and the collector" : "";
+        col == LAUNCHER_STOPPED || col == LAUNCHER_KILLED || col == LAUNCHER_REMOTE_KILLED
+            ? " and the collector"
+            : "";
     if (stopped == cl.count)
         printf("stopped %u nodes%s\n", stopped, and_collector);
     else

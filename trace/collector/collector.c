@@ -395,6 +395,8 @@ static int on_subscribe(struct collector *col, struct peer *p, struct rbuf *r,
     return 0;
 }
 
+static void request_stop(struct collector *col);
+
 static int on_client_message(struct collector *col, struct peer *p, uint16_t type,
                              struct rbuf *r, const char **reason)
 {
@@ -404,7 +406,7 @@ static int on_client_message(struct collector *col, struct peer *p, uint16_t typ
     case MSG_TRACE_SUBSCRIBE: return on_subscribe(col, p, r, reason);
     case MSG_SHUTDOWN:
         log_info("shutdown requested by %s", conn_peer_name(p->conn));
-        col->stop_requested = true;
+        request_stop(col);
         return 0;
     default:
         return reject(col, reason, "%s (0x%04x) is not a message a client sends to the collector",
@@ -639,19 +641,25 @@ static void on_drain(uv_timer_t *t)
  */
 #define STOP_DRAIN_MS 4000 /* under the 5 s `stop` gives the collector before SIGKILL */
 
-static void on_signal(uv_signal_t *h, int signum)
+/* A second request stops it at once. */
+static void request_stop(struct collector *col)
 {
-    struct collector *col = h->data;
     if (col->stop_requested) {
-        col->stop_by_ns = clock_mono_ns(); /* a second signal: now */
+        col->stop_by_ns = clock_mono_ns();
         return;
     }
-    log_info("signal %d: stopping%s", signum,
-             nodes_connected(col) ? " once the nodes still connected have sent their last events"
-                                  : "");
+    if (nodes_connected(col))
+        log_info("stopping once the nodes still connected have sent their last events");
     col->stop_requested = true;
     col->stop_by_ns = clock_mono_ns() + (int64_t)STOP_DRAIN_MS * 1000000;
     uv_timer_start(&col->drain, on_drain, 50, 50);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    struct collector *col = h->data;
+    log_info("signal %d: stopping", signum);
+    request_stop(col);
 }
 
 static char *build_header(const struct collector_config *cfg, int64_t start_ns)

@@ -177,6 +177,19 @@ void tclient_destroy(struct tclient *t)
     free(t);
 }
 
+int tclient_shutdown(struct tclient *t, int timeout_ms)
+{
+    if (!t->conn)
+        return -ENOTCONN;
+    size_t at;
+    conn_msg_begin(t->conn, MSG_SHUTDOWN, &at);
+    conn_msg_end(t->conn, at);
+    conn_flush(t->conn);
+    /* It closes every connection as it stops (after its nodes' last events). */
+    run_for(t, timeout_ms, NULL);
+    return t->conn ? -ETIMEDOUT : 0;
+}
+
 int tclient_record_job(struct tclient *t, const struct workload *wl, uint32_t job,
                        const char *digest, int timeout_ms, char **cause)
 {

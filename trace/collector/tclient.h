@@ -24,6 +24,10 @@ struct tclient;
 int tclient_connect(struct tclient **out, const struct cluster *cl, const struct auth_key *key,
                     int timeout_ms, char **cause);
 void tclient_destroy(struct tclient *t); /* NULL is a no-op */
+/* Asks the collector to stop (once the nodes still sending have sent their last
+ * events) and waits until it closed the connection: 0, or -ETIMEDOUT.  For a collector
+ * on another host, which has no pid here to signal. */
+int tclient_shutdown(struct tclient *t, int timeout_ms);
 
 /* Sends JOB and the ids of every task (NAMES), and waits until the collector says it
  * has written them all.  -ECONNRESET when the connection was lost first, -ETIMEDOUT
