@@ -19,6 +19,7 @@
 
 #include "core/base/fs.h"
 #include "core/base/xalloc.h"
+#include "core/client/launcher.h"
 #include "core/client/launcher_impl.h"
 #include "core/model/cluster.h"
 #include "core/model/hostfile.h"
@@ -175,7 +176,7 @@ int agent_run(const struct agent_options *o, char **cause)
     else
         snprintf(addr, sizeof addr, "%s", o->addr);
     uint16_t port = 0;
-    int fd = launcher__listen(o->bind ? o->bind : addr, o->port, &port, cause);
+    int fd = launcher_listen(o->bind ? o->bind : addr, o->port, &port, cause);
     if (fd < 0)
         return fd;
     char host[256] = "?";
@@ -241,18 +242,8 @@ int agent_run(const struct agent_options *o, char **cause)
         int argc = 1;
         const char *level = o->log_level ? o->log_level : "info";
         if (o->collector) {
-            const char *fixed[] = {"collector", "--cluster", cl_path, "--listen-fd", "3",
-                                   "--log-level", level};
-            memcpy(argv + argc, fixed, sizeof fixed);
-            argc += (int)(sizeof fixed / sizeof fixed[0]);
-            if (o->workload_name) {
-                argv[argc++] = "--workload-name";
-                argv[argc++] = o->workload_name;
-            }
-            if (o->workload_digest) {
-                argv[argc++] = "--workload-digest";
-                argv[argc++] = o->workload_digest;
-            }
+            launcher__collector_argv(argv, exe, cl_path, level, o->workload_name,
+                                     o->workload_digest);
         } else {
             const char *fixed[] = {"node", "--cluster", cl_path, "--id", ids,
                                    "--listen-fd", "3", "--log-level", level};
@@ -260,27 +251,15 @@ int agent_run(const struct agent_options *o, char **cause)
             argc += (int)(sizeof fixed / sizeof fixed[0]);
             for (uint32_t k = 0; k < cl.n_node_args && argc < 16 + 63; k++)
                 argv[argc++] = cl.node_args[k];
+            argv[argc] = NULL;
         }
-        argv[argc] = NULL;
         alarm(0);
         if (o->exec) {
             printf("jackdaw-agent started id=%s pid=%d\n", ids, (int)getpid());
             fflush(stdout);
-            int devnull = open("/dev/null", O_RDONLY);
-            int logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
-            if (devnull >= 0)
-                dup2(devnull, 0);
-            if (logfd >= 0) {
-                dup2(logfd, 1);
-                dup2(logfd, 2);
-            }
-            if (fd == 3)
-                fcntl(3, F_SETFD, 0);
-            else
-                dup2(fd, 3);
-            execv(exe, (char **)argv);
-            rc = -errno;
-            *cause = xasprintf("cannot run '%s': %s", exe, strerror(errno));
+            rc = launcher__exec(exe, (char **)argv, log_path, fd);
+            /* Said in the log, where standard error now goes. */
+            *cause = xasprintf("cannot run '%s': %s", exe, strerror(-rc));
         } else {
             pid_t pid = launcher__spawn(exe, (char **)argv, log_path, fd, false);
             if (pid < 0) {

@@ -137,7 +137,7 @@ char *launcher__absolute(const char *path)
     return xasprintf("%s/%s", cwd, path);
 }
 
-int launcher__listen(const char *addr, int want_port, uint16_t *port, char **cause)
+int launcher_listen(const char *addr, int want_port, uint16_t *port, char **cause)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE};
@@ -360,6 +360,31 @@ pid_t launcher__spawn(const char *exe, char **argv, const char *logpath, int lis
      * SIGKILL; the getppid check closes the race with a parent that died before prctl. */
     if (die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent))
         _exit(1);
+    launcher__exec(exe, argv, logpath, listen_fd);
+    _exit(127);
+}
+
+void launcher__collector_argv(const char **argv, const char *exe, const char *cluster,
+                              const char *level, const char *name, const char *digest)
+{
+    int argc = 0;
+    const char *fixed[] = {exe, "collector", "--cluster", cluster, "--listen-fd", "3",
+                           "--log-level", level};
+    for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
+        argv[argc++] = fixed[k];
+    if (name) {
+        argv[argc++] = "--workload-name";
+        argv[argc++] = name;
+    }
+    if (digest) {
+        argv[argc++] = "--workload-digest";
+        argv[argc++] = digest;
+    }
+    argv[argc] = NULL;
+}
+
+int launcher__exec(const char *exe, char **argv, const char *logpath, int listen_fd)
+{
     int devnull = open("/dev/null", O_RDONLY);
     int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (devnull >= 0)
@@ -375,7 +400,7 @@ pid_t launcher__spawn(const char *exe, char **argv, const char *logpath, int lis
         dup2(listen_fd, 3);
     signal(SIGPIPE, SIG_DFL);
     execv(exe, argv);
-    _exit(127);
+    return -errno;
 }
 
 /* "20261122-031305-4f2a": sortable, and unique enough to tell runs apart in a directory
@@ -557,7 +582,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         for (uint32_t i = 0; rc == 0 && i < nodes; i++) {
             uint16_t port = 0;
-            fds[i] = launcher__listen(bind_addr, 0, &port, cause);
+            fds[i] = launcher_listen(bind_addr, 0, &port, cause);
             if (fds[i] < 0) {
                 rc = fds[i];
                 break;
@@ -577,7 +602,7 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         rc = collector_addresses(o, out, cbind, cadv, sizeof cbind, cause);
         uint16_t port = 0;
         if (rc == 0)
-            collector_fd = launcher__listen(cbind, 0, &port, cause);
+            collector_fd = launcher_listen(cbind, 0, &port, cause);
         if (collector_fd < 0 && rc == 0)
             rc = collector_fd;
         if (rc == 0) {
@@ -601,17 +626,9 @@ int launcher_start(const struct launch_options *o, struct cluster *out, char **c
         /* The collector first: nodes connect to it as they come up, and until it runs
          * their connections wait in its listening socket's backlog. */
         char *logpath = xasprintf("%s/collector.log", out->workdir);
-        const char *argv[16] = {exe, "collector", "--cluster", cluster_path, "--listen-fd",
-                                "3", "--log-level", level};
-        int argc = 8;
-        if (o->workload_name) {
-            argv[argc++] = "--workload-name";
-            argv[argc++] = o->workload_name;
-        }
-        if (o->workload_digest) {
-            argv[argc++] = "--workload-digest";
-            argv[argc++] = o->workload_digest;
-        }
+        const char *argv[16];
+        launcher__collector_argv(argv, exe, cluster_path, level, o->workload_name,
+                                 o->workload_digest);
         pid_t pid = launcher__spawn(exe, (char **)argv, logpath, collector_fd,
                                     o->die_with_parent);
         if (pid < 0) {

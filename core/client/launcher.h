@@ -88,6 +88,12 @@ int launcher_parse_slots(const char *text, const char *speeds, uint32_t *slots, 
 uint32_t launcher_node_slots(const struct launch_options *o, uint32_t index,
                              uint32_t machine_cores);
 
+/* A listening TCP socket (close-on-exec, SO_REUSEADDR) bound to numeric address `addr`
+ * and `want_port` (0: any); *port is the port it got.  The fd, or a negative errno with
+ * *cause.  Daemons get theirs bound by whoever starts them, so that the port is known
+ * before they run. */
+int launcher_listen(const char *addr, int want_port, uint16_t *port, char **cause);
+
 /* Starts the daemons and waits until every one accepts authenticated connections. */
 int launcher_start(const struct launch_options *o, struct cluster *out, char **cause);
 

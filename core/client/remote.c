@@ -659,6 +659,20 @@ int remote_begin(struct remote **out_r, const struct launch_options *o, const ch
     return rc;
 }
 
+/* Reaps the remote shells as they exit, for at most `ms`; true when all have. */
+static bool reap_all(struct remote *r, int ms)
+{
+    for (int waited = 0;; waited += 10) {
+        bool done = true;
+        for (uint32_t i = 0; i < r->nprocs; i++)
+            done &= reap(&r->procs[i]);
+        if (done || waited >= ms)
+            return done;
+        struct timespec step = {0, 10 * 1000 * 1000};
+        nanosleep(&step, NULL);
+    }
+}
+
 int remote_finish(struct remote *r, const char *cluster_path, struct cluster *cl, char **cause)
 {
     r->cl = cl;
@@ -687,19 +701,21 @@ int remote_finish(struct remote *r, const char *cluster_path, struct cluster *cl
     }
     free(bytes);
     int rc = wait_for(r, true, cause);
-    if (rc == 0 && !r->o->slurm) {
-        /* The remote shells return once their agents have: reaped, bounded. */
-        for (int waited = 0; waited < 5000; waited += 10) {
-            bool done = true;
-            for (uint32_t i = 0; i < r->nprocs; i++)
-                done &= reap(&r->procs[i]);
-            if (done)
-                break;
-            struct timespec step = {0, 10 * 1000 * 1000};
-            nanosleep(&step, NULL);
+    /* The remote shells return once their agents have: reaped, bounded. */
+    if (rc == 0 && !r->o->slurm)
+        reap_all(r, 5000);
+    return rc;
+}
+
+/* To each remote shell still running and its session (spawn gave it one). */
+static void signal_all(struct remote *r, int sig)
+{
+    for (uint32_t i = 0; i < r->nprocs; i++) {
+        if (r->procs[i].pid > 0) {
+            kill(-r->procs[i].pid, sig);
+            kill(r->procs[i].pid, sig);
         }
     }
-    return rc;
 }
 
 void remote_abort(struct remote *r)
@@ -710,38 +726,13 @@ void remote_abort(struct remote *r)
         close_fd(&r->procs[i].in);
     /* Agents that saw their input end exit by themselves; the remote shells get a
      * moment to carry that through, then are ended. */
-    for (int waited = 0; waited < 2000; waited += 10) {
-        bool done = true;
-        for (uint32_t i = 0; i < r->nprocs; i++)
-            done &= reap(&r->procs[i]);
-        if (done)
-            return;
-        struct timespec step = {0, 10 * 1000 * 1000};
-        nanosleep(&step, NULL);
-    }
-    for (uint32_t i = 0; i < r->nprocs; i++) {
-        if (r->procs[i].pid > 0) {
-            kill(-r->procs[i].pid, SIGTERM);
-            kill(r->procs[i].pid, SIGTERM);
-        }
-    }
-    for (int waited = 0; waited < 2000; waited += 10) {
-        bool done = true;
-        for (uint32_t i = 0; i < r->nprocs; i++)
-            done &= reap(&r->procs[i]);
-        if (done)
-            return;
-        struct timespec step = {0, 10 * 1000 * 1000};
-        nanosleep(&step, NULL);
-    }
-    for (uint32_t i = 0; i < r->nprocs; i++) {
-        if (r->procs[i].pid > 0) {
-            kill(-r->procs[i].pid, SIGKILL);
-            kill(r->procs[i].pid, SIGKILL);
-            waitpid(r->procs[i].pid, NULL, 0);
-            r->procs[i].pid = 0;
-        }
-    }
+    if (reap_all(r, 2000))
+        return;
+    signal_all(r, SIGTERM);
+    if (reap_all(r, 2000))
+        return;
+    signal_all(r, SIGKILL);
+    reap_all(r, 5000);
 }
 
 void remote_destroy(struct remote *r)

@@ -57,45 +57,6 @@ static int parse_listen(const char *s, char *host, size_t n, int *port)
     return 0;
 }
 
-/* A listening socket on host:port (numeric; port 0 picks one), its port in *bound.
- * Bound here rather than by the collector so that the port is known, and registered,
- * before the first node or console looks for it. */
-static int listen_on(const char *host, int port, int *bound, char **cause)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE};
-    struct addrinfo *ai = NULL;
-    char service[16];
-    snprintf(service, sizeof service, "%d", port);
-    int rc = getaddrinfo(host, service, &hints, &ai);
-    if (rc != 0) {
-        *cause = xasprintf("cannot listen on %s:%d: %s (a numeric IPv4 or IPv6 address is "
-                           "needed)",
-                           host, port, gai_strerror(rc));
-        return -EINVAL;
-    }
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int on = 1;
-    /* The crashed collector's connections linger in TIME_WAIT on this very port. */
-    if (fd >= 0)
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof ss;
-    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 1024) < 0 ||
-        getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
-        int e = errno;
-        *cause = xasprintf("cannot listen on %s:%d: %s", host, port, strerror(e));
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(ai);
-        return -e;
-    }
-    freeaddrinfo(ai);
-    *bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                            : ((struct sockaddr_in *)&ss)->sin_port);
-    return fd;
-}
-
 /* Writes this collector into the cluster file: the file is read again first, so that
  * nothing else in it changes. */
 static int register_collector(const char *cluster_path, const char *host, int port,
@@ -352,8 +313,11 @@ static int collector_main(int argc, char **argv)
         code = EXIT_CLUSTER;
     }
     if (code == 0 && by_hand) {
-        int bound = 0;
-        int fd = listen_on(host, port, &bound, &cause);
+        /* Bound here rather than by the collector so that the port is known, and
+         * registered, before the first node or console looks for it. */
+        uint16_t bound16 = 0;
+        int fd = launcher_listen(host, port, &bound16, &cause);
+        int bound = bound16;
         if (fd < 0) {
             fprintf(stderr, "jackdaw collector: %s\n", cause);
             code = EXIT_CLUSTER;
