@@ -577,7 +577,8 @@ int node_run(const struct node_config *cfg, char **cause)
     n->hub = conn_hub_create(&n->loop, &cfg->key, CONN_ROLE_NODE, n->self, &callbacks, n);
     const struct cluster_node *me = &cfg->cluster->nodes[n->self];
     rc = cfg->listen_fd >= 0 ? conn_hub_listen_fd(n->hub, cfg->listen_fd, cause)
-                             : conn_hub_listen(n->hub, me->host, me->port, cause);
+                             : conn_hub_listen(n->hub, cfg->bind ? cfg->bind : me->host,
+                                               me->port, cause);
     if (rc == 0) {
         n->exec = exec_create(&n->loop, cfg->workdir, n->cfg.speed, node__on_exec_done, n, cause);
         if (!n->exec)

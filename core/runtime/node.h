@@ -30,6 +30,8 @@ struct node_config {
     double speed;
     const char *workdir;    /* this node's directory for task work dirs */
     int listen_fd;          /* inherited listening socket, or -1 to bind host:port */
+    const char *bind;       /* without listen_fd: bind this address (e.g. 0.0.0.0) at the
+                               cluster file's port, still reached at its host; NULL: host */
     struct steal_params steal; /* the stealing policy's parts (core/policy/preset.h) */
     struct placement_params placement;
     uint64_t seed;          /* victim selection; 0 picks one from the id and time */

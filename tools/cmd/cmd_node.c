@@ -54,7 +54,7 @@ static int start_tracer(const struct cluster *cl, const struct node_config *cfg,
 
 static int node_main(int argc, char **argv)
 {
-    const char *cluster_path = NULL, *workdir = NULL, *level = "info";
+    const char *cluster_path = NULL, *workdir = NULL, *level = "info", *bind = NULL;
     unsigned long id = 0, slots = 0, seed = 0;
     long listen_fd = -1;
     double speed = 0;
@@ -67,6 +67,8 @@ static int node_main(int argc, char **argv)
         {"slots", OPT_UINT, &slots, "N  executor slots (default: from the cluster file)"},
         {"speed", OPT_DOUBLE, &speed, "F  speed factor in (0,1] (default: from the cluster file)"},
         {"listen-fd", OPT_INT, &listen_fd, "FD  inherited listening socket"},
+        {"bind", OPT_STRING, &bind,
+         "ADDR  listen on ADDR (e.g. 0.0.0.0) at the cluster file's port (default: its host)"},
         {"workdir", OPT_STRING, &workdir, "DIR  task work directories (default: WORKDIR/node-I)"},
         {"seed", OPT_UINT, &seed, "S  victim-selection seed"},
         {"log-level", OPT_STRING, &level, "L  debug | info | warn | error"},
@@ -108,10 +110,15 @@ static int node_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct node_config cfg = {
-        .id = (uint32_t)id, .cluster = &cl, .listen_fd = (int)listen_fd, .seed = seed,
+        .id = (uint32_t)id, .cluster = &cl, .listen_fd = (int)listen_fd, .bind = bind, .seed = seed,
         .slots = slots ? (uint32_t)slots : cl.nodes[id].slots,
         .speed = speed > 0 ? speed : cl.nodes[id].speed, .steal_timeout_ms = 1000,
     };
+    if (bind && listen_fd >= 0) {
+        fprintf(stderr, "jackdaw node: give --bind or --listen-fd, not both\n");
+        cluster_fini(&cl);
+        return EXIT_USAGE;
+    }
     if (cfg.speed <= 0 || cfg.speed > 1) {
         fprintf(stderr, "jackdaw node: --speed %g is not in (0, 1]\n", cfg.speed);
         cluster_fini(&cl);
