@@ -339,12 +339,18 @@ static char *unreached(const struct client *c, uint32_t i, double waited_s)
 {
     const struct cluster_node *n = &c->cl->nodes[i];
     const char *why = c->why_lost[i];
+    /* A node on another host is named by its host too: "node 3 on n03 at …". */
+    char *on = n->name[0] ? xasprintf(" on %s", n->name) : xstrdup("");
+    char *msg;
     if (c->conns[i] || !why || strcmp(why, "handshake timeout") == 0 ||
         strcmp(why, "connect timeout") == 0)
-        return xasprintf("node %u at %s:%d: did not answer in time (waited %.1f s; is it "
-                         "stopped or overloaded?)",
-                         i, n->host, n->port, waited_s);
-    return xasprintf("node %u at %s:%d: %s", i, n->host, n->port, why);
+        msg = xasprintf("node %u%s at %s:%d: did not answer in time (waited %.1f s; is it "
+                        "stopped or overloaded?)",
+                        i, on, n->host, n->port, waited_s);
+    else
+        msg = xasprintf("node %u%s at %s:%d: %s", i, on, n->host, n->port, why);
+    free(on);
+    return msg;
 }
 
 int client_connect(struct client *c, int timeout_ms, char **cause)

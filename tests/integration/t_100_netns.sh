@@ -12,8 +12,9 @@
 #   e. a namespace's daemon killed mid-run: the job still ends with every task once, and
 #      stop reports the dead one as not running; that cluster's collector runs in a
 #      namespace (--collector HOST) and stops with it, its trace written there;
-#   g. a hostfile naming a namespace that does not exist fails launch within its bound,
-#      naming the host and its line, and leaves nothing running anywhere.
+#   g. a hostfile naming a namespace that does not exist, or giving a host an address it
+#      does not have, fails launch within its bound, naming the host, its line and what
+#      failed, and leaves nothing running anywhere.
 # Skipped, saying why, where namespaces cannot be made (not root).
 . "$(dirname "$0")/lib.sh"
 
@@ -159,3 +160,13 @@ grep -q "host jdnope-$$ ($T/hosts-bad:7)" "$T/bad.out" || { cat "$T/bad.out" >&2
 wait_until 10 bed_empty || fail "processes left in the namespaces after a failed launch: $(ns_pids | tr '\n' ' ')"
 [ ! -e "$T/bad/cluster.json" ] || fail "a failed launch left its cluster file"
 note "a missing host: $(head -1 "$T/bad.out")"
+# A host whose address is not its own: its agent cannot bind it, and says so.
+awk 'NR == 1 {print $1, "addr=192.0.2.77"} NR > 1 {print}' "$HOSTS" >"$T/hosts-addr"
+rc=0
+timeout -k 5 60 "$JACKDAW" launch --hostfile "$T/hosts-addr" --rsh "$RSH" --cluster "$T/bad2/cluster.json" \
+    --start-timeout 10 >"$T/bad2.out" 2>&1 || rc=$?
+expect_code 4 $rc "launch with a host given an address it does not have"
+grep -q "host $(awk 'NR == 1 {print $1}' "$HOSTS") ($T/hosts-addr:1): .*cannot listen on 192.0.2.77" "$T/bad2.out" ||
+    { cat "$T/bad2.out" >&2; fail "the error does not say the address cannot be bound"; }
+wait_until 10 bed_empty || fail "processes left in the namespaces after a failed launch: $(ns_pids | tr '\n' ' ')"
+note "a wrong address: $(head -1 "$T/bad2.out")"
