@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -543,11 +544,37 @@ static int begin_slurm(struct remote *r, const char *exe, const char *workdir, c
     return rc;
 }
 
+/* Every remote shell stays connected until its daemon starts, three pipes each: a
+ * hostfile of a few hundred hosts is past the usual soft limit of 1,024 descriptors, so
+ * the soft limit is raised toward the hard one, and a launch that still cannot fit says
+ * so up front rather than failing half-way. */
+static int room_for(uint32_t procs, char **cause)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return 0;
+    rlim_t need = (rlim_t)procs * 3 + 64;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+        *cause = xasprintf("%u remote shells need %llu file descriptors here, and the limit is "
+                           "%llu (ulimit -n)",
+                           procs, (unsigned long long)need, (unsigned long long)rl.rlim_cur);
+        return -EMFILE;
+    }
+    return 0;
+}
+
 static int begin_hosts(struct remote *r, const char *exe, const char *workdir, char **cause)
 {
     const struct launch_options *o = r->o;
     struct hostfile hf;
     int rc = hostfile_load(&hf, o->hostfile, cause);
+    if (rc == 0 && (rc = room_for(hf.count + 1, cause)) < 0)
+        hostfile_fini(&hf);
     if (rc < 0)
         return rc;
     const char *rsh = o->rsh ? o->rsh : DEFAULT_RSH;
