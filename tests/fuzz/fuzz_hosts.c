@@ -11,7 +11,8 @@
  * numeric address or none, a port, slots and speed in range, lines in increasing order,
  * and no two hosts of one address on one port; a refused one comes with a cause naming
  * the file, bounded however long the line it quotes.  An agent line is ignored, or
- * parsed with every field in range, or refused with a bounded cause.
+ * parsed with every field in range (the id a node's, below 4096, or the collector's),
+ * or refused with a bounded cause.
  */
 #include <stdio.h>
 
@@ -63,10 +64,13 @@ static void agent_case(const uint8_t *data, size_t size)
     switch (kind) {
     case AGENT_LINE_OTHER: check(!strstr(line, "jackdaw-agent ") && !cause); break;
     case AGENT_LINE_READY:
-        check(al.id < 4096 && hostfile_is_address(al.addr) && al.port >= 1 &&
+        check((al.id < 4096 || al.id == AGENT_ID_COLLECTOR) && hostfile_is_address(al.addr) &&
+              al.port >= 1 &&
               al.port <= 65535 && al.slots >= 1 && al.slots <= 100000 && !cause);
         break;
-    case AGENT_LINE_STARTED: check(al.id < 4096 && al.pid >= 1 && !cause); break;
+    case AGENT_LINE_STARTED:
+        check((al.id < 4096 || al.id == AGENT_ID_COLLECTOR) && al.pid >= 1 && !cause);
+        break;
     case AGENT_LINE_BAD: check(cause && strlen(cause) < 256); break;
     default: check(0);
     }
