@@ -19,7 +19,9 @@
 #
 # Environment: N (40), FILE_BYTES (2400000), NODES (8), SLOTS (4), RATE (1gbit),
 # BANDWIDTH (1Gbit), RUNS (2), NOOP_TASKS (200000), BOT_TASKS (4000), PAIRS (3),
-# PARTS ("a b"), RUN_TIMEOUT (180 s per run).
+# PARTS ("a b"), POLICIES ("mlb mdl flds"), RUN_TIMEOUT (180 s per run), AP_ARGS (more `run` flags for (a), e.g.
+# "--prefetch 0" for executors that fetch a task's inputs only once it holds a slot, as
+# the papers' MATRIX executors did).
 . "$(dirname "$0")/lib.sh"
 
 N="${N:-40}"
@@ -34,6 +36,7 @@ BOT_TASKS="${BOT_TASKS:-4000}"
 PAIRS="${PAIRS:-3}"
 PARTS="${PARTS:-a b}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-180}"
+read -r -a AP_ARGS <<<"${AP_ARGS:-}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 BED="$HERE/../../tests/netns/bed.sh"
 RSH="$HERE/../../tests/netns/rsh"
@@ -79,14 +82,14 @@ if [[ " $PARTS " == *" a "* ]]; then
         { echo "netns: jackdaw gen failed" >&2; exit 1; }
     section "netns (a): all-pairs $N x $N, 0.1 s tasks, inputs of $FILE_BYTES B, $NODES x $SLOTS" \
         "slots: $NODES namespaces with $RATE tbf links against loopback with --bandwidth" \
-        "$BANDWIDTH, $RUNS run(s) each, interleaved"
+        "$BANDWIDTH, $RUNS run(s) each, interleaved${AP_ARGS[*]:+; flags: ${AP_ARGS[*]}}"
     declare -A E
-    for pol in mlb mdl flds; do
+    for pol in ${POLICIES:-mlb mdl flds}; do
         ns=() lo=()
         for ((r = 1; r <= RUNS; r++)); do
-            one "ap-$pol-ns-$r" "$wl" ns --placement "$pol" &&
+            one "ap-$pol-ns-$r" "$wl" ns --placement "$pol" "${AP_ARGS[@]}" &&
                 ns+=("$(json_get "$B/ap-$pol-ns-$r.json" 'j["efficiency"]')")
-            one "ap-$pol-lo-$r" "$wl" lo --placement "$pol" --bandwidth "$BANDWIDTH" &&
+            one "ap-$pol-lo-$r" "$wl" lo --placement "$pol" --bandwidth "$BANDWIDTH" "${AP_ARGS[@]}" &&
                 lo+=("$(json_get "$B/ap-$pol-lo-$r.json" 'j["efficiency"]')")
         done
         [ ${#ns[@]} -gt 0 ] && [ ${#lo[@]} -gt 0 ] || continue
