@@ -12,6 +12,7 @@
 #   e. a namespace's daemon killed mid-run: the job still ends with every task once, and
 #      stop reports the dead one as not running; that cluster's collector runs in a
 #      namespace (--collector HOST) and stops with it, its trace written there;
+#   h. the console's launch form launches on the bed from a hostfile, runs, tears down;
 #   g. a hostfile naming a namespace that does not exist, or giving a host an address it
 #      does not have, fails launch within its bound, naming the host, its line and what
 #      failed, and leaves nothing running anywhere.
@@ -148,6 +149,43 @@ grep -q "stopped 5 of 6 nodes and the collector" "$T/stop2.out" || { cat "$T/sto
     fail "the remote collector's trace is short: $(head -c 300 "$T/stats2.json")"
 wait_until 10 bed_empty || fail "processes left in the namespaces after the second stop: $(ns_pids | tr '\n' ' ')"
 CLUSTER_PIDS=()
+
+# h. The console's launch form, by keystrokes: "Cluster on" hostfile, the bed's hostfile
+#    and remote shell, 120 tasks; it runs them live on the namespaces and tears down.
+command -v tmux >/dev/null || fail "tmux is needed (Debian package tmux)"
+unset LINES COLUMNS
+export TERM=xterm-256color
+TM() { tmux -S "$T/tmux.sock" "$@"; }
+at_exit tmux -S "$T/tmux.sock" kill-server
+pane() { TM capture-pane -t form -p 2>/dev/null; }
+pane_has() { pane | grep -qE -- "$1"; }
+show() { echo "--- pane:" >&2; pane >&2; }
+export JACKDAW_CLUSTER="$T/form/cluster.json"
+TM new-session -d -s form -x 110 -y 40 \
+    "$JACKDAW console --launch --refresh-ms 100 2>>$T/form.err; echo CONSOLE-EXIT=\$?; sleep 60" ||
+    fail "tmux new-session"
+wait_until 10 pane_has 'launch a cluster' || { show; fail "no launch form"; }
+TM send-keys -t form Up Right
+wait_until 10 pane_has 'Cluster on .*\[hostfile\]' || { show; fail "hostfile not chosen"; }
+TM send-keys -t form Down "$HOSTS" Down C-u "$RSH"
+wait_until 10 pane_has "remote shell +$RSH" || { show; fail "remote shell not typed"; }
+for k in Down Down Down Down Down Down Down; do TM send-keys -t form "$k"; done
+TM send-keys -t form C-u 1 2 0
+wait_until 10 pane_has '^ +tasks +120 *$' || { show; fail "tasks not typed"; }
+TM send-keys -t form F5
+wait_until 30 pane_has 'jackdaw live' || { show; cat "$T/form.err" >&2; fail "the form did not launch on the bed"; }
+[ -f "$JACKDAW_CLUSTER" ] || fail "no cluster file after the form's launch"
+[ "$(cluster_field "$JACKDAW_CLUSTER" 'c["nodes"][2]["name"]')" = "$(awk 'NR == 3 {print $1}' "$HOSTS")" ] ||
+    fail "the form's cluster is not on the bed"
+wait_until 60 pane_has 'Tasks .* 120/120 +100.0%' || { show; fail "the run did not finish"; }
+TM send-keys -t form K
+wait_until 10 pane_has 'Tear the cluster down' || { show; fail "K did not ask"; }
+TM send-keys -t form y
+wait_until 15 pane_has 'cluster of 6 nodes stopped' || { show; fail "no teardown message"; }
+wait_until 10 bed_empty || fail "processes left in the namespaces after the teardown: $(ns_pids | tr '\n' ' ')"
+TM send-keys -t form q
+wait_until 10 pane_has '^CONSOLE-EXIT=0' || { show; fail "q after the teardown did not exit 0"; }
+note "console form: a hostfile launch on the bed ran 120 tasks and tore down"
 
 # g. A namespace that does not exist.
 cp "$HOSTS" "$T/hosts-bad"
