@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/xalloc.h"
+
 void cmd_print_help(const struct cmd *cmd, const struct opt *opts)
 {
     printf("usage: jackdaw %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
@@ -122,4 +124,34 @@ int cmd_parse(const struct cmd *cmd, int argc, char **argv, const struct opt *op
             return EXIT_USAGE;
     }
     return 0;
+}
+
+char **cmd_short_options(int argc, char **argv, const struct opt *opts,
+                         const char *const (*map)[2], size_t nmap)
+{
+    char **copy = xcalloc((size_t)argc + 1, sizeof *copy);
+    bool options = true;
+    for (int i = 0; i < argc; i++) {
+        copy[i] = argv[i];
+        if (i == 0 || !options)
+            continue;
+        if (strcmp(argv[i], "--") == 0) {
+            options = false;
+            continue;
+        }
+        for (size_t k = 0; k < nmap; k++)
+            if (strcmp(argv[i], map[k][0]) == 0)
+                copy[i] = (char *)map[k][1];
+        /* An option's value stays a value, even "-o". */
+        const char *name = copy[i];
+        if (strncmp(name, "--", 2) == 0 && !strchr(name, '=')) {
+            for (const struct opt *o = opts; o->name; o++)
+                if (strcmp(name + 2, o->name) == 0 && o->type != OPT_FLAG && i + 1 < argc) {
+                    copy[i + 1] = argv[i + 1];
+                    i++;
+                    break;
+                }
+        }
+    }
+    return copy;
 }

@@ -9,6 +9,7 @@
 #define JACKDAW_CMD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/client/exitcode.h" /* the exit codes every main returns */
@@ -22,7 +23,7 @@ struct cmd {
 };
 
 extern const struct cmd cmd_node, cmd_launch, cmd_submit, cmd_attach, cmd_status, cmd_stop, cmd_run,
-    cmd_gen, cmd_cancel, cmd_trace, cmd_collector, cmd_console, cmd_replay, cmd_agent;
+    cmd_gen, cmd_cancel, cmd_trace, cmd_collector, cmd_console, cmd_replay, cmd_agent, cmd_import;
 
 /* attach's work, shared with submit --follow JOB (tools/cmd/cmd_attach.c); job_text NULL:
  * the latest job. */
@@ -46,5 +47,13 @@ extern const struct cmd cmd_bench;
 int cmd_parse(const struct cmd *cmd, int argc, char **argv, const struct opt *opts,
               const char **pos, int max_pos, int *npos);
 void cmd_print_help(const struct cmd *cmd, const struct opt *opts);
+/*
+ * The parser takes long options only: a copy of argv (owned array, borrowed strings) with
+ * the short options of `map` ({"-o", "--output"}, …) rewritten to their long names where
+ * they stand as an option — not as the value of another option of `opts`, nor after
+ * "--".
+ */
+char **cmd_short_options(int argc, char **argv, const struct opt *opts,
+                         const char *const (*map)[2], size_t nmap);
 
 #endif

@@ -63,39 +63,6 @@ static const char *const short_options[][2] = {
     {"-n", "--set-size"},
 };
 
-/*
- * The shared parser takes long options only, so the short ones are rewritten to their
- * long names where they stand as an option (not as the value of another option, nor
- * after "--").
- */
-static char **rewrite_short_options(int argc, char **argv, const struct opt *opts)
-{
-    char **copy = xcalloc((size_t)argc + 1, sizeof *copy);
-    bool options = true;
-    for (int i = 0; i < argc; i++) {
-        copy[i] = argv[i];
-        if (i == 0 || !options)
-            continue;
-        if (strcmp(argv[i], "--") == 0) {
-            options = false;
-            continue;
-        }
-        for (size_t k = 0; k < sizeof short_options / sizeof *short_options; k++)
-            if (strcmp(argv[i], short_options[k][0]) == 0)
-                copy[i] = (char *)short_options[k][1];
-        const char *name = copy[i];
-        if (strncmp(name, "--", 2) == 0 && !strchr(name, '=')) {
-            for (const struct opt *o = opts; o->name; o++)
-                if (strcmp(name + 2, o->name) == 0 && o->type != OPT_FLAG && i + 1 < argc) {
-                    copy[i + 1] = argv[i + 1];
-                    i++;
-                    break;
-                }
-        }
-    }
-    return copy;
-}
-
 static int parse_kind(const char *name)
 {
     for (int k = 0; k < TASK_KIND_COUNT; k++)
@@ -457,7 +424,8 @@ static int gen_main(int argc, char **argv)
         {NULL, 0, NULL, NULL},
     };
 
-    char **args = rewrite_short_options(argc, argv, opts);
+    char **args = cmd_short_options(argc, argv, opts, short_options,
+                                    sizeof short_options / sizeof *short_options);
     const char *pos[1];
     int npos = 0;
     int rc = cmd_parse(&cmd_gen, argc, args, opts, pos, 1, &npos);

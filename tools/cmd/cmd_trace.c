@@ -694,30 +694,6 @@ static int export_main(const char *path, const char *output)
     return exit_code;
 }
 
-/* "-o X" is the short form of "--output X" (the command lines in the docs use it). */
-static char **rewrite_short(int argc, char **argv)
-{
-    char **copy = calloc((size_t)argc + 1, sizeof *copy);
-    if (!copy)
-        return NULL;
-    bool options = true;
-    for (int i = 0; i < argc; i++) {
-        copy[i] = argv[i];
-        if (i == 0 || !options)
-            continue;
-        if (strcmp(argv[i], "--") == 0)
-            options = false;
-        else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
-            copy[i] = (char *)"--output";
-            if (i + 1 < argc) {
-                i++;
-                copy[i] = argv[i]; /* its value stays a value, even "-o" */
-            }
-        }
-    }
-    return copy;
-}
-
 static int usage_error(const char *msg)
 {
     fprintf(stderr, "jackdaw trace: %s\nusage: jackdaw trace %s\n", msg, cmd_trace.usage);
@@ -740,7 +716,9 @@ static int trace_main(int argc, char **argv)
                                             "ended, per this workload"},
         {NULL, 0, NULL, NULL},
     };
-    char **args = rewrite_short(argc, argv);
+    /* "-o X" is the short form of "--output X" (the command lines in the docs use it). */
+    static const char *const shorts[][2] = {{"-o", "--output"}};
+    char **args = cmd_short_options(argc, argv, opts, shorts, 1);
     const char **pos = calloc((size_t)argc + 1, sizeof *pos);
     if (!args || !pos) {
         free(args);
