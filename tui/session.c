@@ -241,7 +241,7 @@ int session_launch(struct session *s, const struct form_plan *p, session_progres
     }
     if (rc == 0) {
         progress(arg, "checking the workload");
-        rc = workload_load(&s->wl, path, cause);
+        rc = wfcommons_load_any(&s->wl, path, NULL, cause);
     }
     if (rc < 0) {
         free(path);
@@ -304,7 +304,7 @@ int session_launch(struct session *s, const struct form_plan *p, session_progres
             rc = client_submit(c, &s->wl, s->job, p->mode, SUBMIT_TIMEOUT_MS, &t_submit, cause);
         client_destroy(c);
         if (rc == 0)
-            job_file_write(s->cluster_path, s->job, path, s->wl.count, t_submit);
+            job_file_write(s->cluster_path, s->job, path, NULL, s->wl.count, t_submit);
     }
     if (rc == 0)
         rc = tclient_subscribe(s->tc, s->period_ms, cause);
@@ -325,9 +325,10 @@ static int find_job(struct session *s, char **cause)
         return 0;
     char *path = NULL;
     uint32_t job = 0;
-    int rc = job_file_find(s->cluster_path, 0, &job, &path, cause);
+    struct wfcommons_options scale = {0};
+    int rc = job_file_find(s->cluster_path, 0, &job, &path, &scale, cause);
     if (rc == 0)
-        rc = workload_load(&s->wl, path, cause);
+        rc = wfcommons_load_any(&s->wl, path, &scale, cause);
     free(path);
     if (rc < 0)
         return rc;

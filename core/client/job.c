@@ -27,7 +27,7 @@ static char *jobs_dir(const char *cluster_path)
 }
 
 int job_file_write(const char *cluster_path, uint32_t job, const char *workload_path,
-                   uint32_t tasks, int64_t submitted_ns)
+                   const struct wfcommons_options *scale, uint32_t tasks, int64_t submitted_ns)
 {
     char *dir = jobs_dir(cluster_path);
     char *abs = realpath(workload_path, NULL);
@@ -37,6 +37,10 @@ int job_file_write(const char *cluster_path, uint32_t job, const char *workload_
         json_t *o = json_pack("{s:i, s:s, s:i, s:I}", "job", (int)job, "workload",
                               abs ? abs : workload_path, "tasks", (int)tasks, "submitted_ns",
                               (json_int_t)submitted_ns);
+        if (scale && scale->time_scale)
+            json_object_set_new(o, "time_scale", json_real(scale->time_scale));
+        if (scale && scale->size_scale)
+            json_object_set_new(o, "data_scale", json_real(scale->size_scale));
         /* Owner-only like everything else of the cluster's, whatever the umask. */
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         rc = fd < 0 ? -errno : json_dumpfd(o, fd, JSON_COMPACT) < 0 ? -EIO : 0;
@@ -51,7 +55,7 @@ int job_file_write(const char *cluster_path, uint32_t job, const char *workload_
 }
 
 int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char **workload,
-                  char **cause)
+                  struct wfcommons_options *scale, char **cause)
 {
     char *dir = jobs_dir(cluster_path);
     DIR *d = opendir(dir);
@@ -77,6 +81,10 @@ int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char 
             *found = (uint32_t)id;
             free(*workload);
             *workload = xstrdup(w);
+            if (scale) {
+                scale->time_scale = json_number_value(json_object_get(o, "time_scale"));
+                scale->size_scale = json_number_value(json_object_get(o, "data_scale"));
+            }
         }
         json_decref(o);
     }
@@ -346,7 +354,8 @@ int job_submit(const char *who, const struct job_options *o)
         goto out;
     }
     if (o->cluster_path)
-        job_file_write(o->cluster_path, job, o->workload_path, o->wl->count, f.t_submit);
+        job_file_write(o->cluster_path, job, o->workload_path, o->scale, o->wl->count,
+                       f.t_submit);
     if (!o->wait) {
         printf("submitted job %u: %u tasks from '%s' (%s)\n", job, o->wl->count, o->workload_path,
                client_submit_mode_name(o->mode));
@@ -418,13 +427,14 @@ int job_attach(const char *who, const struct attach_options *o)
 {
     char *cause = NULL, *workload_path = NULL;
     uint32_t job = 0;
-    if (job_file_find(o->cluster_path, o->job, &job, &workload_path, &cause) < 0) {
+    struct wfcommons_options scale = {0};
+    if (job_file_find(o->cluster_path, o->job, &job, &workload_path, &scale, &cause) < 0) {
         fprintf(stderr, "jackdaw %s: %s\n", who, cause);
         free(cause);
         return EXIT_BAD_INPUT;
     }
     struct workload wl;
-    if (workload_load(&wl, workload_path, &cause) < 0) {
+    if (wfcommons_load_any(&wl, workload_path, &scale, &cause) < 0) {
         fprintf(stderr, "jackdaw %s: job %u's workload: %s\n", who, job, cause);
         free(cause);
         free(workload_path);

@@ -16,12 +16,15 @@
 
 #include "core/client/client.h"
 #include "core/model/cluster.h"
+#include "core/model/wfcommons.h"
 #include "core/model/workload.h"
 
 struct job_options {
     const struct cluster *cluster;
     const char *cluster_path; /* the job file goes beside it (for cancel), or NULL */
     const char *workload_path; /* for messages */
+    const struct wfcommons_options *scale; /* what a WfCommons instance was read with, or
+                                            * NULL (for the job file) */
     const struct workload *wl;
     enum submit_mode mode;
     bool wait;              /* follow to the end and summarise */
@@ -35,14 +38,16 @@ struct job_options {
  * Job files: each submission leaves JOBS/JOB.json in the cluster's own jobs directory
  * beside its cluster file (cluster_owned_path: /x/a.json -> /x/a.jobs/, the default
  * /x/cluster.json -> /x/jobs/), with {"job": J, "workload": ABSOLUTE PATH, "tasks": N,
- * "submitted_ns": T}, so that a later `jackdaw cancel TASK` can name tasks by their
- * workload ids.
+ * "submitted_ns": T}, and for a WfCommons instance the scales it was converted with
+ * ("time_scale", "data_scale"), so that a later `jackdaw cancel TASK` or `attach`
+ * reads the same workload and can name tasks by their ids.
  */
 int job_file_write(const char *cluster_path, uint32_t job, const char *workload_path,
-                   uint32_t tasks, int64_t submitted_ns);
-/* Finds job `job` (0: the latest submitted) and its workload path (owned). */
+                   const struct wfcommons_options *scale, uint32_t tasks, int64_t submitted_ns);
+/* Finds job `job` (0: the latest submitted), its workload path (owned) and, when
+ * `scale` is not NULL, its scales (zero: none). */
 int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char **workload,
-                  char **cause);
+                  struct wfcommons_options *scale, char **cause);
 
 /* Returns an exit code (core/client/exitcode.h) and prints its own errors, prefixed by `who`. */
 int job_submit(const char *who, const struct job_options *o);

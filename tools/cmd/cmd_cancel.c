@@ -13,6 +13,7 @@
 #include "core/kvs/kvs.h"
 #include "core/net/conn.h"
 #include "core/net/proto.h"
+#include "core/model/wfcommons.h"
 #include "tools/cmd/cmd.h"
 
 static int cancel_main(int argc, char **argv)
@@ -43,8 +44,9 @@ static int cancel_main(int argc, char **argv)
     struct workload wl;
     memset(&wl, 0, sizeof wl);
     int code = 0;
-    if (job_file_find(cluster, (uint32_t)job, &found, &path, &cause) < 0 ||
-        workload_load(&wl, path, &cause) < 0) {
+    struct wfcommons_options scale = {0};
+    if (job_file_find(cluster, (uint32_t)job, &found, &path, &scale, &cause) < 0 ||
+        wfcommons_load_any(&wl, path, &scale, &cause) < 0) {
         fprintf(stderr, "jackdaw cancel: %s\n", cause);
         code = EXIT_BAD_INPUT;
         goto out;

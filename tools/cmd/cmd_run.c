@@ -17,6 +17,7 @@
 #include "core/client/job.h"
 #include "core/client/launcher.h"
 #include "core/model/hostfile.h"
+#include "core/model/wfcommons.h"
 #include "tools/cmd/cmd.h"
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -34,6 +35,7 @@ static int run_main(int argc, char **argv)
     bool json = false, quiet = false, no_trace = false;
     struct dataopts data = {0};
     struct hostopts hosts = {0};
+    struct wfcommons_options scale = {0};
     struct opt opts[] = {
         DATAOPTS_OPTS(&data),
         {"nodes", OPT_UINT, &nodes, "N  number of node daemons (required)"},
@@ -48,6 +50,10 @@ static int run_main(int argc, char **argv)
         {"timeout", OPT_DOUBLE, &timeout, "S  give up after S seconds (exit status 6)"},
         {"task-timeout", OPT_STRING, &task_timeout_text,
          "S  time limit of each task without timeout_s (default: none)"},
+        {"time-scale", OPT_DOUBLE, &scale.time_scale,
+         "F  a WfCommons instance: multiply every runtime by F (1)"},
+        {"data-scale", OPT_DOUBLE, &scale.size_scale,
+         "F  a WfCommons instance: multiply every file size by F (1)"},
         {"keep", OPT_STRING, &keep_dir, "DIR  keep the cluster's files (logs, task dirs) in DIR"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default warn)"},
         {"trace", OPT_STRING, &trace, "FILE  trace file (default: $JACKDAW_TRACE_DIR or ., jackdaw-RUNID.avro)"},
@@ -93,7 +99,12 @@ static int run_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct workload wl;
-    if (workload_load(&wl, pos[0], &cause) < 0) {
+    if (!(scale.time_scale >= 0 && scale.time_scale <= 1e6) ||
+        !(scale.size_scale >= 0 && scale.size_scale <= 1e6)) {
+        fprintf(stderr, "jackdaw run: --time-scale and --data-scale are numbers in (0, 1e6]\n");
+        return EXIT_USAGE;
+    }
+    if (wfcommons_load_any(&wl, pos[0], &scale, &cause) < 0) {
         fprintf(stderr, "jackdaw run: %s\n", cause);
         free(cause);
         return EXIT_BAD_INPUT;
@@ -173,7 +184,7 @@ static int run_main(int argc, char **argv)
     } else {
         struct job_options o = {
             .cluster = &cl, .cluster_path = cluster_path, .workload_path = pos[0], .wl = &wl, .mode = (enum submit_mode)m,
-            .wait = true, .json = json, .quiet = quiet, .records = records, .timeout_s = timeout,
+            .wait = true, .json = json, .quiet = quiet, .records = records, .timeout_s = timeout, .scale = &scale,
         };
         code = job_submit("run", &o);
         char *ignore = NULL;

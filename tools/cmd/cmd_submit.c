@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "core/client/job.h"
+#include "core/model/wfcommons.h"
 #include "tools/cmd/cmd.h"
 
 static int submit_main(int argc, char **argv)
@@ -14,6 +15,7 @@ static int submit_main(int argc, char **argv)
     const char *follow = NULL;
     bool wait = false, json = false, quiet = false;
     double timeout = 0;
+    struct wfcommons_options scale = {0};
     struct opt opts[] = {
         {"cluster", OPT_STRING, &cluster, "FILE  cluster file (default: see man)"},
         {"mode", OPT_STRING, &mode, "M  hashed | one | roundrobin | data (default hashed)"},
@@ -25,6 +27,10 @@ static int submit_main(int argc, char **argv)
         {"timeout", OPT_DOUBLE, &timeout, "S  with --wait: give up after S seconds (exit status 6)"},
         {"task-timeout", OPT_STRING, &task_timeout_text,
          "S  time limit of each task without timeout_s (default: none)"},
+        {"time-scale", OPT_DOUBLE, &scale.time_scale,
+         "F  a WfCommons instance: multiply every runtime by F (1)"},
+        {"data-scale", OPT_DOUBLE, &scale.size_scale,
+         "F  a WfCommons instance: multiply every file size by F (1)"},
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
@@ -54,7 +60,12 @@ static int submit_main(int argc, char **argv)
         return EXIT_USAGE;
     struct workload wl;
     char *cause = NULL;
-    if (workload_load(&wl, pos[0], &cause) < 0) {
+    if (!(scale.time_scale >= 0 && scale.time_scale <= 1e6) ||
+        !(scale.size_scale >= 0 && scale.size_scale <= 1e6)) {
+        fprintf(stderr, "jackdaw submit: --time-scale and --data-scale are numbers in (0, 1e6]\n");
+        return EXIT_USAGE;
+    }
+    if (wfcommons_load_any(&wl, pos[0], &scale, &cause) < 0) {
         fprintf(stderr, "jackdaw submit: %s\n", cause);
         free(cause);
         return EXIT_BAD_INPUT;
@@ -70,7 +81,7 @@ static int submit_main(int argc, char **argv)
     }
     struct job_options o = {
         .cluster = &cl, .cluster_path = cluster, .workload_path = pos[0], .wl = &wl, .mode = (enum submit_mode)m,
-        .wait = wait, .json = json, .quiet = quiet, .records = records, .timeout_s = timeout,
+        .wait = wait, .json = json, .quiet = quiet, .records = records, .timeout_s = timeout, .scale = &scale,
     };
     rc = job_submit("submit", &o);
     cluster_fini(&cl);
