@@ -81,6 +81,7 @@ static void exec_free(struct exec *ex)
     pthread_mutex_destroy(&ex->mu);
     pthread_cond_destroy(&ex->wake);
     posix_spawnattr_destroy(&ex->attr);
+    free(ex->env);
     free(ex->table);
     free(ex->heap);
     free(ex->lingers);
@@ -323,6 +324,7 @@ struct exec *exec_create(uv_loop_t *loop, const char *workdir, double speed, exe
     pthread_mutex_init(&ex->mu, NULL);
     pthread_cond_init(&ex->wake, NULL);
     spawn_attr_init(&ex->attr);
+    spawn_env_init(ex);
 
     int rc = uv_async_init(loop, &ex->async, on_async);
     if (rc == 0) {
@@ -469,6 +471,7 @@ int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct 
         struct run *r = run_new(ex, spec->key, arg);
         r->res.t_start = clock_wall_ns();
         r->mono_start = clock_mono_ns();
+        r->attempt = spec->attempt;
         running_inc(ex);
         if (now)
             now->t_start = r->res.t_start;
@@ -482,6 +485,11 @@ int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct 
     default:
         return -EINVAL;
     }
+}
+
+void exec_set_node(struct exec *ex, uint32_t node)
+{
+    ex->node = node;
 }
 
 uint32_t exec_running(const struct exec *ex)

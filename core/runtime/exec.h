@@ -66,6 +66,8 @@ struct exec;
 /* workdir: where task directories go (created if missing). speed in (0, 1]. */
 struct exec *exec_create(uv_loop_t *loop, const char *workdir, double speed, exec_done_fn done,
                          void *data, char **cause);
+/* This node's id, given to commands as JACKDAW_NODE (0 until set). */
+void exec_set_node(struct exec *ex, uint32_t node);
 /* Ends every task: sleeps at once, commands' process groups (and what is left of
  * those of commands that ended) by SIGTERM, then SIGKILL after EXEC_KILL_GRACE_MS for
  * whatever is still there; then joins the reaper.  Undelivered results are dropped.
@@ -79,7 +81,10 @@ void exec_destroy(struct exec *ex);
  * (noop), or a negative errno (-EINVAL for a spec out of bounds: a sleep longer than
  * 10^9 s after the speed, a time limit not in [0, TASK_TIMEOUT_MAX_S]).  A command that
  * cannot be spawned is not an error here: it completes (later, via the callback) as
- * TASK_FAILED with `error` set.
+ * TASK_FAILED with `error` set.  A command runs in its task directory with the daemon's
+ * environment and JACKDAW_JOB (the job's id), JACKDAW_TASK (the task's index in its
+ * workload: tasks in file order, from 0), JACKDAW_NODE and JACKDAW_ATTEMPT (0, then 1,
+ * 2 … each time the task is run again after its holder died).
  */
 int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct exec_result *now);
 /*

@@ -46,6 +46,7 @@ struct run {
     size_t heap_at;           /* 1 + index in ex->heap while a deadline is set, else 0 */
     int64_t due_ns;           /* monotonic */
     int64_t mono_start;       /* monotonic start: a sleep's end is measured from it */
+    uint32_t attempt;         /* the spec's, for the command's JACKDAW_ATTEMPT */
     struct exec_result res;   /* output_tail and error owned */
 };
 
@@ -77,6 +78,10 @@ struct exec {
     size_t linger_first, linger_end, linger_cap;
     int64_t stop_kill_ns;     /* while stopping: when SIGKILL follows the SIGTERM */
     posix_spawnattr_t attr;   /* the same for every child */
+    uint32_t node;            /* this node's id, for a command's JACKDAW_NODE */
+    char **env;               /* owned array (borrowed strings): the daemon's environment
+                               * without any JACKDAW_ task variable, with room for them */
+    size_t env_len;
     bool reaper_started;
     pthread_t reaper;
 
@@ -125,6 +130,8 @@ void deadline_arm_if_earlier(struct exec *ex, int64_t due);
 char *spawn_workdir(const char *path, char **cause);
 /* The attributes every child gets: clean signal state, a process group of its own. */
 void spawn_attr_init(posix_spawnattr_t *attr);
+/* ex->env from the daemon's environment (at exec_create). */
+void spawn_env_init(struct exec *ex);
 /* True when the command was spawned, with `r` in the pid table; otherwise it completes
  * as failed through the callback. */
 bool spawn_command(struct exec *ex, struct run *r, const char *cmd);

@@ -27,6 +27,28 @@
 
 extern char **environ;
 
+/* The variables a command is given about its task (exec.h). */
+static const char *const task_vars[] = {"JACKDAW_JOB=", "JACKDAW_TASK=", "JACKDAW_NODE=",
+                                        "JACKDAW_ATTEMPT="};
+#define NTASK_VARS (sizeof task_vars / sizeof task_vars[0])
+
+void spawn_env_init(struct exec *ex)
+{
+    size_t n = 0;
+    while (environ && environ[n])
+        n++;
+    ex->env = xcalloc(n + NTASK_VARS + 1, sizeof *ex->env);
+    ex->env_len = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool ours = false;
+        for (size_t k = 0; k < NTASK_VARS && !ours; k++)
+            ours = strncmp(environ[i], task_vars[k], strlen(task_vars[k])) == 0;
+        /* The daemon's own would describe another task (a daemon started by a task). */
+        if (!ours)
+            ex->env[ex->env_len++] = environ[i];
+    }
+}
+
 char *spawn_workdir(const char *path, char **cause)
 {
     char *failed = NULL;
@@ -127,6 +149,15 @@ static char **split_plain(const char *cmd, char **buf)
 static int spawn(struct exec *ex, struct run *r, const char *dir, char *const argv[],
                  bool search)
 {
+    /* The daemon's environment and the task's variables, in buffers on the stack. */
+    char vars[NTASK_VARS][40];
+    snprintf(vars[0], sizeof vars[0], "JACKDAW_JOB=%u", task_key_job(r->res.key));
+    snprintf(vars[1], sizeof vars[1], "JACKDAW_TASK=%u", task_key_index(r->res.key));
+    snprintf(vars[2], sizeof vars[2], "JACKDAW_NODE=%u", ex->node);
+    snprintf(vars[3], sizeof vars[3], "JACKDAW_ATTEMPT=%u", r->attempt);
+    for (size_t k = 0; k < NTASK_VARS; k++)
+        ex->env[ex->env_len + k] = vars[k];
+    ex->env[ex->env_len + NTASK_VARS] = NULL;
     posix_spawn_file_actions_t fa;
     int rc = posix_spawn_file_actions_init(&fa);
     if (rc)
@@ -144,8 +175,8 @@ static int spawn(struct exec *ex, struct run *r, const char *dir, char *const ar
          * a child may exit before posix_spawn returns. */
         pthread_mutex_lock(&ex->mu);
         pid_t pid;
-        rc = search ? posix_spawnp(&pid, argv[0], &fa, &ex->attr, argv, environ)
-                    : posix_spawn(&pid, argv[0], &fa, &ex->attr, argv, environ);
+        rc = search ? posix_spawnp(&pid, argv[0], &fa, &ex->attr, argv, ex->env)
+                    : posix_spawn(&pid, argv[0], &fa, &ex->attr, argv, ex->env);
         if (rc == 0) {
             r->pid = pid;
             r->in_table = true;

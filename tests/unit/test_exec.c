@@ -562,6 +562,31 @@ static void test_command_output_tail_and_file(void **state)
     free(out);
 }
 
+/* A command learns which task it is (exec.h): the job, its index, the node and the
+ * attempt; one the daemon itself was given (a daemon started by a task) is replaced,
+ * not doubled. */
+static void test_command_task_environment(void **state)
+{
+    struct fixture *f = *state;
+    setenv("JACKDAW_TASK", "stale", 1);
+    exec_destroy(f->ex);
+    run_loop(f);
+    char *cause = NULL;
+    f->ex = exec_create(&f->loop, f->workdir, 1.0, on_done, f, &cause);
+    assert_non_null(f->ex);
+    unsetenv("JACKDAW_TASK");
+    exec_set_node(f->ex, 5);
+    struct task_spec spec = {.key = task_key(9, 17), .kind = TASK_COMMAND, .attempt = 2,
+                             .cmd = (char *)"env | grep '^JACKDAW_' | sort; exit 1"};
+    int delivered = f->delivered;
+    assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    run_loop(f);
+    assert_int_equal(f->delivered, delivered + 1);
+    assert_non_null(f->last_tail);
+    assert_string_equal(f->last_tail,
+                        "JACKDAW_ATTEMPT=2\nJACKDAW_JOB=9\nJACKDAW_NODE=5\nJACKDAW_TASK=17\n");
+}
+
 static void test_output_tail_is_last_kilobyte(void **state)
 {
     struct fixture *f = *state;
@@ -785,6 +810,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_command_true, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_exit_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_output_tail_and_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_command_task_environment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_tail_is_last_kilobyte, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_binary_fails_through_callback, setup,
                                         teardown),
