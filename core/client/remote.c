@@ -393,10 +393,54 @@ static int wait_for(struct remote *r, bool started, char **cause)
     return rc;
 }
 
-static int send_all(struct proc *p, const void *bytes, size_t n)
+/*
+ * Writes `bytes` to every remote shell's standard input at once, by `deadline_ns`
+ * (monotonic): a cluster file of thousands of nodes is more than a pipe holds, so each
+ * shell takes it at its own pace, side by side, and an agent that never reads must not
+ * hang the launch.  A shell that is gone (EPIPE: SIGPIPE is ignored by main) or that
+ * took too long is left out; wait_for reports it, with its exit status or its silence.
+ */
+static void send_to_all(struct remote *r, const char *bytes, size_t n, int64_t deadline_ns)
 {
-    /* A remote shell that is gone makes this EPIPE (SIGPIPE is ignored by main). */
-    return p->in >= 0 ? fs_write_all(p->in, bytes, n) : -EPIPE;
+    size_t *done = xcalloc(r->nprocs, sizeof *done);
+    struct pollfd *fds = xcalloc(r->nprocs, sizeof *fds);
+    uint32_t *who = xcalloc(r->nprocs, sizeof *who);
+    for (uint32_t i = 0; i < r->nprocs; i++)
+        if (r->procs[i].in >= 0)
+            set_nonblock(r->procs[i].in);
+    for (;;) {
+        uint32_t pending = 0;
+        for (uint32_t i = 0; i < r->nprocs; i++) {
+            struct proc *p = &r->procs[i];
+            while (p->in >= 0 && done[i] < n) {
+                ssize_t w = write(p->in, bytes + done[i], n - done[i]);
+                if (w > 0) {
+                    done[i] += (size_t)w;
+                } else {
+                    if (w < 0 && errno != EAGAIN && errno != EINTR)
+                        close_fd(&p->in);
+                    break;
+                }
+            }
+            if (p->in >= 0 && done[i] < n) {
+                fds[pending] = (struct pollfd){.fd = p->in, .events = POLLOUT};
+                who[pending++] = i;
+            }
+        }
+        int64_t left = deadline_ns - clock_mono_ns();
+        if (!pending || left <= 0)
+            break;
+        poll(fds, pending, left > 100000000 ? 100 : (int)(left / 1000000) + 1);
+    }
+    free(who);
+    free(fds);
+    free(done);
+}
+
+static int64_t step_deadline(const struct remote *r)
+{
+    int timeout = r->o->start_timeout_ms > 0 ? r->o->start_timeout_ms : 30000;
+    return clock_mono_ns() + (int64_t)timeout * 1000000;
 }
 
 /* ---- begin, finish, abort ----------------------------------------------------------- */
@@ -677,8 +721,8 @@ int remote_begin(struct remote **out_r, const struct launch_options *o, const ch
     const char *dir = o->remote_workdir ? o->remote_workdir : workdir;
     int rc = o->slurm ? begin_slurm(r, exe, dir, workdir, cause) : begin_hosts(r, exe, dir, cause);
     char *key_line = xasprintf("key %s\n", key_hex);
-    for (uint32_t i = 0; rc == 0 && i < r->nprocs; i++)
-        send_all(&r->procs[i], key_line, strlen(key_line));
+    if (rc == 0)
+        send_to_all(r, key_line, strlen(key_line), step_deadline(r));
     memset(key_line, 0, strlen(key_line));
     free(key_line);
     if (rc == 0)
@@ -717,16 +761,18 @@ int remote_finish(struct remote *r, const char *cluster_path, struct cluster *cl
         len += n;
     }
     fclose(f);
+    /* "cluster LEN\n" and the file, in one buffer written to every agent at once. */
     char head[32];
     int hl = snprintf(head, sizeof head, "cluster %zu\n", len);
-    for (uint32_t i = 0; i < r->nprocs; i++) {
-        /* A shell that is gone is reported by wait_for, with its exit status. */
-        if (send_all(&r->procs[i], head, (size_t)hl) == 0)
-            send_all(&r->procs[i], bytes, len);
-        /* Nothing more is said: the agent's standard input ends here. */
-        close_fd(&r->procs[i].in);
-    }
+    char *msg = xmalloc((size_t)hl + len);
+    memcpy(msg, head, (size_t)hl);
+    memcpy(msg + hl, bytes, len);
     free(bytes);
+    send_to_all(r, msg, (size_t)hl + len, step_deadline(r));
+    free(msg);
+    /* Nothing more is said: the agents' standard input ends here. */
+    for (uint32_t i = 0; i < r->nprocs; i++)
+        close_fd(&r->procs[i].in);
     int rc = wait_for(r, true, cause);
     /* The remote shells return once their agents have: reaped, bounded. */
     if (rc == 0 && !r->o->slurm)
