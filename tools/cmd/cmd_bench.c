@@ -78,7 +78,8 @@ static int bench_main(int argc, char **argv)
                                   "daemons' logs in DIR/work"},
         {NULL, 0, NULL, NULL},
     };
-    char **args = report_cli_rewrite(argc - 1, argv + 1);
+    static const char *const shorts[][2] = {{"-o", "--output"}};
+    char **args = cmd_short_options(argc - 1, argv + 1, opts, shorts, 1);
     const char *pos[1];
     int npos;
     int rc = cmd_parse(&cmd_bench, argc - 1, args, opts, pos, 0, &npos);

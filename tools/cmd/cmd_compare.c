@@ -52,7 +52,8 @@ static int compare_main(int argc, char **argv)
         {"plots", OPT_STRING, &plots, "F  also write each chart as F (svg, png, pdf) next to -o"},
         {NULL, 0, NULL, NULL},
     };
-    char **args = report_cli_rewrite(argc, argv);
+    static const char *const shorts[][2] = {{"-o", "--output"}};
+    char **args = cmd_short_options(argc, argv, opts, shorts, 1);
     const char *pos[COMPARE_MAX];
     int npos;
     int rc = cmd_parse(&cmd_compare, argc, args, opts, pos, COMPARE_MAX, &npos);

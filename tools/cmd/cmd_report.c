@@ -164,7 +164,8 @@ static int report_main(int argc, char **argv)
         {"plots", OPT_STRING, &plots, "F  also write each chart as F (svg, png, pdf) next to -o"},
         {NULL, 0, NULL, NULL},
     };
-    char **args = report_cli_rewrite(argc, argv);
+    static const char *const shorts[][2] = {{"-o", "--output"}};
+    char **args = cmd_short_options(argc, argv, opts, shorts, 1);
     const char *pos[1];
     int npos;
     int rc = cmd_parse(&cmd_report, argc, args, opts, pos, 1, &npos);

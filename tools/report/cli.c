@@ -7,28 +7,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "core/base/xalloc.h"
-
-char **report_cli_rewrite(int argc, char **argv)
-{
-    char **copy = xcalloc((size_t)argc + 1, sizeof *copy);
-    bool options = true;
-    for (int i = 0; i < argc; i++) {
-        copy[i] = argv[i];
-        if (i == 0 || !options)
-            continue;
-        if (strcmp(argv[i], "--") == 0) {
-            options = false;
-        } else if (strcmp(argv[i], "-o") == 0) {
-            copy[i] = (char *)"--output";
-            if (i + 1 < argc) {
-                i++;
-                copy[i] = argv[i]; /* its value stays a value, even "-o" */
-            }
-        }
-    }
-    return copy;
-}
 
 static bool is_stdout(const char *path)
 {

@@ -1,7 +1,6 @@
 /*
  * report cli — what `jackdaw report` and `jackdaw compare` share on their command line:
- * "-o FILE" as the short form of "--output FILE" (the shared parser takes long options
- * only), and the writing of the output file.
+ * the writing of the output file ("-o FILE" is cmd_short_options', tools/cmd/cmd.h).
  *
  * Owns nothing past the calls.  Callers: tools/cmd/cmd_report.c and
  * tools/cmd/cmd_compare.c.
@@ -10,10 +9,6 @@
 #define JACKDAW_REPORT_CLI_H
 
 #include <stdio.h>
-
-/* A copy of argv (owned array, borrowed strings) with "-o" spelt "--output" where it
- * stands as an option. */
-char **report_cli_rewrite(int argc, char **argv);
 
 /* Opens path for writing, or stdout when path is NULL or "-"; prints
  * "jackdaw CMD: cannot write 'x': …" and returns NULL on failure. */
