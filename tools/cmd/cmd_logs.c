@@ -1,0 +1,143 @@
+/*
+ * jackdaw logs — a command task's output (its standard output and error, as it wrote
+ * them to WORKDIR/node-I/task-JOB-INDEX/output), while the job runs and after: the
+ * task is named by its workload id, the job is the latest submitted unless --job.  It
+ * reads the nodes' work directories, so it sees the tasks of a local cluster and of
+ * hosts that share the work directory's file system; a task that ran on a host of its
+ * own keeps its output there.  When a task ran more than once (its node died), the
+ * latest run's output is shown.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/base/xalloc.h"
+#include "core/client/job.h"
+#include "core/model/task.h"
+#include "core/model/wfcommons.h"
+#include "tools/cmd/cmd.h"
+
+/* The newest WORKDIR/node-I/task-JOB-INDEX/output of any node I, owned; NULL when none. */
+static char *find_output(const char *workdir, uint32_t job, uint32_t index, off_t *size)
+{
+    DIR *d = opendir(workdir);
+    if (!d)
+        return NULL;
+    char *best = NULL;
+    struct timespec best_t = {0};
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "node-", 5) != 0)
+            continue;
+        char *path = xasprintf("%s/%s/task-%u-%u/output", workdir, e->d_name, job, index);
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+            (!best || st.st_mtim.tv_sec > best_t.tv_sec ||
+             (st.st_mtim.tv_sec == best_t.tv_sec && st.st_mtim.tv_nsec > best_t.tv_nsec))) {
+            free(best);
+            best = path;
+            best_t = st.st_mtim;
+            *size = st.st_size;
+        } else {
+            free(path);
+        }
+    }
+    closedir(d);
+    return best;
+}
+
+static int logs_main(int argc, char **argv)
+{
+    const char *cluster = NULL;
+    unsigned long job = 0, bytes = 64 * 1024;
+    bool path_only = false;
+    struct opt opts[] = {
+        {"cluster", OPT_STRING, &cluster, "FILE  cluster file (default: see man)"},
+        {"job", OPT_UINT, &job, "J  the job (default: the latest submitted)"},
+        {"bytes", OPT_UINT, &bytes, "N  the last N bytes of the output (65536; 0: all)"},
+        {"path", OPT_FLAG, &path_only, "  print where the output is instead"},
+        {NULL, 0, NULL, NULL},
+    };
+    const char *pos[1];
+    int npos;
+    int rc = cmd_parse(&cmd_logs, argc, argv, opts, pos, 1, &npos);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (npos != 1) {
+        fprintf(stderr, "jackdaw logs: which task?\nusage: jackdaw logs %s\n", cmd_logs.usage);
+        return EXIT_USAGE;
+    }
+    struct cluster cl;
+    struct auth_key key;
+    rc = job_open_cluster("logs", &cluster, &cl, &key);
+    if (rc)
+        return rc;
+    char *cause = NULL, *wpath = NULL;
+    uint32_t found = 0;
+    struct workload wl = {0};
+    struct wfcommons_options scale = {0};
+    int code = 0;
+    if (job_file_find(cluster, (uint32_t)job, &found, &wpath, &scale, &cause) < 0 ||
+        wfcommons_load_any(&wl, wpath, &scale, &cause) < 0) {
+        fprintf(stderr, "jackdaw logs: %s\n", cause);
+        code = EXIT_BAD_INPUT;
+        goto out;
+    }
+    int64_t index = workload_find(&wl, pos[0]);
+    if (index < 0) {
+        fprintf(stderr, "jackdaw logs: job %u (%s) has no task '%s'\n", found, wpath, pos[0]);
+        code = EXIT_BAD_INPUT;
+        goto out;
+    }
+    off_t size = 0;
+    char *out = find_output(cl.workdir, found, (uint32_t)index, &size);
+    if (!out) {
+        fprintf(stderr, "jackdaw logs: task '%s' of job %u has no output under %s: %s\n",
+                pos[0], found, cl.workdir,
+                wl.tasks[index].kind != TASK_COMMAND
+                    ? "it is not a command task"
+                    : "it has not started, or it ran on a host whose work directory is not "
+                      "shared with this one (its output stays there)");
+        code = EXIT_BAD_INPUT;
+        goto out;
+    }
+    if (path_only) {
+        printf("%s\n", out);
+        free(out);
+        goto out;
+    }
+    FILE *f = fopen(out, "r");
+    if (!f) {
+        fprintf(stderr, "jackdaw logs: cannot read '%s': %s\n", out, strerror(errno));
+        free(out);
+        code = EXIT_BAD_INPUT;
+        goto out;
+    }
+    if (bytes && size > (off_t)bytes) {
+        fseeko(f, size - (off_t)bytes, SEEK_SET);
+        fprintf(stderr, "jackdaw logs: the last %lu of %lld bytes of %s\n", bytes,
+                (long long)size, out);
+    }
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, stdout);
+    fclose(f);
+    free(out);
+out:
+    free(cause);
+    free(wpath);
+    workload_fini(&wl);
+    cluster_fini(&cl);
+    return code;
+}
+
+const struct cmd cmd_logs = {
+    .name = "logs",
+    .usage = "TASK [--job J] [--bytes N] [--path] [--cluster FILE]",
+    .summary = "a command task's output, while its job runs and after",
+    .main = logs_main,
+};
