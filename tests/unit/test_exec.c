@@ -568,13 +568,14 @@ static void test_command_output_tail_and_file(void **state)
 static void test_command_task_environment(void **state)
 {
     struct fixture *f = *state;
-    setenv("JACKDAW_TASK", "stale", 1);
+    /* An executor made while the daemon had a stale JACKDAW_TASK in its environment. */
     exec_destroy(f->ex);
-    run_loop(f);
+    run_loop_to_end(f);
+    setenv("JACKDAW_TASK", "stale", 1);
     char *cause = NULL;
     f->ex = exec_create(&f->loop, f->workdir, 1.0, on_done, f, &cause);
-    assert_non_null(f->ex);
     unsetenv("JACKDAW_TASK");
+    assert_non_null(f->ex);
     exec_set_node(f->ex, 5);
     struct task_spec spec = {.key = task_key(9, 17), .kind = TASK_COMMAND, .attempt = 2,
                              .cmd = (char *)"env | grep '^JACKDAW_' | sort; exit 1"};
