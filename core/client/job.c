@@ -41,6 +41,8 @@ int job_file_write(const char *cluster_path, uint32_t job, const char *workload_
             json_object_set_new(o, "time_scale", json_real(scale->time_scale));
         if (scale && scale->size_scale)
             json_object_set_new(o, "data_scale", json_real(scale->size_scale));
+        if (scale && scale->command)
+            json_object_set_new(o, "command", json_string(scale->command));
         /* Owner-only like everything else of the cluster's, whatever the umask. */
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         rc = fd < 0 ? -errno : json_dumpfd(o, fd, JSON_COMPACT) < 0 ? -EIO : 0;
@@ -53,6 +55,9 @@ int job_file_write(const char *cluster_path, uint32_t job, const char *workload_
     free(dir);
     return rc;
 }
+
+/* The command template of the job job_file_find found last (its scale points here). */
+static char *found_command;
 
 int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char **workload,
                   struct wfcommons_options *scale, char **cause)
@@ -84,6 +89,11 @@ int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char 
             if (scale) {
                 scale->time_scale = json_number_value(json_object_get(o, "time_scale"));
                 scale->size_scale = json_number_value(json_object_get(o, "data_scale"));
+                /* Kept for the process's life: a job file is read once per command. */
+                const char *cmd = json_string_value(json_object_get(o, "command"));
+                free(found_command);
+                found_command = cmd ? xstrdup(cmd) : NULL;
+                scale->command = found_command;
             }
         }
         json_decref(o);

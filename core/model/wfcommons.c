@@ -59,6 +59,7 @@ struct task {
 struct conv {
     const char *name;           /* borrowed; labels errors */
     double time_scale, size_scale;
+    const char *command;        /* borrowed; the command template, or NULL */
     json_t *doc;                /* owned */
     json_t *spec_tasks;         /* borrowed from doc */
     json_t *spec_files;         /* borrowed from doc; NULL when absent */
@@ -591,6 +592,55 @@ static int append(struct text *out, json_t *line, size_t *line_len)
     return 0;
 }
 
+/* The command template with "{runtime}" (seconds, scaled) and "{id}" (quoted for the
+ * shell: ids are the instance's, anything may be in them) put in; owned. */
+static char *expand_command(const char *tmpl, const struct task *t)
+{
+    char runtime[32];
+    snprintf(runtime, sizeof runtime, "%.6f", t->duration_s);
+    size_t cap = strlen(tmpl) + 1, len = 0;
+    char *out = xmalloc(cap);
+    for (const char *p = tmpl; *p;) {
+        const char *add = NULL;
+        size_t skip = 1;
+        char *quoted = NULL;
+        if (strncmp(p, "{runtime}", 9) == 0) {
+            add = runtime;
+            skip = 9;
+        } else if (strncmp(p, "{id}", 4) == 0) {
+            size_t n = 2;
+            for (const char *q = t->id; *q; q++)
+                n += *q == '\'' ? 4 : 1;
+            quoted = xmalloc(n + 1);
+            char *w = quoted;
+            *w++ = '\'';
+            for (const char *q = t->id; *q; q++) {
+                if (*q == '\'') {
+                    memcpy(w, "'\\''", 4);
+                    w += 4;
+                } else {
+                    *w++ = *q;
+                }
+            }
+            *w++ = '\'';
+            *w = '\0';
+            add = quoted;
+            skip = 4;
+        }
+        size_t alen = add ? strlen(add) : 1;
+        if (len + alen + 1 > cap) {
+            cap = 2 * (len + alen + 1);
+            out = xrealloc(out, cap);
+        }
+        memcpy(out + len, add ? add : p, alen);
+        len += alen;
+        free(quoted);
+        p += skip;
+    }
+    out[len] = '\0';
+    return out;
+}
+
 static int write_text(struct conv *c, struct text *out)
 {
     size_t n;
@@ -615,11 +665,28 @@ static int write_text(struct conv *c, struct text *out)
             }
         }
         /* "O" takes a new reference to the document's parents array, "o" the inputs. */
-        json_t *line = inputs ? json_pack("{s:s, s:s, s:f, s:O, s:o, s:I}", "id", t->id,
-                                          "kind", "sleep", "duration_s", t->duration_s,
-                                          "parents", t->parents, "inputs", inputs,
-                                          "output_bytes", (json_int_t)t->output_bytes)
-                              : NULL;
+        json_t *line;
+        if (c->command) {
+            char *cmd = expand_command(c->command, t);
+            size_t cmd_len = strlen(cmd);
+            if (cmd_len > WORKLOAD_MAX_CMD) {
+                free(cmd);
+                json_decref(inputs);
+                return fail(c, "task '%s': its command is %zu bytes, beyond the limit of %u",
+                            quote(c, t->id), cmd_len, WORKLOAD_MAX_CMD);
+            }
+            line = inputs ? json_pack("{s:s, s:s, s:s, s:O, s:o}", "id", t->id, "kind",
+                                      "command", "cmd", cmd, "parents", t->parents, "inputs",
+                                      inputs)
+                          : NULL;
+            free(cmd);
+        } else {
+            line = inputs ? json_pack("{s:s, s:s, s:f, s:O, s:o, s:I}", "id", t->id, "kind",
+                                      "sleep", "duration_s", t->duration_s, "parents",
+                                      t->parents, "inputs", inputs, "output_bytes",
+                                      (json_int_t)t->output_bytes)
+                          : NULL;
+        }
         if (append(out, line, &n) < 0)
             return -ENOMEM;
         /* A million parents with long, escaped ids: possible, and refused as a whole
@@ -690,6 +757,7 @@ int wfcommons_to_jsonl(const char *text, size_t len, const char *name,
     if (!out || !out_len || (!text && len))
         return -EINVAL;
     struct conv c = {.name = name ? name : "<string>"};
+    c.command = o ? o->command : NULL;
     int rc = scale_of(&c, "time_scale", o ? o->time_scale : 0, &c.time_scale);
     if (rc == 0)
         rc = scale_of(&c, "size_scale", o ? o->size_scale : 0, &c.size_scale);
@@ -846,7 +914,7 @@ int wfcommons_load_any(struct workload *wl, const char *path, const struct wfcom
                        char **cause)
 {
     bool scaled = o && ((o->time_scale != 0 && o->time_scale != 1) ||
-                        (o->size_scale != 0 && o->size_scale != 1));
+                        (o->size_scale != 0 && o->size_scale != 1) || o->command);
     bool instance = false;
     if (strcmp(path, "-") != 0) {
         FILE *f = fopen(path, "r");
@@ -862,8 +930,8 @@ int wfcommons_load_any(struct workload *wl, const char *path, const struct wfcom
         return wfcommons_load(wl, path, o, cause);
     if (scaled) {
         *wl = (struct workload){0};
-        *cause = xasprintf("%s: --time-scale and --data-scale apply to WfCommons instances, "
-                           "and this is a JSON Lines workload",
+        *cause = xasprintf("%s: --time-scale, --data-scale and --command apply to WfCommons "
+                           "instances, and this is a JSON Lines workload",
                            path);
         return -EINVAL;
     }

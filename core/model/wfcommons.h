@@ -14,7 +14,9 @@
  *   - Only schemaVersion "1.5" is accepted: older instances keep tasks, files and
  *     runtimes elsewhere (wfformat's tools/wfcommons-migrate-instance.py converts them).
  *   - Each workflow.specification.tasks[] entry becomes a task line, in the file's
- *     order: {"id", "kind":"sleep", "duration_s", "parents", "inputs", "output_bytes"}.
+ *     order: {"id", "kind":"sleep", "duration_s", "parents", "inputs", "output_bytes"};
+ *     with a command template (wfcommons_options.command), {"id", "kind":"command",
+ *     "cmd", "parents", "inputs"}.
  *     duration_s is runtimeInSeconds * time_scale, from the workflow.execution.tasks[]
  *     entry with the same id (joined on id, never by position); 0 stays 0.
  *   - Edges come from `parents`; `children` must mirror them exactly (a one-sided edge
@@ -69,6 +71,12 @@
 struct wfcommons_options {
     double time_scale;   /* multiplies every runtime (0 means 1.0); e.g. 0.001 */
     double size_scale;   /* multiplies every file size (0 means 1.0), rounded to whole bytes */
+    /* NULL: sleep tasks.  Else every task is a command task running this template, in
+     * which "{runtime}" stands for its scaled runtime in seconds and "{id}" for its id,
+     * quoted for the shell ("sleep {runtime}" runs real processes of the recorded
+     * lengths; a script of the user's can do the task's real work).  Its output is what
+     * it writes, not its recorded files' sizes. */
+    const char *command;
 };
 
 /*

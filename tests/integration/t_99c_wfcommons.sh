@@ -5,8 +5,8 @@
 # FILE --time-scale F --data-scale D`), each at the time scale that brings its longer of
 # critical path and work per slot to about a second: every task once, every dependency
 # held, the initial files placed on the nodes and moved by the data plane.  `jackdaw
-# import` writes the same workload as JSON Lines.  A broken instance is refused naming
-# the file and the task.
+# import` writes the same workload as JSON Lines.  One instance runs again as real
+# processes (--command).  A broken instance is refused naming the file and the task.
 . "$(dirname "$0")/lib.sh"
 
 W="$HERE/../../../shared/workloads/wfcommons"
@@ -63,6 +63,18 @@ EOF_PY
     n=$((n + 1))
 done
 [ $n -eq 8 ] || fail "expected the eight instances, found $n"
+
+# Real processes: the 1000Genome instance as command tasks of the recorded lengths
+# (--command 'sleep {runtime}'), the ids handed to them quoted.
+f="$W/1000genome-chameleon-12ch-250k-001.json"
+scale=$(scale_of "$T/1000genome-chameleon-12ch-250k-001.jsonl")
+"$JACKDAW" import wfcommons "$f" --time-scale "$scale" --data-scale 0.0001 --command 'sleep {runtime}; echo {id}' \
+    -o "$T/genome-cmd.jsonl" 2>/dev/null || fail "import with --command failed"
+grep -q '"kind":"command","cmd":"sleep 0' "$T/genome-cmd.jsonl" || fail "no command tasks in the import"
+jd_run genome-cmd "$f" --nodes 8 --slots 4 --time-scale "$scale" --data-scale 0.0001 --command 'sleep {runtime}; echo {id}' \
+    --json --records "$T/genome-cmd.records"
+expect_code 0 "$RUN_RC" "1000Genome as commands"
+check_records "$T/genome-cmd.jsonl" "$T/genome-cmd.records"
 
 # A broken instance: a parent that is no task, named with the file.
 "$PY" - "$W/blast-chameleon-medium-001.json" "$T/broken.json" <<'EOF_PY' || fail "cannot write the broken instance"

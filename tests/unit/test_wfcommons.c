@@ -449,6 +449,43 @@ static void test_escaping(void **state)
     workload_fini(&wl);
 }
 
+/* With a command template every task is a command: {runtime} its scaled runtime, {id}
+ * its id quoted for the shell (a quote in an id stays inside the word); its output is
+ * what it writes, so no output bytes. */
+static void test_command_template(void **state)
+{
+    (void)state;
+    struct wfcommons_options o = {.time_scale = 0.5, .command = "run {id} {runtime}; echo {id}"};
+    struct workload wl;
+    char *cause = NULL;
+    assert_int_equal(parse(&wl, tiny, &o, &cause), 0);
+    const struct workload_task *t = task(&wl, "split_2");
+    assert_int_equal(t->kind, TASK_COMMAND);
+    assert_string_equal(t->cmd, "run 'split_2' 6.000000; echo 'split_2'");
+    assert_int_equal(t->output_bytes, 0);
+    assert_int_equal(task(&wl, "merge_3")->num_parents, 2);
+    assert_int_equal(task(&wl, "merge_3")->num_inputs, 1);
+    workload_fini(&wl);
+    const char *quoted =
+        "{\"schemaVersion\": \"1.5\", \"workflow\": {\"specification\": {"
+        "\"tasks\": [{\"id\": \"it's\", \"name\": \"x\", \"parents\": [], \"children\": []}]},"
+        "\"execution\": {\"tasks\": [{\"id\": \"it's\", \"runtimeInSeconds\": 1}]}}}";
+    o.command = "echo {id}";
+    o.time_scale = 0;
+    assert_int_equal(wfcommons_parse(&wl, quoted, strlen(quoted), "q.json", &o, &cause), 0);
+    assert_string_equal(wl.tasks[0].cmd, "echo 'it'\\''s'");
+    workload_fini(&wl);
+    /* A template that makes a command past the limit is refused with the task. */
+    char *big = xmalloc(WORKLOAD_MAX_CMD + 2);
+    memset(big, 'x', WORKLOAD_MAX_CMD + 1);
+    big[WORKLOAD_MAX_CMD + 1] = '\0';
+    o.command = big;
+    assert_true(parse(&wl, tiny, &o, &cause) < 0);
+    assert_non_null(strstr(cause, "tiny.json: task 'merge_3': its command is 65537 bytes"));
+    free(cause);
+    free(big);
+}
+
 static void test_load(void **state)
 {
     (void)state;
@@ -603,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_document_refusals),
         cmocka_unit_test(test_long_ids),
         cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_command_template),
         cmocka_unit_test(test_load),
         INSTANCE(0), INSTANCE(1), INSTANCE(2), INSTANCE(3),
         INSTANCE(4), INSTANCE(5), INSTANCE(6), INSTANCE(7),

@@ -20,10 +20,14 @@ static int import_main(int argc, char **argv)
 {
     const char *out = NULL;
     double time_scale = 1, data_scale = 1;
+    const char *command = NULL;
     struct opt opts[] = {
         {"output", OPT_STRING, &out, "FILE  write here (default: standard output; also -o)"},
         {"time-scale", OPT_DOUBLE, &time_scale, "F  multiply every runtime by F (1)"},
         {"data-scale", OPT_DOUBLE, &data_scale, "F  multiply every file size by F (1)"},
+        {"command", OPT_STRING, &command,
+         "CMD  command tasks running CMD ({runtime}: the scaled runtime in s, {id}: the "
+         "task's id) instead of sleeps"},
         {NULL, 0, NULL, NULL},
     };
     static const char *const shorts[][2] = {{"-o", "--output"}};
@@ -43,7 +47,8 @@ static int import_main(int argc, char **argv)
         fprintf(stderr, "jackdaw import: --time-scale and --data-scale are numbers in (0, 1e6]\n");
         return EXIT_USAGE;
     }
-    struct wfcommons_options o = {.time_scale = time_scale, .size_scale = data_scale};
+    struct wfcommons_options o = {.time_scale = time_scale, .size_scale = data_scale,
+                                  .command = command};
     /* Converted and then parsed as run would parse it: what import writes, run takes. */
     struct workload wl;
     char *cause = NULL;
@@ -78,7 +83,7 @@ static int import_main(int argc, char **argv)
 
 const struct cmd cmd_import = {
     .name = "import",
-    .usage = "wfcommons FILE [-o OUT.jsonl] [--time-scale F] [--data-scale F]",
+    .usage = "wfcommons FILE [-o OUT.jsonl] [--time-scale F] [--data-scale F] [--command CMD]",
     .summary = "convert a WfCommons instance (WfFormat 1.5) into a workload",
     .main = import_main,
 };

@@ -54,6 +54,8 @@ static int run_main(int argc, char **argv)
          "F  a WfCommons instance: multiply every runtime by F (1)"},
         {"data-scale", OPT_DOUBLE, &scale.size_scale,
          "F  a WfCommons instance: multiply every file size by F (1)"},
+        {"command", OPT_STRING, &scale.command,
+         "CMD  a WfCommons instance: command tasks running CMD ({runtime}, {id}), not sleeps"},
         {"keep", OPT_STRING, &keep_dir, "DIR  keep the cluster's files (logs, task dirs) in DIR"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default warn)"},
         {"trace", OPT_STRING, &trace, "FILE  trace file (default: $JACKDAW_TRACE_DIR or ., jackdaw-RUNID.avro)"},

@@ -31,6 +31,8 @@ static int submit_main(int argc, char **argv)
          "F  a WfCommons instance: multiply every runtime by F (1)"},
         {"data-scale", OPT_DOUBLE, &scale.size_scale,
          "F  a WfCommons instance: multiply every file size by F (1)"},
+        {"command", OPT_STRING, &scale.command,
+         "CMD  a WfCommons instance: command tasks running CMD ({runtime}, {id}), not sleeps"},
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
