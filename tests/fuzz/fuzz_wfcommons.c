@@ -27,9 +27,11 @@
 #define MAX_PARSE_CAUSE (16 * WORKLOAD_MAX_ID)
 
 static const struct wfcommons_options scales[] = {
-    {0, 0},
-    {0.001, 0.001},
-    {1e3, 1e6},
+    {0, 0, NULL},
+    {0.001, 0.001, NULL},
+    {1e3, 1e6, NULL},
+    /* Command tasks: the template takes any id, quoted. */
+    {0.5, 0, "run {id} for {runtime} s; echo {id}{id}"},
 };
 
 static bool names_input(const char *cause)
@@ -80,8 +82,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(wl.count == direct.count && wl.object_count == direct.object_count);
     for (uint32_t i = 0; i < wl.count; i++) {
         const struct workload_task *t = &wl.tasks[i];
-        check(t->kind == TASK_SLEEP && t->duration_s >= 0 &&
-              t->duration_s <= WORKLOAD_MAX_DURATION_S);
+        if (o->command)
+            check(t->kind == TASK_COMMAND && t->cmd && strlen(t->cmd) <= WORKLOAD_MAX_CMD &&
+                  t->output_bytes == 0);
+        else
+            check(t->kind == TASK_SLEEP && t->duration_s >= 0 &&
+                  t->duration_s <= WORKLOAD_MAX_DURATION_S);
         check(t->output_bytes <= WORKLOAD_MAX_BYTES);
         check(strcmp(t->id, direct.tasks[i].id) == 0);
     }
