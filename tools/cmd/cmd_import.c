@@ -12,6 +12,7 @@
 
 #include "core/base/fs.h"
 #include "core/base/xalloc.h"
+#include "core/client/wfopts.h"
 #include "core/model/wfcommons.h"
 #include "core/model/workload.h"
 #include "tools/cmd/cmd.h"
@@ -19,15 +20,10 @@
 static int import_main(int argc, char **argv)
 {
     const char *out = NULL;
-    double time_scale = 1, data_scale = 1;
-    const char *command = NULL;
+    struct wfcommons_options o = {0};
     struct opt opts[] = {
         {"output", OPT_STRING, &out, "FILE  write here (default: standard output; also -o)"},
-        {"time-scale", OPT_DOUBLE, &time_scale, "F  multiply every runtime by F (1)"},
-        {"data-scale", OPT_DOUBLE, &data_scale, "F  multiply every file size by F (1)"},
-        {"command", OPT_STRING, &command,
-         "CMD  command tasks running CMD ({runtime}: the scaled runtime in s, {id}: the "
-         "task's id) instead of sleeps"},
+        WFOPTS_OPTS(&o),
         {NULL, 0, NULL, NULL},
     };
     static const char *const shorts[][2] = {{"-o", "--output"}};
@@ -43,12 +39,8 @@ static int import_main(int argc, char **argv)
                         "usage: jackdaw import %s\n", cmd_import.usage);
         return EXIT_USAGE;
     }
-    if (!(time_scale > 0 && time_scale <= 1e6) || !(data_scale > 0 && data_scale <= 1e6)) {
-        fprintf(stderr, "jackdaw import: --time-scale and --data-scale are numbers in (0, 1e6]\n");
+    if (wfopts_finish(&o, "import"))
         return EXIT_USAGE;
-    }
-    struct wfcommons_options o = {.time_scale = time_scale, .size_scale = data_scale,
-                                  .command = command};
     /* Converted and then parsed as run would parse it: what import writes, run takes. */
     struct workload wl;
     char *cause = NULL;

@@ -17,6 +17,7 @@
 #include "core/client/job.h"
 #include "core/client/launcher.h"
 #include "core/model/hostfile.h"
+#include "core/client/wfopts.h"
 #include "core/model/wfcommons.h"
 #include "tools/cmd/cmd.h"
 
@@ -50,12 +51,7 @@ static int run_main(int argc, char **argv)
         {"timeout", OPT_DOUBLE, &timeout, "S  give up after S seconds (exit status 6)"},
         {"task-timeout", OPT_STRING, &task_timeout_text,
          "S  time limit of each task without timeout_s (default: none)"},
-        {"time-scale", OPT_DOUBLE, &scale.time_scale,
-         "F  a WfCommons instance: multiply every runtime by F (1)"},
-        {"data-scale", OPT_DOUBLE, &scale.size_scale,
-         "F  a WfCommons instance: multiply every file size by F (1)"},
-        {"command", OPT_STRING, &scale.command,
-         "CMD  a WfCommons instance: command tasks running CMD ({runtime}, {id}), not sleeps"},
+        WFOPTS_OPTS(&scale),
         {"keep", OPT_STRING, &keep_dir, "DIR  keep the cluster's files (logs, task dirs) in DIR"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default warn)"},
         {"trace", OPT_STRING, &trace, "FILE  trace file (default: $JACKDAW_TRACE_DIR or ., jackdaw-RUNID.avro)"},
@@ -101,11 +97,8 @@ static int run_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct workload wl;
-    if (!(scale.time_scale >= 0 && scale.time_scale <= 1e6) ||
-        !(scale.size_scale >= 0 && scale.size_scale <= 1e6)) {
-        fprintf(stderr, "jackdaw run: --time-scale and --data-scale are numbers in (0, 1e6]\n");
+    if (wfopts_finish(&scale, "run"))
         return EXIT_USAGE;
-    }
     if (wfcommons_load_any(&wl, pos[0], &scale, &cause) < 0) {
         fprintf(stderr, "jackdaw run: %s\n", cause);
         free(cause);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "core/client/job.h"
+#include "core/client/wfopts.h"
 #include "core/model/wfcommons.h"
 #include "tools/cmd/cmd.h"
 
@@ -27,12 +28,7 @@ static int submit_main(int argc, char **argv)
         {"timeout", OPT_DOUBLE, &timeout, "S  with --wait: give up after S seconds (exit status 6)"},
         {"task-timeout", OPT_STRING, &task_timeout_text,
          "S  time limit of each task without timeout_s (default: none)"},
-        {"time-scale", OPT_DOUBLE, &scale.time_scale,
-         "F  a WfCommons instance: multiply every runtime by F (1)"},
-        {"data-scale", OPT_DOUBLE, &scale.size_scale,
-         "F  a WfCommons instance: multiply every file size by F (1)"},
-        {"command", OPT_STRING, &scale.command,
-         "CMD  a WfCommons instance: command tasks running CMD ({runtime}, {id}), not sleeps"},
+        WFOPTS_OPTS(&scale),
         {NULL, 0, NULL, NULL},
     };
     const char *pos[1];
@@ -62,11 +58,8 @@ static int submit_main(int argc, char **argv)
         return EXIT_USAGE;
     struct workload wl;
     char *cause = NULL;
-    if (!(scale.time_scale >= 0 && scale.time_scale <= 1e6) ||
-        !(scale.size_scale >= 0 && scale.size_scale <= 1e6)) {
-        fprintf(stderr, "jackdaw submit: --time-scale and --data-scale are numbers in (0, 1e6]\n");
+    if (wfopts_finish(&scale, "submit"))
         return EXIT_USAGE;
-    }
     if (wfcommons_load_any(&wl, pos[0], &scale, &cause) < 0) {
         fprintf(stderr, "jackdaw submit: %s\n", cause);
         free(cause);
