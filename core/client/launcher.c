@@ -421,6 +421,17 @@ static bool wildcard(const char *addr)
     return strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0 || strcmp(addr, "[::]") == 0;
 }
 
+static int numeric_addresses(const char *bind_addr, const char *adv, char **cause)
+{
+    if (!hostfile_is_address(bind_addr) || !hostfile_is_address(adv)) {
+        *cause = xasprintf("--bind and --advertise take numeric IPv4 or IPv6 addresses ('%s', "
+                           "'%s')",
+                           bind_addr, adv);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 /* Where a local cluster's daemons and collector listen and are reached. */
 static int local_addresses(const struct launch_options *o, char *bind_addr, char *adv,
                            size_t len, char **cause)
@@ -436,13 +447,7 @@ static int local_addresses(const struct launch_options *o, char *bind_addr, char
     } else {
         snprintf(adv, len, "%s", bind_addr);
     }
-    if (!hostfile_is_address(bind_addr) || !hostfile_is_address(adv)) {
-        *cause = xasprintf("--bind and --advertise take numeric IPv4 or IPv6 addresses ('%s', "
-                           "'%s')",
-                           bind_addr, adv);
-        return -EINVAL;
-    }
-    return 0;
+    return numeric_addresses(bind_addr, adv, cause);
 }
 
 /* The collector of a many-host cluster runs here: it listens on --bind, else on the
@@ -465,13 +470,7 @@ static int collector_addresses(const struct launch_options *o, const struct clus
     snprintf(bind_addr, len, "%s", o->bind ? o->bind : routed);
     snprintf(adv, len, "%s", o->advertise ? o->advertise : wildcard(bind_addr) ? routed
                                                                                  : bind_addr);
-    if (!hostfile_is_address(bind_addr) || !hostfile_is_address(adv)) {
-        *cause = xasprintf("--bind and --advertise take numeric IPv4 or IPv6 addresses ('%s', "
-                           "'%s')",
-                           bind_addr, adv);
-        return -EINVAL;
-    }
-    return 0;
+    return numeric_addresses(bind_addr, adv, cause);
 }
 
 /* After a failed start: daemons that were started are asked to stop (and those on
