@@ -967,6 +967,19 @@ double workload_total_work(const struct workload *wl)
     return sum;
 }
 
+uint64_t workload_data_bytes(const struct workload *wl)
+{
+    /* Each term is at most WORKLOAD_MAX_BYTES (2^50), so 2^13 of them fit before the
+     * sum could wrap; past UINT64_MAX / 2 it stays there. */
+    uint64_t sum = 0;
+    const uint64_t top = UINT64_MAX / 2;
+    for (uint32_t i = 0; wl && i < wl->object_count && sum < top; i++)
+        sum += wl->objects[i].bytes;
+    for (uint32_t i = 0; wl && i < wl->count && sum < top; i++)
+        sum += wl->tasks[i].output_bytes;
+    return sum < top ? sum : top;
+}
+
 void workload_default_timeout(struct workload *wl, double timeout_s)
 {
     for (uint32_t i = 0; wl && i < wl->count; i++)

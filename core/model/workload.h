@@ -137,6 +137,10 @@ int64_t workload_find(const struct workload *wl, const char *id);
 int64_t workload_find_object(const struct workload *wl, const char *id);
 /* Sum of duration_s over sleep tasks: the work at speed 1.0. */
 double workload_total_work(const struct workload *wl);
+/* Bytes of data the workload declares: its objects and its tasks' outputs (a command's
+ * captured output is not known before it runs and counts 0).  Saturates at
+ * UINT64_MAX / 2. */
+uint64_t workload_data_bytes(const struct workload *wl);
 /* Gives every task without a time limit this one (the client's --task-timeout), which
  * task_timeout_valid must accept. */
 void workload_default_timeout(struct workload *wl, double timeout_s);

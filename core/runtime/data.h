@@ -18,7 +18,7 @@ struct objstore;
  * here (run it now), 0 when fetches are under way (node_staged follows), or a negative
  * errno when an input is unavailable (the caller fails the task). */
 int data_stage(struct data_plane *d, struct ntask *t);
-/* Releases the task's pins. */
+/* Releases the task's pins; a command's staged input files are removed. */
 void data_release(struct data_plane *d, struct ntask *t);
 /* Whether the task is staging or running with pins here (a removal must wait for it). */
 bool data_staging(const struct data_plane *d, uint64_t task);

@@ -92,6 +92,8 @@ struct entry {
     bool generated;         /* content is objstore_synthetic_fill of the key: no bytes held */
     bool hash_known;
     uint8_t hash[OBJSTORE_HASH_BYTES];
+    int spill_fd;           /* the .part file objstore_spill is writing, or -1 */
+    uint64_t spilled;       /* bytes of it written */
 };
 
 struct objstore_recv {
@@ -285,6 +287,7 @@ static struct entry *entry_new(uint64_t key, uint64_t size, enum kind kind)
     e->key = key;
     e->size = size;
     e->fd = -1;
+    e->spill_fd = -1;
     e->kind = (uint8_t)kind;
     return e;
 }
@@ -345,9 +348,23 @@ static void account_out(struct objstore *os, const struct entry *e)
         os->st.mem_bytes -= e->size;
 }
 
+/* Ends a spill part way: its file goes, the entry keeps its bytes where they were. */
+static void spill_abort(const struct objstore *os, struct entry *e)
+{
+    if (e->spill_fd < 0)
+        return;
+    close(e->spill_fd);
+    char path[PATH_MAX];
+    object_path(path, os, e->key, ".part");
+    unlink(path);
+    e->spill_fd = -1;
+    e->spilled = 0;
+}
+
 /* Frees a visible entry's bytes and the entry itself; the caller has checked pins. */
 static void drop_entry(struct objstore *os, struct entry *e)
 {
+    spill_abort(os, e);
     if (e->lru_next)
         lru_unlink(e);
     account_out(os, e);
@@ -1003,6 +1020,81 @@ int objstore_materialize(struct objstore *os, uint64_t key, const char *path, ch
     if (rc < 0)
         unlink(path);
     return rc;
+}
+
+bool objstore_wants_spill(const struct objstore *os, uint64_t key)
+{
+    const struct entry *e = os ? visible(os, key) : NULL;
+    return e && !e->in_file && e->size >= OBJSTORE_SPILL_MIN;
+}
+
+int objstore_spill(struct objstore *os, uint64_t key, uint64_t budget, char **cause)
+{
+    struct entry *e = os ? visible(os, key) : NULL;
+    if (!e)
+        return -ENOENT;
+    if (e->in_file)
+        return 1;
+    char part[PATH_MAX];
+    object_path(part, os, key, ".part");
+    if (e->spill_fd < 0) {
+        int fd = create_file(part, cause);
+        if (fd < 0)
+            return fd;
+        e->spill_fd = fd;
+        e->spilled = 0;
+    }
+    uint8_t *buf = NULL;
+    if (e->generated && !(buf = malloc(IO_CHUNK))) {
+        set_cause(cause, xasprintf("cannot write object file '%s': out of memory", part));
+        spill_abort(os, e);
+        return -ENOMEM;
+    }
+    int rc = 0;
+    for (uint64_t done = 0; rc == 0 && e->spilled < e->size && done < budget;) {
+        uint64_t left = e->size - e->spilled;
+        size_t n = left < IO_CHUNK ? (size_t)left : IO_CHUNK;
+        const uint8_t *from = e->data + e->spilled;
+        if (e->generated) {
+            objstore_synthetic_fill(e->key, e->spilled, buf, n);
+            from = buf;
+        }
+        rc = fs_write_all(e->spill_fd, from, n);
+        e->spilled += n;
+        done += n;
+    }
+    free(buf);
+    if (rc < 0) {
+        set_cause(cause, xasprintf("cannot write object file '%s': %s", part, strerror(-rc)));
+        spill_abort(os, e);
+        return rc;
+    }
+    if (e->spilled < e->size)
+        return 0;
+    int fd = e->spill_fd;
+    e->spill_fd = -1;
+    char path[PATH_MAX];
+    object_path(path, os, key, "");
+    if ((rc = close_written(fd, part, cause)) < 0 || rename(part, path) < 0) {
+        if (rc == 0) {
+            rc = -errno;
+            set_cause(cause, xasprintf("cannot rename '%s' to '%s': %s", part, path,
+                                       strerror(-rc)));
+        }
+        unlink(part);
+        e->spilled = 0;
+        return rc;
+    }
+    /* Same bytes, now in a file: the accounting moves from memory (or nothing, for
+     * generated content) to files, and readers open the file from here on. */
+    account_out(os, e);
+    free(e->data);
+    e->data = NULL;
+    e->generated = false;
+    e->in_file = true;
+    e->spilled = 0;
+    account_in(os, e);
+    return 1;
 }
 
 void objstore_get_stats(const struct objstore *os, struct objstore_stats *out)

@@ -6,7 +6,8 @@
  * (a u64map of small entries) and the cache's LRU list.  The node runtime calls it on
  * its loop thread: executors' completions put outputs, the fetch protocol streams
  * copies in through a receiver and reads objects out in chunks, and the executor
- * stages a command task's inputs with objstore_materialize.  Not thread-safe; no
+ * stages a command task's inputs with objstore_materialize (big ones written into the
+ * store first, a budget at a time, objstore_spill).  Not thread-safe; no
  * libuv; file I/O is synchronous and bounded by the bytes the call names.
  *
  * Two kinds of object:
@@ -168,6 +169,25 @@ int objstore_hash(struct objstore *os, uint64_t key, uint8_t out[OBJSTORE_HASH_B
  * alive when the object is later evicted or removed, so staging needs no pin.
  */
 int objstore_materialize(struct objstore *os, uint64_t key, const char *path, char **cause);
+
+/*
+ * Objects at least this large that a command will read as a file are written into the
+ * store's file once (objstore_spill) before they are staged, so that every staging of
+ * them is a link rather than a write of the whole object on the loop thread.
+ */
+#define OBJSTORE_SPILL_MIN ((uint64_t)1 << 20)
+/* Whether staging `key` now would write its bytes (a generated or in-memory object of
+ * at least OBJSTORE_SPILL_MIN bytes) rather than link a store file. */
+bool objstore_wants_spill(const struct objstore *os, uint64_t key);
+/*
+ * Writes up to `budget` more bytes of a generated or in-memory object into its file in
+ * the store; the object becomes a file (its memory freed) once the last byte is
+ * written.  The data plane calls it a budget per loop pass, so a gigabyte input costs
+ * no heartbeat.  1 once the object is a file (also when it already was), 0 while bytes
+ * remain, or a negative errno with *cause (what was written is removed; the object
+ * stays as it was and the next call starts over).  -ENOENT when the object is gone.
+ */
+int objstore_spill(struct objstore *os, uint64_t key, uint64_t budget, char **cause);
 
 void objstore_get_stats(const struct objstore *os, struct objstore_stats *out);
 

@@ -65,13 +65,15 @@ done
 [ $n -eq 8 ] || fail "expected the eight instances, found $n"
 
 # Real processes: the 1000Genome instance as command tasks of the recorded lengths
-# (--command 'sleep {runtime}'), the ids handed to them quoted.
+# (--command 'sleep {runtime}'), the ids handed to them quoted; at --data-scale 0.001 its
+# chromosome files are 2.5 MB, big enough that each store writes them into a file a
+# budget per loop pass before the first command reads them (objstore_spill).
 f="$W/1000genome-chameleon-12ch-250k-001.json"
 scale=$(scale_of "$T/1000genome-chameleon-12ch-250k-001.jsonl")
-"$JACKDAW" import wfcommons "$f" --time-scale "$scale" --data-scale 0.0001 --command 'sleep {runtime}; echo {id}' \
+"$JACKDAW" import wfcommons "$f" --time-scale "$scale" --data-scale 0.001 --command 'sleep {runtime}; echo {id}' \
     -o "$T/genome-cmd.jsonl" 2>/dev/null || fail "import with --command failed"
 grep -q '"kind":"command","cmd":"sleep 0' "$T/genome-cmd.jsonl" || fail "no command tasks in the import"
-jd_run genome-cmd "$f" --nodes 8 --slots 4 --time-scale "$scale" --data-scale 0.0001 --command 'sleep {runtime}; echo {id}' \
+jd_run genome-cmd "$f" --nodes 8 --slots 4 --time-scale "$scale" --data-scale 0.001 --command 'sleep {runtime}; echo {id}' \
     --json --records "$T/genome-cmd.records"
 expect_code 0 "$RUN_RC" "1000Genome as commands"
 check_records "$T/genome-cmd.jsonl" "$T/genome-cmd.records"

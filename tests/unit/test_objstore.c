@@ -1,7 +1,7 @@
 /*
  * objstore: synthetic content, the memory/file spill rule, chunked receives checked
  * against BLAKE2b, cache eviction order under pins and with caching off, staging files,
- * adopting command outputs, and the counters.  Each test gets a private directory under
+ * adopting command outputs, spilling big objects into files a budget at a time, and the counters.  Each test gets a private directory under
  * /tmp; stores spill into subdirectories they create, so destroy must leave nothing.
  */
 #include <stdarg.h>
@@ -645,6 +645,78 @@ static void test_generated_objects(void **state)
     objstore_destroy(dst);
 }
 
+/*
+ * A big generated object and a big in-memory one are written into the store's files a
+ * budget at a time (objstore_spill): 0 while bytes remain, 1 at the end; then they are
+ * files (accounted as such, memory given back), read and hash as before, and staging
+ * links them.  An object removed part way leaves no file behind; small objects and
+ * files need no spill.
+ */
+static void test_spill(void **state)
+{
+    struct fixture *f = *state;
+    const uint64_t big = OBJSTORE_SPILL_MIN * 3 + 12345;
+    struct objstore *os = store(f, "s", 64ull << 20, 0);
+    assert_int_equal(objstore_put_generated(os, 1, big, NULL), 0);
+    assert_int_equal(objstore_put_synthetic(os, 2, big, NULL), 0); /* in memory */
+    assert_int_equal(objstore_put_synthetic(os, 3, 4096, NULL), 0);
+    assert_int_equal(objstore_put_generated(os, 4, big, NULL), 0);
+    assert_true(objstore_wants_spill(os, 1));
+    assert_true(objstore_wants_spill(os, 2));
+    assert_false(objstore_wants_spill(os, 3)); /* small: staged by a write */
+    assert_false(objstore_wants_spill(os, 99));
+    uint8_t before[OBJSTORE_HASH_BYTES];
+    assert_int_equal(objstore_hash(os, 2, before), 0);
+
+    struct objstore_stats st;
+    objstore_get_stats(os, &st);
+    assert_int_equal(st.mem_bytes, big + 4096);
+    assert_int_equal(st.file_bytes, 0);
+    for (uint64_t key = 1; key <= 2; key++) {
+        int calls = 0, rc;
+        while ((rc = objstore_spill(os, key, OBJSTORE_SPILL_MIN, NULL)) == 0)
+            assert_true(++calls < 10);
+        assert_int_equal(rc, 1);
+        assert_int_equal(calls, 3); /* three full budgets, then the ragged end */
+        assert_false(objstore_wants_spill(os, key));
+        assert_int_equal(objstore_spill(os, key, 1, NULL), 1); /* already a file */
+    }
+    objstore_get_stats(os, &st);
+    assert_int_equal(st.mem_bytes, 4096);
+    assert_int_equal(st.file_bytes, 2 * big);
+    assert_int_equal(st.owned_objects, 4);
+    assert_synthetic_content(os, 1, 1, big, 65536);
+    assert_synthetic_content(os, 2, 2, big, 65536);
+    uint8_t after[OBJSTORE_HASH_BYTES];
+    assert_int_equal(objstore_hash(os, 2, after), 0);
+    assert_memory_equal(before, after, sizeof before);
+
+    char *p = sub(f, "staged");
+    assert_int_equal(objstore_materialize(os, 1, p, NULL), 0);
+    struct stat sb;
+    assert_int_equal(stat(p, &sb), 0);
+    assert_int_equal(sb.st_nlink, 2); /* a link to the store's file, not a write */
+    assert_file_is_synthetic(p, 1, big);
+    free(p);
+
+    /* Part way, then removed: its .part file goes with it. */
+    char part[256];
+    object_file(part, sizeof part, f, "s", 4, ".part");
+    assert_int_equal(objstore_spill(os, 4, OBJSTORE_SPILL_MIN, NULL), 0);
+    assert_int_equal(access(part, F_OK), 0);
+    assert_int_equal(objstore_remove(os, 4), 0);
+    assert_int_equal(access(part, F_OK), -1);
+    assert_int_equal(objstore_spill(os, 4, OBJSTORE_SPILL_MIN, NULL), -ENOENT);
+
+    /* Part way at destroy: nothing left in the store's directory. */
+    assert_int_equal(objstore_put_generated(os, 5, big, NULL), 0);
+    assert_int_equal(objstore_spill(os, 5, OBJSTORE_SPILL_MIN, NULL), 0);
+    char *dir = sub(f, "s");
+    objstore_destroy(os);
+    assert_int_equal(count_files(dir), -1);
+    free(dir);
+}
+
 static void write_text(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "w");
@@ -939,6 +1011,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_materialize, setup, teardown),
         cmocka_unit_test_setup_teardown(test_generated_objects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_file_adopts_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streaming_reads_compute_the_hash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_across_file_systems, setup, teardown),

@@ -6,7 +6,8 @@
  * the cache turns a later stage into a hit; an unknown holder, a holder without the
  * object, a reply at the wrong offset or of the wrong total, or a corrupted last chunk
  * fail the staging (never a silent copy); data_release unpins; data_keep_output makes a
- * task's output an object; with bandwidth emulation replies past the burst wait for
+ * task's output an object; a command's big local input is written into the store a
+ * budget per pass before it is staged (then linked, and unlinked at the task's end); with bandwidth emulation replies past the burst wait for
  * the pacer timer, and with latency every request and reply does; a holder declared dead
  * ends its fetches (every waiting task staged with a reason, late replies ignored), a
  * death elsewhere does not, and a fetch from a holder already dead is not started;
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/net/proto.h"
@@ -481,6 +483,66 @@ static void output_becomes_an_object(void **state)
     pair_close(&p);
 }
 
+/*
+ * A command whose big input is here as generated content waits while the store writes
+ * it into a file, a budget per loop pass (two commands, one spill); a task that is not
+ * a command does not wait; afterwards staging the input links the store's file.
+ */
+static void big_input_is_written_into_the_store_before_staging(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p, 0, 0, 0);
+    struct node *a = p.n[0];
+    const uint64_t bytes = 9u << 20;
+    uint64_t key = object_on(&p, 0, 1, bytes);
+    struct ntask *t1 = fake_task(1, true, bytes, 0);
+    struct ntask *t2 = fake_task(1, true, bytes, 0);
+    struct ntask *t3 = fake_task(1, true, bytes, 0);
+    t1->spec.kind = t2->spec.kind = TASK_COMMAND;
+    t2->spec.key = task_key(1, 2);
+    t3->spec.key = task_key(1, 3);
+    assert_true(objstore_wants_spill(store(&p, 0), key));
+
+    assert_int_equal(data_stage(p.d[0], t1), 0);
+    assert_int_equal(data_stage(p.d[0], t2), 0);
+    assert_int_equal(data_stage(p.d[0], t3), 1); /* reads no file: nothing to wait for */
+    assert_int_equal(fake_msgs(a, MSG_FETCH_REQ), 0);
+    assert_int_equal(a->c.locality_hits, 3);
+    int passes = 0;
+    for (; passes < 100 && a->staged < 2; passes++)
+        fake_node_run_once(a, false);
+    assert_int_equal(a->staged, 2);
+    assert_int_equal(a->staged_failed, 0);
+    assert_true(passes >= 3); /* 9 MiB is more than two passes' budget */
+    assert_false(objstore_wants_spill(store(&p, 0), key));
+    assert_true(same_bytes(store(&p, 0), key, bytes));
+
+    char *cause = NULL;
+    assert_int_equal(data_stage_files(p.d[0], t1, &cause), 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/task-1-1/inputs/0", p.dir[0]);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, (off_t)bytes);
+    assert_int_equal(sb.st_nlink, 2); /* linked, not written */
+
+    /* The task's end takes its staged inputs away (the link held the store's bytes);
+     * the rest of its directory stays. */
+    data_release(p.d[0], t1);
+    assert_int_equal(stat(path, &sb), -1);
+    snprintf(path, sizeof path, "%s/task-1-1/inputs", p.dir[0]);
+    assert_int_equal(stat(path, &sb), -1);
+    snprintf(path, sizeof path, "%s/task-1-1", p.dir[0]);
+    assert_int_equal(rmdir(path), 0);
+    data_release(p.d[0], t2); /* staged nothing: nothing to remove, no complaint */
+    data_release(p.d[0], t3);
+    ntask_free(t1);
+    ntask_free(t2);
+    ntask_free(t3);
+    pair_close(&p);
+}
+
 /* ---- emulation ---------------------------------------------------------------------- */
 
 /* Runs n's loop (blocking while a timer is armed) until `done` holds; the test's clock
@@ -736,6 +798,7 @@ int main(void)
         cmocka_unit_test(reply_out_of_step_fails_staging),
         cmocka_unit_test(corrupted_last_chunk_fails_the_check),
         cmocka_unit_test(output_becomes_an_object),
+        cmocka_unit_test(big_input_is_written_into_the_store_before_staging),
         cmocka_unit_test(bandwidth_defers_replies_to_the_pacer),
         cmocka_unit_test(latency_holds_requests_and_replies),
         cmocka_unit_test(malformed_fetch_messages_are_refused),

@@ -125,6 +125,30 @@ static void test_every_field(void **state)
     workload_fini(&wl);
 }
 
+/* Declared data: objects and outputs, a workload without either 0, and a sum past what
+ * 64 bits hold stays at the ceiling rather than wrap to a small number. */
+static void test_data_bytes(void **state)
+{
+    (void)state;
+    const char *text = "{\"object\":\"a\",\"bytes\":1000,\"node\":0}\n"
+                       "{\"object\":\"b\",\"bytes\":24}\n"
+                       "{\"id\":\"t\",\"kind\":\"sleep\",\"duration_s\":0.1,\"inputs\":[\"a\",\"b\"],"
+                       "\"output_bytes\":5}\n"
+                       "{\"id\":\"u\",\"kind\":\"noop\"}\n";
+    struct workload wl;
+    char *cause = NULL;
+    assert_int_equal(parse(&wl, text, &cause), 0);
+    assert_int_equal(workload_data_bytes(&wl), 1029);
+    workload_fini(&wl);
+    assert_int_equal(parse(&wl, "{\"id\":\"u\",\"kind\":\"noop\"}\n", &cause), 0);
+    assert_int_equal(workload_data_bytes(&wl), 0);
+    for (uint32_t i = 0; i < wl.count; i++)
+        wl.tasks[i].output_bytes = UINT64_MAX / 2 + 7;
+    assert_true(workload_data_bytes(&wl) == UINT64_MAX / 2);
+    workload_fini(&wl);
+    assert_int_equal(workload_data_bytes(NULL), 0);
+}
+
 static void test_error_malformed(void **state)
 {
     (void)state;
@@ -1134,6 +1158,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_every_field),
+        cmocka_unit_test(test_data_bytes),
         cmocka_unit_test(test_error_malformed),
         cmocka_unit_test(test_error_duplicate_id),
         cmocka_unit_test(test_error_unknown_key),

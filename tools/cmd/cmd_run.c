@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "core/base/sigcatch.h"
@@ -19,12 +20,45 @@
 #include "core/model/hostfile.h"
 #include "core/client/wfopts.h"
 #include "core/model/wfcommons.h"
+#include "core/runtime/node.h"
 #include "tools/cmd/cmd.h"
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)flag, (void)ftw;
     return remove(path);
+}
+
+
+/*
+ * Where a run's private cluster lives: /dev/shm when what its stores may hold fits well
+ * in it, else /tmp.  The stores hold the workload's data once, plus on every node the
+ * cached copies (at most the cache's cap each) and the objects kept in memory, so a
+ * data-heavy run on tmpfs holds its data twice in RAM and more: 1000Genome at
+ * --data-scale 0.3 (13 GB of files) had the kernel's OOM killer end daemons one by one.
+ */
+static const char *run_dir_parent(const struct workload *wl, uint32_t nodes,
+                                  const struct dataopts *data)
+{
+    if (access("/dev/shm", W_OK | X_OK) != 0)
+        return "/tmp";
+    uint64_t bytes = workload_data_bytes(wl);
+    if (bytes == 0)
+        return "/dev/shm";
+    struct node_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    char *cause = NULL;
+    if (dataopts_apply(data, &cfg, &cause) < 0) {
+        free(cause);
+        return "/tmp";
+    }
+    uint64_t copy = cfg.cache && cfg.cache_bytes < bytes ? cfg.cache_bytes : bytes;
+    double need = (double)bytes + (double)(nodes ? nodes : 1) * (double)copy;
+    struct statvfs fs;
+    if (statvfs("/dev/shm", &fs) != 0)
+        return "/tmp";
+    double room = (double)fs.f_bavail * (double)fs.f_frsize;
+    return need <= room / 4 ? "/dev/shm" : "/tmp";
 }
 
 static int run_main(int argc, char **argv)
@@ -131,11 +165,12 @@ static int run_main(int argc, char **argv)
     } else {
         /* The private cluster's files (task work directories, logs) live only as long
          * as the run: memory-backed /dev/shm spares the disk two inode creations per
-         * command task, which otherwise cap the spawn rate.  TMPDIR overrides; --keep
-         * puts them where they should stay. */
+         * command task, which otherwise cap the spawn rate, unless the workload's data
+         * would fill memory (run_dir_parent).  TMPDIR overrides; --keep puts them where
+         * they should stay. */
         const char *tmp = getenv("TMPDIR");
         if (!tmp || !*tmp)
-            tmp = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+            tmp = run_dir_parent(&wl, (uint32_t)nodes, &data);
         dir = xasprintf("%s/jackdaw-run-XXXXXX", tmp);
         if (!mkdtemp(dir)) {
             fprintf(stderr, "jackdaw run: cannot create a directory '%s': %s\n", dir,
