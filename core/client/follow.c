@@ -60,6 +60,8 @@ static void write_record(struct follow *f, const struct proto_task_end *e, uint3
                           "exit", e->exit_code);
     if (e->term_signal)
         json_object_set_new(o, "signal", json_integer(e->term_signal));
+    if (e->failures)
+        json_object_set_new(o, "runs", json_integer((json_int_t)e->failures + 1));
     char *line = json_dumps(o, JSON_COMPACT);
     fprintf(f->records, "%s\n", line);
     free(line);
@@ -88,6 +90,10 @@ void follow_on_task_end(void *arg, const struct proto_task_end *e)
     f->status[index] = (uint8_t)(e->status + 1);
     f->node[index] = e->node;
     f->ended++;
+    if (e->failures) {
+        f->retried++;
+        f->retries += e->failures;
+    }
     if (e->t_end > f->t_last_end)
         f->t_last_end = e->t_end;
     const struct workload_task *wt = &f->wl->tasks[index];
@@ -256,6 +262,8 @@ void follow_summary(const struct follow *f, const struct proto_stats *stats, con
     s->done = f->done;
     s->failed = f->failed;
     s->timed_out = f->timed_out;
+    s->retried = f->retried;
+    s->retries = f->retries;
     s->cancelled = f->cancelled;
     s->nodes = nodes;
     s->mode = mode;
@@ -347,6 +355,10 @@ void follow_summary_print_text(const struct summary *s, const struct follow *f, 
                 s->timed_out, s->cancelled);
     else
         fprintf(out, "  done %u   failed %u   cancelled %u\n", s->done, s->failed, s->cancelled);
+    if (s->retried)
+        fprintf(out, "  retried          %u task%s (%llu failed run%s run again)\n", s->retried,
+                s->retried == 1 ? "" : "s", (unsigned long long)s->retries,
+                s->retries == 1 ? "" : "s");
     fprintf(out, "  makespan         %.3f s\n", s->makespan_s);
     fprintf(out, "  throughput       %.1f tasks/s\n", s->throughput_tps);
     if (s->ideal_s > 0)
@@ -444,6 +456,8 @@ void follow_summary_print_json(const struct summary *s, FILE *out)
                           "avg_time_per_task_per_cpu_s", s->avg_time_per_task_per_cpu_s, "mode",
                           s->mode, "total_slots", (int)s->total_slots, "nodes", nodes);
     json_object_set_new(o, "tasks_timed_out", json_integer((json_int_t)s->timed_out));
+    json_object_set_new(o, "tasks_retried", json_integer((json_int_t)s->retried));
+    json_object_set_new(o, "failed_runs_retried", json_integer((json_int_t)s->retries));
     json_object_set_new(o, "tasks_with_inputs", json_integer((json_int_t)s->tasks_with_inputs));
     json_object_set_new(o, "locality_hit_rate",
                         s->locality_hit_rate >= 0 ? json_real(s->locality_hit_rate) : json_null());

@@ -56,6 +56,8 @@ struct follow {
     double *node_speed;     /* owned, per node */
     uint32_t ended, done, failed, cancelled, duplicates, foreign;
     uint32_t timed_out;     /* of the failed, those that passed their time limit */
+    uint32_t retried;       /* tasks that failed a run and ran again (`retries`) */
+    uint64_t retries;       /* their failed runs */
     struct follow_failure failures[10];
     uint32_t nfailures;
     FILE *records;          /* borrowed, may be NULL */
@@ -97,6 +99,8 @@ struct summary_node {
 struct summary {
     uint32_t tasks, done, failed, cancelled, nodes, total_slots;
     uint32_t timed_out;     /* of the failed */
+    uint32_t retried;       /* tasks run again after a failed run */
+    uint64_t retries;       /* those failed runs */
     double makespan_s, throughput_tps, efficiency, ideal_s, avg_time_per_task_per_cpu_s;
     /* data plane (paper 002's figures): tasks whose inputs were all local when they
      * started, over tasks with inputs; bytes fetched between nodes; fetched copies

@@ -153,6 +153,23 @@ int job_parse_task_timeout(const char *who, const char *text, double *timeout_s)
     return 0;
 }
 
+int job_parse_retries(const char *who, const char *text, int *retries)
+{
+    *retries = -1;
+    if (!text)
+        return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < 0 || v > (long)TASK_RETRIES_MAX) {
+        fprintf(stderr, "jackdaw %s: --retries '%s': must be a whole number from 0 to %u\n",
+                who, text, TASK_RETRIES_MAX);
+        return EXIT_USAGE;
+    }
+    *retries = (int)v;
+    return 0;
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
     struct follow *f = h->data;

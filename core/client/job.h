@@ -75,6 +75,9 @@ int job_attach(const char *who, const struct attach_options *o);
 /* --task-timeout S of run and submit: *timeout_s = S, or 0 when `text` is NULL (not
  * given).  Returns 0, or EXIT_USAGE after printing why S is no time limit. */
 int job_parse_task_timeout(const char *who, const char *text, double *timeout_s);
+/* --retries N of run and submit: *retries = N, or -1 when `text` is NULL (not given; the
+ * caller then leaves the workload's own).  Returns 0, or EXIT_USAGE after printing why. */
+int job_parse_retries(const char *who, const char *text, int *retries);
 
 /* Loads the cluster file (default path when NULL) and its key; prints errors. Returns
  * 0 or an exit code. */

@@ -27,6 +27,10 @@ static inline bool task_timeout_valid(double timeout_s)
     return timeout_s > 0 && timeout_s <= TASK_TIMEOUT_MAX_S;
 }
 
+/* The most runs again a task may ask for after failed ones (`retries`): a few absorb a
+ * flaky node or file system; more would hide a broken command behind hours of reruns. */
+#define TASK_RETRIES_MAX 100u
+
 /* Metadata status (paper 002's TMD "status").  Values are on the wire: append only. */
 enum task_status {
     TASK_WAITING = 0,   /* some parent has not finished */
@@ -68,6 +72,10 @@ struct task_spec {
     /* 0, or how many times a dead holder's copy was handed on (issue 15): it travels
      * with every move, since only the record's attempt may complete the task. */
     uint32_t attempt;
+    /* Runs again a failed run may have (0..TASK_RETRIES_MAX), and how many of them were
+     * used: failed runs so far of this attempt.  Both travel with the task, so a retry
+     * that another node steals keeps its count. */
+    uint32_t retries, failures;
     double duration_s;      /* sleep length at speed 1.0 */
     double timeout_s;       /* time limit in wall seconds from its start; 0: none */
     uint64_t output_bytes;  /* size of the object the task produces */

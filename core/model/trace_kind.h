@@ -42,6 +42,9 @@ enum trace_kind {
     TRACE_OBJECT_RECOMPUTE, /* a lost output's producer run again: task = the producer,
                                peer = the dead node that held the object, status = the
                                producer's new attempt */
+    TRACE_TASK_RETRY,   /* a run failed and the task runs again (its `retries`): status =
+                           FAILED, count = the exit code, bytes = failed runs so far,
+                           duration = the attempt; the run's end, not the task's */
     TRACE_KIND_COUNT
 };
 

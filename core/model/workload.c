@@ -312,11 +312,11 @@ static bool blank_or_comment(const char *s, size_t len)
 
 enum key {
     K_ID, K_KIND, K_DURATION, K_CMD, K_OUTPUT, K_PARENTS, K_INPUTS, K_STEALABLE, K_TIMEOUT,
-    K_COUNT
+    K_RETRIES, K_COUNT
 };
 static const char *const key_names[K_COUNT] = {
     "id", "kind", "duration_s", "cmd", "output_bytes", "parents", "inputs", "stealable",
-    "timeout_s",
+    "timeout_s", "retries",
 };
 
 /* Checks one object's fields and appends the task; `obj` is borrowed. */
@@ -413,6 +413,14 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
         if (!task_timeout_valid(t.timeout_s))
             return fail(ps, line, "task '%s': timeout_s %.10g is out of range (more than 0, at "
                         "most %.0f s: 30 days)", id, t.timeout_s, TASK_TIMEOUT_MAX_S);
+    }
+    if (val[K_RETRIES]) {
+        if (!json_is_integer(val[K_RETRIES]) || json_integer_value(val[K_RETRIES]) < 0 ||
+            json_integer_value(val[K_RETRIES]) > (json_int_t)TASK_RETRIES_MAX)
+            return fail(ps, line, "task '%s': retries must be an integer from 0 to %u", id,
+                        TASK_RETRIES_MAX);
+        t.retries = (uint32_t)json_integer_value(val[K_RETRIES]);
+        t.has_retries = true;
     }
     if (val[K_PARENTS] && add_names(ps, &ps->parents, val[K_PARENTS], "parents", "ids", id,
                                     true, line, &t.num_parents) < 0)
@@ -980,6 +988,13 @@ uint64_t workload_data_bytes(const struct workload *wl)
     return sum < top ? sum : top;
 }
 
+void workload_default_retries(struct workload *wl, uint32_t retries)
+{
+    for (uint32_t i = 0; wl && i < wl->count; i++)
+        if (!wl->tasks[i].has_retries)
+            wl->tasks[i].retries = retries;
+}
+
 void workload_default_timeout(struct workload *wl, double timeout_s)
 {
     for (uint32_t i = 0; wl && i < wl->count; i++)
@@ -1080,6 +1095,8 @@ int workload_write_task_named(FILE *out, const struct workload_task *task,
         return -ERANGE;
     if (task->timeout_s != 0 && !task_timeout_valid(task->timeout_s))
         return -EINVAL;
+    if (task->retries > TASK_RETRIES_MAX)
+        return -EINVAL;
     if ((task->num_parents && !parent_id) || (task->num_inputs && !input_id))
         return -EINVAL;
 
@@ -1122,6 +1139,8 @@ int workload_write_task_named(FILE *out, const struct workload_task *task,
         fputs(",\"timeout_s\":", out);
         put_double(out, task->timeout_s);
     }
+    if (task->retries || task->has_retries)
+        fprintf(out, ",\"retries\":%u", (unsigned)task->retries);
     fputs("}\n", out);
     if (ferror(out))
         return errno ? -errno : -EIO;

@@ -101,6 +101,8 @@ struct workload_task {
     bool stealable;
     double duration_s;
     double timeout_s;       /* time limit in seconds from its start; 0: none */
+    uint32_t retries;       /* runs again after failed ones, 0..TASK_RETRIES_MAX */
+    bool has_retries;       /* `retries` was given (else --retries may set it) */
     char *cmd;              /* owned; NULL unless TASK_COMMAND */
     uint64_t output_bytes;
     uint32_t num_parents;
@@ -141,6 +143,8 @@ double workload_total_work(const struct workload *wl);
  * captured output is not known before it runs and counts 0).  Saturates at
  * UINT64_MAX / 2. */
 uint64_t workload_data_bytes(const struct workload *wl);
+/* Gives every task without a `retries` of its own this one (the client's --retries). */
+void workload_default_retries(struct workload *wl, uint32_t retries);
 /* Gives every task without a time limit this one (the client's --task-timeout), which
  * task_timeout_valid must accept. */
 void workload_default_timeout(struct workload *wl, double timeout_s);

@@ -94,7 +94,8 @@ enum {
     S_OUTPUT = 1u << 3,
     S_INPUT = 1u << 4,
     S_INPUTS = 1u << 5,
-    S_ALL = (1u << 6) - 1,
+    S_RETRIES = 1u << 6, /* retries, then failures (at most retries) */
+    S_ALL = (1u << 7) - 1,
 };
 
 static uint64_t f64_bits(double v)
@@ -110,7 +111,7 @@ void proto_put_task(struct wbuf *b, const struct task_spec *t)
                              (f64_bits(t->duration_s) ? S_DURATION : 0) |
                              (f64_bits(t->timeout_s) ? S_TIMEOUT : 0) |
                              (t->output_bytes ? S_OUTPUT : 0) | (t->input_bytes ? S_INPUT : 0) |
-                             (t->num_inputs ? S_INPUTS : 0));
+                             (t->num_inputs ? S_INPUTS : 0) | (t->retries ? S_RETRIES : 0));
     wbuf_put_u64(b, t->key);
     wbuf_put_u8(b, t->kind);
     /* The attempt costs nothing on the wire while it is 0, as it nearly always is. */
@@ -129,6 +130,10 @@ void proto_put_task(struct wbuf *b, const struct task_spec *t)
         wbuf_put_uv(b, t->input_bytes);
     if (t->attempt)
         wbuf_put_uv(b, t->attempt);
+    if (mask & S_RETRIES) {
+        wbuf_put_uv(b, t->retries);
+        wbuf_put_uv(b, t->failures);
+    }
     if (t->kind == TASK_COMMAND)
         wbuf_put_str(b, t->cmd);
     if (mask & S_INPUTS) {
@@ -168,7 +173,13 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
         t->flags &= (uint8_t)~TASK_FLAG_ATTEMPT;
         t->attempt = (uint32_t)rbuf_nonzero(r, rbuf_uv32(r));
     }
+    t->retries = t->failures = 0;
+    if (mask & S_RETRIES) {
+        t->retries = (uint32_t)rbuf_nonzero(r, rbuf_uv32(r));
+        t->failures = rbuf_uv32(r);
+    }
     if (!rbuf_ok(r) || (mask & ~S_ALL) || t->kind >= TASK_KIND_COUNT ||
+        t->retries > TASK_RETRIES_MAX || t->failures > t->retries ||
         !isfinite(t->duration_s) || t->duration_s < 0 ||
         (t->timeout_s != 0 && !task_timeout_valid(t->timeout_s)))
         return -EBADMSG;
@@ -273,6 +284,7 @@ void proto_put_task_end(struct wbuf *b, const struct proto_task_end *e)
     wbuf_put_i64(b, e->t_end);
     wbuf_put_str(b, e->detail);
     wbuf_put_u8(b, e->timed_out ? 1 : 0);
+    wbuf_put_uv(b, e->failures);
 }
 
 int proto_get_task_end(struct rbuf *r, struct proto_task_end *e)
@@ -288,10 +300,12 @@ int proto_get_task_end(struct rbuf *r, struct proto_task_end *e)
     uint32_t n;
     const char *s = rbuf_str(r, &n, PROTO_MAX_STRING);
     uint8_t timed_out = rbuf_u8(r);
+    e->failures = rbuf_uv32(r);
     e->detail = NULL;
     e->timed_out = timed_out == 1;
     /* Only a failure can be a timeout. */
     if (!rbuf_ok(r) || !task_status_final(e->status) || timed_out > 1 ||
+        e->failures > TASK_RETRIES_MAX ||
         (e->timed_out && e->status != TASK_FAILED))
         return -EBADMSG;
     if (n)

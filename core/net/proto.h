@@ -179,6 +179,7 @@ struct proto_task_end {
     int64_t t_ready, t_start, t_end;
     char *detail;           /* owned; failure output or reason, may be NULL */
     bool timed_out;         /* FAILED because it passed its time limit */
+    uint32_t failures;      /* failed runs before this end (retries used) */
 };
 void proto_put_task_end(struct wbuf *b, const struct proto_task_end *e);
 int proto_get_task_end(struct rbuf *r, struct proto_task_end *e);

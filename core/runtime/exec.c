@@ -471,7 +471,8 @@ int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct 
         struct run *r = run_new(ex, spec->key, arg);
         r->res.t_start = clock_wall_ns();
         r->mono_start = clock_mono_ns();
-        r->attempt = spec->attempt;
+        /* Runs before this one: hand-ons after a death, and failed runs retried. */
+        r->attempt = spec->attempt + spec->failures;
         running_inc(ex);
         if (now)
             now->t_start = r->res.t_start;

@@ -46,7 +46,7 @@ struct run {
     size_t heap_at;           /* 1 + index in ex->heap while a deadline is set, else 0 */
     int64_t due_ns;           /* monotonic */
     int64_t mono_start;       /* monotonic start: a sleep's end is measured from it */
-    uint32_t attempt;         /* the spec's, for the command's JACKDAW_ATTEMPT */
+    uint32_t attempt;         /* attempt + failures, the command's JACKDAW_ATTEMPT */
     struct exec_result res;   /* output_tail and error owned */
 };
 

@@ -326,6 +326,28 @@ static struct pending_end *pending_end_new(struct node *n, const struct proto_ta
     return p;
 }
 
+/*
+ * A run failed and the task has retries left: the failed run is recorded (TASK_RETRY in
+ * the trace, a log line) and counted in the spec, which travels with the task, and the
+ * task is ready again, placed as any ready task: it may run here or on another node.
+ * Its record is not touched (it stays READY until a final end), so the end that counts
+ * is still one per task and attempt.
+ */
+static void retry(struct node *n, struct ntask *t, const struct exec_result *r)
+{
+    t->spec.failures++;
+    log_info("task %llx: run %u failed (%s %d); it runs again (%u of %u retries used)",
+             (unsigned long long)t->spec.key, t->spec.failures,
+             r->timed_out ? "timed out," : r->term_signal ? "signal" : "exit",
+             r->term_signal ? r->term_signal : r->exit_code, t->spec.failures, t->spec.retries);
+    node_trace_full(n, TRACE_TASK_RETRY, t->spec.key, -1, TASK_FAILED, r->exit_code,
+                    (int64_t)t->spec.failures, (int64_t)t->spec.attempt, r->t_end);
+    t->spec.flags &= (uint8_t)~TASK_FLAG_FETCHED;
+    t->t_ready = r->t_end;
+    node__make_ready(n, t);
+    node_mark_dirty(n);
+}
+
 /* A task ended: it ran (held_slot), or failed or was removed before it could. */
 static void finish(struct node *n, struct ntask *t, const struct exec_result *r, bool held_slot)
 {
@@ -338,6 +360,13 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
                         r->t_start);
     }
     data_release(n->data, t);
+    /* Only a run that failed is tried again: not a task that could not start (its inputs
+     * are gone), nor one removed or on a node that stops. */
+    if (held_slot && r->status == TASK_FAILED && t->spec.failures < t->spec.retries &&
+        !n->stop_requested && !u64map_get(&n->removed, t->spec.key)) {
+        retry(n, t, r);
+        return;
+    }
     if (u64map_del(&n->removed, t->spec.key)) {
         /* Removed while it staged or ran: its record and its subtree are cancelled
          * already; whatever it produced is not kept. */
@@ -362,7 +391,7 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
         .key = t->spec.key, .status = r->status, .node = n->self, .exit_code = r->exit_code,
         .term_signal = r->term_signal, .t_ready = t->t_ready, .t_start = r->t_start,
         .t_end = r->t_end, .detail = r->error ? r->error : r->output_tail,
-        .timed_out = r->timed_out,
+        .timed_out = r->timed_out, .failures = t->spec.failures,
     };
     node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, r->status, r->exit_code, 0,
                     (int64_t)t->spec.attempt, r->t_end);

@@ -171,7 +171,7 @@ static void proto_seeds(void)
     proto_put_task(&p, &t);
     proto_seed("task-sleep", C_TASK, &p);
     struct task_spec cmd = {.key = task_key(1, 3), .kind = TASK_COMMAND, .cmd = "echo hi",
-                            .timeout_s = 5};
+                            .timeout_s = 5, .retries = 2, .failures = 1};
     proto_put_task(&p, &cmd);
     proto_seed("task-command", C_TASK, &p);
     struct proto_resubmit rs = {.attempt = 2, .ready = 1, .t_ready = 5, .nparents = 2,
@@ -181,7 +181,7 @@ static void proto_seeds(void)
 
     struct proto_task_end e = {.key = task_key(1, 2), .status = TASK_FAILED, .node = 1,
                                .exit_code = 2, .t_ready = 1, .t_start = 2, .t_end = 3,
-                               .detail = "exit 2", .timed_out = true};
+                               .detail = "exit 2", .timed_out = true, .failures = 3};
     proto_put_task_end(&p, &e);
     proto_seed("task-end-failed", C_TASK_END, &p);
     struct proto_task_end done = {.key = task_key(1, 3), .status = TASK_DONE};

@@ -16,7 +16,8 @@ A case is fully determined by its seed S and the restriction options (--policy,
 --placement, --mode, --nodes): S picks the policy, the node count, the placement and the
 submission mode (any 576 consecutive seeds cover every combination, and short runs
 spread over all of them: combo_index), then seeds a PRNG that draws the DAG, its task
-kinds, data objects and failing tasks, the slots, speeds and part overrides.  The
+kinds, data objects and failing tasks (some with retries, which still fail), flaky commands
+that succeed when retried, the slots, speeds and part overrides.  The
 timing is not fixed, so a rare hang needs --repeat.  A run draws seeds M, M+1, ...
 from the master seed M (random unless given).  Runs proceed in parallel (--workers).
 
@@ -67,6 +68,9 @@ SHAPES = ["independent", "chain", "diamonds", "fanin", "fanout", "layered", "ran
 OK_COMMANDS = ["true", "echo hello", "printf 'x%.0s' 1 2 3", "cat inputs/0 >/dev/null 2>&1; true",
                "ls >/dev/null"]
 FAILING_COMMANDS = ["exit 3", "echo boom >&2; exit 3", "false", "exit 7"]
+# Fails its first run and succeeds when run again (JACKDAW_ATTEMPT counts the runs
+# before): with retries it must end done, whichever node runs it again.
+FLAKY_COMMAND = '[ "$JACKDAW_ATTEMPT" -ge 1 ] || { echo flaky >&2; exit 5; }'
 
 # Part overrides every preset accepts (preemptive starvation is refused with the
 # leader and token victims, so it is drawn only for the others).
@@ -281,14 +285,23 @@ def draw_dag(rng, nodes):
     pinned = rng.random() < 0.2
 
     lines = []
+    flaky = 0
     for i in range(n):
         t = {"id": "t%d" % i}
         kind = "command" if i in failing else kinds[i]
         t["kind"] = kind
         if kind == "sleep":
             t["duration_s"] = round(rng.uniform(0, 0.005), 4)
+        elif kind == "command" and i in failing:
+            t["cmd"] = rng.choice(FAILING_COMMANDS)
+            if rng.random() < 0.3:
+                t["retries"] = rng.randint(1, 2)  # fails every run: still fails for good
+        elif kind == "command" and rng.random() < 0.15:
+            t["cmd"] = FLAKY_COMMAND
+            t["retries"] = rng.randint(1, 2)
+            flaky += 1
         elif kind == "command":
-            t["cmd"] = rng.choice(FAILING_COMMANDS) if i in failing else rng.choice(OK_COMMANDS)
+            t["cmd"] = rng.choice(OK_COMMANDS)
         if parents[i]:
             t["parents"] = ["t%d" % p for p in parents[i]]
         if data and rng.random() < 0.6:
@@ -312,6 +325,8 @@ def draw_dag(rng, nodes):
         extras.append("%d command%s" % (n_cmd, "" if n_cmd == 1 else "s"))
     if failing:
         extras.append("%d failing" % len(failing))
+    if flaky:
+        extras.append("%d retried" % flaky)
     if objects:
         extras.append("%d object%s" % (len(objects), "" if len(objects) == 1 else "s"))
     if data:

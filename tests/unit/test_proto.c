@@ -174,6 +174,57 @@ static void test_task_time_limit(void **state)
     wbuf_fini(&b);
 }
 
+/* Retries and the failed runs so far travel with the task (a retry another node steals
+ * keeps its count); none costs no byte; more failures than retries, more retries than
+ * TASK_RETRIES_MAX, or the mask bit with retries 0 are refused. */
+static void test_task_retries_travel(void **state)
+{
+    (void)state;
+    struct task_spec t = {.key = task_key(2, 8), .kind = TASK_COMMAND, .cmd = "false"};
+    struct wbuf b, c;
+    wbuf_init(&b);
+    wbuf_init(&c);
+    proto_put_task(&b, &t);
+    t.retries = 3;
+    t.failures = 2;
+    proto_put_task(&c, &t);
+    assert_int_equal(c.len, b.len + 2); /* two one-byte varints */
+    struct rbuf r;
+    struct task_spec u;
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task(&r, &u), 0);
+    assert_int_equal(u.retries, 0);
+    assert_int_equal(u.failures, 0);
+    proto_task_fini(&u);
+    rbuf_init(&r, c.data, c.len);
+    assert_int_equal(proto_get_task(&r, &u), 0);
+    assert_int_equal(u.retries, 3);
+    assert_int_equal(u.failures, 2);
+    assert_string_equal(u.cmd, "false");
+    assert_int_equal(r.left, 0);
+    proto_task_fini(&u);
+    const uint32_t bad[][2] = {{3, 4}, {TASK_RETRIES_MAX + 1, 0}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        t.retries = bad[i][0];
+        t.failures = bad[i][1];
+        wbuf_reset(&c);
+        proto_put_task(&c, &t);
+        rbuf_init(&r, c.data, c.len);
+        assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    }
+    /* The bit said, the retries spelled as 0: key, kind, flags, then the mask. */
+    t.retries = 1;
+    t.failures = 0;
+    wbuf_reset(&c);
+    proto_put_task(&c, &t);
+    assert_int_equal(c.data[10], 1u << 6);
+    c.data[11] = 0;
+    rbuf_init(&r, c.data, c.len);
+    assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    wbuf_fini(&b);
+    wbuf_fini(&c);
+}
+
 static void test_task_end_roundtrip(void **state)
 {
     (void)state;
@@ -203,10 +254,25 @@ static void test_task_end_roundtrip(void **state)
     rbuf_init(&r, b.data, b.len);
     assert_int_equal(proto_get_task_end(&r, &f), -EBADMSG);
     b.data[8] = TASK_FAILED;
-    b.data[b.len - 1] = 2;
+    b.data[b.len - 2] = 2; /* the timed-out byte, before the failures' varint */
     rbuf_init(&r, b.data, b.len);
     assert_int_equal(proto_get_task_end(&r, &f), -EBADMSG);
+    b.data[b.len - 2] = 1;
     rbuf_init(&r, b.data, b.len - 1);
+    assert_int_equal(proto_get_task_end(&r, &f), -EBADMSG);
+    /* Failed runs before the end (retries used) travel; more than any task may have
+     * are refused. */
+    e.failures = 2;
+    wbuf_reset(&b);
+    proto_put_task_end(&b, &e);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task_end(&r, &f), 0);
+    assert_int_equal(f.failures, 2);
+    free(f.detail);
+    e.failures = TASK_RETRIES_MAX + 1;
+    wbuf_reset(&b);
+    proto_put_task_end(&b, &e);
+    rbuf_init(&r, b.data, b.len);
     assert_int_equal(proto_get_task_end(&r, &f), -EBADMSG);
     /* A report must carry a final status. */
     b.data[8] = TASK_RUNNING;
@@ -372,6 +438,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_task_roundtrip_and_truncation),
         cmocka_unit_test(test_task_attempt_travels),
+        cmocka_unit_test(test_task_retries_travel),
         cmocka_unit_test(test_task_compact_one_spelling),
         cmocka_unit_test(test_task_time_limit),
         cmocka_unit_test(test_task_end_roundtrip),

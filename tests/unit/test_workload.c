@@ -1153,12 +1153,57 @@ static void test_time_limit(void **state)
                  "w.jsonl:1: task 'b': timeout_s must be a number of seconds");
 }
 
+/* `retries`: an integer 0..100 (file:line and the task named otherwise); written back
+ * when given (an explicit 0 too, so that --retries on the rewritten file leaves it);
+ * --retries fills only the tasks without their own. */
+static void test_retries(void **state)
+{
+    (void)state;
+    struct workload wl;
+    char *cause = NULL;
+    assert_int_equal(parse(&wl, "{\"id\":\"a\",\"kind\":\"command\",\"cmd\":\"x\",\"retries\":3}\n"
+                                "{\"id\":\"b\",\"retries\":0}\n"
+                                "{\"id\":\"c\"}\n",
+                           &cause),
+                     0);
+    assert_int_equal(wl.tasks[0].retries, 3);
+    assert_int_equal(wl.tasks[1].retries, 0);
+    assert_true(wl.tasks[1].has_retries);
+    assert_false(wl.tasks[2].has_retries);
+    for (uint32_t i = 0; i < 3; i++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        assert_int_equal(workload_write_task(out, &wl.tasks[i], &wl), 0);
+        fclose(out);
+        const char *want[] = {"\"retries\":3", "\"retries\":0", NULL};
+        if (want[i])
+            assert_non_null(strstr(text, want[i]));
+        else
+            assert_null(strstr(text, "retries"));
+        free(text);
+    }
+    workload_default_retries(&wl, 2);
+    assert_int_equal(wl.tasks[0].retries, 3);
+    assert_int_equal(wl.tasks[1].retries, 0);
+    assert_int_equal(wl.tasks[2].retries, 2);
+    workload_fini(&wl);
+
+    const char *const bad[] = {"-1", "101", "1.5", "\"2\"", "null", "true"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "{\"id\":\"a\"}\n{\"id\":\"r\",\"retries\":%s}\n", bad[i]);
+        expect_error(line, "w.jsonl:2: task 'r': retries must be an integer from 0 to 100");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_every_field),
         cmocka_unit_test(test_data_bytes),
+        cmocka_unit_test(test_retries),
         cmocka_unit_test(test_error_malformed),
         cmocka_unit_test(test_error_duplicate_id),
         cmocka_unit_test(test_error_unknown_key),

@@ -66,7 +66,8 @@ static int run_main(int argc, char **argv)
     unsigned long nodes = 0;
     double timeout = 0;
     const char *speeds = NULL, *slots_text = NULL, *mode = "hashed", *records = NULL,
-               *level = "warn", *keep_dir = NULL, *trace = NULL, *task_timeout_text = NULL;
+               *level = "warn", *keep_dir = NULL, *trace = NULL, *task_timeout_text = NULL,
+               *retries_text = NULL;
     bool json = false, quiet = false, no_trace = false;
     struct dataopts data = {0};
     struct hostopts hosts = {0};
@@ -85,6 +86,8 @@ static int run_main(int argc, char **argv)
         {"timeout", OPT_DOUBLE, &timeout, "S  give up after S seconds (exit status 6)"},
         {"task-timeout", OPT_STRING, &task_timeout_text,
          "S  time limit of each task without timeout_s (default: none)"},
+        {"retries", OPT_STRING, &retries_text,
+         "N  runs again after a failed run, for tasks without retries (default 0)"},
         WFOPTS_OPTS(&scale),
         {"keep", OPT_STRING, &keep_dir, "DIR  keep the cluster's files (logs, task dirs) in DIR"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default warn)"},
@@ -111,6 +114,9 @@ static int run_main(int argc, char **argv)
         return EXIT_USAGE;
     double task_timeout = 0;
     if (job_parse_task_timeout("run", task_timeout_text, &task_timeout))
+        return EXIT_USAGE;
+    int retries;
+    if (job_parse_retries("run", retries_text, &retries))
         return EXIT_USAGE;
     int m = client_submit_mode_parse(mode);
     if (m < 0) {
@@ -159,6 +165,8 @@ static int run_main(int argc, char **argv)
     }
     if (task_timeout > 0)
         workload_default_timeout(&wl, task_timeout);
+    if (retries >= 0)
+        workload_default_retries(&wl, (uint32_t)retries);
     char *dir;
     if (keep_dir) {
         dir = xstrdup(keep_dir);

@@ -13,6 +13,7 @@
 static int submit_main(int argc, char **argv)
 {
     const char *cluster = NULL, *mode = "hashed", *records = NULL, *task_timeout_text = NULL;
+    const char *retries_text = NULL;
     const char *follow = NULL;
     bool wait = false, json = false, quiet = false;
     double timeout = 0;
@@ -28,6 +29,8 @@ static int submit_main(int argc, char **argv)
         {"timeout", OPT_DOUBLE, &timeout, "S  with --wait: give up after S seconds (exit status 6)"},
         {"task-timeout", OPT_STRING, &task_timeout_text,
          "S  time limit of each task without timeout_s (default: none)"},
+        {"retries", OPT_STRING, &retries_text,
+         "N  runs again after a failed run, for tasks without retries (default 0)"},
         WFOPTS_OPTS(&scale),
         {NULL, 0, NULL, NULL},
     };
@@ -56,6 +59,9 @@ static int submit_main(int argc, char **argv)
     double task_timeout = 0;
     if (job_parse_task_timeout("submit", task_timeout_text, &task_timeout))
         return EXIT_USAGE;
+    int retries;
+    if (job_parse_retries("submit", retries_text, &retries))
+        return EXIT_USAGE;
     struct workload wl;
     char *cause = NULL;
     if (wfopts_finish(&scale, "submit"))
@@ -67,6 +73,8 @@ static int submit_main(int argc, char **argv)
     }
     if (task_timeout > 0)
         workload_default_timeout(&wl, task_timeout);
+    if (retries >= 0)
+        workload_default_retries(&wl, (uint32_t)retries);
     struct cluster cl;
     struct auth_key key;
     rc = job_open_cluster("submit", &cluster, &cl, &key);

@@ -92,6 +92,8 @@ static const unsigned kind_fields[TRACE_KIND_COUNT] = {
     /* status: the new attempt; count: the dead node it was taken from */
     [TRACE_TASK_RESUBMIT] = F_PEER | F_STATUS | F_COUNT,
     [TRACE_OBJECT_RECOMPUTE] = F_PEER | F_STATUS, /* peer: the dead node, status: attempt */
+    /* count: the run's exit code; bytes: failed runs so far */
+    [TRACE_TASK_RETRY] = F_STATUS | F_COUNT | F_BYTES | F_ATTEMPT,
 };
 
 /* Writes s as a JSON string (quotes included); also used for `text` in the columns so
@@ -425,9 +427,10 @@ static void print_verify(FILE *out, const char *path, const struct trace_verify_
                 ",\"blocks_failed\":%" PRIu64 ",\"dependency_jobs\":%" PRIu64
                 ",\"dependency_edges\":%" PRIu64 ",\"resubmissions\":%" PRIu64
                 ",\"recomputations\":%" PRIu64 ",\"tasks_rerun\":%" PRIu64
-                ",\"lost_ends\":%" PRIu64 ",\"by_kind\":{", checksums_name(in->checksums),
-                in->blocks_checked, in->blocks_failed, rep->dag_jobs, rep->dag_edges,
-                rep->resubmissions, rep->recomputations, rep->tasks_rerun, rep->lost_ends);
+                ",\"lost_ends\":%" PRIu64 ",\"retries\":%" PRIu64 ",\"by_kind\":{",
+                checksums_name(in->checksums), in->blocks_checked, in->blocks_failed,
+                rep->dag_jobs, rep->dag_edges, rep->resubmissions, rep->recomputations,
+                rep->tasks_rerun, rep->lost_ends, rep->retries);
         int n = 0;
         for (int k = 0; k < TRACE_PROBLEM_KIND_COUNT; k++)
             if (rep->by_kind[k])
@@ -469,6 +472,9 @@ static void print_verify(FILE *out, const char *path, const struct trace_verify_
     else if (rep->dag_jobs)
         fprintf(out, "  dependencies: %" PRIu64 " jobs, %" PRIu64 " edges checked\n",
                 rep->dag_jobs, rep->dag_edges);
+    if (rep->retries)
+        fprintf(out, "  retries: %" PRIu64 " failed run%s of tasks with retries left, run "
+                "again\n", rep->retries, rep->retries == 1 ? "" : "s");
     /* Said only when a node died: a failure-free trace reads as it always did. */
     if (rep->resubmissions || rep->recomputations || rep->tasks_rerun || rep->lost_ends) {
         fprintf(out, "  failures: %" PRIu64 " resubmission%s (%" PRIu64 " task%s run again), %"

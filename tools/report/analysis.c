@@ -330,6 +330,20 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
     struct pass_node *pn = &p->pn[n];
     uint32_t ti = 0;
     struct rtask *tk = NULL;
+    if (ev->kind == TRACE_TASK_RETRY && ev->task != TRACE_NO_TASK) {
+        /* A failed run that runs again: its slot time was spent and its work thrown
+         * away, as a run of an attempt that lost (charged to failure recovery). */
+        uint32_t ri;
+        struct rtask *rt = task_of(p, ev->task, &ri);
+        if (event_attempt(ev) == rt->attempt && rt->start_ns != NO_TIME && rt->start_node == n) {
+            push_lost(p, ri, n, rt->start_ns, t, true);
+            push_rec(p, t, ri, n, SW_END); /* the slot is free from here */
+            rt->start_ns = NO_TIME;
+            rt->start_node = -1;
+        }
+        nd->retries++;
+        return;
+    }
     if (ev->kind <= TRACE_TASK_END) {
         if (ev->task == TRACE_NO_TASK) {
             p->taskless++; /* a task event naming no task: corrupt, nothing to count */

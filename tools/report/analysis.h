@@ -207,6 +207,7 @@ struct report_node {
     double utilization;     /* busy_s / (slots x makespan) */
     double first_start_s, last_end_s; /* NaN when it ran nothing */
     uint64_t stolen_in, stolen_out, pushed_out;
+    uint64_t retries;       /* failed runs run again (TASK_RETRY) */
     uint64_t steal_requests, steal_grants, steal_fails;
     uint64_t tasks_asked, tasks_granted; /* summed counts of its requests and grants */
     uint64_t info_sent, info_received, token_passes; /* its last sample's counters */

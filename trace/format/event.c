@@ -20,7 +20,7 @@ static const char *const kind_names[TRACE_KIND_COUNT] = {
     "STEAL_REQUEST", "STEAL_GRANT", "STEAL_FAIL",
     "DATA_FETCH", "CACHE_HIT", "NODE_SAMPLE", "NODE_UP", "NODE_DOWN",
     "POLICY_CHANGE", "DROPPED", "JOB_SUBMIT", "TASK_NAMES",
-    "TASK_RESUBMIT", "OBJECT_RECOMPUTE",
+    "TASK_RESUBMIT", "OBJECT_RECOMPUTE", "TASK_RETRY",
 };
 
 /* Generated from share/schema/jackdaw-event.avsc (compact JSON); test_trace checks that
@@ -34,7 +34,7 @@ const char trace_event_schema_json[] =
     "ASK_PUSHED\",\"TASK_STOLEN_IN\",\"TASK_STOLEN_OUT\",\"TASK_START\",\"TASK_END\",\"STEAL_RE"
     "QUEST\",\"STEAL_GRANT\",\"STEAL_FAIL\",\"DATA_FETCH\",\"CACHE_HIT\",\"NODE_SAMPLE\",\"NODE_U"
     "P\",\"NODE_DOWN\",\"POLICY_CHANGE\",\"DROPPED\",\"JOB_SUBMIT\",\"TASK_NAMES\",\"TASK_RESUBMI"
-    "T\",\"OBJECT_RECOMPUTE\"]}},{\"name\":\"node\",\"type\":\"int\",\"doc\":\"Node that recorded t"
+    "T\",\"OBJECT_RECOMPUTE\",\"TASK_RETRY\"]}},{\"name\":\"node\",\"type\":\"int\",\"doc\":\"Node that recorded t"
     "he event.\"},{\"name\":\"seq\",\"type\":\"long\",\"doc\":\"Anchor (< 0): per-node sequence n"
     "umber is -seq-1. Otherwise: previous record's sequence number + 1 + seq.\"},{\"nam"
     "e\":\"time\",\"type\":\"long\",\"doc\":\"Anchor: ns since the run start. Otherwise: ns sin"

@@ -339,6 +339,18 @@ static void on_end(struct trace_chrome *c, const struct trace_event *ev)
     task_drop(c, ev->task);
 }
 
+/* A failed run that runs again: its slice closes as a failed one, and the task (its
+ * name kept) waits for its next START. */
+static void on_retry(struct trace_chrome *c, const struct trace_event *ev)
+{
+    struct task_view *t = u64map_get(&c->tasks, ev->task);
+    if (t && t->node >= 0) {
+        task_slice(c, ev->task, t, ev->time_ns, "failed, retried", ev->count);
+        release_lane(c, t->node, t->lane);
+        t->node = -1;
+    }
+}
+
 static void on_names(struct trace_chrome *c, const struct trace_event *ev)
 {
     uint32_t first = (uint32_t)ev->task;
@@ -545,6 +557,10 @@ int trace_chrome_add(struct trace_chrome *c, const struct trace_event *ev)
     case TRACE_TASK_END:
         if (task)
             on_end(c, ev);
+        break;
+    case TRACE_TASK_RETRY:
+        if (task)
+            on_retry(c, ev);
         break;
     case TRACE_TASK_STOLEN_OUT:
     case TRACE_TASK_STOLEN_IN:

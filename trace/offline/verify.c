@@ -432,6 +432,8 @@ int trace_verify_add(struct trace_verify *v, const struct trace_event *ev)
         add_resubmit(v, ev);
     else if (ev->kind == TRACE_OBJECT_RECOMPUTE)
         v->report.recomputations++;
+    else if (ev->kind == TRACE_TASK_RETRY)
+        v->report.retries++;
     else if (ev->kind == TRACE_NODE_DOWN && ev->status == TRACE_DOWN_DECLARED && ev->peer >= 0)
         add_declared(v, ev);
     return 0;

@@ -80,6 +80,7 @@ struct trace_verify_report {
     uint64_t tasks_rerun;    /* tasks whose last attempt is above 0 */
     uint64_t resubmissions;  /* TASK_RESUBMIT events */
     uint64_t recomputations; /* OBJECT_RECOMPUTE events */
+    uint64_t retries;        /* TASK_RETRY events: failed runs run again (`retries`) */
     uint64_t lost_ends;      /* TASK_ENDs of an attempt that lost: not counted above */
     uint64_t missing_events;   /* sum over the gaps */
     uint64_t duplicate_events; /* records beyond the first for one (node, seq) */
