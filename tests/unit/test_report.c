@@ -499,6 +499,63 @@ static const char *write_failure(bool late, const char *file)
     return path;
 }
 
+/*
+ * A failed run retried (one node of 1 slot, times in s): task 0 runs 0-1 and fails with
+ * retries left (TASK_RETRY), waits in the queue until 1.5, runs again 1.5-3 and is done;
+ * task 1 runs 3-4.  One task done per task, none ended twice; the failed run is work
+ * thrown away (1 s) and the node counts one retry.
+ */
+static const char *retry_names[] = {"t0", "t1"};
+
+static const char *write_retry(const char *file)
+{
+    struct fixture f;
+    memset(&f, 0, sizeof f);
+    struct trace_event *e = at(&f, TRACE_JOB_SUBMIT, -1, 0, -1, 1);
+    e->task = (uint64_t)FIXTURE_JOB << 32 | UINT32_MAX;
+    e->count = 2;
+    e->names = hand_workload;
+    e->nnames = 1;
+    e = at(&f, TRACE_TASK_NAMES, -1, 0, 0, 1);
+    e->count = 2;
+    e->names = retry_names;
+    e->nnames = 2;
+    at(&f, TRACE_NODE_UP, 0, 0, -1, 1)->count = 1;
+    at(&f, TRACE_TASK_SUBMIT, 0, 0, 0, 1);
+    at(&f, TRACE_TASK_SUBMIT, 0, 0, 1, 1);
+    at(&f, TRACE_TASK_QUEUED_LOCAL, 0, 0, 1, 1);
+    at(&f, TRACE_TASK_START, 0, 0, 0, 1);
+    e = at(&f, TRACE_TASK_RETRY, 0, 1, 0, 1);
+    e->status = TASK_FAILED;
+    e->count = 3;
+    e->bytes = 1;
+    at(&f, TRACE_TASK_QUEUED_LOCAL, 0, 1, 0, 1);
+    task_run(&f, 0, 0, 1.5, 3, 1);
+    task_run(&f, 0, 1, 3, 4, 1);
+    fixture_number(&f);
+    const char *path = in_dir(file);
+    fixture_write_with(&f, path,
+                       "{\"format\":1,\"run_id\":\"retry-1\",\"start_ns\":1700000000000000000,"
+                       "\"nodes\":[{\"id\":0,\"slots\":1,\"speed\":1.0}]}",
+                       1000, NULL, NULL, 0);
+    fixture_free(&f);
+    return path;
+}
+
+static void test_retried_run(void **state)
+{
+    (void)state;
+    struct report_analysis *a = analyze(write_retry("retry.avro"), 10);
+    const double *f = a->figures;
+    assert_float_equal(f[RF_MAKESPAN_S], 4, EPS);
+    assert_float_equal(f[RF_TASKS_DONE], 2, 0);
+    assert_float_equal(f[RF_WORK_THROWN_AWAY_S], 1, EPS);
+    assert_int_equal(a->nodes[0].retries, 1);
+    /* The slot was free from the failed end to the next start: 0.5 s idle, not busy. */
+    assert_float_equal(f[RF_IDLE_CORE_S], 0.5, EPS);
+    report_analysis_destroy(a);
+}
+
 static void test_failure_recovery(void **state)
 {
     (void)state;
@@ -894,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_hand_data_and_steals),
         cmocka_unit_test(test_hand_lost_time),
         cmocka_unit_test(test_failure_recovery),
+        cmocka_unit_test(test_retried_run),
         cmocka_unit_test(test_hand_series),
         cmocka_unit_test(test_hand_steal_audit),
         cmocka_unit_test(test_harmful_steal),
