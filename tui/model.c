@@ -568,6 +568,8 @@ void model_note(struct model *m, const struct wire_note *note)
     case TRACE_OBJECT_RECOMPUTE:
         m->view.recomputed++;
         break;
+    case TRACE_TASK_RETRY:
+        break; /* a log line only: the task is still the job's, counted when it ends */
     case TRACE_POLICY_CHANGE:
         if (n) {
             struct node_extra *x = extra_of(m, n);

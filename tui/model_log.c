@@ -128,6 +128,11 @@ static void render_one(char *out, size_t cap, const struct wire_note *n)
         snprintf(out, cap, "node %" PRId32 ": output of %s lost with node %" PRId32
                  "; recomputed (attempt %" PRId32 ")", n->node, task, n->peer, n->status);
         break;
+    case TRACE_TASK_RETRY:
+        task_name(task, sizeof task, n->task);
+        snprintf(out, cap, "node %" PRId32 ": %s failed (exit %" PRId64 "); runs again",
+                 n->node, task, n->count);
+        break;
     case TRACE_JOB_SUBMIT:
         if (text[0])
             snprintf(out, cap, "job %" PRIu32 " submitted: %" PRId64 " tasks (%s)",
@@ -193,6 +198,9 @@ static void render_burst(char *out, size_t cap, const struct model_log_burst *b)
     case TRACE_OBJECT_RECOMPUTE:
         snprintf(out, cap, "%" PRIu64 " outputs lost with node %" PRId32 " recomputed",
                  b->events, n->peer);
+        break;
+    case TRACE_TASK_RETRY:
+        snprintf(out, cap, "%" PRIu64 " failed runs run again %s", b->events, where);
         break;
     default:
         snprintf(out, cap, "%" PRIu64 " events of kind %u %s", b->events, (unsigned)n->kind,
@@ -343,6 +351,9 @@ void model_log_note(struct model_log *l, const struct wire_note *n)
         return;
     case TRACE_OBJECT_RECOMPUTE:
         burst_note(l, n, n->peer);
+        return;
+    case TRACE_TASK_RETRY:
+        burst_note(l, n, 0); /* one line a burst, however many runs failed */
         return;
     default:
         render_one(body, sizeof body, n);

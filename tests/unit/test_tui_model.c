@@ -622,6 +622,20 @@ static void test_log_bursts(void **state)
     model_note(m, &rc);
     assert_string_equal(last_log(model_view(m)),
                         "   5.000 node 1: output of task 1:7 lost with node 2; recomputed (attempt 1)");
+    /* A failed run that runs again (retries): one line, then one line for a burst. */
+    struct wire_note rt = note(TRACE_TASK_RETRY, 0, 5 * S + 110);
+    rt.task = (uint64_t)1 << 32 | 9;
+    rt.status = TASK_FAILED;
+    rt.count = 3;
+    model_note(m, &rt);
+    assert_string_equal(last_log(model_view(m)),
+                        "   5.000 node 0: task 1:9 failed (exit 3); runs again");
+    for (uint32_t k = 0; k < 5; k++) {
+        rt.node = (int32_t)(k % 2);
+        rt.time_ns = 5 * S + 120 + k;
+        model_note(m, &rt);
+    }
+    assert_string_equal(last_log(model_view(m)), "   5.000 6 failed runs run again on 2 nodes");
     model_tick(m, 5 * S + 200);
     v = model_view(m);
     assert_int_equal(v->resubmitted, 37);

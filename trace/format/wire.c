@@ -144,6 +144,7 @@ bool wire_is_note(const struct trace_event *ev)
     case TRACE_JOB_SUBMIT:
     case TRACE_TASK_RESUBMIT:
     case TRACE_OBJECT_RECOMPUTE:
+    case TRACE_TASK_RETRY:
         return true;
     default:
         return false;
