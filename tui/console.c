@@ -479,7 +479,7 @@ static int open_source(struct console *c, char **cause)
     }
     int rc = session_attach(&c->s, cause);
     if (rc < 0)
-        return EXIT_BAD_INPUT;
+        return rc == -ENOENT ? EXIT_CLUSTER : EXIT_BAD_INPUT; /* no cluster, or a bad file */
     rc = session_connect(&c->s, cause);
     if (rc < 0)
         return EXIT_CLUSTER;
@@ -501,15 +501,16 @@ int console_run(const struct console_options *o, char **cause)
     form_init(&c.form);
     /* A previous run in this process has ended: nothing of its cluster is ours. */
     ntracked = 0;
-    if (!o->headless && (!isatty(0) || !isatty(1))) {
-        *cause = xstrdup("the console needs a terminal on stdin and stdout "
-                         "(--headless N runs it without one)");
-        model_destroy(c.m);
-        return EXIT_USAGE;
-    }
     /* Libraries log to stderr; the console says what matters on its status line. */
     log_set_level(LOG_LEVEL_WARN);
+    /* The source first: a missing trace or cluster is the error to tell, whatever the
+     * terminal. */
     int code = open_source(&c, cause);
+    if (!code && !o->headless && (!isatty(0) || !isatty(1))) {
+        *cause = xstrdup("the console needs a terminal on stdin and stdout "
+                         "(--headless N runs it without one)");
+        code = EXIT_USAGE;
+    }
     if (code) {
         if (c.live)
             session_fini(&c.s);

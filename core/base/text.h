@@ -8,7 +8,8 @@
  * "… (N bytes)" giving the full length, so a reader knows it was cut and by how much.
  *
  * Owns nothing.  Called by the workload parser (core/model), the executor's errors
- * (core/runtime/exec_spawn.c) and the client's failure summary (core/client/follow.c).
+ * (core/runtime/exec_spawn.c), the client's failure summary (core/client/follow.c) and
+ * the command line's suggestions (tools/cmd: text_edit_distance).
  */
 #ifndef JACKDAW_TEXT_H
 #define JACKDAW_TEXT_H
@@ -30,5 +31,13 @@ size_t text_cut_len(const char *s, size_t len, size_t max);
  * and may hold NULs (they end the copy early, as C strings would when printed).
  */
 char *text_clip(const char *s, size_t len, size_t max);
+
+/*
+ * Edits between a and b: insertions, deletions, substitutions and swaps of two adjacent
+ * bytes, each 1 (so "sumbit" is 1 from "submit"), for "did you mean" suggestions.
+ * Strings longer than TEXT_EDIT_MAX give SIZE_MAX: a typo is short.
+ */
+#define TEXT_EDIT_MAX 64
+size_t text_edit_distance(const char *a, const char *b);
 
 #endif

@@ -15,7 +15,7 @@ enum {
     EXIT_RUN_FAILED = 1,    /* the run ended with failed or cancelled tasks */
     EXIT_USAGE = 2,         /* bad command line */
     EXIT_BAD_INPUT = 3,     /* bad workload, cluster file, key file or trace */
-    EXIT_CLUSTER = 4,       /* the cluster could not be started or reached */
+    EXIT_CLUSTER = 4,       /* no cluster file, or the cluster could not be started or reached */
     EXIT_INTERNAL = 5,      /* anything else */
     EXIT_TIMED_OUT = 6,     /* a followed job did not end within --timeout */
     EXIT_INTERRUPTED = 130, /* stopped by SIGINT, SIGTERM or SIGHUP while following a job */

@@ -119,13 +119,16 @@ int job_open_cluster(const char *who, const char **path, struct cluster *cl, str
     }
     char *cause = NULL;
     if (cluster_load(cl, *path, &cause) < 0) {
-        if (access(*path, F_OK) != 0)
+        /* No cluster file is no cluster, as daemons that do not answer are: the same
+         * exit code.  A file that is there and wrong is bad input. */
+        bool missing = access(*path, F_OK) != 0;
+        if (missing)
             fprintf(stderr, "jackdaw %s: no cluster file at '%s' (is a cluster launched? "
                             "'jackdaw launch', or pass --cluster)\n", who, *path);
         else
             fprintf(stderr, "jackdaw %s: %s\n", who, cause);
         free(cause);
-        return EXIT_BAD_INPUT;
+        return missing ? EXIT_CLUSTER : EXIT_BAD_INPUT;
     }
     if (auth_key_load(cl->key_path, key, &cause) < 0) {
         fprintf(stderr, "jackdaw %s: %s\n", who, cause);

@@ -73,6 +73,12 @@ int launcher_parse_speeds(const char *list, double *out, uint32_t n, char **caus
     return 0;
 }
 
+uint32_t launcher_default_nodes(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores < 1 ? 1 : cores > 4096 ? 4096 : (uint32_t)cores;
+}
+
 int launcher_parse_slots(const char *text, const char *speeds, uint32_t *slots, bool *cores,
                          char **cause)
 {

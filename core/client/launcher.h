@@ -67,6 +67,10 @@ struct launch_options {
  */
 int launcher_parse_speeds(const char *list, double *out, uint32_t n, char **cause);
 
+/* --nodes when not given, for local clusters: the machine's online cores (at least 1,
+ * at most 4096), as --slots defaults to them. */
+uint32_t launcher_default_nodes(void);
+
 /*
  * Parses --slots: a whole number >= 1 into *slots (*cores false), or "cores" (*slots 0,
  * *cores true), which only a mix in `speeds` gives a meaning.  0 or -EINVAL with *cause.

@@ -220,12 +220,17 @@ grep -qE '^jackdaw live' "$T/headless-launch.out" ||
     { cat "$T/headless-launch.out" >&2; fail "the headless launch never reached the live view"; }
 [ -f "$JACKDAW_CLUSTER" ] && fail "the headless launch left its cluster file"
 jd console --cluster "$T/none.json" --headless 2 >"$T/none.out" 2>&1
-expect_code 3 $? "console on a missing cluster file"
+expect_code 4 $? "console on a missing cluster file"
 grep -q "no cluster file at '$T/none.json'" "$T/none.out" || { cat "$T/none.out" >&2; fail "message"; }
 jd replay "$T/bot.jsonl" --headless 2 >"$T/bad.out" 2>&1
 expect_code 3 $? "replay of a file that is no trace"
-jd console </dev/null >"$T/notty.out" 2>&1
-expect_code 2 $? "console without a terminal"
+jd replay "$T/x.avro" </dev/null >"$T/notty.out" 2>&1
+expect_code 2 $? "replay without a terminal"
+grep -q "needs a terminal" "$T/notty.out" || { cat "$T/notty.out" >&2; fail "no word of the terminal"; }
+# Without a terminal, a missing trace is still the error named (not the terminal).
+jd replay "$T/nosuch.avro" </dev/null >"$T/nosuch.out" 2>&1
+expect_code 3 $? "replay of a missing trace without a terminal"
+grep -q "cannot open trace '$T/nosuch.avro'" "$T/nosuch.out" || { cat "$T/nosuch.out" >&2; fail "the missing trace is not named"; }
 
 # The panes' shells name $T too; they go when the server does, a moment later.
 TM kill-server

@@ -8,7 +8,7 @@
  * (as `make unit` does):
  *   - every generated trace is made again here, in a private directory, and must equal
  *     the committed file byte for byte: the generator below is what made the files;
- *   - every expected-output file (the *.verify and *.stats files of tests/traces) names
+ *   - every expected-output file (the *.verify, *.stats and *.cat files of tests/traces) names
  *     its command on its first line; the command runs in this process and its standard output,
  *     standard error and exit code must give the file back exactly;
  *   - every trace of the corpus has both a .verify and a .stats.
@@ -597,6 +597,8 @@ static size_t expected_files(glob_t *g)
     int rc = glob(CORPUS "*.verify", 0, NULL, g);
     assert_true(rc == 0 || rc == GLOB_NOMATCH);
     rc = glob(CORPUS "*.stats", GLOB_APPEND, NULL, g);
+    assert_true(rc == 0 || rc == GLOB_NOMATCH);
+    rc = glob(CORPUS "*.cat", GLOB_APPEND, NULL, g);
     assert_true(rc == 0 || rc == GLOB_NOMATCH);
     return g->gl_pathc;
 }

@@ -23,7 +23,7 @@ static int launch_main(int argc, char **argv)
     struct dataopts data = {0};
     struct opt opts[] = {
         DATAOPTS_OPTS(&data),
-        {"nodes", OPT_UINT, &nodes, "N  number of node daemons (required)"},
+        {"nodes", OPT_UINT, &nodes, "N  number of node daemons (default: the machine's cores)"},
         {"slots", OPT_STRING, &slots_text,
          "S|cores  executor slots per node (default: the machine's cores; 1 with a mix)"},
         {"speeds", OPT_STRING, &speeds,
@@ -48,9 +48,10 @@ static int launch_main(int argc, char **argv)
     bool remote = hostopts_remote(&hosts);
     if (hostopts_finish(&hosts, "launch", nodes || speeds || slots_text))
         return EXIT_USAGE;
-    if (!remote && (nodes == 0 || nodes > 4096)) {
-        fprintf(stderr, "jackdaw launch: --nodes N (1..4096) is required (or --hostfile, "
-                        "--slurm)\n");
+    if (!remote && nodes == 0)
+        nodes = launcher_default_nodes();
+    if (!remote && nodes > 4096) {
+        fprintf(stderr, "jackdaw launch: --nodes N: 1..4096\n");
         return EXIT_USAGE;
     }
     uint32_t slots = 0;
@@ -97,7 +98,7 @@ static int launch_main(int argc, char **argv)
 
 const struct cmd cmd_launch = {
     .name = "launch",
-    .usage = "--nodes N [--slots S|cores] [--speeds LIST|C1..C5] | --hostfile FILE [--rsh CMD] | "
+    .usage = "[--nodes N] [--slots S|cores] [--speeds LIST|C1..C5] | --hostfile FILE [--rsh CMD] | "
              "--slurm [--per-task] [--cluster FILE] [options]",
     .summary = "start a cluster of node daemons (local, hostfile or Slurm) and return",
     .main = launch_main,

@@ -98,7 +98,7 @@ static int report_main(int argc, char **argv);
 
 const struct cmd cmd_report = {
     .name = "report",
-    .usage = "TRACE [-o FILE] [--format html|md|csv|json] [--workload FILE] [--bins N] "
+    .usage = "TRACE [-o FILE|DIR] [--format html|md|csv|json] [--workload FILE] [--bins N] "
              "[--plots svg|png|pdf]",
     .summary = "efficiency, utilization, steals and lost time of a run, from its trace",
     .main = report_main,
@@ -157,7 +157,8 @@ static int report_main(int argc, char **argv)
     const char *output = NULL, *format_name = NULL, *workload = NULL, *plots = NULL;
     unsigned long bins = REPORT_DEFAULT_BINS;
     const struct opt opts[] = {
-        {"output", OPT_STRING, &output, "FILE  where the report goes (-o; default: stdout)"},
+        {"output", OPT_STRING, &output,
+         "FILE  where the report goes (-o; default: stdout); for csv a DIR, one file a table"},
         {"format", OPT_STRING, &format_name, "F  html | md | csv | json (default: from -o, else md)"},
         {"workload", OPT_STRING, &workload, "FILE  the workload, when not where the trace says"},
         {"bins", OPT_UINT, &bins, "N  time bins of the series (100)"},

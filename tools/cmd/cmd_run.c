@@ -74,7 +74,7 @@ static int run_main(int argc, char **argv)
     struct wfcommons_options scale = {0};
     struct opt opts[] = {
         DATAOPTS_OPTS(&data),
-        {"nodes", OPT_UINT, &nodes, "N  number of node daemons (required)"},
+        {"nodes", OPT_UINT, &nodes, "N  number of node daemons (default: the machine's cores)"},
         {"slots", OPT_STRING, &slots_text,
          "S|cores  executor slots per node (default: the machine's cores; 1 with a mix)"},
         {"speeds", OPT_STRING, &speeds,
@@ -104,10 +104,11 @@ static int run_main(int argc, char **argv)
     bool remote = hostopts_remote(&hosts);
     if (hostopts_finish(&hosts, "run", nodes || speeds || slots_text))
         return EXIT_USAGE;
-    if (npos != 1 || (!remote && (nodes == 0 || nodes > 4096))) {
-        fprintf(stderr, "jackdaw run: a workload and --nodes N (1..4096) are required (or "
-                        "--hostfile, --slurm)\n"
-                        "usage: jackdaw run %s\n", cmd_run.usage);
+    if (!remote && nodes == 0)
+        nodes = launcher_default_nodes();
+    if (npos != 1 || (!remote && nodes > 4096)) {
+        fprintf(stderr, "jackdaw run: %s\nusage: jackdaw run %s\n",
+                npos != 1 ? "one workload is required" : "--nodes N: 1..4096", cmd_run.usage);
         return EXIT_USAGE;
     }
     if (dataopts_finish(&data, "run"))
@@ -248,7 +249,7 @@ static int run_main(int argc, char **argv)
 
 const struct cmd cmd_run = {
     .name = "run",
-    .usage = "WORKLOAD --nodes N [--slots S|cores] [--speeds LIST|C1..C5] | --hostfile FILE "
+    .usage = "WORKLOAD [--nodes N] [--slots S|cores] [--speeds LIST|C1..C5] | --hostfile FILE "
              "[--rsh CMD] | --slurm [--mode M] [--policy P] [--task-timeout S] [--json]",
     .summary = "launch a cluster, run a workload, print the summary, stop",
     .main = run_main,

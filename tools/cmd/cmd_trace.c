@@ -1,7 +1,7 @@
 /*
  * jackdaw trace — look into, check, join and convert trace files without an Avro tool.
  *
- *   jackdaw trace cat FILE [--json]      one event per line, in file order
+ *   jackdaw trace cat FILE [--json] [--sorted]  one event per line, in file order (or by time)
  *   jackdaw trace stats FILE [--json]    counts by kind and node, time span, size, end
  *   jackdaw trace verify FILE [--workload W] [--json] [--limit N]
  *                                        is the story complete?
@@ -45,6 +45,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/xalloc.h"
 #include "core/client/job.h"
 #include "core/model/workload.h"
 #include "tools/cmd/cmd.h"
@@ -339,7 +340,53 @@ static int check_stdout(void)
     return EXIT_INTERNAL;
 }
 
-static int cat_stats_main(const char *path, bool stats, bool json)
+/* The events `cat --sorted` holds until the end: copies, names included (owned). */
+struct held {
+    struct trace_event *ev;
+    size_t n, cap;
+};
+
+static void hold(struct held *h, const struct trace_event *ev)
+{
+    h->ev = xgrow(h->ev, &h->cap, h->n + 1, sizeof *h->ev);
+    struct trace_event *c = &h->ev[h->n++];
+    *c = *ev;
+    if (ev->nnames) {
+        char **names = xcalloc(ev->nnames, sizeof *names);
+        for (uint32_t i = 0; i < ev->nnames; i++)
+            names[i] = xstrdup(ev->names[i] ? ev->names[i] : "");
+        c->names = (const char *const *)names;
+    }
+}
+
+/* Time across nodes, then node, then each node's own order: one order for equal times. */
+static int by_time(const void *pa, const void *pb)
+{
+    const struct trace_event *a = pa, *b = pb;
+    if (a->time_ns != b->time_ns)
+        return a->time_ns < b->time_ns ? -1 : 1;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static void held_fini(struct held *h)
+{
+    for (size_t i = 0; i < h->n; i++) {
+        char **names = (char **)h->ev[i].names;
+        for (uint32_t k = 0; k < h->ev[i].nnames; k++)
+            free(names[k]);
+        free(names);
+    }
+    free(h->ev);
+}
+
+/*
+ * cat prints events in file order: each node's in its order, nodes interleaved as their
+ * blocks reached the collector (a merged trace, node by node).  sorted prints them by
+ * time instead, which holds the whole trace in memory (about 200 bytes an event).
+ */
+static int cat_stats_main(const char *path, bool stats, bool json, bool sorted)
 {
     struct trace_reader *r;
     int rc = open_trace(path, false, &r);
@@ -351,6 +398,7 @@ static int cat_stats_main(const char *path, bool stats, bool json)
     int exit_code = 0;
     char *cause = NULL;
     struct trace_event ev;
+    struct held held = {0};
     while ((rc = trace_reader_next(r, &ev, &cause)) == 0) {
         if (stats) {
             if (trace_tally_add(&tally, &ev) < 0) {
@@ -363,6 +411,10 @@ static int cat_stats_main(const char *path, bool stats, bool json)
                 cause = strdup("the names of a JOB_SUBMIT or TASK_NAMES do not decode");
                 break;
             }
+            if (sorted) {
+                hold(&held, &ev);
+                continue;
+            }
             if (json)
                 print_json(stdout, &ev);
             else
@@ -371,6 +423,16 @@ static int cat_stats_main(const char *path, bool stats, bool json)
                 break; /* a closed pipe (| head): stop reading, say it below */
         }
     }
+    if (sorted && held.n) {
+        qsort(held.ev, held.n, sizeof *held.ev, by_time);
+        for (size_t i = 0; i < held.n && !ferror(stdout); i++) {
+            if (json)
+                print_json(stdout, &held.ev[i]);
+            else
+                print_text(stdout, &held.ev[i]);
+        }
+    }
+    held_fini(&held);
     if (rc < 0) {
         fprintf(stderr, "jackdaw trace: cannot read trace '%s': %s\n", path,
                 cause ? cause : strerror(-rc));
@@ -708,12 +770,14 @@ static int usage_error(const char *msg)
 
 static int trace_main(int argc, char **argv)
 {
-    bool json = false, chrome = false;
+    bool json = false, chrome = false, sorted = false;
     const char *output = NULL;
     unsigned long limit = 10;
     const char *workload = NULL;
     struct opt opts[] = {
         {"json", OPT_FLAG, &json, "      cat: one JSON object per line; stats, verify: one object"},
+        {"sorted", OPT_FLAG, &sorted, "      cat: by time across nodes (reads the whole trace into "
+                                      "memory; default: file order, each node's events in order)"},
         {"output", OPT_STRING, &output, "FILE  merge, export: write here (also -o; export: - "
                                         "for stdout)"},
         {"chrome", OPT_FLAG, &chrome, "      export: Chrome trace-event JSON (Perfetto)"},
@@ -750,10 +814,12 @@ static int trace_main(int argc, char **argv)
             exit_code = usage_error("--limit must be at least 1");
         else if (workload && strcmp(sub, "verify"))
             exit_code = usage_error("--workload is for verify");
+        else if (sorted && strcmp(sub, "cat"))
+            exit_code = usage_error("--sorted is for cat");
         else if (!strcmp(sub, "verify"))
             exit_code = verify_main(pos[1], workload, json, limit);
         else
-            exit_code = cat_stats_main(pos[1], !strcmp(sub, "stats"), json);
+            exit_code = cat_stats_main(pos[1], !strcmp(sub, "stats"), json, sorted);
     } else if (!strcmp(sub, "merge")) {
         if (!output)
             exit_code = usage_error("merge needs -o OUT");
@@ -784,7 +850,7 @@ static int trace_main(int argc, char **argv)
 
 const struct cmd cmd_trace = {
     .name = "trace",
-    .usage = "cat|stats FILE [--json] | verify FILE [--workload W] [--json] | "
+    .usage = "cat FILE [--json] [--sorted] | stats FILE [--json] | verify FILE [--workload W] [--json] | "
              "merge -o OUT FILE... | export --chrome FILE [-o OUT]",
     .summary = "print, count, verify, merge or export a trace's events",
     .main = trace_main,

@@ -4,9 +4,11 @@
  * code (core/client/exitcode.h).
  */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/text.h"
 #include "core/net/auth.h"
 #include "tools/cmd/cmd.h"
 
@@ -25,6 +27,30 @@ static void usage(FILE *out)
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(out, "\n'jackdaw COMMAND --help' lists a command's options; man jackdaw.\n");
+}
+
+/*
+ * An unknown command: the nearest name when a typo explains it (at most two edits, and
+ * fewer than half the word's letters, so that "ls" suggests nothing), else a pointer to
+ * the list; one line either way, as git does, not the whole help.
+ */
+static void unknown(const char *word)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX, len = strlen(word);
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        size_t d = text_edit_distance(word, commands[i]->name);
+        if (d < best_d) {
+            best_d = d;
+            best = commands[i]->name;
+        }
+    }
+    if (best && best_d <= 2 && 2 * best_d < len)
+        fprintf(stderr, "jackdaw: unknown command '%s'; did you mean '%s'? ('jackdaw --help' "
+                        "lists the commands)\n", word, best);
+    else
+        fprintf(stderr, "jackdaw: unknown command '%s' ('jackdaw --help' lists the commands)\n",
+                word);
 }
 
 int main(int argc, char **argv)
@@ -51,7 +77,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (strcmp(argv[1], commands[i]->name) == 0)
             return commands[i]->main(argc - 1, argv + 1);
-    fprintf(stderr, "jackdaw: unknown command '%s'\n", argv[1]);
-    usage(stderr);
+    unknown(argv[1]);
     return EXIT_USAGE;
 }
