@@ -546,6 +546,12 @@ int console_run(const struct console_options *o, char **cause)
     if (c.live && c.s.launched && c.s.attached)
         fprintf(stderr, "jackdaw console: the cluster keeps running; 'jackdaw stop --cluster %s' "
                         "stops it\n", c.s.cluster_path);
+    /* What the session leaves behind, so that the run can be looked at again. */
+    if (c.live && c.s.trace_path)
+        fprintf(stderr, "jackdaw console: the trace is %s ('jackdaw replay' or 'jackdaw report' "
+                        "it)\n", c.s.trace_path);
+    if (c.live && c.s.generated)
+        fprintf(stderr, "jackdaw console: the generated workload is %s\n", c.s.generated);
     code = c.exit_code;
     if (c.live)
         session_fini(&c.s);

@@ -485,7 +485,10 @@ static void draw_table(const struct layout *l, const struct model_view *v, const
         cell(l, y, c, info->title, s);
     }
     if (nrows == 0) {
-        const char *why = ui->filter[0] ? "no node matches the filter (Esc clears it)"
+        const char *why = !model_filter_understood(ui->filter)
+                              ? "filter not understood: try 'node 3', 'idle', 'busy', 'down', "
+                                "'dead' (Esc clears it)"
+                          : ui->filter[0] ? "no node matches the filter (Esc clears it)"
                           : ui->mode == KEYS_REPLAY ? "no node sample yet at this time"
                                                     : "waiting for the nodes' first samples";
         draw_text(y + 1, 1, l->table.w - 1, STYLE_DIM, why);

@@ -20,6 +20,7 @@ static const struct key_binding table[] = {
      "quit (asks first when the console started the cluster)"},
     {KEY_F(1), ACT_HELP, KEYS_ALL, "F1", "this help; any key closes it"},
     {'?', ACT_HELP, KEYS_VIEW, "?", NULL},
+    {'h', ACT_HELP, KEYS_VIEW, "h", NULL}, /* as in htop */
     {CTRL('l'), ACT_REDRAW, KEYS_ALL, "C-l", "redraw the screen"},
     /* the node table */
     {KEY_UP, ACT_UP, KEYS_VIEW, "Up", "select the node above"},
@@ -38,6 +39,7 @@ static const struct key_binding table[] = {
     {'I', ACT_SORT_INVERT, KEYS_VIEW, "I", "invert the sort order"},
     {'/', ACT_FILTER, KEYS_VIEW, "/", "filter nodes: 'node 3', 'idle', 'busy', 'down', 'dead'"},
     {KEY_F(4), ACT_FILTER, KEYS_VIEW, "F4", NULL},
+    {KEY_F(3), ACT_FILTER, KEYS_VIEW, "F3", NULL}, /* htop's search */
     {KEY_ESC, ACT_FILTER_CLEAR, KEYS_VIEW, "Esc", "clear the filter"},
     {'m', ACT_MAP, KEYS_VIEW, "m", "heat map: auto (nodes do not fit), full (no table), never"},
     /* panes */

@@ -174,5 +174,9 @@ const char *model_node_state(const struct model_node *n);
  * key (descending when desc), ties by id.  Returns how many (at most cap). */
 uint32_t model_rows(const struct model *m, enum model_sort key, bool desc, const char *filter,
                     uint32_t *out, uint32_t cap);
+/* Whether some node could ever match the filter: a piece of "node N" (letters of "node",
+ * digits, one space between) or of a state word.  "speed>0.5" could not: the console
+ * says it is not understood rather than "no node matches". */
+bool model_filter_understood(const char *filter);
 
 #endif

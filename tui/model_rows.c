@@ -3,10 +3,12 @@
  * model.h (model_sort_name, model_node_state, model_rows).  Reads the model only through
  * its view, so the table can never disagree with what the screens draw.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/base/xalloc.h"
 #include "tui/model.h"
@@ -87,6 +89,42 @@ static bool row_matches(const struct model_node *n, const char *filter)
     /* A dead node is down too: "down" finds every node not running. */
     return strcasestr(label, filter) || strcasestr(model_node_state(n), filter) ||
            (n->dead && strcasestr("down", filter));
+}
+
+/* Whether p[0..n) is, ignoring case, a piece of "node": its end when more follows. */
+static bool node_piece(const char *p, size_t n, bool more)
+{
+    static const char node[] = "node";
+    for (size_t at = 0; at + n <= 4; at++) {
+        if (more && at + n != 4)
+            continue;
+        if (strncasecmp(node + at, p, n) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool model_filter_understood(const char *filter)
+{
+    if (!filter || !filter[0])
+        return true;
+    static const char *const words[] = {"dead", "down", "busy", "idle"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcasestr(words[i], filter))
+            return true;
+    /* A piece of "node N": an end of "node", then maybe a space, then digits. */
+    const char *p = filter;
+    size_t letters = 0;
+    while (p[letters] && p[letters] != ' ' && !isdigit((unsigned char)p[letters]))
+        letters++;
+    if (letters && !node_piece(p, letters, p[letters] != '\0'))
+        return false;
+    p += letters;
+    if (*p == ' ')
+        p++;
+    while (isdigit((unsigned char)*p))
+        p++;
+    return *p == '\0' && p != filter;
 }
 
 uint32_t model_rows(const struct model *m, enum model_sort key, bool desc, const char *filter,

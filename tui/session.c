@@ -53,8 +53,18 @@ void session_fini(struct session *s)
     detach(s);
     drop_job(s);
     free(s->generated);
+    free(s->trace_path);
     free(s->cluster_path);
     memset(s, 0, sizeof *s);
+}
+
+/* The attached cluster's trace, kept past a teardown for the words at quit. */
+static void remember_trace(struct session *s)
+{
+    if (s->cl.collector.trace_path) {
+        free(s->trace_path);
+        s->trace_path = xstrdup(s->cl.collector.trace_path);
+    }
 }
 
 int session_attach(struct session *s, char **cause)
@@ -75,6 +85,7 @@ int session_attach(struct session *s, char **cause)
         return rc;
     }
     s->attached = true;
+    remember_trace(s);
     return 0;
 }
 
@@ -284,6 +295,7 @@ int session_launch(struct session *s, const struct form_plan *p, session_progres
     }
     s->attached = true;
     s->launched = true;
+    remember_trace(s);
     rc = auth_key_load(s->cl.key_path, &s->key, cause);
     /* Subscribe only once the job is in: a client keeps the latest STATE only, so the
      * notes of STATEs that arrive while we submit (the job's own JOB_SUBMIT among

@@ -41,6 +41,8 @@ struct session {
     uint32_t job;
     struct workload wl;         /* owned when have_job */
     char *generated;            /* owned path of the generated workload file, or NULL */
+    char *trace_path;           /* owned: the trace of the cluster last attached, or NULL;
+                                   kept after a teardown, for the words at quit */
     char steal[48];             /* the stealing policy named in the run header */
 };
 

@@ -219,6 +219,12 @@ expect_code 0 $? "headless launch"
 grep -qE '^jackdaw live' "$T/headless-launch.out" ||
     { cat "$T/headless-launch.out" >&2; fail "the headless launch never reached the live view"; }
 [ -f "$JACKDAW_CLUSTER" ] && fail "the headless launch left its cluster file"
+# Quitting says where the trace and the generated workload went, and both are there.
+qtrace=$(sed -n "s/^jackdaw console: the trace is \(.*\) ('jackdaw replay'.*/\1/p" "$T/headless-launch.out")
+[ -n "$qtrace" ] && [ -s "$qtrace" ] || { cat "$T/headless-launch.out" >&2; fail "quitting did not name the trace (or it is not there)"; }
+qwl=$(sed -n 's/^jackdaw console: the generated workload is //p' "$T/headless-launch.out")
+[ -n "$qwl" ] && [ -s "$qwl" ] || { cat "$T/headless-launch.out" >&2; fail "quitting did not name the generated workload"; }
+case "$qwl" in "$(dirname "$JACKDAW_CLUSTER")"/*) ;; *) fail "the generated workload $qwl is not beside the cluster file";; esac
 jd console --cluster "$T/none.json" --headless 2 >"$T/none.out" 2>&1
 expect_code 4 $? "console on a missing cluster file"
 grep -q "no cluster file at '$T/none.json'" "$T/none.out" || { cat "$T/none.out" >&2; fail "message"; }

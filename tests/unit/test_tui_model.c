@@ -722,6 +722,19 @@ static void test_rows(void **state)
     rows_are(m, MODEL_SORT_ID, false, "idle", (int32_t[]){10}, 1);
     rows_are(m, MODEL_SORT_ID, false, "down", (int32_t[]){3}, 1);
     rows_are(m, MODEL_SORT_ID, false, "nothing", NULL, 0);
+    /* Understood: pieces of "node N" or of a state word, whether or not a node matches
+     * now; not: what no node could ever match ("nothing" included). */
+    const char *const understood[] = {"", "node 3", "NODE 12", "node", "od", "de 1", "e1",
+                                      "7", " 7", "idle", "Bus", "dea", "own"};
+    for (size_t i = 0; i < sizeof understood / sizeof understood[0]; i++)
+        if (!model_filter_understood(understood[i]))
+            fail_msg("filter '%s' not understood", understood[i]);
+    const char *const not_understood[] = {"speed>0.5", "nothing", "node x", "nodes 3",
+                                          "no 3", "3 node", "node  3", "util>50"};
+    for (size_t i = 0; i < sizeof not_understood / sizeof not_understood[0]; i++)
+        if (model_filter_understood(not_understood[i]))
+            fail_msg("filter '%s' understood", not_understood[i]);
+    assert_true(model_filter_understood(NULL));
     /* The output is bounded by cap. */
     uint32_t out[2];
     assert_int_equal(model_rows(m, MODEL_SORT_UTIL, true, NULL, out, 2), 2);
