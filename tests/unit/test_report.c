@@ -189,6 +189,29 @@ static struct report_analysis *hand(unsigned bins)
     return analyze(path, bins);
 }
 
+/* More bins than the Markdown table has rows: the text says the rows average them (9 s
+ * in 90 bins of 0.1 s, 20 rows of 0.45 s); with few bins, one row a bin and no such
+ * sentence. */
+static void test_time_table_says_it_averages(void **state)
+{
+    (void)state;
+    for (unsigned bins = 9; bins <= 90; bins += 81) {
+        struct report_analysis *a = hand(bins);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        assert_int_equal(render_md(out, a, NULL), 0);
+        fclose(out);
+        const char *said = strstr(text, "The table averages the 90 bins in 20 rows of about 450.00 ms");
+        if (bins == 90)
+            assert_non_null(said);
+        else
+            assert_null(strstr(text, "The table averages"));
+        free(text);
+        report_analysis_destroy(a);
+    }
+}
+
 static void test_hand_summary(void **state)
 {
     (void)state;
@@ -210,8 +233,19 @@ static void test_hand_summary(void **state)
     assert_float_equal(f[RF_TASKS_FAILED], 0, 0);
     assert_true(isnan(f[RF_BOUND_MAKESPAN_S]));
     assert_true(isnan(f[RF_BOUND_QUALITY]));
-    report_set_bound(a, 8.1);
+    report_set_bound(a, 8.1, "capacity");
     assert_float_equal(a->figures[RF_BOUND_QUALITY], 0.9, EPS);
+    {
+        /* The bound is named for what binds, not always "sub-optimal". */
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        assert_int_equal(render_md(out, a, NULL), 0);
+        fclose(out);
+        assert_non_null(strstr(text, "the binding lower bound on the makespan (the capacity) is"));
+        assert_null(strstr(text, "the sub-optimal bound is"));
+        free(text);
+    }
     assert_string_equal(a->placement, "flds");
     assert_string_equal(a->steal_policy, "random1");
     assert_string_equal(a->workload_name, "hand.jsonl");
@@ -341,6 +375,15 @@ static void test_hand_steal_audit(void **state)
     assert_float_equal(s->started_s, 3.5, EPS);
     assert_float_equal(s->estimate_s, 5, EPS);
     assert_float_equal(s->gain_s, 1.5, EPS);
+    /* Its one listed steal helped: the text must not call the list harmful. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(render_md(out, a, NULL), 0);
+    fclose(out);
+    assert_non_null(strstr(text, "No steal listed here was harmful"));
+    assert_null(strstr(text, "with a negative gain"));
+    free(text);
     report_analysis_destroy(a);
 }
 
@@ -396,6 +439,14 @@ static void test_harmful_steal(void **state)
     assert_float_equal(a->worst[0].estimate_s, 1.1, EPS);
     assert_float_equal(a->worst[0].victim_rate_tps, 2, EPS);
     assert_string_equal(a->worst[0].name, "t2");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(render_md(out, a, NULL), 0);
+    fclose(out);
+    assert_non_null(strstr(text, "smallest gain first (1 with a negative gain"));
+    assert_null(strstr(text, "No steal listed here was harmful"));
+    free(text);
     report_analysis_destroy(a);
 }
 
@@ -952,6 +1003,7 @@ int main(void)
         cmocka_unit_test(test_hand_lost_time),
         cmocka_unit_test(test_failure_recovery),
         cmocka_unit_test(test_retried_run),
+        cmocka_unit_test(test_time_table_says_it_averages),
         cmocka_unit_test(test_hand_series),
         cmocka_unit_test(test_hand_steal_audit),
         cmocka_unit_test(test_harmful_steal),

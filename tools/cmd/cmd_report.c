@@ -84,7 +84,7 @@ static void add_bound(struct report_analysis *a, const char *trace)
                                .bandwidth = run_bandwidth(trace)};
     struct bound_result br;
     if (bound_compute(&wl, &cl, &br, NULL, &cause) == 0) {
-        report_set_bound(a, br.binding_s);
+        report_set_bound(a, br.binding_s, bound_kind_name(br.binding));
     } else {
         fprintf(stderr, "jackdaw report: note: no bound: %s\n", cause ? cause : "?");
         free(cause);

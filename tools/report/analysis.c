@@ -723,10 +723,11 @@ static void fill_figures(struct pass *p)
     f[RF_BOUND_QUALITY] = NAN;
 }
 
-void report_set_bound(struct report_analysis *a, double bound_makespan_s)
+void report_set_bound(struct report_analysis *a, double bound_makespan_s, const char *name)
 {
     if (!a)
         return;
+    a->bound_name = name;
     a->figures[RF_BOUND_MAKESPAN_S] = bound_makespan_s;
     a->figures[RF_BOUND_QUALITY] = isfinite(bound_makespan_s)
                                        ? ratio(bound_makespan_s, a->figures[RF_MAKESPAN_S])

@@ -272,6 +272,9 @@ struct report_analysis {
     size_t names_len, names_cap;
     char **warnings;           /* owned sentences: dropped events, tasks never ended, … */
     size_t nwarnings;
+    /* Which bound binds (the largest of `jackdaw bound`'s three): "sub-optimal",
+     * "capacity" or "critical path"; static, NULL until report_set_bound. */
+    const char *bound_name;
 };
 
 struct report_options {
@@ -289,7 +292,8 @@ int report_analyze(const char *path, const struct report_options *opt,
                    struct report_analysis **out, char **cause);
 void report_analysis_destroy(struct report_analysis *a); /* NULL is a no-op */
 
-/* Fills the bound hook: bound_makespan_s and quality = bound / makespan. */
-void report_set_bound(struct report_analysis *a, double bound_makespan_s);
+/* Fills the bound hook: bound_makespan_s (the binding bound, named `name`: a static
+ * string) and quality = bound / makespan. */
+void report_set_bound(struct report_analysis *a, double bound_makespan_s, const char *name);
 
 #endif

@@ -67,8 +67,10 @@ static void lost_section(struct doc *d, const struct report_analysis *a)
     char b1[FIG_BUF], b2[FIG_BUF], b3[FIG_BUF];
     doc_section(d, report_sections[2]);
     if (isfinite(f[RF_BOUND_QUALITY]))
-        doc_para(d, "Quality: the sub-optimal bound is %s, %s of the actual makespan %s "
-                    "(paper 002's percentage of sub-optimal).",
+        doc_para(d, "Quality: the binding lower bound on the makespan (%s%s) is %s, %s of the "
+                    "actual makespan %s (paper 002's percentage of sub-optimal; `jackdaw bound` "
+                    "gives all three bounds).",
+                 a->bound_name ? "the " : "", a->bound_name ? a->bound_name : "see jackdaw bound",
                  fmt_figure(b1, RF_BOUND_MAKESPAN_S, f[RF_BOUND_MAKESPAN_S]),
                  fmt_figure(b2, RF_BOUND_QUALITY, f[RF_BOUND_QUALITY]),
                  fmt_figure(b3, RF_MAKESPAN_S, f[RF_MAKESPAN_S]));
@@ -123,8 +125,14 @@ static void time_table(struct doc *d, const struct report_analysis *a, size_t nc
         return;
     }
     bool numeric[8] = {true, true, true, true, true, true, true, true};
-    doc_table(d, ncols + 1, head, numeric);
     size_t rows = a->nbins < TIME_ROWS ? a->nbins : TIME_ROWS;
+    if (rows < a->nbins) {
+        char b1[FIG_BUF];
+        doc_para(d, "The table averages the %zu bins in %zu rows of about %s each (the chart, "
+                    "the JSON and the CSV have every bin).", a->nbins, rows,
+                 fmt_seconds(b1, a->bin_s * (double)a->nbins / (double)rows));
+    }
+    doc_table(d, ncols + 1, head, numeric);
     for (size_t r = 0; r < rows; r++) {
         size_t lo = r * a->nbins / rows, hi = (r + 1) * a->nbins / rows;
         char cells[8][FIG_BUF];
@@ -262,8 +270,17 @@ static void audit_section(struct doc *d, const struct report_analysis *a)
                  a->steals_unjudged);
     if (!a->nworst)
         return;
-    doc_para(d, "The least helpful steals (negative gain: the task started later than it "
-                "would have at the victim):");
+    /* The list is the smallest gains, harmful or not: say which it is. */
+    size_t harmful = 0;
+    for (size_t k = 0; k < a->nworst; k++)
+        harmful += a->worst[k].gain_s < 0;
+    if (harmful)
+        doc_para(d, "The least helpful steals, smallest gain first (%zu with a negative gain: "
+                    "the task started later than it would have at the victim):", harmful);
+    else
+        doc_para(d, "No steal listed here was harmful (every gain is positive: each task "
+                    "started earlier than it would have at the victim); the least helpful, "
+                    "smallest gain first:");
     static const char *const head[] = {"task", "name", "victim", "thief", "stolen at",
                                        "started at", "estimate at victim", "position",
                                        "victim rate", "gain"};
