@@ -119,6 +119,10 @@ EOF
 jd compare "$T/one.avro" "$T/ap.avro" -o "$T/cmp.html" 2>"$T/cmp.err" ||
     { cat "$T/cmp.err" >&2; fail "compare exited $?"; }
 html_ok "$T/cmp.html" 0 "${COMPARE_SECTIONS[@]}" || fail "the comparison does not parse as it should"
+# Quality against the bound, as each run's report gives it (compare finds the workloads).
+jd compare "$T/one.avro" "$T/ap.avro" -o "$T/cmp.md" 2>"$T/cmp-md.err" || { cat "$T/cmp-md.err" >&2; fail "compare -o md"; }
+grep -qE '^\| quality \(bound / makespan\) \| [0-9.]+ % \| [0-9.]+ % \|' "$T/cmp.md" ||
+    { grep quality "$T/cmp.md" >&2; fail "compare gives no quality for runs whose report has one"; }
 jd diff "$T/one.avro" "$T/one.avro" >"$T/diff-same.out"
 expect_code 0 $? "diff of a run against itself"
 jd gen fanout --tasks 400 --kind sleep --duration-s 0.040 -o "$T/slow.jsonl" >/dev/null ||

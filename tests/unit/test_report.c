@@ -939,6 +939,22 @@ static void test_compare(void **state)
     json_decref(j);
     const char *a3[] = {"compare", a, in_dir("missing.avro"), NULL};
     assert_int_equal(run_cmd(&cmd_compare, 3, a3), EXIT_BAD_INPUT);
+
+    /* Columns and bars are named for the runs (their placement/policy, or --label), and
+     * the idle causes one by one are not ranked. */
+    const char *md = in_dir("cmp.md");
+    const char *a4[] = {"compare", a, b, "-o", md, NULL};
+    assert_int_equal(run_cmd(&cmd_compare, 5, a4), 0);
+    assert_true(file_has(md, "| figure | 1: flds/random1 | 2: flds/random1 | best |"));
+    assert_true(file_has(md, "| makespan | 9.000 s | 11.250 s | 1: flds/random1 |"));
+    /* Less tail in the shorter run is not ranked a merit (it ended 0.25 s sooner). */
+    assert_true(file_has(md, "| lost: tail | 1.000 s | 1.250 s |  |"));
+    const char *a5[] = {"compare", a, b, "-o", md, "--label", "fast,slow", NULL};
+    assert_int_equal(run_cmd(&cmd_compare, 7, a5), 0);
+    assert_true(file_has(md, "| figure | 1: fast | 2: slow | best |"));
+    assert_true(file_has(md, "| makespan | 9.000 s | 11.250 s | 1: fast |"));
+    const char *a6[] = {"compare", a, b, "--label", "only-one", NULL};
+    assert_int_equal(run_cmd(&cmd_compare, 5, a6), EXIT_USAGE);
 }
 
 static void test_diff_rules(void **state)

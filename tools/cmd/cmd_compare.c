@@ -17,6 +17,7 @@
 
 #include "core/base/xalloc.h"
 #include "tools/cmd/cmd.h"
+#include "tools/cmd/run_bound.h"
 #include "tools/report/analysis.h"
 #include "tools/report/charts.h"
 #include "tools/report/cli.h"
@@ -29,7 +30,8 @@ static int compare_main(int argc, char **argv);
 
 const struct cmd cmd_compare = {
     .name = "compare",
-    .usage = "TRACE... [-o FILE] [--format html|md|json] [--bins N] [--plots svg|png|pdf]",
+    .usage = "TRACE... [-o FILE] [--format html|md|json] [--bins N] [--plots svg|png|pdf] "
+             "[--label A,B,...]",
     .summary = "several runs' figures side by side, with overlaid charts",
     .main = compare_main,
 };
@@ -41,15 +43,42 @@ static int usage_error(const char *msg, const char *arg)
     return EXIT_USAGE;
 }
 
+/* --label A,B,C: the names, owned; empty names are kept (a run may go unnamed). */
+static char **split_labels(const char *text, size_t *n)
+{
+    size_t count = 1;
+    for (const char *p = text; *p; p++)
+        count += *p == ',';
+    char **out = xcalloc(count, sizeof *out);
+    const char *start = text;
+    for (size_t i = 0; i < count; i++) {
+        const char *end = strchr(start, ',');
+        size_t len = end ? (size_t)(end - start) : strlen(start);
+        out[i] = xstrndup(start, len);
+        start = end ? end + 1 : start + len;
+    }
+    *n = count;
+    return out;
+}
+
+static void free_labels(char **label, size_t n)
+{
+    for (size_t i = 0; label && i < n; i++)
+        free(label[i]);
+    free(label);
+}
+
 static int compare_main(int argc, char **argv)
 {
-    const char *output = NULL, *format_name = NULL, *plots = NULL;
+    const char *output = NULL, *format_name = NULL, *plots = NULL, *labels = NULL;
     unsigned long bins = REPORT_DEFAULT_BINS;
     const struct opt opts[] = {
         {"output", OPT_STRING, &output, "FILE  where the comparison goes (-o; default: stdout)"},
         {"format", OPT_STRING, &format_name, "F  html | md | json (default: from -o, else md)"},
         {"bins", OPT_UINT, &bins, "N  time bins of each run's series (100)"},
         {"plots", OPT_STRING, &plots, "F  also write each chart as F (svg, png, pdf) next to -o"},
+        {"label", OPT_STRING, &labels,
+         "A,B,...  one name a run, in order (default: each run's placement/policy)"},
         {NULL, 0, NULL, NULL},
     };
     static const char *const shorts[][2] = {{"-o", "--output"}};
@@ -81,6 +110,14 @@ static int compare_main(int argc, char **argv)
         return usage_error("--plots must be svg, png or pdf, not", plots);
     if (plots && to_stdout)
         return usage_error("--plots writes files next to the output: it needs -o FILE", NULL);
+    size_t nlabels = 0;
+    char **label = labels ? split_labels(labels, &nlabels) : NULL;
+    if (labels && nlabels != (size_t)npos) {
+        free_labels(label, nlabels);
+        fprintf(stderr, "jackdaw compare: --label names %zu run%s for %d trace%s\n", nlabels,
+                nlabels == 1 ? "" : "s", npos, npos == 1 ? "" : "s");
+        return EXIT_USAGE;
+    }
 
     struct report_analysis **runs = xcalloc((size_t)npos, sizeof *runs);
     struct chart_set cs = {0};
@@ -103,6 +140,12 @@ static int compare_main(int argc, char **argv)
         for (size_t i = 0; i < runs[k]->nwarnings; i++)
             fprintf(stderr, "jackdaw compare: warning: run %d (%s): %s\n", k + 1, pos[k],
                     runs[k]->warnings[i]);
+        /* Quality against the bound, as `report` of the run gives it. */
+        run_bound_add(runs[k], pos[k], NULL, "compare");
+        if (label) {
+            free(runs[k]->short_label);
+            runs[k]->short_label = xstrdup(label[k]);
+        }
     }
     const struct report_analysis *const *cruns = (const struct report_analysis *const *)runs;
     bool html = format == REPORT_FORMAT_HTML;
@@ -131,6 +174,7 @@ static int compare_main(int argc, char **argv)
     if (report_cli_close("compare", output, out) < 0 || wrc < 0)
         rc = EXIT_INTERNAL;
 done:
+    free_labels(label, nlabels);
     free(stem);
     charts_fini(&cs);
     for (int k = 0; k < npos; k++)

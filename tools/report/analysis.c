@@ -585,6 +585,8 @@ static void make_label(struct report_analysis *a)
     a->label = xasprintf("%s/%s, %zu node%s%s%s", a->placement ? a->placement : "ws",
                          a->steal_policy ? a->steal_policy : "adaptive", a->nnodes,
                          a->nnodes == 1 ? "" : "s", wl ? ", " : "", wl ? wl : "");
+    a->short_label = xasprintf("%s/%s", a->placement ? a->placement : "ws",
+                               a->steal_policy ? a->steal_policy : "adaptive");
 }
 
 /*
@@ -933,6 +935,7 @@ void report_analysis_destroy(struct report_analysis *a)
     free(a->placement);
     free(a->steal_policy);
     free(a->label);
+    free(a->short_label);
     free(a->workload_path);
     free(a->nodes);
     free(a->steal_tasks);

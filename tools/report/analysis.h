@@ -246,6 +246,7 @@ struct report_analysis {
     char *run_id, *workload_name, *workload_digest;
     char *placement, *steal_policy; /* from config.node_args, else the defaults */
     char *label;            /* "flds/adaptive, 4 nodes, fanout.jsonl" for compare */
+    char *short_label;      /* "flds/adaptive", or compare's --label: under a bar */
     char *workload_path;    /* names[0] of the first JOB_SUBMIT; NULL when none */
 
     size_t nnodes;

@@ -197,8 +197,14 @@ static void overlay(struct chart_set *cs, const struct report_analysis *const *r
     add(cs, p);
 }
 
-/* Bars are labelled "run K": the Runs table says which is which, and full labels would
- * not fit under a bar. */
+/* Bars are labelled "K: placement/policy" (or compare's --label): the whole label, with
+ * the node count and workload, is in the Runs table and would not fit under a bar. */
+static void bar_label(char *out, size_t cap, const struct report_analysis *const *runs,
+                      size_t k)
+{
+    snprintf(out, cap, "%zu: %s", k + 1, runs[k]->short_label ? runs[k]->short_label : "run");
+}
+
 static void one_figure(struct chart_set *cs, const struct report_analysis *const *runs,
                        size_t n, const char *name, enum report_figure f, const char *title,
                        const char *ylabel)
@@ -206,8 +212,8 @@ static void one_figure(struct chart_set *cs, const struct report_analysis *const
     const char *cols[] = {report_figure_info(f)->key};
     struct plot *p = plot_create(name, title, PLOT_BARS, "", ylabel, "run", 1, cols);
     for (size_t k = 0; k < n; k++) {
-        char label[32];
-        snprintf(label, sizeof label, "run %zu", k + 1);
+        char label[80];
+        bar_label(label, sizeof label, runs, k);
         plot_add_row(p, label, 0, &runs[k]->figures[f]);
     }
     add(cs, p);
@@ -260,8 +266,8 @@ static void lost_stacked(struct chart_set *cs, const struct report_analysis *con
     struct plot *p = plot_create("lost", "Idle core-seconds by cause", PLOT_STACKED, "",
                                  "core-seconds", "run", REPORT_LOST_COUNT, cols);
     for (size_t k = 0; k < n; k++) {
-        char label[32];
-        snprintf(label, sizeof label, "run %zu", k + 1);
+        char label[80];
+        bar_label(label, sizeof label, runs, k);
         plot_add_row(p, label, 0, &runs[k]->figures[RF_LOST_RAMP_UP_S]);
     }
     add(cs, p);

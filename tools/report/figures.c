@@ -17,7 +17,7 @@ static const struct report_figure_info figure_info[RF_COUNT] = {
     [RF_WORK_S] = {"work_s", "work at speed 1", RU_SECONDS, REPORT_NEUTRAL, "summary"},
     [RF_TIME_PER_TASK_PER_CPU_S] = {"time_per_task_per_cpu_s", "time per task per CPU",
                                     RU_SECONDS, REPORT_LOWER_BETTER, "summary"},
-    [RF_MEAN_TASK_S] = {"mean_task_s", "mean task length (ideal time per task per CPU)",
+    [RF_MEAN_TASK_S] = {"mean_task_s", "mean task run time (measured)",
                         RU_SECONDS, REPORT_NEUTRAL, "summary"},
     [RF_UTILIZATION] = {"utilization", "utilization", RU_RATIO, REPORT_HIGHER_BETTER,
                         "summary"},

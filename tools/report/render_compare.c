@@ -16,6 +16,7 @@
 
 /* A table with a first column, one per run, and maybe a last one. */
 struct wide {
+    const struct report_analysis *const *runs; /* borrowed: the headings' labels */
     size_t nc;
     const char **head;
     bool *numeric;
@@ -23,9 +24,10 @@ struct wide {
     const char **row;
 };
 
-static void wide_begin(struct wide *w, struct doc *d, size_t n, const char *first,
-                       const char *last)
+static void wide_begin(struct wide *w, struct doc *d, const struct report_analysis *const *runs,
+                       size_t n, const char *first, const char *last)
 {
+    w->runs = runs;
     w->nc = n + 1 + (last ? 1 : 0);
     w->head = xcalloc(w->nc, sizeof *w->head);
     w->numeric = xcalloc(w->nc, sizeof *w->numeric);
@@ -33,7 +35,8 @@ static void wide_begin(struct wide *w, struct doc *d, size_t n, const char *firs
     w->row = xcalloc(w->nc, sizeof *w->row);
     w->head[0] = first;
     for (size_t k = 0; k < n; k++) {
-        snprintf(w->cells[k + 1], FIG_BUF, "run %zu", k + 1);
+        snprintf(w->cells[k + 1], FIG_BUF, "%zu: %s", k + 1,
+                 w->runs[k]->short_label ? w->runs[k]->short_label : "run");
         w->head[k + 1] = w->cells[k + 1];
         w->numeric[k + 1] = true;
     }
@@ -96,18 +99,31 @@ static size_t best_run(const struct report_analysis *const *runs, size_t n, enum
     return tie ? 0 : best; /* a shared best names nobody */
 }
 
+/* Idle time by cause and the setup are not ranked: less steal-in-flight time is no merit
+ * in a run that does not steal, nor a short tail in one that ended late; total idle
+ * time, the makespan and efficiency say who did better. */
+static bool ranked(enum report_figure f)
+{
+    return f != RF_SETUP_S && !(f >= RF_LOST_RAMP_UP_S && f < RF_LOST_RAMP_UP_S + REPORT_LOST_COUNT);
+}
+
 static void figures_section(struct doc *d, const struct report_analysis *const *runs, size_t n)
 {
     doc_section(d, compare_sections[1]);
+    doc_para(d, "best: the run with the better value where one direction is better (higher "
+                "efficiency, shorter makespan, less idle time …); none on a tie. The causes of "
+                "idle time one by one and the setup are not ranked: a run that does not steal "
+                "has no steal in flight, which is no merit.");
     struct wide w;
-    wide_begin(&w, d, n, "figure", "best");
+    wide_begin(&w, d, runs, n, "figure", "best");
     for (int f = 0; f < RF_COUNT; f++) {
         snprintf(w.cells[0], FIG_BUF, "%s", report_figure_info(f)->label);
         for (size_t k = 0; k < n; k++)
             fmt_figure(w.cells[k + 1], f, runs[k]->figures[f]);
-        size_t best = best_run(runs, n, f);
+        size_t best = ranked(f) ? best_run(runs, n, f) : 0;
         if (best)
-            snprintf(w.cells[n + 1], FIG_BUF, "run %zu", best);
+            snprintf(w.cells[n + 1], FIG_BUF, "%zu: %s", best,
+                     runs[best - 1]->short_label ? runs[best - 1]->short_label : "run");
         else
             snprintf(w.cells[n + 1], FIG_BUF, "%s", "");
         doc_row(d, w.row);
@@ -125,7 +141,7 @@ static void nodes_section(struct doc *d, const struct report_analysis *const *ru
             if (runs[k]->nodes[i].id > maxid)
                 maxid = runs[k]->nodes[i].id;
     struct wide w;
-    wide_begin(&w, d, n, "node", NULL);
+    wide_begin(&w, d, runs, n, "node", NULL);
     for (int32_t id = 0; id <= maxid; id++) {
         bool any = false;
         snprintf(w.cells[0], FIG_BUF, "%" PRId32, id);
@@ -148,7 +164,7 @@ static void lost_section(struct doc *d, const struct report_analysis *const *run
     doc_section(d, compare_sections[5]);
     doc_chart(d, "lost");
     struct wide w;
-    wide_begin(&w, d, n, "cause", NULL);
+    wide_begin(&w, d, runs, n, "cause", NULL);
     for (int c = 0; c <= REPORT_LOST_COUNT; c++) {
         enum report_figure f = c < REPORT_LOST_COUNT ? RF_LOST_RAMP_UP_S + c : RF_IDLE_CORE_S;
         snprintf(w.cells[0], FIG_BUF, "%s",
@@ -226,7 +242,7 @@ static int render(FILE *out, enum doc_kind kind, const struct report_analysis *c
     doc_chart(&d, "efficiency");
     doc_chart(&d, "makespan");
     struct wide w;
-    wide_begin(&w, &d, n, "figure", NULL);
+    wide_begin(&w, &d, runs, n, "figure", NULL);
     const enum report_figure shown[] = {RF_EFFICIENCY, RF_MAKESPAN_S, RF_IDEAL_S,
                                         RF_BOUND_QUALITY};
     for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++) {
