@@ -710,6 +710,15 @@ void model_tick(struct model *m, int64_t now_ns)
                     if (m->nodes[i].seen && m->nodes[i].time_ns > last)
                         last = m->nodes[i].time_ns;
                 m->end_ns = last == INT64_MIN ? now_ns : last;
+                /* Said once, at the end of the window, in the log's time order. */
+                char body[160];
+                snprintf(body, sizeof body, "all %" PRIu64 " tasks ended: %" PRIu64 " done, %"
+                         PRIu64 " failed, %" PRIu64 " cancelled (%.3f s from the first submit)",
+                         (uint64_t)v->total, (uint64_t)done, (uint64_t)failed,
+                         (uint64_t)cancelled,
+                         m->end_ns > from ? (double)(m->end_ns - from) / 1e9 : 0.0);
+                model_log_text(&m->log, m->end_ns, body);
+                v->log = model_log_lines(&m->log, &v->nlog);
             }
         }
         else if (v->tput_now > 0)

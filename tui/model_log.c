@@ -221,7 +221,9 @@ static void write_line(struct model_log_line *line, int64_t t, const char *body)
 
 /* ---- lines and bursts -------------------------------------------------------------- */
 
-static uint64_t append(struct model_log *l, const struct wire_note *n, int32_t node,
+/* Adds a line at its place in time (after the lines of the same time or earlier) and
+ * returns its sequence number; the bursts' lines after it move down one. */
+static uint64_t insert(struct model_log *l, int64_t t, uint8_t kind, int32_t node,
                        const char *body)
 {
     if (l->len == MODEL_LOG_LINES) {
@@ -235,12 +237,34 @@ static uint64_t append(struct model_log *l, const struct wire_note *n, int32_t n
         memmove(l->lines, l->lines + l->start, l->len * sizeof *l->lines);
         l->start = 0;
     }
-    struct model_log_line *line = &l->lines[l->start + l->len++];
-    line->time_ns = n->time_ns;
-    line->kind = n->kind;
+    struct model_log_line *base = l->lines + l->start;
+    uint32_t at = l->len;
+    while (at > 0 && base[at - 1].time_ns > t)
+        at--;
+    if (at < l->len) {
+        memmove(base + at + 1, base + at, (l->len - at) * sizeof *base);
+        for (int i = 0; i < MODEL_LOG_BURSTS; i++)
+            if (l->bursts[i].open && l->bursts[i].line_seq >= l->seq0 + at)
+                l->bursts[i].line_seq++;
+    }
+    l->len++;
+    struct model_log_line *line = &base[at];
+    line->time_ns = t;
+    line->kind = kind;
     line->node = node;
-    write_line(line, n->time_ns, body);
-    return l->seq0 + l->len - 1;
+    write_line(line, t, body);
+    return l->seq0 + at;
+}
+
+static uint64_t append(struct model_log *l, const struct wire_note *n, int32_t node,
+                       const char *body)
+{
+    return insert(l, n->time_ns, n->kind, node, body);
+}
+
+void model_log_text(struct model_log *l, int64_t t, const char *body)
+{
+    insert(l, t, TRACE_KIND_COUNT, -1, body);
 }
 
 static int64_t text_hash(const char *s, size_t max)
@@ -267,33 +291,41 @@ static bool node_set_add(struct model_log_burst *b, int32_t node)
     return true;
 }
 
+/* Whether t is within a burst's reach: less than BURST_NS from its latest note. */
+static bool near(const struct model_log_burst *b, int64_t t)
+{
+    int64_t d = t > b->last_ns ? t - b->last_ns : b->last_ns - t;
+    return d < BURST_NS;
+}
+
 static void burst_note(struct model_log *l, const struct wire_note *n, int64_t key)
 {
-    int64_t bucket = bucket_of(n->time_ns);
     struct model_log_burst *b = NULL;
     for (int i = 0; i < MODEL_LOG_BURSTS && !b; i++) {
         struct model_log_burst *c = &l->bursts[i];
-        if (c->open && c->bucket == bucket && c->kind == n->kind && c->key == key &&
+        if (c->open && near(c, n->time_ns) && c->kind == n->kind && c->key == key &&
             (n->kind != TRACE_POLICY_CHANGE || strncmp(c->first.text, n->text, sizeof n->text) == 0))
             b = c;
     }
     if (!b) {
-        /* A free slot, else one of an earlier second, else the one with the oldest line. */
+        /* A free slot, else one out of reach, else the one with the oldest line. */
         for (int i = 0; i < MODEL_LOG_BURSTS; i++) {
             struct model_log_burst *c = &l->bursts[i];
             if (!c->open) {
                 b = c;
                 break;
             }
-            bool c_old = c->bucket != bucket, b_old = b && b->bucket != bucket;
+            bool c_old = !near(c, n->time_ns), b_old = b && !near(b, n->time_ns);
             if (!b || (c_old != b_old ? c_old : c->line_seq < b->line_seq))
                 b = c;
         }
         uint8_t *set = b->node_set;
         memset(set, 0, NODE_SET_BYTES);
-        *b = (struct model_log_burst){.open = true, .bucket = bucket, .kind = n->kind,
+        *b = (struct model_log_burst){.open = true, .last_ns = n->time_ns, .kind = n->kind,
                                       .key = key, .first = *n, .node_set = set};
     }
+    if (n->time_ns > b->last_ns)
+        b->last_ns = n->time_ns;
     b->events++;
     if (n->count > 0 && b->sum <= INT64_MAX - n->count)
         b->sum += n->count;

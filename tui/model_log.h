@@ -4,10 +4,13 @@
  *
  * Notes come in bursts: every node announces its policy and comes up at start, a failed
  * task cancels its whole subtree, a lost node is reported by each of its peers.  Similar
- * notes (same kind and subject) within one second fold into one line that is rewritten
- * as the burst grows ("37 tasks cancelled on 5 nodes"); only the first few failures of
- * a second get a line each.  Lines depend on the notes alone, never on when the model
- * was ticked, so a replay seek shows the same log however it got there.
+ * notes (same kind and subject) less than a second after the burst's latest fold into
+ * its line, which is rewritten as the burst grows ("37 tasks cancelled on 5 nodes"), so
+ * 8 nodes coming up across a second's boundary are one line, not two; only the first few
+ * failures of a second get a line each.  Lines stay in time order whatever order the
+ * nodes' notes arrive in (each node's stream is delayed differently).  Lines depend on
+ * the notes alone, never on when the model was ticked, so a replay seek shows the same
+ * log however it got there.
  *
  * Internal to tui/model.c: a struct model embeds one.  Pure, one thread.
  */
@@ -23,7 +26,7 @@
 
 struct model_log_burst {
     bool open;
-    int64_t bucket;              /* time / burst width of its first note */
+    int64_t last_ns;             /* time of its latest note */
     uint8_t kind;
     int64_t key;                 /* status, peer, or a hash of the text */
     uint64_t line_seq;           /* its line, while still in the ring */
@@ -49,6 +52,8 @@ void model_log_fini(struct model_log *l);
 void model_log_reset(struct model_log *l);
 /* Logs a note (steal grants are left to the matrix, done task ends are not notes). */
 void model_log_note(struct model_log *l, const struct wire_note *n);
+/* A line of the model's own (not a note), at time t: "all 40 tasks ended …". */
+void model_log_text(struct model_log *l, int64_t t, const char *body);
 /* The lines, oldest first; valid until the next call that changes l. */
 const struct model_log_line *model_log_lines(const struct model_log *l, uint32_t *n);
 

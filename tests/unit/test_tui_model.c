@@ -533,6 +533,51 @@ static void test_log_lines(void **state)
     model_destroy(m);
 }
 
+/*
+ * The log as a reader expects it: 8 nodes coming up across a second's boundary are one
+ * line; notes that arrive out of time order (each node's stream is delayed differently)
+ * are shown in time order; and the job's end is a line of its own, at the end.
+ */
+static void test_log_order_and_end(void **state)
+{
+    (void)state;
+    struct model *m = model_create();
+    for (int32_t id = 0; id < 8; id++) {
+        struct wire_note n = note(TRACE_NODE_UP, id, 900 * MS + id * 50 * MS);
+        n.count = 2;
+        model_note(m, &n);
+    }
+    job(m, 1, 1300 * MS, 2, "w");
+    assert_string_equal(model_view(m)->log[0].text, "   0.900 8 nodes up (16 slots)");
+    struct wire_note late = note(TRACE_POLICY_CHANGE, 1, 3 * S);
+    strcpy(late.text, "mlb");
+    model_note(m, &late);
+    struct wire_note early = note(TRACE_TASK_END, 2, 2500 * MS);
+    early.task = (uint64_t)1 << 32 | 0;
+    early.status = TASK_FAILED;
+    early.count = 1;
+    model_note(m, &early);
+    const struct model_view *v = model_view(m);
+    for (uint32_t i = 1; i < v->nlog; i++)
+        if (v->log[i].time_ns < v->log[i - 1].time_ns)
+            fail_msg("line %u (%s) comes after a later one (%s)", i, v->log[i].text,
+                     v->log[i - 1].text);
+    assert_string_equal(last_log(v), "   3.000 node 1: placement policy mlb");
+    /* Both tasks end (one failed): the end is logged once, at its time. */
+    feed(m, 2, 3500 * MS, sample(0, 2, 2, 1, 0));
+    model_tick(m, 4 * S);
+    model_tick(m, 5 * S);
+    v = model_view(m);
+    assert_string_equal(last_log(v),
+                        "   3.500 all 2 tasks ended: 1 done, 1 failed, 0 cancelled (2.200 s "
+                        "from the first submit)");
+    uint32_t ends = 0;
+    for (uint32_t i = 0; i < v->nlog; i++)
+        ends += strstr(v->log[i].text, "tasks ended") != NULL;
+    assert_int_equal(ends, 1);
+    model_destroy(m);
+}
+
 /* Bursts fold into one line that grows. */
 static void test_log_bursts(void **state)
 {
@@ -821,6 +866,7 @@ int main(void)
         cmocka_unit_test(test_steal_matrix),
         cmocka_unit_test(test_log_lines),
         cmocka_unit_test(test_log_bursts),
+        cmocka_unit_test(test_log_order_and_end),
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_garbage),
     };
