@@ -349,7 +349,7 @@ static void draw_header(const struct layout *l, const struct model_view *v, cons
     n = 0;
     snprintf(line[n].text, sizeof line[n].text, "Rate %s/s now %s/s avg", now, avg);
     line[n++].style = STYLE_NORMAL;
-    snprintf(line[n].text, sizeof line[n].text, "  Eff %.1f%%", 100 * v->efficiency);
+    snprintf(line[n].text, sizeof line[n].text, "  Util %.1f%%", 100 * v->efficiency);
     line[n++].style = STYLE_NORMAL;
     snprintf(line[n].text, sizeof line[n].text, "  Elapsed %s", el);
     line[n++].style = STYLE_NORMAL;

@@ -81,6 +81,11 @@ mf, mc = f["makespan_s"], run["makespan_s"]
 assert mf >= span - 1e-6 and mc >= span - 1e-6, (mf, mc, span)
 assert mf - mc <= f["setup_s"] + 1e-6, (mf, mc, f["setup_s"])
 assert 0 < f["efficiency"] <= 1.0001, f["efficiency"]
+# One definition of work (the workload's declared sleeps) and of efficiency (ideal over
+# the window): the report's ideal is the run's, and each efficiency is it over its own
+# makespan (1e-3 s: the summary rounds nothing, the report's JSON keeps 6 digits).
+assert abs(f["ideal_s"] - run["ideal_s"]) < 1e-3, (f["ideal_s"], run["ideal_s"])
+assert abs(f["efficiency"] * mf - run["efficiency"] * mc) < 1e-3, (f["efficiency"], run["efficiency"])
 assert f["tasks_stolen"] > 0, "mode one moves work by stealing"
 lost = sum(r["lost"]["causes"].values())
 assert abs(lost - r["lost"]["idle_core_s"]) < 1e-6, (lost, r["lost"]["idle_core_s"])

@@ -36,6 +36,7 @@
 
 #include "trace_fixture.h"
 #include "tools/cmd/cmd.h"
+#include "core/model/workload.h"
 #include "tools/report/analysis.h"
 #include "tools/report/diff.h"
 #include "tools/report/render.h"
@@ -210,6 +211,39 @@ static void test_time_table_says_it_averages(void **state)
         free(text);
         report_analysis_destroy(a);
     }
+}
+
+/*
+ * Efficiency from the workload's declared work, as `run` computes it: the hand run's
+ * seven tasks, declared here as 0.5 s sleeps (3.5 s of work) where the trace measured
+ * their runs; commands and other jobs' tasks would keep their measured time.
+ */
+static void test_declared_work(void **state)
+{
+    (void)state;
+    struct report_analysis *a = hand(9);
+    double measured = a->figures[RF_WORK_S];
+    struct workload wl;
+    char *cause = NULL;
+    const char *text = "{\"id\":\"t0\",\"kind\":\"sleep\",\"duration_s\":0.5}\n"
+                       "{\"id\":\"t1\",\"kind\":\"sleep\",\"duration_s\":0.5}\n"
+                       "{\"id\":\"t2\",\"kind\":\"sleep\",\"duration_s\":0.5}\n"
+                       "{\"id\":\"t3\",\"kind\":\"sleep\",\"duration_s\":0.5}\n"
+                       "{\"id\":\"t4\",\"kind\":\"sleep\",\"duration_s\":0.5}\n"
+                       "{\"id\":\"t5\",\"kind\":\"sleep\",\"duration_s\":0.5}\n"
+                       "{\"id\":\"t6\",\"kind\":\"sleep\",\"duration_s\":0.5}\n";
+    assert_int_equal(workload_parse(&wl, text, strlen(text), "hand.jsonl", &cause), 0);
+    report_use_workload(a, &wl);
+    assert_true(a->work_declared);
+    assert_true(measured > 4); /* the trace's runs were longer than declared */
+    assert_float_equal(a->figures[RF_WORK_S], 3.5, EPS);
+    double cap = 0;
+    for (size_t i = 0; i < a->nnodes; i++)
+        cap += a->nodes[i].slots * a->nodes[i].speed;
+    assert_float_equal(a->figures[RF_IDEAL_S], 3.5 / cap, EPS);
+    assert_float_equal(a->figures[RF_EFFICIENCY], 3.5 / cap / 9, EPS);
+    workload_fini(&wl);
+    report_analysis_destroy(a);
 }
 
 static void test_hand_summary(void **state)
@@ -1019,6 +1053,7 @@ int main(void)
         cmocka_unit_test(test_hand_lost_time),
         cmocka_unit_test(test_failure_recovery),
         cmocka_unit_test(test_retried_run),
+        cmocka_unit_test(test_declared_work),
         cmocka_unit_test(test_time_table_says_it_averages),
         cmocka_unit_test(test_hand_series),
         cmocka_unit_test(test_hand_steal_audit),

@@ -1,7 +1,8 @@
 /*
- * run_bound — the bound a report measures a run against, for `jackdaw report` and
- * `jackdaw compare` alike: the run's workload (where the trace says, or beside it, or
- * --workload), its cluster and emulated link from the trace, and tools/bound's three
+ * run_bound — what a report takes from the run's workload, for `jackdaw report` and
+ * `jackdaw compare` alike: the workload (where the trace says, or beside it, or
+ * --workload); its declared work (report_use_workload: efficiency as `run` computes
+ * it); and, with the cluster and emulated link from the trace, tools/bound's three
  * bounds, the binding one set on the analysis (report_set_bound).
  */
 #include "tools/cmd/run_bound.h"
@@ -78,6 +79,7 @@ static void add_bound(struct report_analysis *a, const char *trace, const char *
         free(cause);
         return;
     }
+    report_use_workload(a, &wl);
     uint32_t *slots = xcalloc(a->nnodes, sizeof *slots);
     double *speeds = xcalloc(a->nnodes, sizeof *speeds);
     for (size_t i = 0; i < a->nnodes; i++) {

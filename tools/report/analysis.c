@@ -15,6 +15,7 @@
 
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
+#include "core/model/workload.h"
 #include "core/model/task.h"
 #include "trace/format/reader.h"
 #include "tools/report/analysis_internal.h"
@@ -308,8 +309,10 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
     if (ev->kind == TRACE_JOB_SUBMIT) {
         if (p->t0 == NO_TIME || t < p->t0)
             p->t0 = t;
-        if (!a->workload_path && nnames > 0 && names[0] && names[0][0])
+        if (!a->workload_path && nnames > 0 && names[0] && names[0][0]) {
             a->workload_path = xstrdup(names[0]);
+            a->workload_job = (uint32_t)(ev->task >> 32);
+        }
         return;
     }
     if (ev->kind == TRACE_TASK_NAMES) {
@@ -450,6 +453,12 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
             nd->busy_s += run;
             p->busy_s += run;
             p->work_s += run * nd->speed;
+            if (ev->status == TASK_DONE) {
+                a->done_runs = xgrow(a->done_runs, &a->cap_done_runs, a->ndone_runs + 1,
+                                     sizeof *a->done_runs);
+                a->done_runs[a->ndone_runs++] =
+                    (struct report_run){.task = ev->task, .work_s = run * nd->speed};
+            }
             if (ev->status == TASK_DONE || ev->status == TASK_FAILED)
                 nd->tasks_run++;
             if (ev->status == TASK_FAILED)
@@ -725,6 +734,28 @@ static void fill_figures(struct pass *p)
     f[RF_BOUND_QUALITY] = NAN;
 }
 
+void report_use_workload(struct report_analysis *a, const struct workload *wl)
+{
+    if (!a || !wl || !a->workload_path)
+        return;
+    double work = a->figures[RF_WORK_S];
+    for (size_t i = 0; i < a->ndone_runs; i++) {
+        const struct report_run *r = &a->done_runs[i];
+        uint32_t index = (uint32_t)r->task;
+        if ((uint32_t)(r->task >> 32) != a->workload_job || index >= wl->count ||
+            wl->tasks[index].kind != TASK_SLEEP)
+            continue;
+        work += wl->tasks[index].duration_s - r->work_s;
+    }
+    double cap_speed = 0;
+    for (size_t i = 0; i < a->nnodes; i++)
+        cap_speed += a->nodes[i].slots * a->nodes[i].speed;
+    a->work_declared = true;
+    a->figures[RF_WORK_S] = work;
+    a->figures[RF_IDEAL_S] = ratio(work, cap_speed);
+    a->figures[RF_EFFICIENCY] = ratio(a->figures[RF_IDEAL_S], a->figures[RF_MAKESPAN_S]);
+}
+
 void report_set_bound(struct report_analysis *a, double bound_makespan_s, const char *name)
 {
     if (!a)
@@ -936,6 +967,7 @@ void report_analysis_destroy(struct report_analysis *a)
     free(a->steal_policy);
     free(a->label);
     free(a->short_label);
+    free(a->done_runs);
     free(a->workload_path);
     free(a->nodes);
     free(a->steal_tasks);

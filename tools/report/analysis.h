@@ -239,6 +239,11 @@ struct report_steal {
 
 #define REPORT_WORST_STEALS 10
 
+struct report_run {
+    uint64_t task;
+    double work_s;
+};
+
 struct report_analysis {
     char *trace_path;       /* owned */
     bool cut;               /* the file ended inside a block: its whole blocks were read */
@@ -273,6 +278,13 @@ struct report_analysis {
     size_t names_len, names_cap;
     char **warnings;           /* owned sentences: dropped events, tasks never ended, … */
     size_t nwarnings;
+    /* The tasks that ended done, with the work they were measured to do (run time x node
+     * speed), so that report_use_workload can count a sleep task's declared duration
+     * instead, as `run`'s summary does. */
+    struct report_run *done_runs;
+    size_t ndone_runs, cap_done_runs;
+    uint32_t workload_job;  /* the job of the JOB_SUBMIT that named workload_path */
+    bool work_declared;     /* report_use_workload counted the workload's durations */
     /* Which bound binds (the largest of `jackdaw bound`'s three): "sub-optimal",
      * "capacity" or "critical path"; static, NULL until report_set_bound. */
     const char *bound_name;
@@ -292,6 +304,16 @@ struct report_options {
 int report_analyze(const char *path, const struct report_options *opt,
                    struct report_analysis **out, char **cause);
 void report_analysis_destroy(struct report_analysis *a); /* NULL is a no-op */
+
+struct workload;
+/*
+ * The run's own workload (the JOB_SUBMIT's, workload_path): a sleep task that ended done
+ * did its declared duration of work, whatever its sleep measured (a late timer on a busy
+ * machine is not work), so work, ideal makespan and efficiency are recomputed with the
+ * declared durations, as `run`'s summary computes them; commands keep their measured
+ * time.  Tasks of other jobs keep theirs.
+ */
+void report_use_workload(struct report_analysis *a, const struct workload *wl);
 
 /* Fills the bound hook: bound_makespan_s (the binding bound, named `name`: a static
  * string) and quality = bound / makespan. */
