@@ -450,8 +450,12 @@ static void draw_row(const struct layout *l, int y, const struct model_node *n, 
         case TCOL_SREADYQ: draw_fmt_count(buf, sizeof buf, sm->sreadyq); break;
         case TCOL_COMPLETEQ: draw_fmt_count(buf, sizeof buf, sm->completeq); break;
         case TCOL_DONE: draw_fmt_count(buf, sizeof buf, (double)n->done); break;
-        case TCOL_STEALS_IN: draw_fmt_count(buf, sizeof buf, (double)n->steals_in); break;
-        case TCOL_STEALS_OUT: draw_fmt_count(buf, sizeof buf, (double)n->steals_out); break;
+        case TCOL_STEALS_IN:
+            draw_fmt_count(buf, sizeof buf, (double)model_node_stolen_in(n));
+            break;
+        case TCOL_STEALS_OUT:
+            draw_fmt_count(buf, sizeof buf, (double)model_node_stolen_out(n));
+            break;
         case TCOL_STEALS_FAILED: draw_fmt_count(buf, sizeof buf, (double)sm->steal_fails); break;
         case TCOL_BYTES_IN: draw_fmt_bytes(buf, sizeof buf, (double)sm->fetch_bytes); break;
         case TCOL_BYTES_OUT: draw_fmt_bytes(buf, sizeof buf, (double)sm->bytes_out); break;

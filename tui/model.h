@@ -169,6 +169,11 @@ const char *model_sort_name(enum model_sort k);
 /* "dead" (declared dead by a peer), "down" (not connected), "busy" (a slot busy) or
  * "idle": the state words of the filter. */
 const char *model_node_state(const struct model_node *n);
+/* Tasks stolen in and out by the node: its samples' cumulative counts once it sent one
+ * (exact, as the header's total and the detail pane), else the grants seen in notes
+ * (which lag when notes are capped or late). */
+uint64_t model_node_stolen_in(const struct model_node *n);
+uint64_t model_node_stolen_out(const struct model_node *n);
 /* Fills out[] with the indexes of the nodes that match filter (substring, ignoring case,
  * of "node N" or of a state word: "idle", "busy", "down"; NULL or "" for all), sorted by
  * key (descending when desc), ties by id.  Returns how many (at most cap). */

@@ -45,6 +45,16 @@ const char *model_node_state(const struct model_node *n)
     return n->s.busy > 0 ? "busy" : "idle";
 }
 
+uint64_t model_node_stolen_in(const struct model_node *n)
+{
+    return n->seen && n->s.stolen_in >= 0 ? (uint64_t)n->s.stolen_in : n->steals_in;
+}
+
+uint64_t model_node_stolen_out(const struct model_node *n)
+{
+    return n->seen && n->s.stolen_out >= 0 ? (uint64_t)n->s.stolen_out : n->steals_out;
+}
+
 static double sort_value(const struct model_node *n, enum model_sort key)
 {
     switch (key) {
@@ -56,8 +66,8 @@ static double sort_value(const struct model_node *n, enum model_sort key)
     case MODEL_SORT_SREADYQ: return n->s.sreadyq;
     case MODEL_SORT_COMPLETEQ: return n->s.completeq;
     case MODEL_SORT_DONE: return (double)n->done;
-    case MODEL_SORT_STEALS_IN: return (double)n->steals_in;
-    case MODEL_SORT_STEALS_OUT: return (double)n->steals_out;
+    case MODEL_SORT_STEALS_IN: return (double)model_node_stolen_in(n);
+    case MODEL_SORT_STEALS_OUT: return (double)model_node_stolen_out(n);
     case MODEL_SORT_STEALS_FAILED: return (double)n->s.steal_fails;
     case MODEL_SORT_BYTES_IN: return (double)n->s.fetch_bytes;
     case MODEL_SORT_BYTES_OUT: return (double)n->s.bytes_out;

@@ -578,6 +578,36 @@ static void test_log_order_and_end(void **state)
     model_destroy(m);
 }
 
+/* The table's steal columns are the samples' counts (the header's and the detail pane's),
+ * not the grants seen in notes, which lag: 39 granted tasks seen, 206 in the sample. */
+static void test_steal_columns_from_samples(void **state)
+{
+    (void)state;
+    struct model *m = model_create();
+    struct wire_note g = note(TRACE_STEAL_GRANT, 1, 100 * MS);
+    g.peer = 0;
+    g.count = 39;
+    model_note(m, &g);
+    const struct model_view *v = model_view(m);
+    /* Before any sample of node 0: the notes are all there is. */
+    assert_int_equal(model_node_stolen_out(node_by_id(v, 0)), 39);
+    struct trace_sample s = sample(1, 2, 0, 0, 0);
+    s.stolen_out = 206;
+    feed(m, 0, 200 * MS, s);
+    struct trace_sample s1 = sample(1, 2, 0, 0, 0);
+    s1.stolen_in = 206;
+    feed(m, 1, 200 * MS, s1);
+    model_tick(m, 300 * MS);
+    v = model_view(m);
+    assert_int_equal(model_node_stolen_out(node_by_id(v, 0)), 206);
+    assert_int_equal(model_node_stolen_in(node_by_id(v, 1)), 206);
+    assert_int_equal(node_by_id(v, 0)->steals_out, 39); /* what the notes said */
+    uint32_t out[4];
+    assert_int_equal(model_rows(m, MODEL_SORT_STEALS_OUT, true, NULL, out, 4), 2);
+    assert_int_equal(v->nodes[out[0]].id, 0);
+    model_destroy(m);
+}
+
 /* Bursts fold into one line that grows. */
 static void test_log_bursts(void **state)
 {
@@ -867,6 +897,7 @@ int main(void)
         cmocka_unit_test(test_log_lines),
         cmocka_unit_test(test_log_bursts),
         cmocka_unit_test(test_log_order_and_end),
+        cmocka_unit_test(test_steal_columns_from_samples),
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_garbage),
     };
