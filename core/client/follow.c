@@ -13,6 +13,7 @@
 #include "core/base/clock.h"
 #include "core/base/text.h"
 #include "core/base/xalloc.h"
+#include "core/client/client.h"
 
 /* A failed task's reason or output tail, as the summary shows it: exec sends the last
  * KiB of the output, but a daemon's message may be up to the protocol's 1 MiB. */
@@ -46,6 +47,12 @@ void follow_fini(struct follow *f)
     free(f->work);
     free(f->node_tasks);
     free(f->node_speed);
+    if (f->base) {
+        for (uint32_t i = 0; i < f->nodes; i++)
+            proto_stats_fini(&f->base[i]);
+        free(f->base);
+        free(f->base_got);
+    }
     for (uint32_t i = 0; i < f->nfailures; i++)
         free(f->failures[i].detail);
 }
@@ -249,6 +256,21 @@ uint32_t follow_deaths(const struct proto_stats *stats, const bool *got, uint32_
     return n;
 }
 
+void follow_take_baseline(struct follow *f, struct client *c)
+{
+    f->base = xcalloc(f->nodes ? f->nodes : 1, sizeof *f->base);
+    f->base_got = xcalloc(f->nodes ? f->nodes : 1, sizeof *f->base_got);
+    char *cause = NULL;
+    (void)client_stats_some(c, f->base, f->base_got, 5000, &cause);
+    free(cause);
+}
+
+/* later - earlier, for counters that only grow; 0 if a node restarted in between. */
+static uint64_t since(uint64_t later, uint64_t earlier)
+{
+    return later >= earlier ? later - earlier : 0;
+}
+
 void follow_summary(const struct follow *f, const struct proto_stats *stats, const bool *got,
                     uint32_t nodes, const char *mode, struct summary *s)
 {
@@ -277,25 +299,43 @@ void follow_summary(const struct follow *f, const struct proto_stats *stats, con
         n->speed = answered ? stats[i].speed : f->node_speed[i];
         n->tasks_run = f->node_tasks[i];
         if (answered) {
-            s->tasks_resubmitted += stats[i].tasks_resubmitted;
-            s->objects_recomputed += stats[i].objects_recomputed;
-            n->steals_attempted = stats[i].steals_attempted;
-            n->steals_succeeded = stats[i].steals_succeeded;
-            n->tasks_stolen = stats[i].tasks_stolen;
-            n->tasks_pushed = stats[i].tasks_pushed;
-            n->bytes_in = stats[i].bytes_in;
-            n->bytes_out = stats[i].bytes_out;
-            s->tasks_with_inputs += stats[i].tasks_with_inputs;
-            s->locality_hits += stats[i].locality_hits;
-            s->bytes_moved += stats[i].bytes_in;
-            s->cache_hits += stats[i].cache_hits;
-            s->cache_misses += stats[i].cache_misses;
-            s->tasks_pushed += stats[i].tasks_pushed;
-            s->policy_switches += stats[i].policy_switches;
+            /* The counters of this job's window: less what they were at its submit. */
+            static const struct proto_stats zero;
+            const struct proto_stats *b = f->base && f->base_got[i] ? &f->base[i] : &zero;
+            struct proto_stats d = stats[i];
+            d.steals_attempted = since(d.steals_attempted, b->steals_attempted);
+            d.steals_succeeded = since(d.steals_succeeded, b->steals_succeeded);
+            d.tasks_stolen = since(d.tasks_stolen, b->tasks_stolen);
+            d.tasks_pushed = since(d.tasks_pushed, b->tasks_pushed);
+            d.bytes_in = since(d.bytes_in, b->bytes_in);
+            d.bytes_out = since(d.bytes_out, b->bytes_out);
+            d.tasks_with_inputs = since(d.tasks_with_inputs, b->tasks_with_inputs);
+            d.locality_hits = since(d.locality_hits, b->locality_hits);
+            d.cache_hits = since(d.cache_hits, b->cache_hits);
+            d.cache_misses = since(d.cache_misses, b->cache_misses);
+            d.policy_switches = since(d.policy_switches, b->policy_switches);
+            d.tasks_resubmitted = since(d.tasks_resubmitted, b->tasks_resubmitted);
+            d.objects_recomputed = since(d.objects_recomputed, b->objects_recomputed);
+            s->tasks_resubmitted += d.tasks_resubmitted;
+            s->objects_recomputed += d.objects_recomputed;
+            n->steals_attempted = d.steals_attempted;
+            n->steals_succeeded = d.steals_succeeded;
+            n->tasks_stolen = d.tasks_stolen;
+            n->tasks_pushed = d.tasks_pushed;
+            n->bytes_in = d.bytes_in;
+            n->bytes_out = d.bytes_out;
+            s->tasks_with_inputs += d.tasks_with_inputs;
+            s->locality_hits += d.locality_hits;
+            s->bytes_moved += d.bytes_in;
+            s->cache_hits += d.cache_hits;
+            s->cache_misses += d.cache_misses;
+            s->tasks_pushed += d.tasks_pushed;
+            s->policy_switches += d.policy_switches;
         }
         s->total_slots += n->slots;
         capacity += n->slots * n->speed;
     }
+    s->cluster_totals = !f->base;
     double work = 0;
     for (uint32_t i = 0; i < f->wl->count; i++)
         work += f->work[i];
@@ -392,6 +432,9 @@ void follow_summary_print_text(const struct summary *s, const struct follow *f, 
         fprintf(out, "  %-5u %5u %6.2f %9" PRIu64 " %16s %12" PRIu64 "%s\n", n->id, n->slots,
                 n->speed, n->tasks_run, steals, n->tasks_stolen, dead ? "  dead" : "");
     }
+    if (s->cluster_totals)
+        fprintf(out, "  (steals, pushes and bytes: the cluster's since it started; attached to "
+                     "a running job, this client has no count from its submit)\n");
     if (f && f->failed) {
         fprintf(out, "failed tasks (%u; first %u shown):\n", f->failed, f->nfailures);
         for (uint32_t i = 0; i < f->nfailures; i++) {
@@ -457,6 +500,8 @@ void follow_summary_print_json(const struct summary *s, FILE *out)
                           s->mode, "total_slots", (int)s->total_slots, "nodes", nodes);
     json_object_set_new(o, "tasks_timed_out", json_integer((json_int_t)s->timed_out));
     json_object_set_new(o, "tasks_retried", json_integer((json_int_t)s->retried));
+    json_object_set_new(o, "counters_since", json_string(s->cluster_totals ? "cluster start"
+                                                                           : "job submit"));
     json_object_set_new(o, "failed_runs_retried", json_integer((json_int_t)s->retries));
     json_object_set_new(o, "tasks_with_inputs", json_integer((json_int_t)s->tasks_with_inputs));
     json_object_set_new(o, "locality_hit_rate",

@@ -61,6 +61,11 @@ struct follow {
     struct follow_failure failures[10];
     uint32_t nfailures;
     FILE *records;          /* borrowed, may be NULL */
+    /* The nodes' counters just before the job was submitted (submit --wait, run): the
+     * summary's steals, pushes and bytes are the job's window, not the cluster's life.
+     * NULL when there is none (attach): the summary says its totals are the cluster's. */
+    struct proto_stats *base;  /* owned, nodes entries */
+    bool *base_got;            /* owned: which nodes answered */
     bool finished;          /* every task ended */
     int stop;               /* finished, or interrupted: what the follower waits on */
     int interrupted;        /* signal number that cut the follow short, or 0 */
@@ -115,6 +120,7 @@ struct summary {
     uint32_t ndeaths;
     struct proto_dead *deaths; /* owned, NULL when none */
     uint64_t tasks_resubmitted, objects_recomputed;
+    bool cluster_totals;    /* steals, pushes, bytes: the cluster's since its start */
 };
 
 /* Fills a summary from the records and the nodes' statistics (stats[0..nodes); got[i]
@@ -122,6 +128,10 @@ struct summary {
 void follow_summary(const struct follow *f, const struct proto_stats *stats, const bool *got,
                     uint32_t nodes, const char *mode, struct summary *s);
 void follow_summary_fini(struct summary *s);
+/* Takes the baseline (struct follow's base) from the nodes' statistics now: best effort,
+ * a node that does not answer has none and its whole counters are reported. */
+struct client;
+void follow_take_baseline(struct follow *f, struct client *c);
 
 /*
  * The deaths the answering nodes know of, merged into one entry per dead node, oldest

@@ -376,6 +376,10 @@ int job_submit(const char *who, const struct job_options *o)
     int rc = client_connect(c, 10000, &cause);
     if (rc == 0)
         record_job(who, o, &key, job);
+    /* The nodes' counters before this job, so that its summary counts its own steals
+     * rather than the cluster's whole life. */
+    if (rc == 0 && o->wait)
+        follow_take_baseline(&f, c);
     if (rc == 0)
         rc = client_submit(c, o->wl, job, o->mode, 60000, &f.t_submit, &cause);
     if (rc < 0) {

@@ -1,0 +1,32 @@
+#!/bin/bash
+# t_62_job_counters: a job's summary counts its own steals, not the cluster's whole life
+# (issue 18).  Two jobs one after the other on one cluster of 3 daemons, each submitted
+# to node 0 (--mode one) so that stealing spreads it: the second job's summary gives, per
+# node, exactly the tasks stolen between the `status` taken after the first job and the
+# one after the second (tasks move only while a job runs), where it used to give the
+# cluster's totals; the JSON says its counters run from the job's submit.
+. "$(dirname "$0")/lib.sh"
+
+start_cluster 3 2
+"$JACKDAW" gen fanout --tasks 300 --degree 3 --kind sleep --duration-s 0.002-0.01 --seed 2 \
+    -o "$T/f.jsonl" || fail "gen failed"
+for k in a b; do
+    timeout -k 5 60 "$JACKDAW" submit "$T/f.jsonl" --cluster "$CLUSTER_FILE" --mode one --wait \
+        --json --quiet >"$T/$k.json" 2>"$T/$k.err" || { cat "$T/$k.err" >&2; fail "submit $k"; }
+    timeout -k 5 30 "$JACKDAW" status --cluster "$CLUSTER_FILE" --json >"$T/s-$k.json" ||
+        fail "status after $k"
+done
+"$PY" - "$T/a.json" "$T/b.json" "$T/s-a.json" "$T/s-b.json" <<'EOF_PY' || fail "the second job's summary counts more than its own steals"
+import json, sys
+a, b, sa, sb = (json.load(open(p)) for p in sys.argv[1:5])
+assert b["counters_since"] == "job submit", b["counters_since"]
+stolen_b = {n["id"]: n["tasks_stolen"] for n in b["nodes"]}
+before = {n["id"]: n["tasks_stolen"] for n in sa["nodes"]}
+after = {n["id"]: n["tasks_stolen"] for n in sb["nodes"]}
+for i in after:
+    assert stolen_b[i] == after[i] - before[i], (i, stolen_b[i], after[i], before[i])
+assert sum(before.values()) > 0, "the first job stole nothing: the check would prove nothing"
+print("-- tasks stolen: job b %s, cluster totals %s" % (sorted(stolen_b.items()), sorted(after.items())))
+EOF_PY
+stop_cluster
+no_daemons_left "after the jobs"
