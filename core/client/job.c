@@ -56,6 +56,79 @@ int job_file_write(const char *cluster_path, uint32_t job, const char *workload_
     return rc;
 }
 
+int job_file_finish(const char *cluster_path, uint32_t job, const struct summary *s,
+                    int64_t ended_ns)
+{
+    char *dir = jobs_dir(cluster_path);
+    char *path = xasprintf("%s/%u.json", dir, job);
+    free(dir);
+    json_t *o = json_load_file(path, 0, NULL);
+    int rc = -ENOENT;
+    if (json_is_object(o)) {
+        json_object_update_new(o, json_pack("{s:I, s:i, s:i, s:i, s:f}", "ended_ns",
+                                            (json_int_t)ended_ns, "done", (int)s->done,
+                                            "failed", (int)s->failed, "cancelled",
+                                            (int)s->cancelled, "makespan_s", s->makespan_s));
+        int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        rc = fd < 0 ? -errno : json_dumpfd(o, fd, JSON_COMPACT) < 0 ? -EIO : 0;
+        if (fd >= 0 && close(fd) < 0 && rc == 0)
+            rc = -errno;
+    }
+    json_decref(o);
+    free(path);
+    return rc;
+}
+
+int job_files_list(const char *cluster_path, struct job_entry **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    char *dir = jobs_dir(cluster_path);
+    DIR *d = opendir(dir);
+    free(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : -errno;
+    size_t cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        char *cdir = jobs_dir(cluster_path);
+        char *path = xasprintf("%s/%s", cdir, e->d_name);
+        free(cdir);
+        json_t *o = json_load_file(path, 0, NULL);
+        free(path);
+        json_t *id = json_object_get(o, "job");
+        const char *w = json_string_value(json_object_get(o, "workload"));
+        if (json_is_integer(id) && w) {
+            *out = xgrow(*out, &cap, *n + 1, sizeof **out);
+            struct job_entry *j = &(*out)[(*n)++];
+            *j = (struct job_entry){
+                .job = (uint32_t)json_integer_value(id), .workload = xstrdup(w),
+                .tasks = (uint32_t)json_integer_value(json_object_get(o, "tasks")),
+                .submitted_ns = json_integer_value(json_object_get(o, "submitted_ns")),
+                .ended_ns = json_integer_value(json_object_get(o, "ended_ns")),
+                .done = (uint32_t)json_integer_value(json_object_get(o, "done")),
+                .failed = (uint32_t)json_integer_value(json_object_get(o, "failed")),
+                .cancelled = (uint32_t)json_integer_value(json_object_get(o, "cancelled")),
+                .makespan_s = json_number_value(json_object_get(o, "makespan_s")),
+            };
+            j->finished = json_object_get(o, "ended_ns") != NULL;
+        }
+        json_decref(o);
+    }
+    closedir(d);
+    return 0;
+}
+
+void job_entries_free(struct job_entry *j, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(j[i].workload);
+    free(j);
+}
+
 /* The command template of the job job_file_find found last (its scale points here). */
 static char *found_command;
 
@@ -251,7 +324,8 @@ static void record_job(const char *who, const struct job_options *o, const struc
  * the job's records be forgotten; returns the exit code.  Shared by submit --wait and
  * attach. */
 static int follow_to_end(const char *who, struct client *c, struct follow *f, bool quiet,
-                         bool json, double timeout_s, const char *mode)
+                         bool json, double timeout_s, const char *mode,
+                         const char *cluster_path)
 {
     uint32_t nodes = client_nodes(c);
     char *cause = NULL;
@@ -307,6 +381,10 @@ static int follow_to_end(const char *who, struct client *c, struct follow *f, bo
     rc = client_stats_some(c, stats, got, 5000, &cause);
     struct summary s;
     follow_summary(f, stats, got, nodes, mode, &s);
+    /* The outcome stays in the job file: the nodes forget the job once it is over, and
+     * `jackdaw jobs` still lists it. */
+    if (cluster_path)
+        (void)job_file_finish(cluster_path, f->job, &s, f->t_last_end);
     if (json)
         follow_summary_print_json(&s, stdout);
     else
@@ -396,7 +474,7 @@ int job_submit(const char *who, const struct job_options *o)
         goto out;
     }
     code = follow_to_end(who, c, &f, o->quiet, o->json, o->timeout_s,
-                         client_submit_mode_name(o->mode));
+                         client_submit_mode_name(o->mode), o->cluster_path);
 out:
     client_destroy(c);
     follow_fini(&f);
@@ -540,7 +618,8 @@ int job_attach(const char *who, const struct attach_options *o)
     if (!o->quiet)
         fprintf(stderr, "jackdaw %s: job %u: %u of %u tasks had ended\n", who, job, f.ended,
                 wl.count);
-    code = follow_to_end(who, c, &f, o->quiet, o->json, o->timeout_s, "attached");
+    code = follow_to_end(who, c, &f, o->quiet, o->json, o->timeout_s, "attached",
+                         o->cluster_path);
 out:
     client_destroy(c);
     follow_fini(&f);

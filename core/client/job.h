@@ -52,6 +52,26 @@ int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char 
 /* Returns an exit code (core/client/exitcode.h) and prints its own errors, prefixed by `who`. */
 int job_submit(const char *who, const struct job_options *o);
 
+/* A followed job's outcome, added to its job file ("ended_ns", "done", "failed",
+ * "cancelled", "makespan_s") by submit --wait and attach once its summary is out. */
+struct summary;
+int job_file_finish(const char *cluster_path, uint32_t job, const struct summary *s,
+                    int64_t ended_ns);
+/* A job file as `jackdaw jobs` lists it. */
+struct job_entry {
+    uint32_t job;
+    char *workload;         /* owned */
+    uint32_t tasks;
+    int64_t submitted_ns;
+    bool finished;          /* a client followed it to its end: the fields below hold */
+    int64_t ended_ns;
+    uint32_t done, failed, cancelled;
+    double makespan_s;
+};
+/* Every job file of the cluster (none: 0 entries), in no order; 0 or -errno. */
+int job_files_list(const char *cluster_path, struct job_entry **out, size_t *n);
+void job_entries_free(struct job_entry *j, size_t n);
+
 struct attach_options {
     const struct cluster *cluster;
     const char *cluster_path; /* where the job files are */
