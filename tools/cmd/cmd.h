@@ -22,7 +22,7 @@ struct cmd {
     int (*main)(int argc, char **argv); /* argv[0] is the command name */
 };
 
-extern const struct cmd cmd_node, cmd_launch, cmd_submit, cmd_attach, cmd_jobs, cmd_status, cmd_stop, cmd_run,
+extern const struct cmd cmd_node, cmd_launch, cmd_submit, cmd_attach, cmd_jobs, cmd_tasks, cmd_task, cmd_status, cmd_stop, cmd_run,
     cmd_gen, cmd_cancel, cmd_trace, cmd_collector, cmd_console, cmd_replay, cmd_agent, cmd_import, cmd_logs;
 
 /* attach's work, shared with submit --follow JOB (tools/cmd/cmd_attach.c); job_text NULL:
