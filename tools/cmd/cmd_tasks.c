@@ -323,16 +323,6 @@ static void keep_event(void *arg, const struct trace_event *ev)
     h->n++;
 }
 
-static int by_time(const void *pa, const void *pb)
-{
-    const struct trace_event *a = pa, *b = pb;
-    if (a->time_ns != b->time_ns)
-        return a->time_ns < b->time_ns ? -1 : 1;
-    if (a->node != b->node)
-        return a->node < b->node ? -1 : 1;
-    return (a->seq > b->seq) - (a->seq < b->seq);
-}
-
 static void describe(const struct trace_event *e, char *out, size_t cap)
 {
     switch (e->kind) {
@@ -438,7 +428,7 @@ static int task_main(int argc, char **argv)
         printf("task %" PRIu32 ":%" PRIu32 " %s: %s on node %" PRId32 ", %" PRIu32 " run%s\n",
                task_key_job(key), task_key_index(key), r->name ? r->name : "",
                state_names[r->state], r->node, r->runs, r->runs == 1 ? "" : "s");
-        qsort(h.ev, h.n, sizeof *h.ev, by_time);
+        qsort(h.ev, h.n, sizeof *h.ev, trace_event_cmp_time);
         for (size_t k = 0; k < h.n; k++) {
             char what[160];
             describe(&h.ev[k], what, sizeof what);

@@ -359,17 +359,6 @@ static void hold(struct held *h, const struct trace_event *ev)
     }
 }
 
-/* Time across nodes, then node, then each node's own order: one order for equal times. */
-static int by_time(const void *pa, const void *pb)
-{
-    const struct trace_event *a = pa, *b = pb;
-    if (a->time_ns != b->time_ns)
-        return a->time_ns < b->time_ns ? -1 : 1;
-    if (a->node != b->node)
-        return a->node < b->node ? -1 : 1;
-    return (a->seq > b->seq) - (a->seq < b->seq);
-}
-
 static void held_fini(struct held *h)
 {
     for (size_t i = 0; i < h->n; i++) {
@@ -424,7 +413,7 @@ static int cat_stats_main(const char *path, bool stats, bool json, bool sorted)
         }
     }
     if (sorted && held.n) {
-        qsort(held.ev, held.n, sizeof *held.ev, by_time);
+        qsort(held.ev, held.n, sizeof *held.ev, trace_event_cmp_time);
         for (size_t i = 0; i < held.n && !ferror(stdout); i++) {
             if (json)
                 print_json(stdout, &held.ev[i]);

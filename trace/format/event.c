@@ -93,6 +93,16 @@ void trace_event_init(struct trace_event *ev, enum trace_kind kind, int32_t node
     ev->peer = -1;
 }
 
+int trace_event_cmp_time(const void *pa, const void *pb)
+{
+    const struct trace_event *a = pa, *b = pb;
+    if (a->time_ns != b->time_ns)
+        return a->time_ns < b->time_ns ? -1 : 1;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
 const char *trace_kind_name(int kind)
 {
     if (kind < 0 || kind >= TRACE_KIND_COUNT)

@@ -51,6 +51,9 @@ extern const char trace_event_schema_json[];
 void trace_event_init(struct trace_event *ev, enum trace_kind kind, int32_t node);
 /* Symbol name ("TASK_START"), or NULL when out of range. */
 const char *trace_kind_name(int kind);
+/* qsort order of events by time across nodes, then node, then each node's sequence:
+ * one order for equal times (trace cat --sorted, jackdaw task). */
+int trace_event_cmp_time(const void *a, const void *b);
 /* Parses the embedded schema; *out is a new reference (avro_schema_decref it). */
 int trace_event_schema(avro_schema_t *out);
 
