@@ -280,6 +280,7 @@ void follow_summary(const struct follow *f, const struct proto_stats *stats, con
         s->deaths = xcalloc(nodes, sizeof *s->deaths);
         s->ndeaths = follow_deaths(stats, got, nodes, s->deaths);
     }
+    s->job = f->job;
     s->tasks = f->wl->count;
     s->done = f->done;
     s->failed = f->failed;
@@ -498,6 +499,7 @@ void follow_summary_print_json(const struct summary *s, FILE *out)
                           "efficiency", s->efficiency, "ideal_s", s->ideal_s,
                           "avg_time_per_task_per_cpu_s", s->avg_time_per_task_per_cpu_s, "mode",
                           s->mode, "total_slots", (int)s->total_slots, "nodes", nodes);
+    json_object_set_new(o, "job", json_integer((json_int_t)s->job));
     json_object_set_new(o, "tasks_timed_out", json_integer((json_int_t)s->timed_out));
     json_object_set_new(o, "tasks_retried", json_integer((json_int_t)s->retried));
     json_object_set_new(o, "counters_since", json_string(s->cluster_totals ? "cluster start"

@@ -102,6 +102,7 @@ struct summary_node {
 };
 
 struct summary {
+    uint32_t job;
     uint32_t tasks, done, failed, cancelled, nodes, total_slots;
     uint32_t timed_out;     /* of the failed */
     uint32_t retried;       /* tasks run again after a failed run */

@@ -5,7 +5,10 @@
 # node, exactly the tasks stolen between the `status` taken after the first job and the
 # one after the second (tasks move only while a job runs), where it used to give the
 # cluster's totals; the JSON says its counters run from the job's submit.
+# The trace of both jobs: report warns that it mixes two jobs, and `report --job J`
+# gives each job alone (its 300 tasks, its window).
 . "$(dirname "$0")/lib.sh"
+jd() { timeout -k 5 60 "$JACKDAW" "$@"; }
 
 start_cluster 3 2
 "$JACKDAW" gen fanout --tasks 300 --degree 3 --kind sleep --duration-s 0.002-0.01 --seed 2 \
@@ -28,5 +31,23 @@ for i in after:
 assert sum(before.values()) > 0, "the first job stole nothing: the check would prove nothing"
 print("-- tasks stolen: job b %s, cluster totals %s" % (sorted(stolen_b.items()), sorted(after.items())))
 EOF_PY
+trace=$(cluster_field "$CLUSTER_FILE" 'c["collector"]["trace"]')
 stop_cluster
+
+# The trace holds both jobs: report says so, and --job J reports one (300 tasks each).
+jd report "$trace" >"$T/both.md" 2>"$T/both.err" || fail "report of the two-job trace"
+grep -q "the trace holds 2 jobs" "$T/both.err" || { cat "$T/both.err" >&2; fail "report does not say the trace holds 2 jobs"; }
+for k in a b; do
+    j=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['job'])" "$T/$k.json")
+    jd report "$trace" --job "$j" --format json -o "$T/$k-report.json" 2>"$T/$k-report.err" || fail "report --job $j"
+    grep -q "jobs" "$T/$k-report.err" && { cat "$T/$k-report.err" >&2; fail "report --job still warns of several jobs"; }
+    "$PY" - "$T/$k-report.json" "$T/$k.json" <<'EOF_PY' || fail "report --job $j is not job $k's"
+import json, sys
+r = json.load(open(sys.argv[1]))["figures"]
+s = json.load(open(sys.argv[2]))
+assert r["tasks_done"] == 300 == s["tasks_done"], (r["tasks_done"], s["tasks_done"])
+# its window, not both jobs': the job's own makespan up to the collector's setup time
+assert r["makespan_s"] - s["makespan_s"] <= r["setup_s"] + 1e-6, (r["makespan_s"], s["makespan_s"])
+EOF_PY
+done
 no_daemons_left "after the jobs"

@@ -32,7 +32,7 @@ static int report_main(int argc, char **argv);
 
 const struct cmd cmd_report = {
     .name = "report",
-    .usage = "TRACE [-o FILE|DIR] [--format html|md|csv|json] [--workload FILE] [--bins N] "
+    .usage = "TRACE [-o FILE|DIR] [--format html|md|csv|json] [--workload FILE] [--bins N] [--job J] "
              "[--plots svg|png|pdf]",
     .summary = "efficiency, utilization, steals and lost time of a run, from its trace",
     .main = report_main,
@@ -71,13 +71,14 @@ static int write_report(const struct report_analysis *a, enum report_format form
 static int report_main(int argc, char **argv)
 {
     const char *output = NULL, *format_name = NULL, *workload = NULL, *plots = NULL;
-    unsigned long bins = REPORT_DEFAULT_BINS;
+    unsigned long bins = REPORT_DEFAULT_BINS, job = 0;
     const struct opt opts[] = {
         {"output", OPT_STRING, &output,
          "FILE  where the report goes (-o; default: stdout); for csv a DIR, one file a table"},
         {"format", OPT_STRING, &format_name, "F  html | md | csv | json (default: from -o, else md)"},
         {"workload", OPT_STRING, &workload, "FILE  the workload, when not where the trace says"},
         {"bins", OPT_UINT, &bins, "N  time bins of the series (100)"},
+        {"job", OPT_UINT, &job, "J  report job J alone (a trace of several jobs)"},
         {"plots", OPT_STRING, &plots, "F  also write each chart as F (svg, png, pdf) next to -o"},
         {NULL, 0, NULL, NULL},
     };
@@ -118,7 +119,9 @@ static int report_main(int argc, char **argv)
 
     struct report_analysis *a;
     char *cause = NULL;
-    struct report_options ro = {.bins = (unsigned)bins};
+    if (job > UINT32_MAX)
+        return usage_error("--job must be a job id, not", NULL);
+    struct report_options ro = {.bins = (unsigned)bins, .job = (uint32_t)job};
     rc = report_analyze(pos[0], &ro, &a, &cause);
     if (rc < 0) {
         /* the cause names the file already */

@@ -50,6 +50,7 @@ struct resubmit {
 
 struct pass {
     struct report_analysis *a;
+    uint32_t only_job;        /* report_options.job: 0 for every job */
     struct u64map node_index; /* node id + 1 -> index + 1 */
     uint32_t *node_direct;    /* the same for ids below cap_direct (0: unknown): every
                                  event looks its node up, and ids are small */
@@ -306,6 +307,26 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
         return;
     }
     int64_t t = ev->time_ns;
+    /* Events that name a task (or a task's object) belong to its job. */
+    bool of_task = ev->kind <= TRACE_TASK_END || ev->kind == TRACE_DATA_FETCH ||
+                   ev->kind == TRACE_CACHE_HIT || ev->kind == TRACE_TASK_NAMES ||
+                   ev->kind >= TRACE_TASK_RESUBMIT;
+    if (ev->kind == TRACE_JOB_SUBMIT) {
+        uint32_t job = (uint32_t)(ev->task >> 32);
+        bool known = false;
+        for (uint32_t i = 0; i < a->njobs && i < 8; i++)
+            known |= a->job_ids[i] == job;
+        if (!known) {
+            if (a->njobs < 8)
+                a->job_ids[a->njobs] = job;
+            a->njobs++;
+        }
+        if (p->only_job && job != p->only_job)
+            return;
+    } else if (p->only_job && of_task && ev->task != TRACE_NO_TASK &&
+               (uint32_t)(ev->task >> 32) != p->only_job) {
+        return;
+    }
     if (ev->kind == TRACE_JOB_SUBMIT) {
         if (p->t0 == NO_TIME || t < p->t0)
             p->t0 = t;
@@ -857,7 +878,19 @@ static void final_warnings(struct pass *p, const struct trace_reader_info *info)
             a->nodes[i].slots = 1;
         }
     if (p->submitted == 0 && p->done + p->failed == 0)
-        warn(a, "the trace holds no task: there is nothing to report");
+        warn(a, p->only_job ? "job %" PRIu32 " has no task in this trace"
+                            : "the trace holds no task: there is nothing to report",
+             p->only_job);
+    if (!p->only_job && a->njobs > 1) {
+        char list[160] = "";
+        size_t at = 0;
+        for (uint32_t i = 0; i < a->njobs && i < 8 && at < sizeof list - 16; i++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%" PRIu32, i ? ", " : "",
+                                   a->job_ids[i]);
+        warn(a, "the trace holds %" PRIu32 " jobs (%s%s): every figure mixes them, and the "
+                "bound is the first's; --job J reports one", a->njobs, list,
+             a->njobs > 8 ? ", …" : "");
+    }
 }
 
 int report_analyze(const char *path, const struct report_options *opt,
@@ -872,7 +905,8 @@ int report_analyze(const char *path, const struct report_options *opt,
         return rc;
     struct report_analysis *a = xcalloc(1, sizeof *a);
     a->trace_path = xstrdup(path);
-    struct pass p = {.a = a, .t0 = NO_TIME, .t1 = NO_TIME, .first_start = NO_TIME};
+    struct pass p = {.a = a, .t0 = NO_TIME, .t1 = NO_TIME, .first_start = NO_TIME,
+                     .only_job = opt ? opt->job : 0};
     u64map_init(&p.node_index);
     u64map_init(&p.task_index);
     u64map_init(&p.jobs);

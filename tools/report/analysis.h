@@ -284,6 +284,8 @@ struct report_analysis {
     struct report_run *done_runs;
     size_t ndone_runs, cap_done_runs;
     uint32_t workload_job;  /* the job of the JOB_SUBMIT that named workload_path */
+    uint32_t njobs;         /* distinct jobs the trace announces (JOB_SUBMIT) */
+    uint32_t job_ids[8];    /* the first of them, for the warning that lists them */
     bool work_declared;     /* report_use_workload counted the workload's durations */
     /* Which bound binds (the largest of `jackdaw bound`'s three): "sub-optimal",
      * "capacity" or "critical path"; static, NULL until report_set_bound. */
@@ -292,6 +294,10 @@ struct report_analysis {
 
 struct report_options {
     unsigned bins;          /* bins over the window; 0 for REPORT_DEFAULT_BINS */
+    /* Report job J alone: other jobs' task events are left out and the window is J's
+     * (its submit to its last end).  0: every job, and a warning when there are several.
+     * Steal attempts and node samples name no job and stay in. */
+    uint32_t job;
 };
 
 #define REPORT_DEFAULT_BINS 100
