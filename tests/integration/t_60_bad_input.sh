@@ -116,12 +116,11 @@ usage_case() { # WHAT ARGS...
     note "$what: $(head -1 "$T/usage.err")"
 }
 usage_case "unknown option" run "$good" --nodes 2 --bogus
-usage_case "missing --nodes" run "$good"
 usage_case "--nodes 0" run "$good" --nodes 0
 usage_case "unknown --mode" run "$good" --nodes 2 --mode sideways
 usage_case "unknown --steal" run "$good" --nodes 2 --steal always
 usage_case "submit without a workload" submit --cluster "$T/no-such-cluster.json"
-usage_case "launch without --nodes" launch --cluster "$T/launch-cluster/cluster.json"
+usage_case "launch --nodes 0" launch --nodes 0 --cluster "$T/launch-cluster/cluster.json"
 usage_case "unknown command" frobnicate
 
 # Nothing was started, and nothing was left behind.

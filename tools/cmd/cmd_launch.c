@@ -3,6 +3,7 @@
  * a remote shell, or one per node (or task) of a Slurm allocation, and return, leaving
  * a cluster file for submit, status, stop and the console.
  */
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,8 @@
 
 static int launch_main(int argc, char **argv)
 {
-    unsigned long nodes = 0;
+    /* ULONG_MAX: not given (then the cores); an explicit 0 is refused. */
+    unsigned long nodes = ULONG_MAX;
     const char *speeds = NULL, *slots_text = NULL, *cluster = NULL, *workdir = NULL,
                *level = "info", *trace = NULL;
     bool no_trace = false;
@@ -46,11 +48,13 @@ static int launch_main(int argc, char **argv)
     if (dataopts_finish(&data, "launch"))
         return EXIT_USAGE;
     bool remote = hostopts_remote(&hosts);
-    if (hostopts_finish(&hosts, "launch", nodes || speeds || slots_text))
+    if (hostopts_finish(&hosts, "launch", nodes != ULONG_MAX || speeds || slots_text))
         return EXIT_USAGE;
-    if (!remote && nodes == 0)
+    if (!remote && nodes == ULONG_MAX)
         nodes = launcher_default_nodes();
-    if (!remote && nodes > 4096) {
+    else if (remote && nodes == ULONG_MAX)
+        nodes = 0; /* the hostfile or the allocation says */
+    if (!remote && (nodes == 0 || nodes > 4096)) {
         fprintf(stderr, "jackdaw launch: --nodes N: 1..4096\n");
         return EXIT_USAGE;
     }

@@ -4,6 +4,7 @@
  * need.  The workload is checked before anything starts.
  */
 #include <errno.h>
+#include <limits.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +64,8 @@ static const char *run_dir_parent(const struct workload *wl, uint32_t nodes,
 
 static int run_main(int argc, char **argv)
 {
-    unsigned long nodes = 0;
+    /* ULONG_MAX: not given (then the cores); an explicit 0 is refused. */
+    unsigned long nodes = ULONG_MAX;
     double timeout = 0;
     const char *speeds = NULL, *slots_text = NULL, *mode = "hashed", *records = NULL,
                *level = "warn", *keep_dir = NULL, *trace = NULL, *task_timeout_text = NULL,
@@ -102,11 +104,13 @@ static int run_main(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     bool remote = hostopts_remote(&hosts);
-    if (hostopts_finish(&hosts, "run", nodes || speeds || slots_text))
+    if (hostopts_finish(&hosts, "run", nodes != ULONG_MAX || speeds || slots_text))
         return EXIT_USAGE;
-    if (!remote && nodes == 0)
+    if (!remote && nodes == ULONG_MAX)
         nodes = launcher_default_nodes();
-    if (npos != 1 || (!remote && nodes > 4096)) {
+    else if (remote && nodes == ULONG_MAX)
+        nodes = 0; /* the hostfile or the allocation says */
+    if (npos != 1 || (!remote && (nodes == 0 || nodes > 4096))) {
         fprintf(stderr, "jackdaw run: %s\nusage: jackdaw run %s\n",
                 npos != 1 ? "one workload is required" : "--nodes N: 1..4096", cmd_run.usage);
         return EXIT_USAGE;
