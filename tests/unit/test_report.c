@@ -183,6 +183,32 @@ static struct report_analysis *analyze(const char *path, unsigned bins)
     return a;
 }
 
+/* The collector's records of a job of `n` tasks named `names` (the hand workload's file),
+ * at time 0: JOB_SUBMIT, then TASK_NAMES. */
+static void job_prologue(struct fixture *f, const char **names, int n)
+{
+    struct trace_event *e = at(f, TRACE_JOB_SUBMIT, -1, 0, -1, 1);
+    e->task = (uint64_t)FIXTURE_JOB << 32 | UINT32_MAX;
+    e->count = n;
+    e->names = hand_workload;
+    e->nnames = 1;
+    e = at(f, TRACE_TASK_NAMES, -1, 0, 0, 1);
+    e->count = n;
+    e->names = names;
+    e->nnames = (uint32_t)n;
+}
+
+/* The Markdown report of `a`, owned by the caller. */
+static char *md_of(const struct report_analysis *a)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(render_md(out, a, NULL), 0);
+    fclose(out);
+    return text;
+}
+
 static struct report_analysis *hand(unsigned bins)
 {
     const char *path = in_dir("hand.avro");
@@ -198,11 +224,7 @@ static void test_time_table_says_it_averages(void **state)
     (void)state;
     for (unsigned bins = 9; bins <= 90; bins += 81) {
         struct report_analysis *a = hand(bins);
-        char *text = NULL;
-        size_t len = 0;
-        FILE *out = open_memstream(&text, &len);
-        assert_int_equal(render_md(out, a, NULL), 0);
-        fclose(out);
+        char *text = md_of(a);
         const char *said = strstr(text, "The table averages the 90 bins in 20 rows of about 450.00 ms");
         if (bins == 90)
             assert_non_null(said);
@@ -271,11 +293,7 @@ static void test_hand_summary(void **state)
     assert_float_equal(a->figures[RF_BOUND_QUALITY], 0.9, EPS);
     {
         /* The bound is named for what binds, not always "sub-optimal". */
-        char *text = NULL;
-        size_t len = 0;
-        FILE *out = open_memstream(&text, &len);
-        assert_int_equal(render_md(out, a, NULL), 0);
-        fclose(out);
+        char *text = md_of(a);
         assert_non_null(strstr(text, "the binding lower bound on the makespan (the capacity) is"));
         assert_null(strstr(text, "the sub-optimal bound is"));
         free(text);
@@ -410,11 +428,7 @@ static void test_hand_steal_audit(void **state)
     assert_float_equal(s->estimate_s, 5, EPS);
     assert_float_equal(s->gain_s, 1.5, EPS);
     /* Its one listed steal helped: the text must not call the list harmful. */
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    assert_int_equal(render_md(out, a, NULL), 0);
-    fclose(out);
+    char *text = md_of(a);
     assert_non_null(strstr(text, "No steal listed here was harmful"));
     assert_null(strstr(text, "with a negative gain"));
     free(text);
@@ -473,11 +487,7 @@ static void test_harmful_steal(void **state)
     assert_float_equal(a->worst[0].estimate_s, 1.1, EPS);
     assert_float_equal(a->worst[0].victim_rate_tps, 2, EPS);
     assert_string_equal(a->worst[0].name, "t2");
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    assert_int_equal(render_md(out, a, NULL), 0);
-    fclose(out);
+    char *text = md_of(a);
     assert_non_null(strstr(text, "smallest gain first (1 with a negative gain"));
     assert_null(strstr(text, "No steal listed here was harmful"));
     free(text);
@@ -529,15 +539,8 @@ static const char *write_failure(bool late, const char *file)
 {
     struct fixture f;
     memset(&f, 0, sizeof f);
-    struct trace_event *e = at(&f, TRACE_JOB_SUBMIT, -1, 0, -1, 1);
-    e->task = (uint64_t)FIXTURE_JOB << 32 | UINT32_MAX;
-    e->count = 4;
-    e->names = hand_workload;
-    e->nnames = 1;
-    e = at(&f, TRACE_TASK_NAMES, -1, 0, 0, 1);
-    e->count = 4;
-    e->names = fail_names;
-    e->nnames = 4;
+    struct trace_event *e;
+    job_prologue(&f, fail_names, 4);
     for (int n = 0; n < 3; n++) {
         at(&f, TRACE_NODE_UP, n, 0, -1, 1)->count = 1;
         at(&f, TRACE_TASK_SUBMIT, n, 0, n, 1);
@@ -596,15 +599,8 @@ static const char *write_retry(const char *file)
 {
     struct fixture f;
     memset(&f, 0, sizeof f);
-    struct trace_event *e = at(&f, TRACE_JOB_SUBMIT, -1, 0, -1, 1);
-    e->task = (uint64_t)FIXTURE_JOB << 32 | UINT32_MAX;
-    e->count = 2;
-    e->names = hand_workload;
-    e->nnames = 1;
-    e = at(&f, TRACE_TASK_NAMES, -1, 0, 0, 1);
-    e->count = 2;
-    e->names = retry_names;
-    e->nnames = 2;
+    struct trace_event *e;
+    job_prologue(&f, retry_names, 2);
     at(&f, TRACE_NODE_UP, 0, 0, -1, 1)->count = 1;
     at(&f, TRACE_TASK_SUBMIT, 0, 0, 0, 1);
     at(&f, TRACE_TASK_SUBMIT, 0, 0, 1, 1);
