@@ -69,7 +69,17 @@ static void write_record(struct follow *f, const struct proto_task_end *e, uint3
         json_object_set_new(o, "signal", json_integer(e->term_signal));
     if (e->failures)
         json_object_set_new(o, "runs", json_integer((json_int_t)e->failures + 1));
-    char *line = json_dumps(o, JSON_COMPACT);
+    const struct task_usage *u = &e->usage;
+    if (u->measured) {
+        /* What the command's last run used: seconds as sacct prints them, bytes whole. */
+        json_object_set_new(o, "cpu_user_s", json_real((double)u->user_ns / 1e9));
+        json_object_set_new(o, "cpu_sys_s", json_real((double)u->sys_ns / 1e9));
+        json_object_set_new(o, "max_rss_bytes", json_integer((json_int_t)u->max_rss));
+        json_object_set_new(o, "read_bytes", json_integer((json_int_t)u->read_bytes));
+        json_object_set_new(o, "write_bytes", json_integer((json_int_t)u->write_bytes));
+    }
+    /* 12 digits: CPU seconds to the microsecond, not 0.43690800000000002. */
+    char *line = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(12));
     fprintf(f->records, "%s\n", line);
     free(line);
     json_decref(o);

@@ -50,6 +50,19 @@ enum task_flags {
     TASK_FLAG_FETCHED = 1u << 7,
 };
 
+/*
+ * What a command's run used, measured by the kernel when it ended (wait4's rusage and
+ * the I/O counters of /proc/PID/io, both over the command and the children it waited
+ * for).  Sleep and noop tasks use no process: all zero, and `measured` false.
+ */
+struct task_usage {
+    int64_t user_ns, sys_ns;    /* CPU time in user and kernel mode */
+    uint64_t max_rss;           /* largest resident set of one of its processes, bytes */
+    uint64_t read_bytes;        /* bytes its processes read (rchar: files, pipes, ...) */
+    uint64_t write_bytes;       /* bytes they wrote (wchar) */
+    bool measured;
+};
+
 /* One input object of a task: what it is, how big, and which node holds it. */
 struct task_input {
     uint64_t object;        /* a task's output (the task's key) or a workload object */

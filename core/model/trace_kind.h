@@ -84,6 +84,8 @@ struct trace_sample {
 
 /* Where a node daemon's events go.  Every call is on the node's loop thread and must
  * not block.  wall: CLOCK_REALTIME ns of the event, 0 for now. */
+struct task_usage;
+
 struct trace_sink {
     void *ctx;
     void (*put)(void *ctx, enum trace_kind kind, uint64_t task, int32_t peer, int32_t status,
@@ -91,6 +93,11 @@ struct trace_sink {
     /* POLICY_CHANGE: the placement policy now in force, and why (a switch reason). */
     void (*policy)(void *ctx, const char *name, int32_t reason, int64_t wall);
     void (*sample)(void *ctx, const struct trace_sample *s, int64_t wall);
+    /* TASK_END or TASK_RETRY of a command's run, as put() with the run's usage (rare
+     * beside the scheduler's events: they take the tracer's side queue). */
+    void (*put_usage)(void *ctx, enum trace_kind kind, uint64_t task, int32_t status,
+                      int64_t count, int64_t bytes, int64_t duration_ns,
+                      const struct task_usage *u, int64_t wall);
     /* Events lost so far (they appear in samples). */
     uint64_t (*dropped)(void *ctx);
 };

@@ -285,6 +285,15 @@ void proto_put_task_end(struct wbuf *b, const struct proto_task_end *e)
     wbuf_put_str(b, e->detail);
     wbuf_put_u8(b, e->timed_out ? 1 : 0);
     wbuf_put_uv(b, e->failures);
+    const struct task_usage *u = &e->usage;
+    wbuf_put_u8(b, u->measured ? 1 : 0);
+    if (u->measured) {
+        wbuf_put_uv(b, (uint64_t)u->user_ns);
+        wbuf_put_uv(b, (uint64_t)u->sys_ns);
+        wbuf_put_uv(b, u->max_rss);
+        wbuf_put_uv(b, u->read_bytes);
+        wbuf_put_uv(b, u->write_bytes);
+    }
 }
 
 int proto_get_task_end(struct rbuf *r, struct proto_task_end *e)
@@ -301,10 +310,24 @@ int proto_get_task_end(struct rbuf *r, struct proto_task_end *e)
     const char *s = rbuf_str(r, &n, PROTO_MAX_STRING);
     uint8_t timed_out = rbuf_u8(r);
     e->failures = rbuf_uv32(r);
+    uint8_t measured = rbuf_u8(r);
+    e->usage = (struct task_usage){.measured = measured == 1};
+    if (measured == 1) {
+        uint64_t user = rbuf_uv(r), sys = rbuf_uv(r);
+        e->usage.max_rss = rbuf_uv(r);
+        e->usage.read_bytes = rbuf_uv(r);
+        e->usage.write_bytes = rbuf_uv(r);
+        /* Signed in memory and in the trace: a larger count is no measurement. */
+        if (user > INT64_MAX || sys > INT64_MAX || e->usage.max_rss > INT64_MAX ||
+            e->usage.read_bytes > INT64_MAX || e->usage.write_bytes > INT64_MAX)
+            return -EBADMSG;
+        e->usage.user_ns = (int64_t)user;
+        e->usage.sys_ns = (int64_t)sys;
+    }
     e->detail = NULL;
     e->timed_out = timed_out == 1;
     /* Only a failure can be a timeout. */
-    if (!rbuf_ok(r) || !task_status_final(e->status) || timed_out > 1 ||
+    if (!rbuf_ok(r) || !task_status_final(e->status) || timed_out > 1 || measured > 1 ||
         e->failures > TASK_RETRIES_MAX ||
         (e->timed_out && e->status != TASK_FAILED))
         return -EBADMSG;

@@ -180,6 +180,7 @@ struct proto_task_end {
     char *detail;           /* owned; failure output or reason, may be NULL */
     bool timed_out;         /* FAILED because it passed its time limit */
     uint32_t failures;      /* failed runs before this end (retries used) */
+    struct task_usage usage; /* a command's last run; measured false otherwise */
 };
 void proto_put_task_end(struct wbuf *b, const struct proto_task_end *e);
 int proto_get_task_end(struct rbuf *r, struct proto_task_end *e);

@@ -52,6 +52,7 @@ struct exec_result {
     int term_signal;        /* signal that killed it, or 0 */
     bool timed_out;         /* it passed its time limit (status TASK_FAILED) */
     int64_t t_start, t_end; /* wall ns */
+    struct task_usage usage; /* a command's run (measured set); zero for sleep and noop */
     char *output_tail;      /* owned; last bytes of a failed command's output, or NULL */
     char *error;            /* owned; why a command could not start, or NULL */
     void *arg;              /* the caller's, from exec_start */

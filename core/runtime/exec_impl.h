@@ -47,6 +47,11 @@ struct run {
     int64_t due_ns;           /* monotonic */
     int64_t mono_start;       /* monotonic start: a sleep's end is measured from it */
     uint32_t attempt;         /* attempt + failures, the command's JACKDAW_ATTEMPT */
+    /* The daemon's peak resident set when it spawned the command, bytes: posix_spawn's
+     * child shares the daemon's memory until its exec, and the kernel carries that
+     * peak into the child's own (exec_mmap), so a child's maximum no larger than this
+     * says nothing about the command (exec_reap.c). */
+    uint64_t spawn_rss;
     struct exec_result res;   /* output_tail and error owned */
 };
 

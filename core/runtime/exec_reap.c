@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -72,6 +73,37 @@ static char *read_tail(const char *workdir, uint64_t key)
     return tail;
 }
 
+/*
+ * The bytes a finished command's processes read and wrote (rchar and wchar of
+ * /proc/PID/io), read while it is a zombie: the kernel has by then added the counters
+ * of every child it waited for, and the file goes with the reap.  Left 0 where /proc
+ * is not mounted or hides the process (hidepid).
+ */
+static void read_io(pid_t pid, struct task_usage *u)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    unsigned long long v;
+    const char *at = strstr(buf, "rchar: ");
+    if (at && sscanf(at, "rchar: %llu", &v) == 1)
+        u->read_bytes = v;
+    if ((at = strstr(buf, "wchar: ")) && sscanf(at, "wchar: %llu", &v) == 1)
+        u->write_bytes = v;
+}
+
+static int64_t timeval_ns(struct timeval tv)
+{
+    return (int64_t)tv.tv_sec * 1000000000 + (int64_t)tv.tv_usec * 1000;
+}
+
 static void reap_one(struct exec *ex, pid_t pid)
 {
     int st = 0;
@@ -90,10 +122,15 @@ static void reap_one(struct exec *ex, pid_t pid)
     while ((w = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT)) < 0 &&
            errno == EINTR)
         ;
-    if (w == 0 && si.si_pid == pid && table_find(ex, pid))
+    struct task_usage usage = {.measured = true};
+    if (w == 0 && si.si_pid == pid && table_find(ex, pid)) {
         kill(-pid, SIGTERM);
+        read_io(pid, &usage);
+    }
     /* WNOHANG for the same reason. */
-    while ((got = waitpid(pid, &st, WNOHANG)) < 0 && errno == EINTR)
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while ((got = wait4(pid, &st, WNOHANG, &ru)) < 0 && errno == EINTR)
         ;
     if (got == pid) {
         r = table_remove(ex, pid);
@@ -114,6 +151,14 @@ static void reap_one(struct exec *ex, pid_t pid)
     }
 
     r->res.t_end = clock_wall_ns();
+    usage.user_ns = timeval_ns(ru.ru_utime);
+    usage.sys_ns = timeval_ns(ru.ru_stime);
+    usage.max_rss = (uint64_t)(ru.ru_maxrss > 0 ? ru.ru_maxrss : 0) * 1024; /* KiB */
+    /* Not above what the spawn inherited from the daemon: the command's own peak is
+     * unknown (smaller than the daemon's); 0 says so rather than the daemon's size. */
+    if (usage.max_rss <= r->spawn_rss)
+        usage.max_rss = 0;
+    r->res.usage = usage;
     if (WIFEXITED(st)) {
         r->res.exit_code = WEXITSTATUS(st);
         /* Past its time limit a task fails, even if it handled the SIGTERM and exited 0. */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -173,6 +174,9 @@ static int spawn(struct exec *ex, struct run *r, const char *dir, char *const ar
         !(rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3))) {
         /* Held across the spawn so the reaper cannot meet this pid before the table does:
          * a child may exit before posix_spawn returns. */
+        struct rusage self;
+        r->spawn_rss = getrusage(RUSAGE_SELF, &self) == 0 && self.ru_maxrss > 0
+                           ? (uint64_t)self.ru_maxrss * 1024 : 0;
         pthread_mutex_lock(&ex->mu);
         pid_t pid;
         rc = search ? posix_spawnp(&pid, argv[0], &fa, &ex->attr, argv, ex->env)

@@ -326,6 +326,19 @@ static struct pending_end *pending_end_new(struct node *n, const struct proto_ta
     return p;
 }
 
+/* A run's end in the trace: a command's with what it used (TASK_END's count is its exit
+ * code, TASK_RETRY's bytes its failed runs so far; the attempt in duration). */
+static void trace_end(struct node *n, enum trace_kind kind, const struct ntask *t,
+                      int32_t status, int64_t count, int64_t bytes, const struct exec_result *r)
+{
+    if (r->usage.measured && n->sink && n->sink->put_usage)
+        n->sink->put_usage(n->sink->ctx, kind, t->spec.key, status, count, bytes,
+                           (int64_t)t->spec.attempt, &r->usage, r->t_end);
+    else
+        node_trace_full(n, kind, t->spec.key, -1, status, count, bytes,
+                        (int64_t)t->spec.attempt, r->t_end);
+}
+
 /*
  * A run failed and the task has retries left: the failed run is recorded (TASK_RETRY in
  * the trace, a log line) and counted in the spec, which travels with the task, and the
@@ -340,8 +353,7 @@ static void retry(struct node *n, struct ntask *t, const struct exec_result *r)
              (unsigned long long)t->spec.key, t->spec.failures,
              r->timed_out ? "timed out," : r->term_signal ? "signal" : "exit",
              r->term_signal ? r->term_signal : r->exit_code, t->spec.failures, t->spec.retries);
-    node_trace_full(n, TRACE_TASK_RETRY, t->spec.key, -1, TASK_FAILED, r->exit_code,
-                    (int64_t)t->spec.failures, (int64_t)t->spec.attempt, r->t_end);
+    trace_end(n, TRACE_TASK_RETRY, t, TASK_FAILED, r->exit_code, (int64_t)t->spec.failures, r);
     t->spec.flags &= (uint8_t)~TASK_FLAG_FETCHED;
     t->t_ready = r->t_end;
     node__make_ready(n, t);
@@ -391,10 +403,9 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
         .key = t->spec.key, .status = r->status, .node = n->self, .exit_code = r->exit_code,
         .term_signal = r->term_signal, .t_ready = t->t_ready, .t_start = r->t_start,
         .t_end = r->t_end, .detail = r->error ? r->error : r->output_tail,
-        .timed_out = r->timed_out, .failures = t->spec.failures,
+        .timed_out = r->timed_out, .failures = t->spec.failures, .usage = r->usage,
     };
-    node_trace_full(n, TRACE_TASK_END, t->spec.key, -1, r->status, r->exit_code, 0,
-                    (int64_t)t->spec.attempt, r->t_end);
+    trace_end(n, TRACE_TASK_END, t, r->status, r->exit_code, 0, r);
     struct tmd_run run = {.node = n->self, .attempt = t->spec.attempt, .t_start = r->t_start,
                           .t_end = r->t_end,
                           .data_size = size};

@@ -254,12 +254,37 @@ static void test_task_end_roundtrip(void **state)
     rbuf_init(&r, b.data, b.len);
     assert_int_equal(proto_get_task_end(&r, &f), -EBADMSG);
     b.data[8] = TASK_FAILED;
-    b.data[b.len - 2] = 2; /* the timed-out byte, before the failures' varint */
+    /* The timed-out byte, before the failures' varint and the usage byte (0: none). */
+    b.data[b.len - 3] = 2;
     rbuf_init(&r, b.data, b.len);
     assert_int_equal(proto_get_task_end(&r, &f), -EBADMSG);
-    b.data[b.len - 2] = 1;
+    b.data[b.len - 3] = 1;
     rbuf_init(&r, b.data, b.len - 1);
     assert_int_equal(proto_get_task_end(&r, &f), -EBADMSG);
+    b.data[b.len - 1] = 2; /* usage is there or not: no third spelling */
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task_end(&r, &f), -EBADMSG);
+    b.data[b.len - 1] = 0;
+    /* A command's usage travels whole; a count past the signed range is refused. */
+    e.usage = (struct task_usage){.user_ns = 1500000000, .sys_ns = 7, .max_rss = 1u << 30,
+                                  .read_bytes = 12345, .write_bytes = 0, .measured = true};
+    wbuf_reset(&b);
+    proto_put_task_end(&b, &e);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task_end(&r, &f), 0);
+    assert_true(f.usage.measured);
+    assert_int_equal(f.usage.user_ns, 1500000000);
+    assert_int_equal(f.usage.sys_ns, 7);
+    assert_int_equal(f.usage.max_rss, 1u << 30);
+    assert_int_equal(f.usage.read_bytes, 12345);
+    assert_int_equal(f.usage.write_bytes, 0);
+    free(f.detail);
+    e.usage.write_bytes = (uint64_t)INT64_MAX + 1;
+    wbuf_reset(&b);
+    proto_put_task_end(&b, &e);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task_end(&r, &f), -EBADMSG);
+    e.usage = (struct task_usage){0};
     /* Failed runs before the end (retries used) travel; more than any task may have
      * are refused. */
     e.failures = 2;

@@ -207,6 +207,10 @@ static void print_text(FILE *out, const struct trace_event *ev)
         print_sample(out, &ev->sample, false);
     if (f & F_NAMES)
         print_names(out, ev->names, ev->nnames, false);
+    if (ev->usage.measured)
+        fprintf(out, " cpu=%.6fs+%.6fs rss=%" PRIu64 " read=%" PRIu64 " written=%" PRIu64,
+                (double)ev->usage.user_ns / 1e9, (double)ev->usage.sys_ns / 1e9,
+                ev->usage.max_rss, ev->usage.read_bytes, ev->usage.write_bytes);
     putc('\n', out);
 }
 
@@ -241,6 +245,11 @@ static void print_json(FILE *out, const struct trace_event *ev)
     }
     if (f & F_NAMES)
         print_names(out, ev->names, ev->nnames, true);
+    if (ev->usage.measured)
+        fprintf(out, ",\"usage\":{\"user_ns\":%" PRId64 ",\"sys_ns\":%" PRId64
+                ",\"max_rss\":%" PRIu64 ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64 "}",
+                ev->usage.user_ns, ev->usage.sys_ns, ev->usage.max_rss, ev->usage.read_bytes,
+                ev->usage.write_bytes);
     fputs("}\n", out);
 }
 

@@ -298,6 +298,21 @@ static void end_lost(struct pass *p, uint32_t ti, int n, int64_t t)
         }
 }
 
+/* A command's run on node `nd`, of `wall_s` seconds, and what the trace says it used. */
+static void add_usage(struct report_node *nd, const struct trace_event *ev, double wall_s)
+{
+    const struct task_usage *u = &ev->usage;
+    if (!u->measured)
+        return;
+    nd->measured_runs++;
+    nd->cpu_s += (double)u->user_ns / 1e9 + (double)u->sys_ns / 1e9;
+    nd->cpu_wall_s += wall_s;
+    if (u->max_rss > nd->max_rss)
+        nd->max_rss = u->max_rss;
+    nd->read_bytes += u->read_bytes;
+    nd->write_bytes += u->write_bytes;
+}
+
 static void add_event(struct pass *p, const struct trace_event *ev, const char *const *names,
                       size_t nnames)
 {
@@ -360,6 +375,8 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
         uint32_t ri;
         struct rtask *rt = task_of(p, ev->task, &ri);
         if (event_attempt(ev) == rt->attempt && rt->start_ns != NO_TIME && rt->start_node == n) {
+            if (t > rt->start_ns)
+                add_usage(nd, ev, ns_s(t - rt->start_ns));
             push_lost(p, ri, n, rt->start_ns, t, true);
             push_rec(p, t, ri, n, SW_END); /* the slot is free from here */
             rt->start_ns = NO_TIME;
@@ -469,6 +486,7 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
             p->cancelled++;
         if (tk->start_node == n && tk->start_ns != NO_TIME && tk->start_ns <= t) {
             double run = ns_s(t - tk->start_ns);
+            add_usage(nd, ev, run);
             pn->runs++;
             pn->run_ns += t - tk->start_ns;
             nd->busy_s += run;
@@ -671,6 +689,8 @@ static void fill_figures(struct pass *p)
     uint64_t with_inputs = 0, hits = 0, fetches = 0, fetch_bytes = 0, cache_hits = 0;
     uint64_t pushed = 0, requests = 0, grants = 0, fails = 0, stolen = 0;
     uint64_t asked = 0, granted = 0, info_sent = 0, info_received = 0, token_passes = 0;
+    uint64_t measured = 0, max_rss = 0, read_bytes = 0, write_bytes = 0;
+    double cpu_s = 0, cpu_wall_s = 0;
     for (size_t i = 0; i < a->nnodes; i++) {
         struct report_node *n = &a->nodes[i];
         slots += n->slots;
@@ -691,11 +711,24 @@ static void fill_figures(struct pass *p)
         info_received += n->info_received;
         token_passes += n->token_passes;
         n->utilization = ratio(n->busy_s, n->slots * mk);
+        n->cpu_efficiency = ratio(n->cpu_s, n->cpu_wall_s);
+        measured += n->measured_runs;
+        cpu_s += n->cpu_s;
+        cpu_wall_s += n->cpu_wall_s;
+        if (n->max_rss > max_rss)
+            max_rss = n->max_rss;
+        read_bytes += n->read_bytes;
+        write_bytes += n->write_bytes;
         n->first_start_s = p->pn[i].first_start_ns == NO_TIME ? NAN
                                                               : ns_s(p->pn[i].first_start_ns);
         n->last_end_s = p->pn[i].last_end_ns == NO_TIME ? NAN : ns_s(p->pn[i].last_end_ns);
     }
     uint64_t ended = p->done + p->failed;
+    f[RF_CPU_S] = measured ? cpu_s : NAN;
+    f[RF_CPU_EFFICIENCY] = ratio(cpu_s, cpu_wall_s);
+    f[RF_MAX_RSS_BYTES] = measured ? (double)max_rss : NAN;
+    f[RF_READ_BYTES] = measured ? (double)read_bytes : NAN;
+    f[RF_WRITE_BYTES] = measured ? (double)write_bytes : NAN;
     f[RF_MAKESPAN_S] = mk;
     f[RF_THROUGHPUT_TPS] = ratio((double)ended, mk);
     f[RF_WORK_S] = p->work_s;

@@ -177,6 +177,12 @@ enum report_figure {
     RF_TASKS_RESUBMITTED,   /* TASK_RESUBMIT events */
     RF_OBJECTS_RECOMPUTED,  /* OBJECT_RECOMPUTE events */
     RF_WORK_THROWN_AWAY_S,  /* run time of attempts that lost */
+    /* What commands used (TASK_END and TASK_RETRY usage): NaN when no run was measured. */
+    RF_CPU_S,               /* user + system CPU seconds of measured runs */
+    RF_CPU_EFFICIENCY,      /* their CPU seconds over their wall seconds */
+    RF_MAX_RSS_BYTES,       /* the largest resident set one run reached */
+    RF_READ_BYTES,          /* bytes their processes read */
+    RF_WRITE_BYTES,         /* bytes they wrote */
     RF_COUNT
 };
 
@@ -214,6 +220,11 @@ struct report_node {
     uint64_t tasks_with_inputs, locality_hits;
     uint64_t fetches, fetch_bytes, cache_hits;
     double lost_s[REPORT_LOST_COUNT];
+    /* Command runs here whose usage the trace has (done, failed and retried runs):
+     * their CPU and wall seconds; cpu_efficiency = cpu_s / cpu_wall_s, NaN without. */
+    uint64_t measured_runs;
+    double cpu_s, cpu_wall_s, cpu_efficiency;
+    uint64_t max_rss, read_bytes, write_bytes;
 };
 
 /* One bin of the window, [t_s, t_s + bin_s). */

@@ -112,6 +112,15 @@ static const struct report_figure_info figure_info[RF_COUNT] = {
                                RU_COUNT, REPORT_LOWER_BETTER, "lost"},
     [RF_WORK_THROWN_AWAY_S] = {"work_thrown_away_s", "work thrown away (lost attempts)",
                                RU_SECONDS, REPORT_LOWER_BETTER, "lost"},
+    [RF_CPU_S] = {"cpu_s", "CPU time of commands (user + system)", RU_SECONDS, REPORT_NEUTRAL,
+                  "summary"},
+    [RF_CPU_EFFICIENCY] = {"cpu_efficiency", "CPU efficiency (commands' CPU / wall time)",
+                           RU_RATIO, REPORT_HIGHER_BETTER, "summary"},
+    [RF_MAX_RSS_BYTES] = {"max_rss_bytes", "largest resident set of a command", RU_BYTES,
+                          REPORT_NEUTRAL, "summary"},
+    [RF_READ_BYTES] = {"read_bytes", "bytes commands read", RU_BYTES, REPORT_NEUTRAL, "data"},
+    [RF_WRITE_BYTES] = {"write_bytes", "bytes commands wrote", RU_BYTES, REPORT_NEUTRAL,
+                        "data"},
 };
 
 static const char *const lost_keys[REPORT_LOST_COUNT] = {

@@ -58,6 +58,12 @@ static json_t *nodes(const struct report_analysis *a)
         json_object_set_new(o, "tasks_failed", count(n->tasks_failed));
         json_object_set_new(o, "busy_s", num(n->busy_s));
         json_object_set_new(o, "utilization", num(n->utilization));
+        json_object_set_new(o, "measured_runs", count(n->measured_runs));
+        json_object_set_new(o, "cpu_s", num(n->cpu_s));
+        json_object_set_new(o, "cpu_efficiency", num(n->cpu_efficiency));
+        json_object_set_new(o, "max_rss_bytes", count(n->max_rss));
+        json_object_set_new(o, "read_bytes", count(n->read_bytes));
+        json_object_set_new(o, "write_bytes", count(n->write_bytes));
         json_object_set_new(o, "first_start_s", num(n->first_start_s));
         json_object_set_new(o, "last_end_s", num(n->last_end_s));
         json_object_set_new(o, "stolen_in", count(n->stolen_in));

@@ -170,15 +170,15 @@ static void nodes_section(struct doc *d, const struct report_analysis *a)
     doc_section(d, report_sections[4]);
     doc_chart(d, "nodes");
     static const char *const head[] = {"node",     "slots",       "speed",  "tasks run",
-                                       "busy",     "utilization", "stolen in/out",
+                                       "busy",     "utilization", "CPU eff.", "stolen in/out",
                                        "pushed",   "local/with inputs", "fetched",
                                        "idle",     "largest idle cause"};
-    static const bool numeric[] = {true, true, true, true, true, true,
+    static const bool numeric[] = {true, true, true, true, true, true, true,
                                    true, true, true, true, true, false};
-    doc_table(d, 12, head, numeric);
+    doc_table(d, 13, head, numeric);
     for (size_t i = 0; i < a->nnodes; i++) {
         const struct report_node *n = &a->nodes[i];
-        char c[11][FIG_BUF];
+        char c[12][FIG_BUF];
         double idle = 0;
         int top = 0;
         for (int k = 0; k < REPORT_LOST_COUNT; k++) {
@@ -192,14 +192,15 @@ static void nodes_section(struct doc *d, const struct report_analysis *a)
         fmt_value(c[3], RU_COUNT, (double)n->tasks_run);
         fmt_seconds(c[4], n->busy_s);
         fmt_value(c[5], RU_RATIO, n->utilization);
-        snprintf(c[6], FIG_BUF, "%" PRIu64 " / %" PRIu64, n->stolen_in, n->stolen_out);
-        fmt_value(c[7], RU_COUNT, (double)n->pushed_out);
-        snprintf(c[8], FIG_BUF, "%" PRIu64 " / %" PRIu64, n->locality_hits,
+        fmt_value(c[6], RU_RATIO, n->cpu_efficiency); /* – when no command ran here */
+        snprintf(c[7], FIG_BUF, "%" PRIu64 " / %" PRIu64, n->stolen_in, n->stolen_out);
+        fmt_value(c[8], RU_COUNT, (double)n->pushed_out);
+        snprintf(c[9], FIG_BUF, "%" PRIu64 " / %" PRIu64, n->locality_hits,
                  n->tasks_with_inputs);
-        fmt_value(c[9], RU_BYTES, (double)n->fetch_bytes);
-        fmt_seconds(c[10], idle);
+        fmt_value(c[10], RU_BYTES, (double)n->fetch_bytes);
+        fmt_seconds(c[11], idle);
         const char *row[] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10],
-                             idle > 0 ? report_lost_cause_label(top) : "–"};
+                             c[11], idle > 0 ? report_lost_cause_label(top) : "–"};
         doc_row(d, row);
     }
     doc_table_end(d);

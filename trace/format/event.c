@@ -11,7 +11,7 @@
 /* Field positions in jackdaw.Event and jackdaw.Sample (encoding only). */
 enum {
     F_KIND, F_NODE, F_SEQ, F_TIME, F_JOB, F_TASK, F_PEER, F_STATUS, F_COUNT, F_BYTES,
-    F_DURATION, F_TEXT, F_SAMPLE, F_NAMES, F_CHECK
+    F_DURATION, F_TEXT, F_SAMPLE, F_NAMES, F_USAGE, F_CHECK
 };
 
 static const char *const kind_names[TRACE_KIND_COUNT] = {
@@ -26,63 +26,80 @@ static const char *const kind_names[TRACE_KIND_COUNT] = {
 /* Generated from share/schema/jackdaw-event.avsc (compact JSON); test_trace checks that
  * both parse to equal schemas. */
 const char trace_event_schema_json[] =
-    "{\"type\":\"record\",\"name\":\"Event\",\"namespace\":\"jackdaw\",\"doc\":\"One jackdaw trace e"
-    "vent. Field meanings per kind: share/doc/trace-schema.md. Append fields (with de"
-    "faults) and enum symbols only.\",\"fields\":[{\"name\":\"kind\",\"type\":{\"type\":\"enum\",\""
-    "name\":\"Kind\",\"doc\":\"Symbols resolve by position in libavro: only ever append.\",\""
-    "symbols\":[\"TASK_SUBMIT\",\"TASK_READY\",\"TASK_QUEUED_LOCAL\",\"TASK_QUEUED_SHARED\",\"T"
-    "ASK_PUSHED\",\"TASK_STOLEN_IN\",\"TASK_STOLEN_OUT\",\"TASK_START\",\"TASK_END\",\"STEAL_RE"
-    "QUEST\",\"STEAL_GRANT\",\"STEAL_FAIL\",\"DATA_FETCH\",\"CACHE_HIT\",\"NODE_SAMPLE\",\"NODE_U"
-    "P\",\"NODE_DOWN\",\"POLICY_CHANGE\",\"DROPPED\",\"JOB_SUBMIT\",\"TASK_NAMES\",\"TASK_RESUBMI"
-    "T\",\"OBJECT_RECOMPUTE\",\"TASK_RETRY\"]}},{\"name\":\"node\",\"type\":\"int\",\"doc\":\"Node that recorded t"
-    "he event.\"},{\"name\":\"seq\",\"type\":\"long\",\"doc\":\"Anchor (< 0): per-node sequence n"
-    "umber is -seq-1. Otherwise: previous record's sequence number + 1 + seq.\"},{\"nam"
-    "e\":\"time\",\"type\":\"long\",\"doc\":\"Anchor: ns since the run start. Otherwise: ns sin"
-    "ce the previous record (may be negative).\"},{\"name\":\"job\",\"type\":\"int\",\"default\""
-    ":-1,\"doc\":\"Task key high half (job), -1 when no task.\"},{\"name\":\"task\",\"type\":\"i"
-    "nt\",\"default\":-1,\"doc\":\"Task key low half (index in the workload), -1 when no ta"
-    "sk.\"},{\"name\":\"peer\",\"type\":\"int\",\"default\":-1,\"doc\":\"The other node involved, -"
-    "1 when none.\"},{\"name\":\"status\",\"type\":\"int\",\"default\":0,\"doc\":\"Task exit status"
-    ", steal failure reason, node-down reason, attempt of a resubmission or recomputa"
-    "tion.\"},{\"name\":\"count\",\"type\":\"long\",\"default\":0,\"doc\":\"Tasks granted, events d"
-    "ropped, slots of a node coming up.\"},{\"name\":\"bytes\",\"type\":\"long\",\"default\":0,\""
-    "doc\":\"Bytes fetched or found in the cache.\"},{\"name\":\"duration\",\"type\":\"long\",\"d"
-    "efault\":0,\"doc\":\"Fetch duration in ns; the attempt on TASK_SUBMIT, TASK_START an"
-    "d TASK_END.\"},{\"name\":\"text\",\"type\":\"string\",\"default\":\"\",\"doc\":\"Policy name for"
-    " POLICY_CHANGE, else empty.\"},{\"name\":\"sample\",\"default\":null,\"doc\":\"Set for NOD"
-    "E_SAMPLE only.\",\"type\":[\"null\",{\"type\":\"record\",\"name\":\"Sample\",\"fields\":[{\"name"
-    "\":\"busy\",\"type\":\"int\",\"doc\":\"Slots running a task now.\"},{\"name\":\"slots\",\"type\":"
-    "\"int\",\"doc\":\"Slots of the node.\"},{\"name\":\"waitq\",\"type\":\"int\",\"doc\":\"Tasks wait"
-    "ing for inputs (WaitQ).\"},{\"name\":\"lreadyq\",\"type\":\"int\",\"doc\":\"Local ready queu"
-    "e length (LReadyQ).\"},{\"name\":\"sreadyq\",\"type\":\"int\",\"doc\":\"Shared ready queue l"
-    "ength (SReadyQ).\"},{\"name\":\"completeq\",\"type\":\"int\",\"doc\":\"Completions not yet p"
-    "rocessed (CompleteQ).\"},{\"name\":\"started\",\"type\":\"long\",\"doc\":\"Cumulative since "
-    "node start: tasks started.\"},{\"name\":\"ended\",\"type\":\"long\",\"doc\":\"Cumulative: ta"
-    "sks ended (any status).\"},{\"name\":\"failed\",\"type\":\"long\",\"doc\":\"Cumulative: task"
-    "s ended with status != 0.\"},{\"name\":\"stolen_in\",\"type\":\"long\",\"doc\":\"Cumulative:"
-    " tasks stolen in.\"},{\"name\":\"stolen_out\",\"type\":\"long\",\"doc\":\"Cumulative: tasks "
-    "stolen out.\"},{\"name\":\"pushed\",\"type\":\"long\",\"doc\":\"Cumulative: tasks pushed to "
-    "other nodes.\"},{\"name\":\"steal_requests\",\"type\":\"long\",\"doc\":\"Cumulative: steal r"
-    "equests sent.\"},{\"name\":\"steal_fails\",\"type\":\"long\",\"doc\":\"Cumulative: steal req"
-    "uests that got nothing.\"},{\"name\":\"fetches\",\"type\":\"long\",\"doc\":\"Cumulative: dat"
-    "a fetches.\"},{\"name\":\"fetch_bytes\",\"type\":\"long\",\"doc\":\"Cumulative: bytes fetche"
-    "d.\"},{\"name\":\"cache_hits\",\"type\":\"long\",\"doc\":\"Cumulative: cache hits.\"},{\"name\""
-    ":\"busy_ns\",\"type\":\"long\",\"doc\":\"Cumulative: slot-ns spent running tasks (utilisa"
-    "tion between two samples is exact).\"},{\"name\":\"dropped\",\"type\":\"long\",\"doc\":\"Cum"
-    "ulative: events this node dropped.\"},{\"name\":\"bytes_out\",\"type\":\"long\",\"default\""
-    ":0,\"doc\":\"Cumulative: bytes this node served to others.\"},{\"name\":\"cancelled\",\"t"
-    "ype\":\"long\",\"default\":0,\"doc\":\"Cumulative: tasks cancelled here (counted in ende"
-    "d, not in failed).\"},{\"name\":\"info_sent\",\"type\":\"long\",\"default\":0,\"doc\":\"Cumula"
-    "tive: A2WS information-vector messages sent to ring neighbours.\"},{\"name\":\"info_"
-    "received\",\"type\":\"long\",\"default\":0,\"doc\":\"Cumulative: A2WS information-vector m"
-    "essages received.\"},{\"name\":\"token_passes\",\"type\":\"long\",\"default\":0,\"doc\":\"Cumu"
-    "lative: CTWS token passes by this node.\"}]}]},{\"name\":\"names\",\"type\":{\"type\":\"ar"
-    "ray\",\"items\":\"string\"},\"default\":[],\"doc\":\"JOB_SUBMIT: [workload name]; TASK_NAM"
-    "ES: the workload ids of tasks task..task+count-1. Empty otherwise.\"},{\"name\":\"ch"
-    "eck\",\"type\":\"long\",\"default\":0,\"doc\":\"0, except in the last record of each block"
-    " of a file whose metadata has jackdaw.check: 2^32 + the CRC-32 (zlib) of the blo"
-    "ck's record count (its zigzag varint) followed by the block's uncompressed bytes"
-    " before this field.\"}]}";
+    "{\"type\":\"record\",\"name\":\"Event\",\"namespace\":\"jackdaw\",\"doc\":\"One "
+    "jackdaw trace event. Field meanings per kind: share/doc/trace-schema.md. Append "
+    "fields (with defaults) and enum symbols only.\",\"fields\":[{\"name\":\"kind\","
+    "\"type\":{\"type\":\"enum\",\"name\":\"Kind\",\"doc\":\"Symbols resolve by posit"
+    "ion in libavro: only ever append.\",\"symbols\":[\"TASK_SUBMIT\",\"TASK_READY\","
+    "\"TASK_QUEUED_LOCAL\",\"TASK_QUEUED_SHARED\",\"TASK_PUSHED\",\"TASK_STOLEN_IN\","
+    "\"TASK_STOLEN_OUT\",\"TASK_START\",\"TASK_END\",\"STEAL_REQUEST\",\"STEAL_GRANT"
+    "\",\"STEAL_FAIL\",\"DATA_FETCH\",\"CACHE_HIT\",\"NODE_SAMPLE\",\"NODE_UP\",\"NOD"
+    "E_DOWN\",\"POLICY_CHANGE\",\"DROPPED\",\"JOB_SUBMIT\",\"TASK_NAMES\",\"TASK_RESU"
+    "BMIT\",\"OBJECT_RECOMPUTE\",\"TASK_RETRY\"]}},{\"name\":\"node\",\"type\":\"int"
+    "\",\"doc\":\"Node that recorded the event.\"},{\"name\":\"seq\",\"type\":\"long"
+    "\",\"doc\":\"Anchor (< 0): per-node sequence number is -seq-1. Otherwise: previo"
+    "us record's sequence number + 1 + seq.\"},{\"name\":\"time\",\"type\":\"long\","
+    "\"doc\":\"Anchor: ns since the run start. Otherwise: ns since the previous recor"
+    "d (may be negative).\"},{\"name\":\"job\",\"type\":\"int\",\"default\":-1,\"doc"
+    "\":\"Task key high half (job), -1 when no task.\"},{\"name\":\"task\",\"type\":"
+    "\"int\",\"default\":-1,\"doc\":\"Task key low half (index in the workload), -1 w"
+    "hen no task.\"},{\"name\":\"peer\",\"type\":\"int\",\"default\":-1,\"doc\":\"The"
+    " other node involved, -1 when none.\"},{\"name\":\"status\",\"type\":\"int\",\"d"
+    "efault\":0,\"doc\":\"Task exit status, steal failure reason, node-down reason, a"
+    "ttempt of a resubmission or recomputation.\"},{\"name\":\"count\",\"type\":\"lon"
+    "g\",\"default\":0,\"doc\":\"Tasks granted, events dropped, slots of a node comin"
+    "g up.\"},{\"name\":\"bytes\",\"type\":\"long\",\"default\":0,\"doc\":\"Bytes fet"
+    "ched or found in the cache.\"},{\"name\":\"duration\",\"type\":\"long\",\"defaul"
+    "t\":0,\"doc\":\"Fetch duration in ns; the attempt on TASK_SUBMIT, TASK_START and"
+    " TASK_END.\"},{\"name\":\"text\",\"type\":\"string\",\"default\":\"\",\"doc\":\""
+    "Policy name for POLICY_CHANGE, else empty.\"},{\"name\":\"sample\",\"default\":n"
+    "ull,\"doc\":\"Set for NODE_SAMPLE only.\",\"type\":[\"null\",{\"type\":\"record"
+    "\",\"name\":\"Sample\",\"fields\":[{\"name\":\"busy\",\"type\":\"int\",\"doc\":"
+    "\"Slots running a task now.\"},{\"name\":\"slots\",\"type\":\"int\",\"doc\":\"Sl"
+    "ots of the node.\"},{\"name\":\"waitq\",\"type\":\"int\",\"doc\":\"Tasks waiting"
+    " for inputs (WaitQ).\"},{\"name\":\"lreadyq\",\"type\":\"int\",\"doc\":\"Local r"
+    "eady queue length (LReadyQ).\"},{\"name\":\"sreadyq\",\"type\":\"int\",\"doc\":"
+    "\"Shared ready queue length (SReadyQ).\"},{\"name\":\"completeq\",\"type\":\"int"
+    "\",\"doc\":\"Completions not yet processed (CompleteQ).\"},{\"name\":\"started\""
+    ",\"type\":\"long\",\"doc\":\"Cumulative since node start: tasks started.\"},{\"n"
+    "ame\":\"ended\",\"type\":\"long\",\"doc\":\"Cumulative: tasks ended (any status)"
+    ".\"},{\"name\":\"failed\",\"type\":\"long\",\"doc\":\"Cumulative: tasks ended wi"
+    "th status != 0.\"},{\"name\":\"stolen_in\",\"type\":\"long\",\"doc\":\"Cumulativ"
+    "e: tasks stolen in.\"},{\"name\":\"stolen_out\",\"type\":\"long\",\"doc\":\"Cumu"
+    "lative: tasks stolen out.\"},{\"name\":\"pushed\",\"type\":\"long\",\"doc\":\"Cu"
+    "mulative: tasks pushed to other nodes.\"},{\"name\":\"steal_requests\",\"type\":"
+    "\"long\",\"doc\":\"Cumulative: steal requests sent.\"},{\"name\":\"steal_fails\""
+    ",\"type\":\"long\",\"doc\":\"Cumulative: steal requests that got nothing.\"},{\""
+    "name\":\"fetches\",\"type\":\"long\",\"doc\":\"Cumulative: data fetches.\"},{\"n"
+    "ame\":\"fetch_bytes\",\"type\":\"long\",\"doc\":\"Cumulative: bytes fetched.\"},"
+    "{\"name\":\"cache_hits\",\"type\":\"long\",\"doc\":\"Cumulative: cache hits.\"},"
+    "{\"name\":\"busy_ns\",\"type\":\"long\",\"doc\":\"Cumulative: slot-ns spent runn"
+    "ing tasks (utilisation between two samples is exact).\"},{\"name\":\"dropped\","
+    "\"type\":\"long\",\"doc\":\"Cumulative: events this node dropped.\"},{\"name\":"
+    "\"bytes_out\",\"type\":\"long\",\"default\":0,\"doc\":\"Cumulative: bytes this n"
+    "ode served to others.\"},{\"name\":\"cancelled\",\"type\":\"long\",\"default\":0"
+    ",\"doc\":\"Cumulative: tasks cancelled here (counted in ended, not in failed).\""
+    "},{\"name\":\"info_sent\",\"type\":\"long\",\"default\":0,\"doc\":\"Cumulative: "
+    "A2WS information-vector messages sent to ring neighbours.\"},{\"name\":\"info_re"
+    "ceived\",\"type\":\"long\",\"default\":0,\"doc\":\"Cumulative: A2WS information-"
+    "vector messages received.\"},{\"name\":\"token_passes\",\"type\":\"long\",\"defa"
+    "ult\":0,\"doc\":\"Cumulative: CTWS token passes by this node.\"}]}]},{\"name\":"
+    "\"names\",\"type\":{\"type\":\"array\",\"items\":\"string\"},\"default\":[],\"do"
+    "c\":\"JOB_SUBMIT: [workload name]; TASK_NAMES: the workload ids of tasks task..t"
+    "ask+count-1. Empty otherwise.\"},{\"name\":\"usage\",\"default\":null,\"doc\":\""
+    "Set on a command's TASK_END and TASK_RETRY: what its run used, measured by the k"
+    "ernel. Before check, which must stay last (block.c).\",\"type\":[\"null\",{\"typ"
+    "e\":\"record\",\"name\":\"Usage\",\"fields\":[{\"name\":\"user_ns\",\"type\":\"l"
+    "ong\",\"doc\":\"CPU time in user mode, ns (wait4 rusage: the command and the chi"
+    "ldren it waited for).\"},{\"name\":\"sys_ns\",\"type\":\"long\",\"doc\":\"CPU ti"
+    "me in kernel mode, ns.\"},{\"name\":\"max_rss\",\"type\":\"long\",\"doc\":\"Larg"
+    "est resident set of one of its processes, bytes.\"},{\"name\":\"read_bytes\",\"t"
+    "ype\":\"long\",\"doc\":\"Bytes its processes read (rchar of /proc/PID/io: files,"
+    " pipes).\"},{\"name\":\"write_bytes\",\"type\":\"long\",\"doc\":\"Bytes its proc"
+    "esses wrote (wchar).\"}]}]},{\"name\":\"check\",\"type\":\"long\",\"default\":0,"
+    "\"doc\":\"0, except in the last record of each block of a file whose metadata ha"
+    "s jackdaw.check: 2^32 + the CRC-32 (zlib) of the block's record count (its zigza"
+    "g varint) followed by the block's uncompressed bytes before this field.\"}]}";
 
 void trace_event_init(struct trace_event *ev, enum trace_kind kind, int32_t node)
 {
@@ -206,6 +223,21 @@ int trace_event_to_value(const struct trace_event *ev, const struct trace_event 
      * the block (block.c), as the field's last byte. */
     if ((rc = set_long(rec, F_CHECK, 0)))
         return rc;
+    if (avro_value_get_by_index(rec, F_USAGE, &f, NULL))
+        return -EINVAL;
+    if (ev->usage.measured) {
+        const struct task_usage *u = &ev->usage;
+        if (u->user_ns < 0 || u->sys_ns < 0 || u->max_rss > INT64_MAX ||
+            u->read_bytes > INT64_MAX || u->write_bytes > INT64_MAX)
+            return -EINVAL;
+        if (avro_value_set_branch(&f, 1, &branch) || set_long(&branch, 0, u->user_ns) ||
+            set_long(&branch, 1, u->sys_ns) || set_long(&branch, 2, (int64_t)u->max_rss) ||
+            set_long(&branch, 3, (int64_t)u->read_bytes) ||
+            set_long(&branch, 4, (int64_t)u->write_bytes))
+            return -EINVAL;
+    } else if (avro_value_set_branch(&f, 0, &branch) || avro_value_set_null(&branch)) {
+        return -EINVAL;
+    }
     if (avro_value_get_by_index(rec, F_SAMPLE, &f, NULL))
         return -EINVAL;
     if (ev->kind == TRACE_NODE_SAMPLE) {
@@ -297,6 +329,25 @@ static int get_sample(avro_value_t *rec, struct trace_sample *s)
     return rc;
 }
 
+/* Negative counts are refused: they come only from a damaged or hostile file. */
+static int get_usage(avro_value_t *rec, struct task_usage *u)
+{
+    int64_t v[5] = {0};
+    static const char *const names[] = { "user_ns", "sys_ns", "max_rss", "read_bytes",
+                                         "write_bytes" };
+    for (size_t k = 0; k < 5; k++) {
+        int rc = get_num(rec, names[k], &v[k]);
+        if (rc)
+            return rc;
+        if (v[k] < 0)
+            return -EBADMSG;
+    }
+    *u = (struct task_usage){.user_ns = v[0], .sys_ns = v[1], .max_rss = (uint64_t)v[2],
+                             .read_bytes = (uint64_t)v[3], .write_bytes = (uint64_t)v[4],
+                             .measured = true};
+    return 0;
+}
+
 int trace_event_from_value(avro_value_t *rec, const struct trace_event *prev,
                            struct trace_event *ev)
 {
@@ -356,6 +407,13 @@ int trace_event_from_value(avro_value_t *rec, const struct trace_event *prev,
         if (avro_value_get_discriminant(&f, &disc) || avro_value_get_current_branch(&f, &branch))
             return -EBADMSG;
         if (avro_value_get_type(&branch) == AVRO_RECORD && (rc = get_sample(&branch, &ev->sample)))
+            return rc;
+    }
+    if (!avro_value_get_by_name(rec, "usage", &f, NULL)) {
+        int disc;
+        if (avro_value_get_discriminant(&f, &disc) || avro_value_get_current_branch(&f, &branch))
+            return -EBADMSG;
+        if (avro_value_get_type(&branch) == AVRO_RECORD && (rc = get_usage(&branch, &ev->usage)))
             return rc;
     }
     return 0;

@@ -23,6 +23,7 @@
 
 #include <avro.h>
 
+#include "core/model/task.h"
 #include "core/model/trace_kind.h"
 
 struct trace_event {
@@ -38,6 +39,9 @@ struct trace_event {
     int64_t duration_ns; /* fetch duration; 0 otherwise */
     char text[TRACE_TEXT_MAX]; /* POLICY_CHANGE: policy name; "" otherwise */
     struct trace_sample sample; /* NODE_SAMPLE only; ignored (written as null) otherwise */
+    /* A command's run (TASK_END, TASK_RETRY): written when usage.measured, else null;
+     * decoding sets measured when the record has it. */
+    struct task_usage usage;
     /* JOB_SUBMIT and TASK_NAMES: borrowed strings, written by trace_event_to_value.
      * Decoding leaves them NULL/0; readers get them with trace_event_names. */
     const char *const *names;

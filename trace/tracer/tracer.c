@@ -240,6 +240,23 @@ static void sink_sample(void *ctx, const struct trace_sample *s, int64_t wall)
     tracer_put_event(t, &ev, wall);
 }
 
+static void sink_put_usage(void *ctx, enum trace_kind kind, uint64_t task, int32_t status,
+                           int64_t count, int64_t bytes, int64_t duration_ns,
+                           const struct task_usage *u, int64_t wall)
+{
+    struct tracer *t = ctx;
+    struct trace_event ev;
+    trace_event_init(&ev, kind, t->node);
+    ev.task = task;
+    ev.status = status;
+    ev.count = count;
+    ev.bytes = bytes;
+    ev.duration_ns = duration_ns;
+    ev.usage = *u;
+    ev.usage.measured = true;
+    tracer_put_event(t, &ev, wall);
+}
+
 static uint64_t sink_dropped(void *ctx)
 {
     return tracer_dropped(ctx);
@@ -248,7 +265,8 @@ static uint64_t sink_dropped(void *ctx)
 void tracer_sink(struct tracer *t, struct trace_sink *out)
 {
     *out = (struct trace_sink){.ctx = t, .put = sink_put, .policy = sink_policy,
-                               .sample = sink_sample, .dropped = sink_dropped};
+                               .sample = sink_sample, .put_usage = sink_put_usage,
+                               .dropped = sink_dropped};
 }
 
 uint64_t tracer_dropped(const struct tracer *t)
