@@ -185,6 +185,13 @@ static size_t make_every_kind(struct trace_event *evs, size_t max)
                 break;
             case TRACE_TASK_END:
                 ev->status = round % 5 == 0 ? 137 : 0;
+                /* Every other end a command's, with what it used (extremes included). */
+                if (round % 2)
+                    ev->usage = (struct task_usage){
+                        .user_ns = round == 39 ? INT64_MAX : 1000003 * round,
+                        .sys_ns = 17 * round, .max_rss = (uint64_t)1 << (round % 50),
+                        .read_bytes = round == 39 ? (uint64_t)INT64_MAX : 0,
+                        .write_bytes = 4096u * (unsigned)round, .measured = true};
                 break;
             case TRACE_STEAL_GRANT:
                 ev->peer = (node + 2) % 3;
