@@ -480,6 +480,7 @@ static void build_spec(const struct client *c, const struct workload *wl, uint32
         .key = task_key(job, i), .kind = wt->kind,
         .flags = wt->stealable ? TASK_FLAG_STEALABLE : 0, .num_parents = wt->num_parents,
         .duration_s = wt->duration_s, .timeout_s = wt->timeout_s, .retries = wt->retries,
+        .cores = wt->cores,
         .output_bytes = wt->output_bytes, .cmd = wt->cmd,
     };
     if (wt->num_inputs) {

@@ -432,6 +432,18 @@ int job_submit(const char *who, const struct job_options *o)
         free(cause);
         return EXIT_BAD_INPUT;
     }
+    /* A task wider than every node could never run: refused before anything is sent.
+     * One wider than some nodes only runs alone on those it lands on (node_task.c). */
+    uint32_t widest = 0, most = workload_max_cores(o->wl, &widest), slots = 0;
+    for (uint32_t i = 0; i < o->cluster->count; i++)
+        if (o->cluster->nodes[i].slots > slots)
+            slots = o->cluster->nodes[i].slots;
+    if (most > slots) {
+        fprintf(stderr, "jackdaw %s: %s:%u: task '%s' asks for %u cores; the widest node of "
+                "the cluster has %u slots\n", who, o->wl->name, o->wl->tasks[widest].line,
+                o->wl->tasks[widest].id, most, slots);
+        return EXIT_BAD_INPUT;
+    }
     FILE *records = NULL;
     if (o->records && !(records = fopen(o->records, "w"))) {
         fprintf(stderr, "jackdaw %s: cannot write records '%s': %s\n", who, o->records,

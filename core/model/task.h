@@ -31,6 +31,10 @@ static inline bool task_timeout_valid(double timeout_s)
  * flaky node or file system; more would hide a broken command behind hours of reruns. */
 #define TASK_RETRIES_MAX 100u
 
+/* The most cores one task may ask for: more than any node of today has, and little
+ * enough that a node's slot count plus one task's cores never overflows. */
+#define TASK_CORES_MAX 4096u
+
 /* Metadata status (paper 002's TMD "status").  Values are on the wire: append only. */
 enum task_status {
     TASK_WAITING = 0,   /* some parent has not finished */
@@ -89,6 +93,9 @@ struct task_spec {
      * used: failed runs so far of this attempt.  Both travel with the task, so a retry
      * that another node steals keeps its count. */
     uint32_t retries, failures;
+    /* Slots the task takes while it runs (`cores`): 1, or up to TASK_CORES_MAX.  0 in a
+     * spec built without it means 1 (task_cores). */
+    uint32_t cores;
     double duration_s;      /* sleep length at speed 1.0 */
     double timeout_s;       /* time limit in wall seconds from its start; 0: none */
     uint64_t output_bytes;  /* size of the object the task produces */
@@ -117,6 +124,11 @@ static inline uint32_t task_key_job(uint64_t key)
 static inline uint32_t task_key_index(uint64_t key)
 {
     return (uint32_t)key;
+}
+
+static inline uint32_t task_cores(const struct task_spec *t)
+{
+    return t->cores > 1 ? t->cores : 1;
 }
 
 const char *task_kind_name(enum task_kind kind);

@@ -313,11 +313,11 @@ static bool blank_or_comment(const char *s, size_t len)
 
 enum key {
     K_ID, K_KIND, K_DURATION, K_CMD, K_OUTPUT, K_PARENTS, K_INPUTS, K_STEALABLE, K_TIMEOUT,
-    K_RETRIES, K_COUNT
+    K_RETRIES, K_CORES, K_COUNT
 };
 static const char *const key_names[K_COUNT] = {
     "id", "kind", "duration_s", "cmd", "output_bytes", "parents", "inputs", "stealable",
-    "timeout_s", "retries",
+    "timeout_s", "retries", "cores",
 };
 
 /* Checks one object's fields and appends the task; `obj` is borrowed. */
@@ -422,6 +422,14 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
                         TASK_RETRIES_MAX);
         t.retries = (uint32_t)json_integer_value(val[K_RETRIES]);
         t.has_retries = true;
+    }
+    t.cores = 1;
+    if (val[K_CORES]) {
+        if (!json_is_integer(val[K_CORES]) || json_integer_value(val[K_CORES]) < 1 ||
+            json_integer_value(val[K_CORES]) > (json_int_t)TASK_CORES_MAX)
+            return fail(ps, line, "task '%s': cores must be an integer from 1 to %u", id,
+                        TASK_CORES_MAX);
+        t.cores = (uint32_t)json_integer_value(val[K_CORES]);
     }
     if (val[K_PARENTS] && add_names(ps, &ps->parents, val[K_PARENTS], "parents", "ids", id,
                                     true, line, &t.num_parents) < 0)
@@ -987,6 +995,18 @@ uint64_t workload_data_bytes(const struct workload *wl)
     for (uint32_t i = 0; wl && i < wl->count && sum < top; i++)
         sum += wl->tasks[i].output_bytes;
     return sum < top ? sum : top;
+}
+
+uint32_t workload_max_cores(const struct workload *wl, uint32_t *widest)
+{
+    uint32_t most = 0;
+    for (uint32_t i = 0; i < wl->count; i++)
+        if (wl->tasks[i].cores > most) {
+            most = wl->tasks[i].cores;
+            if (widest)
+                *widest = i;
+        }
+    return most;
 }
 
 void workload_default_retries(struct workload *wl, uint32_t retries)

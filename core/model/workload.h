@@ -13,7 +13,9 @@
  *   only; required for command), output_bytes (integer >= 0, default 0),
  *   parents (array of task ids, default []), inputs (array of object ids, default []),
  *   stealable (boolean, default true), timeout_s (number in (0, TASK_TIMEOUT_MAX_S],
- *   any kind; default none: the client's --task-timeout, else no limit).
+ *   any kind; default none: the client's --task-timeout, else no limit), retries
+ *   (integer 0..TASK_RETRIES_MAX), cores (integer 1..TASK_CORES_MAX, default 1: the
+ *   slots the task takes while it runs).
  * An object line, an initial data object (an input file) and where it lives:
  *   object (string, its id, required), bytes (integer >= 0, required),
  *   node (integer >= 0, or "spread"; default "spread").
@@ -103,6 +105,8 @@ struct workload_task {
     double timeout_s;       /* time limit in seconds from its start; 0: none */
     uint32_t retries;       /* runs again after failed ones, 0..TASK_RETRIES_MAX */
     bool has_retries;       /* `retries` was given (else --retries may set it) */
+    uint32_t cores;         /* slots it takes while it runs, 1..TASK_CORES_MAX (0 in a
+                               task built by hand means 1) */
     char *cmd;              /* owned; NULL unless TASK_COMMAND */
     uint64_t output_bytes;
     uint32_t num_parents;
@@ -143,6 +147,9 @@ double workload_total_work(const struct workload *wl);
  * captured output is not known before it runs and counts 0).  Saturates at
  * UINT64_MAX / 2. */
 uint64_t workload_data_bytes(const struct workload *wl);
+/* The most cores a task asks for (0 for an empty workload), and in *widest (when not
+ * NULL) the index of the first task that asks for them. */
+uint32_t workload_max_cores(const struct workload *wl, uint32_t *widest);
 /* Gives every task without a `retries` of its own this one (the client's --retries). */
 void workload_default_retries(struct workload *wl, uint32_t retries);
 /* Gives every task without a time limit this one (the client's --task-timeout), which

@@ -71,7 +71,7 @@ int workload_write_task_named(FILE *out, const struct workload_task *task,
         return -ERANGE;
     if (task->timeout_s != 0 && !task_timeout_valid(task->timeout_s))
         return -EINVAL;
-    if (task->retries > TASK_RETRIES_MAX)
+    if (task->retries > TASK_RETRIES_MAX || task->cores > TASK_CORES_MAX)
         return -EINVAL;
     if ((task->num_parents && !parent_id) || (task->num_inputs && !input_id))
         return -EINVAL;
@@ -117,6 +117,8 @@ int workload_write_task_named(FILE *out, const struct workload_task *task,
     }
     if (task->retries || task->has_retries)
         fprintf(out, ",\"retries\":%u", (unsigned)task->retries);
+    if (task->cores > 1)
+        fprintf(out, ",\"cores\":%u", (unsigned)task->cores);
     fputs("}\n", out);
     if (ferror(out))
         return errno ? -errno : -EIO;

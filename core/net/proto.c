@@ -95,7 +95,13 @@ enum {
     S_INPUT = 1u << 4,
     S_INPUTS = 1u << 5,
     S_RETRIES = 1u << 6, /* retries, then failures (at most retries) */
-    S_ALL = (1u << 7) - 1,
+    S_EXT = 1u << 7,     /* a second mask byte follows, with the same rule */
+    S_ALL = (1u << 8) - 1,
+};
+/* The second mask byte's bits (set only when one is, so never 0 after S_EXT). */
+enum {
+    S2_CORES = 1u << 0,  /* cores, >= 2 (1 is the default and is not written) */
+    S2_ALL = (1u << 1) - 1,
 };
 
 static uint64_t f64_bits(double v)
@@ -112,12 +118,17 @@ void proto_put_task(struct wbuf *b, const struct task_spec *t)
                              (f64_bits(t->timeout_s) ? S_TIMEOUT : 0) |
                              (t->output_bytes ? S_OUTPUT : 0) | (t->input_bytes ? S_INPUT : 0) |
                              (t->num_inputs ? S_INPUTS : 0) | (t->retries ? S_RETRIES : 0));
+    uint8_t mask2 = (uint8_t)(t->cores > 1 ? S2_CORES : 0);
+    if (mask2)
+        mask |= S_EXT;
     wbuf_put_u64(b, t->key);
     wbuf_put_u8(b, t->kind);
     /* The attempt costs nothing on the wire while it is 0, as it nearly always is. */
     wbuf_put_u8(b, (uint8_t)((t->flags & ~TASK_FLAG_ATTEMPT) |
                              (t->attempt ? TASK_FLAG_ATTEMPT : 0)));
     wbuf_put_u8(b, mask);
+    if (mask & S_EXT)
+        wbuf_put_u8(b, mask2);
     if (mask & S_PARENTS)
         wbuf_put_uv(b, t->num_parents);
     if (mask & S_DURATION)
@@ -134,6 +145,8 @@ void proto_put_task(struct wbuf *b, const struct task_spec *t)
         wbuf_put_uv(b, t->retries);
         wbuf_put_uv(b, t->failures);
     }
+    if (mask2 & S2_CORES)
+        wbuf_put_uv(b, t->cores);
     if (t->kind == TASK_COMMAND)
         wbuf_put_str(b, t->cmd);
     if (mask & S_INPUTS) {
@@ -160,6 +173,7 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
     t->kind = rbuf_u8(r);
     t->flags = rbuf_u8(r);
     uint8_t mask = rbuf_u8(r);
+    uint8_t mask2 = mask & S_EXT ? (uint8_t)rbuf_nonzero(r, rbuf_u8(r)) : 0;
     t->num_parents = mask & S_PARENTS ? (uint32_t)rbuf_nonzero(r, rbuf_uv32(r)) : 0;
     t->duration_s = mask & S_DURATION ? f64_nonzero(r) : 0;
     t->timeout_s = mask & S_TIMEOUT ? f64_nonzero(r) : 0;
@@ -178,7 +192,11 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
         t->retries = (uint32_t)rbuf_nonzero(r, rbuf_uv32(r));
         t->failures = rbuf_uv32(r);
     }
-    if (!rbuf_ok(r) || (mask & ~S_ALL) || t->kind >= TASK_KIND_COUNT ||
+    t->cores = 1;
+    if (mask2 & S2_CORES)
+        t->cores = rbuf_uv32(r);
+    if (!rbuf_ok(r) || (mask2 & ~S2_ALL) || t->kind >= TASK_KIND_COUNT ||
+        t->cores < 1 || t->cores > TASK_CORES_MAX || ((mask2 & S2_CORES) && t->cores < 2) ||
         t->retries > TASK_RETRIES_MAX || t->failures > t->retries ||
         !isfinite(t->duration_s) || t->duration_s < 0 ||
         (t->timeout_s != 0 && !task_timeout_valid(t->timeout_s)))

@@ -473,6 +473,7 @@ int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct 
         r->mono_start = clock_mono_ns();
         /* Runs before this one: hand-ons after a death, and failed runs retried. */
         r->attempt = spec->attempt + spec->failures;
+        r->cores = task_cores(spec);
         running_inc(ex);
         if (now)
             now->t_start = r->res.t_start;

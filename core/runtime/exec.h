@@ -84,8 +84,9 @@ void exec_destroy(struct exec *ex);
  * cannot be spawned is not an error here: it completes (later, via the callback) as
  * TASK_FAILED with `error` set.  A command runs in its task directory with the daemon's
  * environment and JACKDAW_JOB (the job's id), JACKDAW_TASK (the task's index in its
- * workload: tasks in file order, from 0), JACKDAW_NODE and JACKDAW_ATTEMPT (0, then 1,
- * 2 … each time the task is run again after its holder died).
+ * workload: tasks in file order, from 0), JACKDAW_NODE, JACKDAW_ATTEMPT (0, then 1,
+ * 2 … each time the task is run again after a failed run or its holder's death) and
+ * JACKDAW_CORES (the slots it takes: size its threads by it).
  */
 int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct exec_result *now);
 /*

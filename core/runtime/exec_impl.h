@@ -47,6 +47,7 @@ struct run {
     int64_t due_ns;           /* monotonic */
     int64_t mono_start;       /* monotonic start: a sleep's end is measured from it */
     uint32_t attempt;         /* attempt + failures, the command's JACKDAW_ATTEMPT */
+    uint32_t cores;           /* the slots it takes, the command's JACKDAW_CORES */
     /* The daemon's peak resident set when it spawned the command, bytes: posix_spawn's
      * child shares the daemon's memory until its exec, and the kernel carries that
      * peak into the child's own (exec_mmap), so a child's maximum no larger than this

@@ -30,7 +30,7 @@ extern char **environ;
 
 /* The variables a command is given about its task (exec.h). */
 static const char *const task_vars[] = {"JACKDAW_JOB=", "JACKDAW_TASK=", "JACKDAW_NODE=",
-                                        "JACKDAW_ATTEMPT="};
+                                        "JACKDAW_ATTEMPT=", "JACKDAW_CORES="};
 #define NTASK_VARS (sizeof task_vars / sizeof task_vars[0])
 
 void spawn_env_init(struct exec *ex)
@@ -156,6 +156,7 @@ static int spawn(struct exec *ex, struct run *r, const char *dir, char *const ar
     snprintf(vars[1], sizeof vars[1], "JACKDAW_TASK=%u", task_key_index(r->res.key));
     snprintf(vars[2], sizeof vars[2], "JACKDAW_NODE=%u", ex->node);
     snprintf(vars[3], sizeof vars[3], "JACKDAW_ATTEMPT=%u", r->attempt);
+    snprintf(vars[4], sizeof vars[4], "JACKDAW_CORES=%u", r->cores);
     for (size_t k = 0; k < NTASK_VARS; k++)
         ex->env[ex->env_len + k] = vars[k];
     ex->env[ex->env_len + NTASK_VARS] = NULL;

@@ -8,7 +8,7 @@
 
 uint32_t load_free_slots(const struct node_load *l, uint32_t prefetch)
 {
-    uint32_t held = l->busy + l->staged + (prefetch == 0 ? l->staging : 0);
+    uint32_t held = l->busy + l->staged_slots + (prefetch == 0 ? l->staging : 0);
     return held < l->slots ? l->slots - held : 0;
 }
 

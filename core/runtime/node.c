@@ -141,7 +141,7 @@ struct node_load node_load(const struct node *n)
 {
     struct node_load l = {
         .slots = n->cfg.slots, .busy = n->busy, .staging = n->staging,
-        .staged = (uint32_t)readyq_len(&n->staged),
+        .staged = (uint32_t)readyq_len(&n->staged), .staged_slots = n->staged_slots,
         .lready = (uint32_t)readyq_len(&n->lready), .sready = (uint32_t)readyq_len(&n->sready),
         .lready_zero = (uint32_t)n->lready.zero.len, .sready_zero = (uint32_t)n->sready.zero.len,
         .waiting = u64map_len(&n->waitq), .running_successors = n->running_successors,

@@ -69,6 +69,7 @@ struct node {
     struct u64map early;    /* key -> struct early * (owned): notices that beat their task */
     struct readyq lready, sready; /* items: struct ntask * (owned) */
     struct readyq staged;   /* inputs all here, waiting for a slot (oldest first); owned */
+    uint32_t staged_slots;  /* the cores of the tasks in `staged` */
     uint32_t staging;       /* tasks whose inputs are being fetched */
     struct u64map jobs;     /* job id -> struct job * (owned) */
     uint32_t next_job_rank;

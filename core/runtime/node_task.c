@@ -200,6 +200,8 @@ static struct ntask *take_ready(struct node *n, uint64_t key)
             struct ntask *t = readyq_at(queues[q], i);
             if (t->spec.key == key) {
                 readyq_remove(queues[q], t);
+                if (queues[q] == &n->staged)
+                    n->staged_slots -= task_cores(&t->spec);
                 return t;
             }
         }
@@ -364,7 +366,7 @@ static void retry(struct node *n, struct ntask *t, const struct exec_result *r)
 static void finish(struct node *n, struct ntask *t, const struct exec_result *r, bool held_slot)
 {
     if (held_slot) {
-        n->busy--;
+        n->busy -= task_cores(&t->spec);
         n->busy_ns_done += r->t_end - r->t_start;
     } else {
         /* Failed before a slot was taken (an input is gone): the start is its end. */
@@ -488,7 +490,7 @@ static void run_task(struct node *n, struct ntask *t)
 {
     if (!n->first_start_ns)
         n->first_start_ns = clock_mono_ns();
-    n->busy++;
+    n->busy += task_cores(&t->spec);
     n->tasks_started++;
     struct exec_result now;
     memset(&now, 0, sizeof now);
@@ -531,14 +533,39 @@ static void run_task(struct node *n, struct ntask *t)
     }
 }
 
+/*
+ * Whether a task of `cores` fits beside the `held` slots now.  A task wider than the
+ * node (a cluster of unequal nodes, where the client checked only the widest) runs
+ * alone there rather than never.
+ */
+static bool fits(const struct node *n, uint32_t held, uint32_t cores)
+{
+    return held == 0 || (held < n->cfg.slots && cores <= n->cfg.slots - held);
+}
+
+static void stage_wait(struct node *n, struct ntask *t)
+{
+    n->staged_slots += task_cores(&t->spec);
+    node_queue(n, NODE_STAGED, t, 0);
+}
+
+static struct ntask *unstage(struct node *n)
+{
+    struct ntask *t = readyq_pop(&n->staged);
+    n->staged_slots -= task_cores(&t->spec);
+    return t;
+}
+
 static void run_or_queue(struct node *n, struct ntask *t)
 {
     /* A node told it was declared dead (or stopping) starts nothing more: its tasks
-     * are other nodes' now. */
-    if (n->busy < n->cfg.slots && !n->stop_requested)
+     * are other nodes' now.  Behind a staged task that waits for its cores, a newcomer
+     * waits too: the wide one is not passed for ever by narrow ones. */
+    if (!n->stop_requested && readyq_len(&n->staged) == 0 &&
+        fits(n, n->busy, task_cores(&t->spec)))
         run_task(n, t);
     else
-        node_queue(n, NODE_STAGED, t, 0);
+        stage_wait(n, t);
     node_mark_dirty(n);
 }
 
@@ -594,16 +621,20 @@ static bool dispatch(struct node *n)
 {
     uint32_t slots = n->cfg.slots;
     for (int step = 0; step < DISPATCH_BATCH; step++) {
-        if (n->busy < slots && readyq_len(&n->staged)) {
-            run_task(n, readyq_pop(&n->staged));
+        struct ntask *waiting = readyq_peek(&n->staged);
+        if (waiting && fits(n, n->busy, task_cores(&waiting->spec))) {
+            run_task(n, unstage(n));
             continue;
         }
         struct readyq *q = readyq_len(&n->lready) ? &n->lready : &n->sready;
         struct ntask *head = readyq_peek(q);
         if (!head)
             return false;
-        uint32_t spoken = n->busy + (uint32_t)readyq_len(&n->staged);
-        bool slot_free = spoken < slots;
+        /* Slots running or promised to staged tasks; a task is taken from the queues
+         * only when its cores fit beside them (a wide head waits, and keeps narrower
+         * ones behind it from passing it: no starvation of wide tasks). */
+        uint32_t spoken = n->busy + n->staged_slots;
+        bool slot_free = fits(n, spoken, task_cores(&head->spec));
         /* At most `prefetch` fetching, and at most slots + prefetch tasks out of the
          * queues in all: what sits in the queues stays stealable.  Prefetch 0 is
          * MATRIX's executor: a task fetches its inputs only once it has a slot. */
@@ -618,7 +649,7 @@ static bool dispatch(struct node *n)
             return false;
         /* A slot is free, the fetch window is full and the head needs data. */
         struct ntask *low = readyq_peek_low(q);
-        if (!low || low->spec.num_inputs)
+        if (!low || low->spec.num_inputs || !fits(n, spoken, task_cores(&low->spec)))
             return false;
         stage(n, readyq_take_low(q));
     }

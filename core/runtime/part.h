@@ -71,9 +71,11 @@ struct node_counters {
 
 /* A read-only view of the node's load, as the parts' decisions read it. */
 struct node_load {
-    uint32_t slots, busy;       /* executor slots, and those running a task */
+    uint32_t slots, busy;       /* executor slots, and those running a task (a task
+                                   takes its `cores` of them) */
     uint32_t staging;           /* tasks whose inputs are being fetched */
     uint32_t staged;            /* inputs all here, waiting for a slot */
+    uint32_t staged_slots;      /* the slots those will take (their cores) */
     uint32_t lready, sready;    /* queue lengths */
     uint32_t lready_zero, sready_zero; /* of those, tasks that need no data */
     uint64_t waiting;           /* WaitQ: tasks whose parents have not all ended */

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """check_records.py WORKLOAD RECORDS [--expect-failed ID,...] [--expect-cancelled-closure]
-                  [--expect-removed ID,...] [--expect-timed-out ID,...]
+                  [--expect-removed ID,...] [--expect-timed-out ID,...] [--slots N]
 
 Checks the per-task completion records of a jackdaw run (`--records FILE`: one JSON
 line per task end) against the workload (JSON Lines, keys id and parents; its data
@@ -25,7 +25,11 @@ object lines, {"object": ...} without an id, are not tasks and are skipped):
   - dependencies: a task that ran (done or failed) started no earlier than every
     parent ended (start_ns >= parent end_ns), and every parent of it is done; a child
     of a failed or cancelled task is cancelled, never started (a cancelled record has
-    start_ns 0).
+    start_ns 0);
+  - with --slots N (every node has N slots): on each node, the runs that overlap in
+    time ask for at most N cores together (a task's `cores`, default 1), unless one run
+    is alone there (a task wider than its node runs alone).  Only the last run of a
+    retried task has a record, so its earlier runs are not counted.
 
 Prints one summary line and exits 0, or prints every problem (the first 20) and exits
 1.  Exit 2 on usage errors or unreadable input.  Standard library only.
@@ -34,7 +38,7 @@ import json
 import sys
 
 USAGE = ("usage: check_records.py WORKLOAD RECORDS [--expect-failed ID,...] [--expect-cancelled-closure]"
-         " [--expect-removed ID,...] [--expect-timed-out ID,...]")
+         " [--expect-removed ID,...] [--expect-timed-out ID,...] [--slots N]")
 MAX_SHOWN = 20
 
 
@@ -68,9 +72,16 @@ def main(argv):
     closure = False
     expect_removed = []
     expect_timed_out = []
+    slots = None
     i = 0
     while i < len(argv):
         a = argv[i]
+        if a == "--slots":
+            if i + 1 >= len(argv) or not argv[i + 1].isdigit() or int(argv[i + 1]) < 1:
+                usage("--slots needs a whole number of slots, at least 1")
+            slots = int(argv[i + 1])
+            i += 2
+            continue
         if a == "--expect-timed-out" or a.startswith("--expect-timed-out="):
             if "=" in a:
                 value = a.split("=", 1)[1]
@@ -126,6 +137,7 @@ def main(argv):
     ids = []
     index_of = {}
     parents = {}
+    cores = {}
     for lineno, t in read_jsonl(wl_path, "workload"):
         if "object" in t and "id" not in t:
             continue  # a data object line, not a task
@@ -137,6 +149,7 @@ def main(argv):
         index_of[tid] = len(ids)
         ids.append(tid)
         parents[tid] = list(t.get("parents") or [])
+        cores[tid] = t.get("cores", 1)
     children = {tid: [] for tid in ids}
     for tid in ids:
         for p in parents[tid]:
@@ -296,6 +309,32 @@ def main(argv):
             elif pst in ("failed", "timed out", "cancelled") and st != "cancelled":
                 problem("%s: task '%s' is %s although its parent '%s' is %s"
                         % (r["_where"], tid, st, p, pst))
+
+    # Slots: a sweep over each node's runs, ends before starts at one instant (a slot
+    # freed at t may be taken at t).
+    if slots is not None:
+        runs = {}
+        for tid in ids:
+            r = rec.get(tid)
+            if not r or not isinstance(r.get("start_ns"), int) or not isinstance(r.get("end_ns"), int):
+                continue
+            if r["start_ns"] == 0 or r["end_ns"] <= r["start_ns"]:
+                continue  # never started, or a noop's instant
+            runs.setdefault(r.get("node"), []).append((r["start_ns"], r["end_ns"], tid))
+        for node, rs in sorted(runs.items(), key=lambda x: str(x[0])):
+            marks = sorted([(s0, 1, t) for s0, _, t in rs] + [(e0, 0, t) for _, e0, t in rs])
+            held, running = 0, set()
+            for at, is_start, tid in marks:
+                if is_start:
+                    held += cores[tid]
+                    running.add(tid)
+                    if held > slots and len(running) > 1:
+                        problem("node %s: at %d the runs of %s take %d cores, more than its %d slots"
+                                % (node, at, ", ".join(sorted(running)), held, slots))
+                        break
+                else:
+                    held -= cores[tid]
+                    running.discard(tid)
 
     if problems:
         for msg in problems[:MAX_SHOWN]:

@@ -216,7 +216,7 @@ def descendants_and_ancestors(parents, i, children):
     return seen
 
 
-def draw_dag(rng, nodes):
+def draw_dag(rng, nodes, slots=1):
     """Returns (lines: list of dicts in file order, failing ids, description)."""
     n = draw_size(rng)
     shape = rng.choice(SHAPES)
@@ -284,6 +284,10 @@ def draw_dag(rng, nodes):
             objects.append(o)
     pinned = rng.random() < 0.2
 
+    # Wide tasks (cores > 1) on some DAGs: a node runs them only while their cores fit
+    # (check_records --slots), and one wider than the node would never be accepted.
+    wide = slots > 1 and rng.random() < 0.25
+
     lines = []
     flaky = 0
     for i in range(n):
@@ -310,6 +314,8 @@ def draw_dag(rng, nodes):
             t["inputs"] = sorted({o["object"] for o in rng.sample(objects, rng.randint(1, min(2, len(objects))))})
         if pinned and rng.random() < 0.1:
             t["stealable"] = False
+        if wide and rng.random() < 0.3:
+            t["cores"] = rng.randint(2, slots)
         lines.append(t)
     # File order: usually topological, sometimes shuffled (a parent may follow its
     # child), objects first, last or among the tasks.
@@ -363,7 +369,7 @@ class Case:
         self.mode = opts.modes[c % len(opts.modes)]
         rng = random.Random(seed)
         self.slots = rng.randint(1, 4)
-        self.lines, self.failing, self.desc = draw_dag(rng, self.nodes)
+        self.lines, self.failing, self.desc = draw_dag(rng, self.nodes, self.slots)
         self.flags = ["--nodes", str(self.nodes), "--slots", str(self.slots),
                       "--policy", self.policy, "--placement", self.placement, "--mode", self.mode]
         if rng.random() < 0.2:
@@ -379,7 +385,8 @@ class Case:
         self.expect_rc = 1 if self.failing else 0
 
     def check_args(self):
-        return ["--expect-failed", ",".join(self.failing)] if self.failing else []
+        return (["--expect-failed", ",".join(self.failing)] if self.failing else []) + \
+            ["--slots", str(self.slots)]
 
 
 # ---------------------------------------------------------------------------------------

@@ -225,6 +225,64 @@ static void test_task_retries_travel(void **state)
     wbuf_fini(&c);
 }
 
+/* Cores above 1 travel behind a second mask byte; 1 costs nothing.  The second byte
+ * said with no bit set, cores spelled 1 (or 0) under its bit, and more than
+ * TASK_CORES_MAX are refused. */
+static void test_task_cores_travel(void **state)
+{
+    (void)state;
+    struct task_spec t = {.key = task_key(2, 9), .kind = TASK_SLEEP, .duration_s = 1};
+    struct wbuf b, c;
+    wbuf_init(&b);
+    wbuf_init(&c);
+    proto_put_task(&b, &t);
+    t.cores = 1;
+    proto_put_task(&c, &t);
+    assert_int_equal(c.len, b.len);
+    t.cores = 300;
+    wbuf_reset(&c);
+    proto_put_task(&c, &t);
+    assert_int_equal(c.len, b.len + 3); /* the second mask byte and a two-byte varint */
+    struct rbuf r;
+    struct task_spec u;
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task(&r, &u), 0);
+    assert_int_equal(u.cores, 1);
+    proto_task_fini(&u);
+    rbuf_init(&r, c.data, c.len);
+    assert_int_equal(proto_get_task(&r, &u), 0);
+    assert_int_equal(u.cores, 300);
+    assert_int_equal(r.left, 0);
+    proto_task_fini(&u);
+    /* key (8), kind, flags, mask, then the second mask. */
+    assert_int_equal(c.data[10] & 0x80, 0x80);
+    assert_int_equal(c.data[11], 1);
+    c.data[11] = 0;
+    rbuf_init(&r, c.data, c.len);
+    assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    c.data[11] = 2; /* a bit this version does not know */
+    rbuf_init(&r, c.data, c.len);
+    assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    const uint32_t bad[] = {TASK_CORES_MAX + 1};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        t.cores = bad[i];
+        wbuf_reset(&c);
+        proto_put_task(&c, &t);
+        rbuf_init(&r, c.data, c.len);
+        assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    }
+    /* Cores 1 spelled under the bit: the mask of a 2-core task, its varint set to 1. */
+    t.cores = 2;
+    wbuf_reset(&c);
+    proto_put_task(&c, &t);
+    assert_int_equal(c.data[c.len - 1], 2);
+    c.data[c.len - 1] = 1;
+    rbuf_init(&r, c.data, c.len);
+    assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    wbuf_fini(&b);
+    wbuf_fini(&c);
+}
+
 static void test_task_end_roundtrip(void **state)
 {
     (void)state;
@@ -466,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_task_retries_travel),
         cmocka_unit_test(test_task_compact_one_spelling),
         cmocka_unit_test(test_task_time_limit),
+        cmocka_unit_test(test_task_cores_travel),
         cmocka_unit_test(test_task_end_roundtrip),
         cmocka_unit_test(test_stats_refuses_huge_job_count),
         cmocka_unit_test(test_stats_deaths),

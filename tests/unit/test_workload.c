@@ -1028,9 +1028,50 @@ static void test_retries(void **state)
     }
 }
 
+/* `cores`: an integer 1..4096, default 1 (file:line and the task named otherwise);
+ * written back only when above 1; workload_max_cores names the widest task. */
+static void test_cores(void **state)
+{
+    (void)state;
+    struct workload wl;
+    char *cause = NULL;
+    assert_int_equal(parse(&wl, "{\"id\":\"a\",\"cores\":4}\n"
+                                "{\"id\":\"b\",\"cores\":1}\n"
+                                "{\"id\":\"c\"}\n"
+                                "{\"id\":\"d\",\"cores\":4096}\n",
+                           &cause),
+                     0);
+    assert_int_equal(wl.tasks[0].cores, 4);
+    assert_int_equal(wl.tasks[1].cores, 1);
+    assert_int_equal(wl.tasks[2].cores, 1);
+    uint32_t widest = 0;
+    assert_int_equal(workload_max_cores(&wl, &widest), 4096);
+    assert_int_equal(widest, 3);
+    for (uint32_t i = 0; i < 3; i++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        assert_int_equal(workload_write_task(out, &wl.tasks[i], &wl), 0);
+        fclose(out);
+        if (i == 0)
+            assert_non_null(strstr(text, "\"cores\":4}"));
+        else
+            assert_null(strstr(text, "cores"));
+        free(text);
+    }
+    workload_fini(&wl);
+    const char *const bad[] = {"0", "-1", "4097", "1.5", "\"2\"", "null"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "{\"id\":\"a\"}\n{\"id\":\"w\",\"cores\":%s}\n", bad[i]);
+        expect_error(line, "w.jsonl:2: task 'w': cores must be an integer from 1 to 4096");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cores),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_every_field),
         cmocka_unit_test(test_data_bytes),
