@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <sodium.h>
+#include <zlib.h>
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
@@ -66,6 +67,11 @@ struct client {
     uint32_t attach_job, attach_replies;
     bool destroying;        /* connections closing now are not news to the caller */
     struct wbuf discard;    /* sink for metadata messages to a node already lost */
+    /* Files sent in (client_submit): answers expected and received, and the first
+     * failure a node reported (owned), naming the object's key. */
+    uint32_t puts_sent, puts_done;
+    char *put_failed;
+    const struct workload *put_wl; /* borrowed while files are sent: names the objects */
 };
 
 int client_submit_mode_parse(const char *name)
@@ -182,6 +188,27 @@ static int on_message(struct conn *conn, uint16_t type, struct rbuf *r, const ch
         free(m.ends);
         return 0;
     }
+    case MSG_OBJECT_PUT_DONE: {
+        uint64_t key = rbuf_u64(r);
+        int32_t status = (int32_t)rbuf_u32(r);
+        uint32_t n;
+        const char *why = rbuf_str(r, &n, PROTO_MAX_STRING);
+        if (!rbuf_ok(r) || status > 0)
+            break;
+        c->puts_done++;
+        uint32_t k = task_key_index(key) & 0x7fffffffu;
+        if (status < 0 && !c->put_failed) {
+            int i = node_of(c, conn);
+            if (c->put_wl && k < c->put_wl->object_count)
+                c->put_failed = xasprintf("object '%s' ('%s'): node %d could not store it: %.*s",
+                                          c->put_wl->objects[k].id, c->put_wl->objects[k].path,
+                                          i, (int)n, n ? why : strerror(-status));
+            else
+                c->put_failed = xasprintf("node %d could not store object %u: %.*s", i, k,
+                                          (int)n, n ? why : strerror(-status));
+        }
+        return 0;
+    }
     case MSG_KVS_LOOKUP_REPLY:
     case MSG_KVS_CAS_REPLY:
         return kvs_handle(c->kvs, 0, type, r, reason);
@@ -273,6 +300,7 @@ void client_destroy(struct client *c)
     for (uint32_t i = 0; i < c->nodes; i++)
         free(c->why_lost[i]);
     free(c->why_lost);
+    free(c->put_failed);
     free(c->synced_to);
     free(c->conns);
     wbuf_fini(&c->discard);
@@ -553,11 +581,91 @@ static void submit_wave(struct submission *u, uint32_t w)
     uv_run(&c->loop, UV_RUN_NOWAIT);
 }
 
+/* Bytes of a file sent before the client waits for the nodes to have handled them: the
+ * client holds at most this much (per copy) in its connections' buffers, whatever the
+ * file's size. */
+#define PUT_WINDOW (8u << 20)
+
+/*
+ * Sends object k's file to the nodes that keep its copies, a chunk at a time, with its
+ * CRC-32 after the last.  Streamed: one chunk read, then written to each copy's
+ * connection, and every PUT_WINDOW bytes a sync waits until the nodes have taken them,
+ * so the client's memory does not grow with the file.  A file that changed size since
+ * the workload was read is refused (its bytes were declared).
+ */
+static int put_file(struct client *c, const struct workload *wl, uint32_t job, uint32_t k,
+                    const uint32_t *nodes, uint32_t copies, int timeout_ms, char **cause)
+{
+    const struct workload_object *o = &wl->objects[k];
+    FILE *in = fopen(o->path, "rb");
+    if (!in) {
+        *cause = xasprintf("object '%s': cannot open '%s': %s", o->id, o->path, strerror(errno));
+        return -errno;
+    }
+    uint8_t *buf = xmalloc(PROTO_PUT_CHUNK);
+    uLong crc = crc32(0L, Z_NULL, 0);
+    uint64_t off = 0, since_sync = 0;
+    int rc = 0;
+    do {
+        size_t want = o->bytes - off < PROTO_PUT_CHUNK ? (size_t)(o->bytes - off) : PROTO_PUT_CHUNK;
+        size_t got = want ? fread(buf, 1, want, in) : 0;
+        if (got < want) {
+            rc = ferror(in) ? -EIO : -ENODATA;
+            *cause = ferror(in) ? xasprintf("object '%s': cannot read '%s': %s", o->id,
+                                            o->path, strerror(errno))
+                                : xasprintf("object '%s': '%s' is shorter than its %llu bytes "
+                                            "(it changed since the workload was read)",
+                                            o->id, o->path, (unsigned long long)o->bytes);
+            break;
+        }
+        crc = crc32(crc, buf, (uInt)got);
+        bool last = off + got == o->bytes;
+        if (last && fgetc(in) != EOF) {
+            rc = -EFBIG;
+            *cause = xasprintf("object '%s': '%s' is longer than its %llu bytes (it changed "
+                               "since the workload was read)", o->id, o->path,
+                               (unsigned long long)o->bytes);
+            break;
+        }
+        for (uint32_t j = 0; j < copies; j++) {
+            struct conn *conn = c->conns[nodes[j]];
+            if (!conn)
+                continue;
+            size_t at;
+            struct wbuf *b = conn_msg_begin(conn, MSG_OBJECT_PUT, &at);
+            wbuf_put_u64(b, task_object_key(job, k));
+            wbuf_put_u64(b, o->bytes);
+            wbuf_put_u64(b, off);
+            wbuf_put_u32(b, (uint32_t)got);
+            wbuf_put(b, buf, got);
+            if (last) {
+                uint8_t h[4] = {(uint8_t)(crc >> 24), (uint8_t)(crc >> 16), (uint8_t)(crc >> 8),
+                                (uint8_t)crc};
+                wbuf_put(b, h, sizeof h);
+                c->puts_sent++;
+            }
+            conn_msg_end(conn, at);
+        }
+        off += got;
+        since_sync += got;
+        if (since_sync >= PUT_WINDOW && !last) {
+            since_sync = 0;
+            rc = sync_wait(c, sync_send(c, true), timeout_ms, cause);
+            if (rc == 0 && c->put_failed)
+                rc = -EIO;
+        }
+    } while (rc == 0 && off < o->bytes);
+    free(buf);
+    fclose(in);
+    return rc;
+}
+
 int client_submit(struct client *c, const struct workload *wl, uint32_t job,
                   enum submit_mode mode, int timeout_ms, int64_t *t_submit, char **cause)
 {
     /* The workload's initial data objects exist before the job starts, as the papers'
-     * input files did: they are made first, and the clock starts after. */
+     * input files did: they are made (or sent in) first, and the clock starts after. */
+    c->put_wl = wl;
     for (uint32_t k = 0; k < wl->object_count; k++) {
         uint32_t first = workload_object_node(wl, k, c->nodes);
         if (first >= c->nodes)
@@ -565,6 +673,22 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         /* With --object-replicas K, copies on the K-1 nodes after the first, the places
          * the data plane falls back to when the first is dead (data_input_holder). */
         uint32_t copies = c->object_copies < c->nodes ? c->object_copies : c->nodes;
+        if (wl->objects[k].path) {
+            uint32_t *nodes = xcalloc(copies, sizeof *nodes);
+            for (uint32_t j = 0; j < copies; j++)
+                nodes[j] = (first + j) % c->nodes;
+            int rc = put_file(c, wl, job, k, nodes, copies, timeout_ms, cause);
+            free(nodes);
+            if (rc < 0) {
+                if (c->put_failed && !*cause) {
+                    *cause = c->put_failed;
+                    c->put_failed = NULL;
+                }
+                c->put_wl = NULL;
+                return rc;
+            }
+            continue;
+        }
         for (uint32_t j = 0; j < copies; j++) {
             uint32_t node = (first + j) % c->nodes;
             if (!c->conns[node])
@@ -578,8 +702,20 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
     }
     if (wl->object_count) {
         int rc = barrier(c, timeout_ms, cause);
+        c->put_wl = NULL; /* every answer came before the barrier's */
         if (rc < 0)
             return rc;
+        /* Every node answers a file's last chunk before the barrier's reply. */
+        if (c->put_failed) {
+            *cause = c->put_failed;
+            c->put_failed = NULL;
+            return -EIO;
+        }
+        if (c->puts_done < c->puts_sent) {
+            *cause = xasprintf("%u of %u files sent in were not acknowledged",
+                               c->puts_sent - c->puts_done, c->puts_sent);
+            return -EPROTO;
+        }
     }
     /* Each node learns how many tasks it is about to get, so that it does not take to
      * stealing while its own are on the way (they follow after a barrier). */

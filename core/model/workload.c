@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/base/text.h"
 #include "core/base/xalloc.h"
@@ -148,6 +150,8 @@ struct names {
 
 struct parser {
     const char *name;               /* borrowed; labels errors */
+    char *dir;                      /* owned; the workload file's directory, where object
+                                       paths start; NULL for stdin and strings (cwd) */
     struct workload_task *tasks;    /* owned until handed to the workload */
     size_t cap;
     uint32_t count;
@@ -228,9 +232,12 @@ static void parser_fini(struct parser *ps)
     for (uint32_t i = 0; i < ps->count; i++)
         task_free(&ps->tasks[i]);
     free(ps->tasks);
-    for (uint32_t i = 0; i < ps->object_count; i++)
+    for (uint32_t i = 0; i < ps->object_count; i++) {
         free(ps->objects[i].id);
+        free(ps->objects[i].path);
+    }
     free(ps->objects);
+    free(ps->dir);
     free(ps->parents.text);
     free(ps->inputs.text);
     idmap_fini(&ps->ids);
@@ -458,8 +465,18 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
     return 0;
 }
 
-enum object_key { O_OBJECT, O_BYTES, O_NODE, O_COUNT };
-static const char *const object_key_names[O_COUNT] = {"object", "bytes", "node"};
+enum object_key { O_OBJECT, O_BYTES, O_NODE, O_PATH, O_COUNT };
+static const char *const object_key_names[O_COUNT] = {"object", "bytes", "node", "path"};
+
+/* An object's `path` as the client will open it: relative to the workload file's
+ * directory (to the working directory for stdin and strings), so a workload and its
+ * data move together. */
+static char *object_path(const struct parser *ps, const char *path)
+{
+    if (path[0] == '/' || !ps->dir)
+        return xstrdup(path);
+    return xasprintf("%s/%s", ps->dir, path);
+}
 
 /* Checks an object line's fields and appends the object; `obj` is borrowed. */
 static int add_object(struct parser *ps, json_t *obj, uint32_t line)
@@ -475,7 +492,7 @@ static int add_object(struct parser *ps, json_t *obj, uint32_t line)
          * (a merged or mistyped line) is the likely mistake. */
         if (k == O_COUNT)
             return fail_quoting(ps, line, "unknown key ", key, strlen(key),
-                                " on an object line (object, bytes, node)");
+                                " on an object line (object, bytes, node, path)");
         val[k] = v;
     }
     if (!json_is_string(val[O_OBJECT]))
@@ -487,17 +504,63 @@ static int add_object(struct parser *ps, json_t *obj, uint32_t line)
         return rc;
 
     struct workload_object o = {.node = WORKLOAD_NODE_SPREAD, .line = line};
-    if (!val[O_BYTES])
-        return fail(ps, line, "object '%s': missing bytes", id);
-    if (!json_is_integer(val[O_BYTES]))
-        return fail(ps, line, "object '%s': bytes must be an integer", id);
-    json_int_t bytes = json_integer_value(val[O_BYTES]);
-    if (bytes < 0)
-        return fail(ps, line, "object '%s': negative bytes %lld", id, (long long)bytes);
-    if ((uint64_t)bytes > WORKLOAD_MAX_BYTES)
-        return fail(ps, line, "object '%s': bytes %lld is beyond the limit of %llu (1 PiB)", id,
-                    (long long)bytes, (unsigned long long)WORKLOAD_MAX_BYTES);
-    o.bytes = (uint64_t)bytes;
+    if (!val[O_BYTES] && !val[O_PATH])
+        return fail(ps, line, "object '%s': missing bytes (or a path to a file)", id);
+    json_int_t bytes = -1;
+    if (val[O_BYTES]) {
+        if (!json_is_integer(val[O_BYTES]))
+            return fail(ps, line, "object '%s': bytes must be an integer", id);
+        bytes = json_integer_value(val[O_BYTES]);
+        if (bytes < 0)
+            return fail(ps, line, "object '%s': negative bytes %lld", id, (long long)bytes);
+        if ((uint64_t)bytes > WORKLOAD_MAX_BYTES)
+            return fail(ps, line, "object '%s': bytes %lld is beyond the limit of %llu (1 PiB)",
+                        id, (long long)bytes, (unsigned long long)WORKLOAD_MAX_BYTES);
+        o.bytes = (uint64_t)bytes;
+    }
+    if (val[O_PATH]) {
+        if (!json_is_string(val[O_PATH]) || json_string_length(val[O_PATH]) == 0 ||
+            json_string_length(val[O_PATH]) != strlen(json_string_value(val[O_PATH])))
+            return fail(ps, line, "object '%s': path must be a file name (a non-empty string)",
+                        id);
+        if (json_string_length(val[O_PATH]) > WORKLOAD_MAX_PATH)
+            return fail(ps, line, "object '%s': path is longer than %u bytes", id,
+                        WORKLOAD_MAX_PATH);
+        char *path = object_path(ps, json_string_value(val[O_PATH]));
+        /* The file is read at submission; its size and kind are known now, so a missing
+         * or unreadable input fails here, at its line, before any daemon is started. */
+        struct stat st;
+        int err = stat(path, &st) < 0 ? errno : !S_ISREG(st.st_mode) ? EISDIR
+                  : access(path, R_OK) < 0 ? errno : 0;
+        if (err) {
+            int rc2 = err == EISDIR
+                          ? fail(ps, line, "object '%s': path '%s' is not a regular file", id,
+                                 path)
+                          : fail(ps, line, "object '%s': cannot read path '%s': %s", id, path,
+                                 strerror(err));
+            free(path);
+            return rc2;
+        }
+        if ((uint64_t)st.st_size > WORKLOAD_MAX_BYTES) {
+            free(path);
+            return fail(ps, line, "object '%s': its file is beyond the limit of 1 PiB", id);
+        }
+        if (bytes >= 0 && (uint64_t)bytes != (uint64_t)st.st_size) {
+            int rc2 = fail(ps, line, "object '%s': bytes %lld, but its file '%s' has %lld",
+                           id, (long long)bytes, path, (long long)st.st_size);
+            free(path);
+            return rc2;
+        }
+        o.bytes = (uint64_t)st.st_size;
+        /* Absolute from here on: the client opens it from wherever it runs, and a
+         * workload written back elsewhere (workload_write_object) names the same file. */
+        char *real = realpath(path, NULL);
+        if (real) {
+            free(path);
+            path = real;
+        }
+        o.path = path;
+    }
     if (val[O_NODE]) {
         json_t *node = val[O_NODE];
         if (json_is_integer(node) && json_integer_value(node) > INT32_MAX)
@@ -509,15 +572,19 @@ static int add_object(struct parser *ps, json_t *obj, uint32_t line)
             return fail(ps, line, "object '%s': node must be an integer >= 0 or \"spread\"", id);
     }
 
-    if (ps->object_count == WORKLOAD_MAX_OBJECTS)
+    if (ps->object_count == WORKLOAD_MAX_OBJECTS) {
+        free(o.path);
         return fail(ps, line, "too many objects (at most %u)", WORKLOAD_MAX_OBJECTS);
+    }
     bool is_object;
     int64_t first = find_any(ps, id, id_len, &is_object);
-    if (first >= 0)
+    if (first >= 0) {
+        free(o.path);
         return is_object ? fail(ps, line, "duplicate object '%s' (first on line %u)", id,
                                 ps->objects[first].line)
                          : fail(ps, line, "duplicate id '%s' (first on line %u, a task)", id,
                                 ps->tasks[first].line);
+    }
     o.id = xstrndup(id, id_len);
     ps->objects = xgrow(ps->objects, &ps->object_cap, (size_t)ps->object_count + 1,
                         sizeof *ps->objects);
@@ -883,13 +950,14 @@ static int next_line(struct line_reader *lr, const char **text, size_t *len)
     }
 }
 
-int workload_read(struct workload *wl, FILE *in, const char *name, char **cause)
+/* `dir` (owned, may be NULL): where relative object paths start. */
+static int read_stream(struct workload *wl, FILE *in, const char *name, char *dir,
+                       char **cause)
 {
-    if (!wl || !in)
-        return -EINVAL;
     *wl = (struct workload){0};
     struct parser ps;
     parser_init(&ps, name ? name : "<stdin>");
+    ps.dir = dir;
     struct line_reader lr = {.in = in};
     uint32_t line = 0;
     int rc = 0;
@@ -919,6 +987,13 @@ int workload_read(struct workload *wl, FILE *in, const char *name, char **cause)
     return conclude(&ps, wl, rc, cause);
 }
 
+int workload_read(struct workload *wl, FILE *in, const char *name, char **cause)
+{
+    if (!wl || !in)
+        return -EINVAL;
+    return read_stream(wl, in, name, NULL, cause);
+}
+
 int workload_load(struct workload *wl, const char *path, char **cause)
 {
     if (!wl || !path)
@@ -933,7 +1008,9 @@ int workload_load(struct workload *wl, const char *path, char **cause)
             *cause = xasprintf("cannot open '%s': %s", path, strerror(errno));
         return rc;
     }
-    int rc = workload_read(wl, in, path, cause);
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : NULL;
+    int rc = read_stream(wl, in, path, dir, cause);
     fclose(in);
     return rc;
 }
@@ -947,8 +1024,10 @@ void workload_fini(struct workload *wl)
     free(wl->tasks);
     free(wl->topo);
     free(wl->name);
-    for (uint32_t i = 0; i < wl->object_count; i++)
+    for (uint32_t i = 0; i < wl->object_count; i++) {
         free(wl->objects[i].id);
+        free(wl->objects[i].path);
+    }
     free(wl->objects);
     *wl = (struct workload){0};
 }

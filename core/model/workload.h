@@ -17,8 +17,10 @@
  *   (integer 0..TASK_RETRIES_MAX), cores (integer 1..TASK_CORES_MAX, default 1: the
  *   slots the task takes while it runs).
  * An object line, an initial data object (an input file) and where it lives:
- *   object (string, its id, required), bytes (integer >= 0, required),
- *   node (integer >= 0, or "spread"; default "spread").
+ *   object (string, its id, required), bytes (integer >= 0; required without path),
+ *   path (a real file to send: its size is the object's bytes, which must agree when
+ *   both are given; relative to the workload file's directory; checked readable when
+ *   parsed), node (integer >= 0, or "spread"; default "spread").
  * Any other key is refused, naming it; a line holding both "id" and "object" is
  * refused.  Task and object ids share one namespace (an id names one thing, so messages
  * and traces are never ambiguous).  A parent may be listed before or after its child,
@@ -89,10 +91,16 @@
  * more than a petabyte in one object is a mistake.  The sum of a task's input bytes is
  * bounded too (INT64_MAX: traces and the protocol carry it as a signed 64-bit count). */
 #define WORKLOAD_MAX_BYTES (UINT64_C(1) << 50)
+/* An object's path: PATH_MAX, with room for the workload's directory before it. */
+#define WORKLOAD_MAX_PATH 4096u
 
 struct workload_object {
     char *id;               /* owned; first member, as in workload_task (the id table) */
-    uint64_t bytes;
+    uint64_t bytes;         /* declared, or its file's size when it has a path */
+    /* owned; a real file whose bytes the client sends into the data plane at
+     * submission (relative paths start at the workload file's directory); NULL: the
+     * daemons make `bytes` bytes of synthetic content */
+    char *path;
     int32_t node;           /* >= 0, or WORKLOAD_NODE_SPREAD */
     uint32_t line;          /* 1-based line in the source */
 };

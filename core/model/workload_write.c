@@ -163,12 +163,19 @@ int workload_write_object(FILE *out, const struct workload_object *object)
         return -EINVAL;
     if (object->node < 0 && object->node != WORKLOAD_NODE_SPREAD)
         return -EINVAL;
-    if (object->bytes > WORKLOAD_MAX_BYTES || strlen(object->id) > WORKLOAD_MAX_ID)
+    if (object->bytes > WORKLOAD_MAX_BYTES || strlen(object->id) > WORKLOAD_MAX_ID ||
+        (object->path && (!object->path[0] || strlen(object->path) > WORKLOAD_MAX_PATH)))
         return -ERANGE; /* the reader would refuse it */
     errno = 0;
     fputs("{\"object\":", out);
     put_string(out, object->id);
     fprintf(out, ",\"bytes\":%llu", (unsigned long long)object->bytes);
+    /* As the reader resolved it (relative to the workload's directory then): a file
+     * written elsewhere still names the same data when the path was absolute. */
+    if (object->path) {
+        fputs(",\"path\":", out);
+        put_string(out, object->path);
+    }
     if (object->node == WORKLOAD_NODE_SPREAD)
         fputs(",\"node\":\"spread\"}\n", out);
     else

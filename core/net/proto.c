@@ -55,6 +55,8 @@ const char *proto_type_name(uint16_t type)
     case MSG_STATS_REPLY: return "stats-reply";
     case MSG_SHUTDOWN: return "shutdown";
     case MSG_OBJECT_CREATE: return "object-create";
+    case MSG_OBJECT_PUT: return "object-put";
+    case MSG_OBJECT_PUT_DONE: return "object-put-done";
     case MSG_JOB_ATTACH: return "job-attach";
     case MSG_JOB_ENDED: return "job-ended";
     case MSG_PUSH: return "push";

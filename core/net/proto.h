@@ -116,6 +116,12 @@ enum proto_type {
     MSG_TASK_RELISTED = 0x030c, /* proto_task_end: an end the record's primary reports again
                                    because the node that was to report it died (an end
                                    the client may have heard already: counted once) */
+    MSG_OBJECT_PUT = 0x030d,    /* u64 object, u64 total, u64 offset, u32 len, len bytes,
+                                   and after the last chunk the content's CRC-32 (4 bytes):
+                                   a workload's file sent in, chunks in order */
+    MSG_OBJECT_PUT_DONE = 0x030e, /* u64 object, i32 status (0 or -errno), string reason:
+                                   the answer to an object's last chunk, or to the first
+                                   chunk that failed (later ones are then ignored) */
 
     /* Traces (trace/format/wire.h). */
     MSG_TRACE_HELLO = 0x0401,
@@ -129,6 +135,10 @@ enum proto_type {
     MSG_TRACE_INFO = 0x0409,
     MSG_TRACE_STATE = 0x040a,
 };
+
+/* The most bytes one OBJECT_PUT carries: a client reads and sends a file this much at a
+ * time, and a daemon writes each chunk as it comes. */
+#define PROTO_PUT_CHUNK (256u << 10)
 
 /* MSG_SYNC's flags: answer once the messages before it are handled, without waiting
  * for the backups to have what they wrote (a submission's waves; the barrier that ends

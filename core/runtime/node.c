@@ -282,6 +282,7 @@ static void on_close(struct conn *c, const char *reason)
     for (struct sync_wait *w = n->syncs; w; w = w->next)
         if (w->c == c)
             w->c = NULL;
+    node__puts_drop(n, c);
     uint64_t k;
     void *v;
     for (size_t pos = 0; (pos = u64map_next(&n->jobs, pos, &k, &v)) != 0;) {
@@ -413,6 +414,8 @@ void node__stop(struct node *n)
     trace_stop(n);
     uv_close((uv_handle_t *)&n->sampler, NULL);
     node__recover_close(n);
+    /* Files being sent in go before the store that receives them. */
+    node__puts_drop(n, NULL);
     /* The data plane first: its pending sends need the connections the hub closes. */
     for (size_t i = 0; i < node_nparts; i++)
         if (node_parts[i] == &part_data && n->state[i])
@@ -462,6 +465,7 @@ static void node_free(struct node *n)
     free_map(&n->early, node__early_free);
     node__recover_free(n);
     free_map(&n->jobs, free);
+    u64map_fini(&n->puts); /* emptied by node__stop */
     kvs_destroy(n->kvs);
     while (n->ends) {
         struct pending_end *p = n->ends;
@@ -557,6 +561,7 @@ int node_run(const struct node_config *cfg, char **cause)
     u64map_init(&n->waitq);
     u64map_init(&n->early);
     u64map_init(&n->jobs);
+    u64map_init(&n->puts);
     u64map_init(&n->running);
     u64map_init(&n->removed);
     u64map_init(&n->moved);

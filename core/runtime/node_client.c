@@ -10,6 +10,8 @@
 
 #include <malloc.h>
 
+#include "core/model/workload.h"
+
 struct job *node__job_get(struct node *n, uint32_t id, struct conn *client)
 {
     struct job *j = u64map_get(&n->jobs, id);
@@ -22,6 +24,94 @@ struct job *node__job_get(struct node *n, uint32_t id, struct conn *client)
     if (client)
         j->client = client;
     return j;
+}
+
+/* ---- files sent in ------------------------------------------------------------------- */
+
+/* Drops the puts of `client` (NULL: every put), their partial copies discarded: a
+ * client gone mid-file sends no more of it. */
+void node__puts_drop(struct node *n, struct conn *client)
+{
+    uint64_t k;
+    void *v;
+    for (size_t pos = 0; (pos = u64map_next(&n->puts, pos, &k, &v)) != 0;) {
+        struct object_put *p = v;
+        if (client && p->client != client)
+            continue;
+        objstore_recv_abort(p->rx);
+        u64map_del(&n->puts, k);
+        free(p);
+        pos = 0; /* the map changed under the walk */
+    }
+}
+
+static void put_done(struct conn *c, uint64_t key, int status, const char *reason)
+{
+    size_t at;
+    struct wbuf *b = conn_msg_begin(c, MSG_OBJECT_PUT_DONE, &at);
+    wbuf_put_u64(b, key);
+    wbuf_put_u32(b, (uint32_t)status);
+    wbuf_put_str(b, reason);
+    conn_msg_end(c, at);
+}
+
+/*
+ * One chunk of a file a client sends in.  The object becomes an owned one, like a
+ * generated initial object, once every byte is in and its CRC-32 matches the client's;
+ * any failure is answered once (naming it) and the rest of that file is ignored.  A
+ * malformed chunk (lengths that do not add up) is a protocol error: the connection goes.
+ */
+static int on_object_put(struct node *n, struct conn *c, struct rbuf *r, const char **reason)
+{
+    uint64_t key = rbuf_u64(r), total = rbuf_u64(r), offset = rbuf_u64(r);
+    uint32_t len = rbuf_u32(r);
+    const uint8_t *data = rbuf_bytes(r, len);
+    bool last = rbuf_ok(r) && len <= total && offset <= total - len && offset + len == total;
+    const uint8_t *hash = last ? rbuf_bytes(r, OBJSTORE_HASH_BYTES) : NULL;
+    if (!rbuf_ok(r) || len > PROTO_PUT_CHUNK || len > total || offset > total - len ||
+        total > WORKLOAD_MAX_BYTES || r->left != 0) {
+        *reason = "malformed object-put";
+        return -EBADMSG;
+    }
+    struct object_put *p = u64map_get(&n->puts, key);
+    char *cause = NULL;
+    int rc = 0;
+    if (offset == 0) {
+        if (p) {
+            *reason = "object-put restarts a file under way";
+            return -EBADMSG;
+        }
+        p = xcalloc(1, sizeof *p);
+        p->client = c;
+        rc = objstore_recv_begin(data_store(n->data), key, total, &p->rx, &cause);
+        if (rc < 0) {
+            free(p);
+            p = NULL;
+        } else {
+            u64map_put(&n->puts, key, p);
+        }
+    } else if (!p || p->client != c) {
+        return 0; /* the rest of a file whose failure was answered */
+    }
+    if (rc == 0)
+        rc = objstore_recv_write(p->rx, offset, data, len, &cause);
+    if (rc == 0 && last) {
+        rc = objstore_recv_commit_owned(p->rx, hash, &cause);
+        p->rx = NULL; /* consumed either way */
+    }
+    if (rc < 0 || last) {
+        if (p) {
+            objstore_recv_abort(p->rx);
+            u64map_del(&n->puts, key);
+            free(p);
+        }
+        if (rc < 0)
+            log_warn("data object %llx sent by %s: %s", (unsigned long long)key,
+                     conn_peer_name(c), cause ? cause : strerror(-rc));
+        put_done(c, key, rc, rc < 0 ? (cause ? cause : strerror(-rc)) : NULL);
+    }
+    free(cause);
+    return 0;
 }
 
 /* ---- messages ------------------------------------------------------------------------- */
@@ -285,6 +375,8 @@ int node__on_client_message(struct node *n, struct conn *c, uint16_t type, struc
         free(cause);
         return 0;
     }
+    case MSG_OBJECT_PUT:
+        return on_object_put(n, c, r, reason);
     case MSG_SHUTDOWN:
         log_info("shutdown requested by %s", conn_peer_name(c));
         n->stop_requested = true;

@@ -42,6 +42,13 @@ struct peer {
                                heard from it and no connection to it became ready */
 };
 
+/* A file a client is sending in, chunk by chunk (MSG_OBJECT_PUT). */
+struct object_put {
+    struct conn *client;    /* borrowed; the put ends with its connection */
+    struct objstore_recv *rx;
+};
+void node__puts_drop(struct node *n, struct conn *client);
+
 struct job {
     uint32_t id;
     uint32_t rank;          /* how many jobs this node had seen before it */
@@ -72,6 +79,8 @@ struct node {
     uint32_t staged_slots;  /* the cores of the tasks in `staged` */
     uint32_t staging;       /* tasks whose inputs are being fetched */
     struct u64map jobs;     /* job id -> struct job * (owned) */
+    struct u64map puts;     /* object key -> struct object_put * (owned): files clients
+                               are sending in (node_client.c) */
     uint32_t next_job_rank;
     uint64_t arriving;      /* sum of the jobs' arriving: not starving while non-zero */
     struct u64map running;  /* key -> struct ntask * (owned) handed to exec, not yet back */

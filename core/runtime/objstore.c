@@ -724,11 +724,9 @@ int objstore_recv_write(struct objstore_recv *rx, uint64_t offset, const void *d
     return 0;
 }
 
-int objstore_recv_commit(struct objstore_recv *rx, const uint8_t hash[OBJSTORE_HASH_BYTES],
-                         char **cause)
+static int commit(struct objstore_recv *rx, const uint8_t hash[OBJSTORE_HASH_BYTES],
+                  bool owned, char **cause)
 {
-    if (!rx)
-        return -EINVAL;
     struct objstore *os = rx->os;
     struct entry *e = rx->e;
     if (rx->received != e->size) {
@@ -766,12 +764,25 @@ int objstore_recv_commit(struct objstore_recv *rx, const uint8_t hash[OBJSTORE_H
     }
     memcpy(e->hash, got, sizeof got);
     e->hash_known = true;
-    e->kind = KIND_CACHED;
-    e->pins = 1;
+    e->kind = owned ? KIND_OWNED : KIND_CACHED;
+    e->pins = owned ? 0 : 1;
     account_in(os, e);
     free_receiver(rx);
-    evict_over_cap(os);
+    if (!owned)
+        evict_over_cap(os);
     return 0;
+}
+
+int objstore_recv_commit(struct objstore_recv *rx, const uint8_t hash[OBJSTORE_HASH_BYTES],
+                         char **cause)
+{
+    return rx ? commit(rx, hash, false, cause) : -EINVAL;
+}
+
+int objstore_recv_commit_owned(struct objstore_recv *rx,
+                               const uint8_t hash[OBJSTORE_HASH_BYTES], char **cause)
+{
+    return rx ? commit(rx, hash, true, cause) : -EINVAL;
 }
 
 void objstore_recv_abort(struct objstore_recv *rx)

@@ -126,6 +126,10 @@ int objstore_recv_write(struct objstore_recv *rx, uint64_t offset, const void *d
 int objstore_recv_commit(struct objstore_recv *rx, const uint8_t hash[OBJSTORE_HASH_BYTES],
                          char **cause);
 void objstore_recv_abort(struct objstore_recv *rx);
+/* As objstore_recv_commit, but the object becomes an owned one, holding no pin: a file
+ * a client sent in (a workload's `path` object), never evicted. */
+int objstore_recv_commit_owned(struct objstore_recv *rx,
+                               const uint8_t hash[OBJSTORE_HASH_BYTES], char **cause);
 
 /* Owned or cached, and visible (not a receive in progress). */
 bool objstore_has(const struct objstore *os, uint64_t key);
