@@ -499,9 +499,16 @@ static void close_submit(struct client *c, uint32_t node, struct open_submit *o)
 
 /* Task i as it travels: in its metadata record (so that a node can run it again when
  * its holder dies) and in the submission.  *inputs is scratch, grown as needed. */
+/* Scratch arrays for build_spec, grown as needed and reused task after task. */
+struct spec_scratch {
+    struct task_input *inputs;
+    size_t inputs_cap;
+    char **names;           /* borrowed strings of the workload */
+    size_t names_cap;
+};
+
 static void build_spec(const struct client *c, const struct workload *wl, uint32_t job,
-                       uint32_t i, struct task_spec *spec, struct task_input **inputs,
-                       size_t *inputs_cap)
+                       uint32_t i, struct task_spec *spec, struct spec_scratch *x)
 {
     const struct workload_task *wt = &wl->tasks[i];
     *spec = (struct task_spec){
@@ -512,15 +519,24 @@ static void build_spec(const struct client *c, const struct workload *wl, uint32
         .output_bytes = wt->output_bytes, .cmd = wt->cmd,
     };
     if (wt->num_inputs) {
-        *inputs = xgrow(*inputs, inputs_cap, wt->num_inputs, sizeof **inputs);
+        x->inputs = xgrow(x->inputs, &x->inputs_cap, wt->num_inputs, sizeof *x->inputs);
         for (uint32_t k = 0; k < wt->num_inputs; k++) {
             uint32_t obj = wt->inputs[k];
-            (*inputs)[k] = (struct task_input){
+            x->inputs[k] = (struct task_input){
                 .object = task_object_key(job, obj), .bytes = wl->objects[obj].bytes,
                 .node = workload_object_node(wl, obj, c->nodes)};
         }
-        spec->inputs = *inputs;
+        spec->inputs = x->inputs;
         spec->num_inputs = wt->num_inputs;
+    }
+    /* A command finds each declared input under its name (its id, or its "as"). */
+    if (wt->num_inputs && wt->kind == TASK_COMMAND) {
+        x->names = xgrow(x->names, &x->names_cap, wt->num_inputs, sizeof *x->names);
+        for (uint32_t k = 0; k < wt->num_inputs; k++)
+            x->names[k] = wt->input_as && wt->input_as[k] ? wt->input_as[k]
+                                                          : wl->objects[wt->inputs[k]].id;
+        spec->names = x->names;
+        spec->num_names = wt->num_inputs;
     }
 }
 
@@ -539,8 +555,7 @@ struct submission {
     uint32_t *kept_at;      /* offsets below SUBMIT_KEEP_BYTES + one task */
     size_t kept_cap;
     uint32_t kept;
-    struct task_input *inputs; /* scratch for build_spec */
-    size_t inputs_cap;
+    struct spec_scratch x; /* for build_spec */
     uint64_t *keys;         /* scratch: a task's children */
     size_t keys_cap;
     struct open_submit *open; /* per node */
@@ -567,7 +582,7 @@ static void submit_wave(struct submission *u, uint32_t w)
             wbuf_put(o->buf, u->encoded.data + u->kept_at[i], u->kept_at[i + 1] - u->kept_at[i]);
         } else {
             struct task_spec spec;
-            build_spec(c, u->wl, u->job, i, &spec, &u->inputs, &u->inputs_cap);
+            build_spec(c, u->wl, u->job, i, &spec, &u->x);
             proto_put_task(o->buf, &spec);
         }
         /* By bytes too: 2,048 commands of 9 KB are more than a 16 MiB frame can hold
@@ -752,7 +767,7 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         size_t spec_at = 0;
         if (c->survives) {
             struct task_spec spec;
-            build_spec(c, wl, job, i, &spec, &u.inputs, &u.inputs_cap);
+            build_spec(c, wl, job, i, &spec, &u.x);
             if (u.kept < i || u.encoded.len > SUBMIT_KEEP_BYTES) {
                 into = &u.scratch;
                 wbuf_reset(into);
@@ -822,7 +837,8 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
     wbuf_fini(&u.scratch);
     wbuf_fini(&u.encoded);
     free(u.kept_at);
-    free(u.inputs);
+    free(u.x.inputs);
+    free(u.x.names);
     return rc < 0 ? rc : barrier(c, timeout_ms, cause);
 }
 

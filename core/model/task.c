@@ -1,7 +1,30 @@
 /*
- * task — names of kinds and statuses, used in reports and error messages.
+ * task — names of kinds and statuses, used in reports and error messages, and the rule
+ * for the names a command's inputs take in its directory.
  */
 #include "core/model/task.h"
+
+#include <string.h>
+
+bool task_stage_name_ok(const char *name)
+{
+    size_t len = name ? strlen(name) : 0;
+    if (len == 0 || len > TASK_STAGE_NAME_MAX || name[0] == '/')
+        return false;
+    /* The daemon's own entries in a task directory. */
+    if (strcmp(name, "output") == 0 || strcmp(name, "inputs") == 0 ||
+        strncmp(name, "inputs/", 7) == 0)
+        return false;
+    for (const char *p = name; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return false; /* empty, . or .. : it could leave the directory or clash */
+        p += n;
+        if (*p == '/' && !*++p)
+            return false; /* a trailing slash names a directory */
+    }
+    return true;
+}
 
 const char *task_kind_name(enum task_kind kind)
 {

@@ -104,7 +104,17 @@ struct task_spec {
     /* owned; the workload's declared inputs while the task waits, then also its parents'
      * outputs once it is ready (from the metadata store's notice) */
     struct task_input *inputs;
+    /* owned; a command's names for its first num_names inputs (the declared ones) in its
+     * directory (task_stage_name_ok); NULL when none */
+    char **names;
+    uint32_t num_names;
 };
+
+/* Longest name of a command's input in its directory. */
+#define TASK_STAGE_NAME_MAX 1024u
+/* A name a command's input may take in its directory: a relative path whose parts are
+ * neither empty, "." nor "..", and that is not the daemon's own "output" or "inputs". */
+bool task_stage_name_ok(const char *name);
 
 /* Key of a workload's data object: the job's high bits, then the object's index with
  * the top bit set, so that object and task keys never collide. */

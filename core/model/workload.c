@@ -220,6 +220,10 @@ static int check_id(struct parser *ps, uint32_t line, const char *what, const ch
 
 static void task_free(struct workload_task *t)
 {
+    if (t->input_as)
+        for (uint32_t i = 0; i < t->num_inputs; i++)
+            free(t->input_as[i]);
+    free(t->input_as);
     free(t->id);
     free(t->cmd);
     free(t->parents);
@@ -305,6 +309,115 @@ static int add_names(struct parser *ps, struct names *arena, json_t *list, const
     }
     *count = (uint32_t)n;
     return 0;
+}
+
+/*
+ * A task's `inputs`: ids, or {"object": id, "as": name} where the command wants the file
+ * under another name.  Returns the list as ids alone (a new reference) for add_names,
+ * and in *as the names given (owned, one per input, NULL where none; NULL when no input
+ * has one).  A command's inputs appear in its directory under their names (the id
+ * without "as"), which must be relative paths that stay inside it (task_stage_name_ok)
+ * and differ from each other.
+ */
+static json_t *split_inputs(struct parser *ps, json_t *list, const char *id, bool command,
+                            uint32_t line, char ***as)
+{
+    *as = NULL;
+    if (!json_is_array(list)) {
+        fail(ps, line, "task '%s': inputs must be an array of object ids", id);
+        return NULL;
+    }
+    size_t n = json_array_size(list);
+    json_t *ids = json_array();
+    struct idmap seen = {0};
+    if (command && n > 1)
+        idmap_init(&seen);
+    const char **names = command && n ? xcalloc(n, sizeof *names) : NULL;
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {
+        json_t *item = json_array_get(list, i), *object = item, *alias = NULL;
+        if (json_is_object(item)) {
+            const char *k;
+            json_t *v;
+            json_object_foreach(item, k, v) {
+                if (strcmp(k, "object") == 0)
+                    object = v;
+                else if (strcmp(k, "as") == 0)
+                    alias = v;
+                else {
+                    fail_quoting(ps, line, "unknown key ", k, strlen(k),
+                                 " in an input (object, as)");
+                    ok = false;
+                    break;
+                }
+            }
+            if (!ok)
+                break;
+            if (object == item || !json_is_string(object)) {
+                fail(ps, line, "task '%s': inputs[%zu] must name its object (\"object\": id)",
+                     id, i);
+                ok = false;
+                break;
+            }
+            if (alias && (!json_is_string(alias) ||
+                          json_string_length(alias) != strlen(json_string_value(alias)))) {
+                fail(ps, line, "task '%s': inputs[%zu]: as must be a file name", id, i);
+                ok = false;
+                break;
+            }
+            if (alias && !command) {
+                fail(ps, line, "task '%s': inputs[%zu]: as names a command's file, and this "
+                     "task runs no command", id, i);
+                ok = false;
+                break;
+            }
+            if (alias) {
+                if (!*as)
+                    *as = xcalloc(n, sizeof **as);
+                (*as)[i] = xstrdup(json_string_value(alias));
+            }
+        }
+        json_array_append(ids, object);
+        if (names && json_is_string(object)) {
+            const char *name = alias ? json_string_value(alias) : json_string_value(object);
+            if (!task_stage_name_ok(name)) {
+                fail(ps, line, "task '%s': input %s'%s' cannot be a file name in its "
+                     "directory (a relative path without '..' or '.', not 'output' or "
+                     "'inputs'%s)", id, alias ? "name " : "", name,
+                     alias ? "" : ": give it one with {\"object\": id, \"as\": name}");
+                ok = false;
+                break;
+            }
+            names[i] = name;
+            struct idview view = {.base = names, .stride = sizeof *names};
+            if (n > 1 && idmap_put(&seen, view, (uint32_t)i, id_hash(name, strlen(name))) >= 0) {
+                fail(ps, line, "task '%s': two inputs are named '%s' in its directory", id, name);
+                ok = false;
+                break;
+            }
+        }
+    }
+    idmap_fini(&seen);
+    free(names);
+    if (!ok) {
+        json_decref(ids);
+        if (*as)
+            for (size_t i = 0; i < n; i++)
+                free((*as)[i]);
+        free(*as);
+        *as = NULL;
+        return NULL;
+    }
+    return ids;
+}
+
+static void free_as(struct workload_task *t, size_t n)
+{
+    if (t->input_as)
+        for (size_t i = 0; i < n; i++)
+            free(t->input_as[i]);
+    free(t->input_as);
+    t->input_as = NULL;
 }
 
 static bool blank_or_comment(const char *s, size_t len)
@@ -441,17 +554,31 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
     if (val[K_PARENTS] && add_names(ps, &ps->parents, val[K_PARENTS], "parents", "ids", id,
                                     true, line, &t.num_parents) < 0)
         return -EINVAL;
-    if (val[K_INPUTS] && add_names(ps, &ps->inputs, val[K_INPUTS], "inputs", "object ids", id,
-                                   false, line, &t.num_inputs) < 0)
-        return -EINVAL;
+    if (val[K_INPUTS]) {
+        json_t *ids = split_inputs(ps, val[K_INPUTS], id, t.kind == TASK_COMMAND, line,
+                                   &t.input_as);
+        if (!ids)
+            return -EINVAL;
+        int added = add_names(ps, &ps->inputs, ids, "inputs", "object ids", id, false, line,
+                              &t.num_inputs);
+        json_decref(ids);
+        if (added < 0) {
+            free_as(&t, json_array_size(val[K_INPUTS]));
+            return -EINVAL;
+        }
+    }
 
-    if (ps->count == MAX_TASKS)
+    if (ps->count == MAX_TASKS) {
+        free_as(&t, t.num_inputs);
         return fail(ps, line, "too many tasks (at most %u)", (unsigned)MAX_TASKS);
+    }
     bool is_object;
     int64_t first = find_any(ps, id, id_len, &is_object);
-    if (first >= 0 && is_object)
+    if (first >= 0 && is_object) {
+        free_as(&t, t.num_inputs);
         return fail(ps, line, "duplicate id '%s' (first on line %u, an object)", id,
                     ps->objects[first].line);
+    }
     t.id = xstrndup(id, id_len);
     if (t.kind == TASK_COMMAND)
         t.cmd = xstrdup(json_string_value(val[K_CMD]));

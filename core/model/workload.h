@@ -123,6 +123,8 @@ struct workload_task {
     uint32_t *children;     /* owned; indices into workload.tasks */
     uint32_t num_inputs;
     uint32_t *inputs;       /* owned; indices into workload.objects, as listed; NULL if none */
+    char **input_as;        /* owned; per input, the name a command wants it under ("as"),
+                               or NULL for its id; NULL when no input has one */
     uint32_t line;          /* 1-based line in the source */
 };
 

@@ -73,6 +73,10 @@ int workload_write_task_named(FILE *out, const struct workload_task *task,
         return -EINVAL;
     if (task->retries > TASK_RETRIES_MAX || task->cores > TASK_CORES_MAX)
         return -EINVAL;
+    for (uint32_t k = 0; task->input_as && k < task->num_inputs; k++)
+        if (task->input_as[k] && (task->kind != TASK_COMMAND ||
+                                  !task_stage_name_ok(task->input_as[k])))
+            return -EINVAL;
     if ((task->num_parents && !parent_id) || (task->num_inputs && !input_id))
         return -EINVAL;
 
@@ -105,7 +109,15 @@ int workload_write_task_named(FILE *out, const struct workload_task *task,
         for (uint32_t k = 0; k < task->num_inputs; k++) {
             if (k)
                 putc(',', out);
-            put_string(out, input_id(ctx, k));
+            if (task->input_as && task->input_as[k]) {
+                fputs("{\"object\":", out);
+                put_string(out, input_id(ctx, k));
+                fputs(",\"as\":", out);
+                put_string(out, task->input_as[k]);
+                putc('}', out);
+            } else {
+                put_string(out, input_id(ctx, k));
+            }
         }
         putc(']', out);
     }

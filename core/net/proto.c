@@ -103,7 +103,9 @@ enum {
 /* The second mask byte's bits (set only when one is, so never 0 after S_EXT). */
 enum {
     S2_CORES = 1u << 0,  /* cores, >= 2 (1 is the default and is not written) */
-    S2_ALL = (1u << 1) - 1,
+    S2_NAMES = 1u << 1,  /* a command's input names: a count (>= 1, at most the inputs),
+                            then that many strings, after the inputs */
+    S2_ALL = (1u << 2) - 1,
 };
 
 static uint64_t f64_bits(double v)
@@ -120,7 +122,8 @@ void proto_put_task(struct wbuf *b, const struct task_spec *t)
                              (f64_bits(t->timeout_s) ? S_TIMEOUT : 0) |
                              (t->output_bytes ? S_OUTPUT : 0) | (t->input_bytes ? S_INPUT : 0) |
                              (t->num_inputs ? S_INPUTS : 0) | (t->retries ? S_RETRIES : 0));
-    uint8_t mask2 = (uint8_t)(t->cores > 1 ? S2_CORES : 0);
+    uint8_t mask2 = (uint8_t)((t->cores > 1 ? S2_CORES : 0) |
+                              (t->num_names && t->kind == TASK_COMMAND ? S2_NAMES : 0));
     if (mask2)
         mask |= S_EXT;
     wbuf_put_u64(b, t->key);
@@ -158,6 +161,11 @@ void proto_put_task(struct wbuf *b, const struct task_spec *t)
             wbuf_put_uv(b, t->inputs[i].bytes);
             wbuf_put_uv(b, t->inputs[i].node);
         }
+    }
+    if (mask2 & S2_NAMES) {
+        wbuf_put_uv(b, t->num_names);
+        for (uint32_t i = 0; i < t->num_names; i++)
+            wbuf_put_str(b, t->names[i]);
     }
 }
 
@@ -228,11 +236,40 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
             return -EBADMSG;
         }
     }
+    t->names = NULL;
+    t->num_names = 0;
+    if (mask2 & S2_NAMES) {
+        /* A command's, one per declared input at most, each a name that stays in its
+         * directory: the node links the input under it. */
+        uint32_t k = (uint32_t)rbuf_nonzero(r, rbuf_uv32(r));
+        if (!rbuf_ok(r) || t->kind != TASK_COMMAND || k > t->num_inputs) {
+            proto_task_fini(t);
+            return -EBADMSG;
+        }
+        t->names = xcalloc(k, sizeof *t->names);
+        t->num_names = k;
+        for (uint32_t i = 0; i < k; i++) {
+            uint32_t len;
+            const char *name = rbuf_str(r, &len, TASK_STAGE_NAME_MAX);
+            /* No NUL inside: the name read back is the name sent (one spelling). */
+            t->names[i] = rbuf_ok(r) && name && memchr(name, 0, len) == NULL
+                              ? xstrndup(name, len) : NULL;
+            if (!t->names[i] || !task_stage_name_ok(t->names[i])) {
+                proto_task_fini(t);
+                return -EBADMSG;
+            }
+        }
+    }
     return 0;
 }
 
 void proto_task_fini(struct task_spec *t)
 {
+    for (uint32_t i = 0; t->names && i < t->num_names; i++)
+        free(t->names[i]);
+    free(t->names);
+    t->names = NULL;
+    t->num_names = 0;
     free(t->cmd);
     free(t->inputs);
     t->cmd = NULL;

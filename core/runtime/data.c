@@ -519,11 +519,69 @@ static void spiller_cb(uv_idle_t *h)
  * on disk for as long as the task's directory (its output, the log `jackdaw logs` reads)
  * stays.  1000Genome kept 72 GB of inputs that way in 492 task directories.
  */
+/* Removes a command's named input (a symbolic link) and the directories its name made,
+ * those that are empty now. */
+static void unlink_name(const char *task_dir, const char *name, uint64_t key)
+{
+    char *path = xasprintf("%s/%s", task_dir, name);
+    if (unlink(path) < 0 && errno != ENOENT)
+        log_warn("task %llx: cannot remove its input '%s': %s", (unsigned long long)key, path,
+                 strerror(errno));
+    for (char *slash = strrchr(path, '/'); slash && slash > path + strlen(task_dir);
+         slash = strrchr(path, '/')) {
+        *slash = '\0';
+        if (rmdir(path) < 0)
+            break;
+    }
+    free(path);
+}
+
+/*
+ * Links a command's declared input `i`, staged as inputs/I, under its name: a relative
+ * symbolic link (../ once per directory in the name), so the task directory can move
+ * and no bytes are copied twice.  The directories a name holds are made.
+ */
+static int link_name(const char *task_dir, const char *name, uint32_t i, char **cause)
+{
+    char *path = xasprintf("%s/%s", task_dir, name);
+    int rc = 0;
+    char *slash = strrchr(path, '/');
+    if (slash > path + strlen(task_dir)) {
+        *slash = '\0';
+        rc = fs_mkdirs(path, 0700, NULL);
+        if (rc < 0)
+            *cause = xasprintf("cannot create '%s' for input '%s': %s", path, name,
+                               strerror(-rc));
+        *slash = '/';
+    }
+    if (rc == 0) {
+        struct wbuf target;
+        wbuf_init(&target);
+        for (const char *p = strchr(name, '/'); p; p = strchr(p + 1, '/'))
+            wbuf_put(&target, "../", 3);
+        char num[16];
+        int n = snprintf(num, sizeof num, "inputs/%u", i);
+        wbuf_put(&target, num, (size_t)n + 1);
+        if (symlink((const char *)target.data, path) < 0 && errno != EEXIST) {
+            rc = -errno;
+            *cause = xasprintf("cannot link input '%s' at '%s': %s", name, path, strerror(errno));
+        }
+        wbuf_fini(&target);
+    }
+    free(path);
+    return rc;
+}
+
 static void unstage_files(struct data_plane *d, const struct ntask *t)
 {
     const struct task_spec *s = &t->spec;
     if (s->kind != TASK_COMMAND || s->num_inputs == 0)
         return;
+    char *task_dir = xasprintf("%s/task-%u-%u", node_cfg(d->n)->workdir,
+                               task_key_job(s->key), task_key_index(s->key));
+    for (uint32_t i = 0; i < s->num_names; i++)
+        unlink_name(task_dir, s->names[i], s->key);
+    free(task_dir);
     char *dir = xasprintf("%s/task-%u-%u/inputs", node_cfg(d->n)->workdir, task_key_job(s->key),
                           task_key_index(s->key));
     for (uint32_t i = 0; i < s->num_inputs; i++) {
@@ -693,6 +751,13 @@ int data_stage_files(struct data_plane *d, struct ntask *t, char **cause)
         free(path);
     }
     free(dir);
+    if (rc == 0 && s->num_names) {
+        char *task_dir = xasprintf("%s/task-%u-%u", node_cfg(d->n)->workdir,
+                                   task_key_job(s->key), task_key_index(s->key));
+        for (uint32_t i = 0; rc == 0 && i < s->num_names && i < s->num_inputs; i++)
+            rc = link_name(task_dir, s->names[i], i, cause);
+        free(task_dir);
+    }
     return rc;
 }
 
