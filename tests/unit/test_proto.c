@@ -283,6 +283,63 @@ static void test_task_cores_travel(void **state)
     wbuf_fini(&c);
 }
 
+/* A command's input names travel after its inputs; refused: more names than inputs, a
+ * name that leaves the directory, names on a task that is not a command. */
+static void test_task_names_travel(void **state)
+{
+    (void)state;
+    struct task_input in[2] = {{.object = 7, .bytes = 3, .node = 1}, {.object = 8, .bytes = 1}};
+    char *names[2] = {"sky.fits", "d/x"};
+    struct task_spec t = {.key = task_key(3, 1), .kind = TASK_COMMAND, .cmd = "cat sky.fits",
+                          .inputs = in, .num_inputs = 2, .names = names, .num_names = 2};
+    struct wbuf b;
+    wbuf_init(&b);
+    proto_put_task(&b, &t);
+    struct rbuf r;
+    struct task_spec u;
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task(&r, &u), 0);
+    assert_int_equal(u.num_names, 2);
+    assert_string_equal(u.names[0], "sky.fits");
+    assert_string_equal(u.names[1], "d/x");
+    assert_int_equal(r.left, 0);
+    proto_task_fini(&u);
+    assert_null(u.names);
+    /* One name for the first input only is fine. */
+    t.num_names = 1;
+    wbuf_reset(&b);
+    proto_put_task(&b, &t);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task(&r, &u), 0);
+    assert_int_equal(u.num_names, 1);
+    proto_task_fini(&u);
+    /* A name that climbs out (written by hand: the encoder sends what it is given). */
+    char *up[1] = {"../x"};
+    t.names = up;
+    wbuf_reset(&b);
+    proto_put_task(&b, &t);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    /* More names than inputs. */
+    t.names = names;
+    t.num_names = 2;
+    t.num_inputs = 1;
+    wbuf_reset(&b);
+    proto_put_task(&b, &t);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    /* A sleep sends none even when given some. */
+    struct task_spec sl = {.key = task_key(3, 2), .kind = TASK_SLEEP, .duration_s = 1,
+                           .inputs = in, .num_inputs = 2, .names = names, .num_names = 2};
+    wbuf_reset(&b);
+    proto_put_task(&b, &sl);
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task(&r, &u), 0);
+    assert_int_equal(u.num_names, 0);
+    proto_task_fini(&u);
+    wbuf_fini(&b);
+}
+
 static void test_task_end_roundtrip(void **state)
 {
     (void)state;
@@ -525,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_task_compact_one_spelling),
         cmocka_unit_test(test_task_time_limit),
         cmocka_unit_test(test_task_cores_travel),
+        cmocka_unit_test(test_task_names_travel),
         cmocka_unit_test(test_task_end_roundtrip),
         cmocka_unit_test(test_stats_refuses_huge_job_count),
         cmocka_unit_test(test_stats_deaths),

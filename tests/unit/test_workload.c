@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <unistd.h>
 
 #include "core/base/xalloc.h"
@@ -771,7 +773,7 @@ static void test_error_objects(void **state)
 {
     (void)state;
     expect_error("{\"id\":\"a\"}\n{\"object\":\"f\",\"bytes\":1,\"parents\":[\"a\"]}\n",
-                 "w.jsonl:2: unknown key 'parents' on an object line (object, bytes, node)");
+                 "w.jsonl:2: unknown key 'parents' on an object line (object, bytes, node, path)");
     expect_error("{\"object\":\"f\",\"id\":\"f\",\"bytes\":1}\n{\"id\":\"a\"}\n",
                  "w.jsonl:1: both id and object: a line is a task (id) or a data object "
                  "(object), not both");
@@ -780,7 +782,7 @@ static void test_error_objects(void **state)
     expect_error("{\"object\":null,\"bytes\":1}\n",
                  "w.jsonl:1: object must be a string (the object's id)");
     expect_error("{\"object\":\"\",\"bytes\":1}\n", "w.jsonl:1: object id must not be empty");
-    expect_error("\n{\"object\":\"f\"}\n", "w.jsonl:2: object 'f': missing bytes");
+    expect_error("\n{\"object\":\"f\"}\n", "w.jsonl:2: object 'f': missing bytes (or a path to a file)");
     expect_error("{\"object\":\"f\",\"bytes\":-5}\n", "w.jsonl:1: object 'f': negative bytes -5");
     expect_error("{\"object\":\"f\",\"bytes\":1.5}\n",
                  "w.jsonl:1: object 'f': bytes must be an integer");
@@ -1068,9 +1070,121 @@ static void test_cores(void **state)
     }
 }
 
+/* `path`: a real file whose size is the object's bytes, relative to the workload file's
+ * directory (workload_load), made absolute; a missing, unreadable or non-regular file, or
+ * bytes that disagree, are refused at its line. */
+static void test_object_path(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/jd-wl-path-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sub[160], file[200], wlp[200], text[1024];
+    snprintf(sub, sizeof sub, "%s/data", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    snprintf(file, sizeof file, "%s/in.txt", sub);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("12345", f);
+    fclose(f);
+    snprintf(wlp, sizeof wlp, "%s/w.jsonl", dir);
+    f = fopen(wlp, "w");
+    assert_non_null(f);
+    fputs("{\"object\":\"in\",\"path\":\"data/in.txt\",\"node\":1}\n"
+          "{\"object\":\"in2\",\"path\":\"data/in.txt\",\"bytes\":5}\n"
+          "{\"id\":\"t\",\"kind\":\"command\",\"cmd\":\"cat in x/y\","
+          "\"inputs\":[\"in\",{\"object\":\"in2\",\"as\":\"x/y\"}]}\n", f);
+    fclose(f);
+    struct workload wl;
+    char *cause = NULL;
+    assert_int_equal(workload_load(&wl, wlp, &cause), 0);
+    assert_int_equal(wl.objects[0].bytes, 5);
+    assert_non_null(wl.objects[0].path);
+    assert_int_equal(wl.objects[0].path[0], '/');
+    assert_non_null(strstr(wl.objects[0].path, "/data/in.txt"));
+    assert_null(wl.tasks[0].input_as[0]);
+    assert_string_equal(wl.tasks[0].input_as[1], "x/y");
+    /* Written back: the absolute path and the name. */
+    char *out = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&out, &len);
+    assert_int_equal(workload_write_object(mem, &wl.objects[0]), 0);
+    assert_int_equal(workload_write_task(mem, &wl.tasks[0], &wl), 0);
+    fclose(mem);
+    assert_non_null(strstr(out, "\"path\":\"/"));
+    assert_non_null(strstr(out, "{\"object\":\"in2\",\"as\":\"x/y\"}"));
+    free(out);
+    workload_fini(&wl);
+
+    /* Relative to the working directory for a workload that is a string. */
+    snprintf(text, sizeof text, "{\"object\":\"o\",\"path\":\"%s/none\"}\n", sub);
+    char want[512];
+    snprintf(want, sizeof want, "w.jsonl:1: object 'o': cannot read path '%s/none': "
+             "No such file or directory", sub);
+    expect_error(text, want);
+    snprintf(text, sizeof text, "{\"object\":\"o\",\"path\":\"%s\"}\n", sub);
+    snprintf(want, sizeof want, "w.jsonl:1: object 'o': path '%s' is not a regular file", sub);
+    expect_error(text, want);
+    snprintf(text, sizeof text, "{\"object\":\"o\",\"path\":\"%s\",\"bytes\":4}\n", file);
+    snprintf(want, sizeof want, "w.jsonl:1: object 'o': bytes 4, but its file '%s' has 5", file);
+    expect_error(text, want);
+    expect_error("{\"object\":\"o\",\"path\":\"\"}\n",
+                 "w.jsonl:1: object 'o': path must be a file name (a non-empty string)");
+    expect_error("{\"object\":\"o\"}\n", "w.jsonl:1: object 'o': missing bytes (or a path to a file)");
+    unlink(file);
+    unlink(wlp);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+/* Input names: a command's inputs must be names that stay in its directory and differ;
+ * "as" only on a command, only with its two keys. */
+static void test_input_names(void **state)
+{
+    (void)state;
+    static const char *const ok[] = {"a", "a.b", "d/e/f", "..x", "x..", "outputs", "input"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        assert_true(task_stage_name_ok(ok[i]));
+    static const char *const bad[] = {"", "/a", "a/", "a//b", ".", "..", "a/../b", "./a",
+                                      "output", "inputs", "inputs/0"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(task_stage_name_ok(bad[i]));
+    const char *objs = "{\"object\":\"a\",\"bytes\":1}\n{\"object\":\"output\",\"bytes\":1}\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s{\"id\":\"t\",\"kind\":\"command\",\"cmd\":\"x\","
+             "\"inputs\":[\"output\"]}\n", objs);
+    expect_error(text, "w.jsonl:3: task 't': input 'output' cannot be a file name in its "
+                 "directory (a relative path without '..' or '.', not 'output' or 'inputs': give "
+                 "it one with {\"object\": id, \"as\": name})");
+    snprintf(text, sizeof text, "%s{\"id\":\"t\",\"kind\":\"command\",\"cmd\":\"x\","
+             "\"inputs\":[\"a\",{\"object\":\"output\",\"as\":\"a\"}]}\n", objs);
+    expect_error(text, "w.jsonl:3: task 't': two inputs are named 'a' in its directory");
+    snprintf(text, sizeof text, "%s{\"id\":\"t\",\"kind\":\"command\",\"cmd\":\"x\","
+             "\"inputs\":[{\"object\":\"a\",\"as\":\"../up\"}]}\n", objs);
+    expect_error(text, "w.jsonl:3: task 't': input name '../up' cannot be a file name in its "
+                 "directory (a relative path without '..' or '.', not 'output' or 'inputs')");
+    snprintf(text, sizeof text, "%s{\"id\":\"t\",\"inputs\":[{\"object\":\"a\",\"as\":\"b\"}]}\n",
+             objs);
+    expect_error(text, "w.jsonl:3: task 't': inputs[0]: as names a command's file, and this "
+                 "task runs no command");
+    snprintf(text, sizeof text, "%s{\"id\":\"t\",\"kind\":\"command\",\"cmd\":\"x\","
+             "\"inputs\":[{\"as\":\"b\"}]}\n", objs);
+    expect_error(text, "w.jsonl:3: task 't': inputs[0] must name its object (\"object\": id)");
+    snprintf(text, sizeof text, "%s{\"id\":\"t\",\"kind\":\"command\",\"cmd\":\"x\","
+             "\"inputs\":[{\"object\":\"a\",\"mode\":1}]}\n", objs);
+    expect_error(text, "w.jsonl:3: unknown key 'mode' in an input (object, as)");
+    /* A non-command task may read an object whose id is no file name. */
+    struct workload wl;
+    char *cause = NULL;
+    snprintf(text, sizeof text, "%s{\"id\":\"t\",\"inputs\":[\"output\"]}\n", objs);
+    assert_int_equal(parse(&wl, text, &cause), 0);
+    workload_fini(&wl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_object_path),
+        cmocka_unit_test(test_input_names),
         cmocka_unit_test(test_cores),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_every_field),
