@@ -72,6 +72,25 @@ struct client {
     uint32_t puts_sent, puts_done;
     char *put_failed;
     const struct workload *put_wl; /* borrowed while files are sent: names the objects */
+    struct client_fetch *fx; /* the object being fetched (client_fetch), or NULL */
+};
+
+/* An object fetched from the nodes (client_fetch): probed on every node, then pulled
+ * from the first that has it, a window of chunks at a time, in order. */
+struct client_fetch {
+    uint64_t key;
+    uint32_t req_base;      /* probes are req_base + node; chunks from req_base + nodes */
+    uint32_t probes_left;
+    int holder;             /* -1 until a probe found it */
+    int probe_error;        /* the first error other than absence, or 0 */
+    uint64_t total, requested, received;
+    uint32_t next_req;      /* the req of the next chunk asked for */
+    uint32_t expect_req;    /* the req of the next reply */
+    uLong crc;
+    int fd;
+    int error;              /* -errno once it failed */
+    char *why;              /* owned: what failed */
+    bool done;
 };
 
 int client_submit_mode_parse(const char *name)
@@ -186,6 +205,68 @@ static int on_message(struct conn *conn, uint16_t type, struct rbuf *r, const ch
             }
         }
         free(m.ends);
+        return 0;
+    }
+    case MSG_FETCH_REP: {
+        uint32_t req = rbuf_u32(r);
+        int32_t status = (int32_t)rbuf_u32(r);
+        uint64_t total = rbuf_u64(r), offset = rbuf_u64(r);
+        uint32_t len = rbuf_u32(r);
+        if (!rbuf_ok(r) || len > PROTO_PUT_CHUNK)
+            break;
+        struct client_fetch *fx = c->fx;
+        int i = node_of(c, conn);
+        if (!fx || i < 0 || fx->done || fx->error)
+            return 0;
+        if (fx->holder < 0) {
+            if (req != fx->req_base + (uint32_t)i || !fx->probes_left)
+                return 0;
+            fx->probes_left--;
+            if (status == 0) {
+                fx->holder = i;
+                fx->total = total;
+            } else if (status != -ENOENT && !fx->probe_error) {
+                fx->probe_error = status;
+            }
+            return 0;
+        }
+        if (i != fx->holder || req != fx->expect_req)
+            return 0; /* a late probe answer */
+        fx->expect_req++;
+        bool last = status == 0 && offset + len == total;
+        const uint8_t *hash = last ? rbuf_bytes(r, OBJSTORE_HASH_BYTES_WIRE) : NULL;
+        const uint8_t *data = rbuf_bytes(r, len);
+        if (!rbuf_ok(r))
+            break;
+        if (status < 0 || total != fx->total || offset != fx->received) {
+            fx->error = status < 0 ? status : -EPROTO;
+            fx->why = status < 0 ? xasprintf("node %d: %s", i, strerror(-status))
+                                 : xasprintf("node %d sent bytes out of order", i);
+            return 0;
+        }
+        fx->crc = crc32(fx->crc, data, len);
+        for (uint32_t w = 0; w < len;) {
+            ssize_t n = write(fx->fd, data + w, len - w);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                fx->error = n < 0 ? -errno : -EIO;
+                fx->why = xasprintf("cannot write: %s", strerror(-fx->error));
+                return 0;
+            }
+            w += (uint32_t)n;
+        }
+        fx->received += len;
+        if (last) {
+            uint8_t got[4] = {(uint8_t)(fx->crc >> 24), (uint8_t)(fx->crc >> 16),
+                              (uint8_t)(fx->crc >> 8), (uint8_t)fx->crc};
+            if (memcmp(got, hash, sizeof got) != 0) {
+                fx->error = -EBADMSG;
+                fx->why = xasprintf("the bytes from node %d do not match its checksum", i);
+                return 0;
+            }
+            fx->done = true;
+        }
         return 0;
     }
     case MSG_OBJECT_PUT_DONE: {
@@ -594,6 +675,88 @@ static void submit_wave(struct submission *u, uint32_t w)
     for (uint32_t k = 0; k < c->nodes; k++)
         close_submit(c, k, &u->open[k]);
     uv_run(&c->loop, UV_RUN_NOWAIT);
+}
+
+/* Chunks asked for ahead of the replies when fetching: enough to fill a link, bounded
+ * memory (the replies queue in the connection's buffer). */
+#define GET_WINDOW 8u
+
+static int fetch_settled(struct client *c, const void *arg)
+{
+    (void)arg;
+    struct client_fetch *fx = c->fx;
+    return fx->error || fx->done || (fx->holder < 0 && fx->probes_left == 0) ||
+           (fx->holder >= 0 && !c->conns[fx->holder]) ||
+           (fx->holder >= 0 && fx->requested < fx->total &&
+            fx->requested - fx->received < (uint64_t)GET_WINDOW * DATA_FETCH_CHUNK_WIRE);
+}
+
+static void fetch_ask(struct client *c, struct client_fetch *fx, uint32_t node, uint32_t req,
+                      uint64_t offset, uint32_t len)
+{
+    size_t at;
+    struct wbuf *b = conn_msg_begin(c->conns[node], MSG_FETCH_REQ, &at);
+    wbuf_put_u32(b, req);
+    wbuf_put_u64(b, fx->key);
+    wbuf_put_u64(b, offset);
+    wbuf_put_u32(b, len);
+    conn_msg_end(c->conns[node], at);
+}
+
+int client_fetch(struct client *c, uint64_t key, int fd, uint64_t *bytes, int timeout_ms,
+                 char **cause)
+{
+    struct client_fetch fx = {.key = key, .holder = -1, .fd = fd, .crc = crc32(0L, Z_NULL, 0)};
+    fx.req_base = randombytes_random() & 0x3fffffffu;
+    c->fx = &fx;
+    for (uint32_t i = 0; i < c->nodes; i++) {
+        if (!c->conns[i])
+            continue;
+        fx.probes_left++;
+        fetch_ask(c, &fx, i, fx.req_base + i, 0, 0);
+    }
+    fx.next_req = fx.expect_req = fx.req_base + c->nodes;
+    int rc = 0;
+    for (;;) {
+        rc = run_until(c, fetch_settled, NULL, timeout_ms);
+        if (rc < 0 || fx.error || fx.done)
+            break;
+        if (fx.holder < 0) {
+            rc = fx.probe_error ? fx.probe_error : -ENOENT;
+            break;
+        }
+        if (!c->conns[fx.holder]) {
+            rc = -ECONNRESET;
+            fx.why = xasprintf("node %d went away", fx.holder);
+            break;
+        }
+        if (fx.total == 0 && fx.requested == 0) {
+            /* Nothing to pull but the checksum of nothing. */
+            fetch_ask(c, &fx, (uint32_t)fx.holder, fx.next_req++, 0, 0);
+            fx.requested = 1; /* asked; the reply ends it */
+            continue;
+        }
+        while (fx.requested < fx.total &&
+               fx.requested - fx.received < (uint64_t)GET_WINDOW * DATA_FETCH_CHUNK_WIRE) {
+            uint64_t left = fx.total - fx.requested;
+            uint32_t len = left < DATA_FETCH_CHUNK_WIRE ? (uint32_t)left : DATA_FETCH_CHUNK_WIRE;
+            fetch_ask(c, &fx, (uint32_t)fx.holder, fx.next_req++, fx.requested, len);
+            fx.requested += len;
+        }
+    }
+    c->fx = NULL;
+    if (rc == 0 && fx.error)
+        rc = fx.error;
+    if (rc < 0 && cause)
+        *cause = fx.why ? fx.why
+                        : xasprintf("%s", rc == -ENOENT ? "no node holds it"
+                                          : rc == -ETIMEDOUT ? "timed out"
+                                                             : strerror(-rc));
+    else
+        free(fx.why);
+    if (bytes)
+        *bytes = fx.received;
+    return rc;
 }
 
 /* Bytes of a file sent before the client waits for the nodes to have handled them: the

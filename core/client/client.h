@@ -97,6 +97,15 @@ int client_stats(struct client *c, struct proto_stats *out, int timeout_ms, char
 int client_stats_some(struct client *c, struct proto_stats *out, bool *got, int timeout_ms,
                       char **cause);
 
+/*
+ * Fetches object `key` (a task's output, an initial object) from whichever node holds
+ * it, writing its bytes to fd in order and checking its CRC-32; *bytes gets the count
+ * written.  -ENOENT when no reached node holds it, else a negative errno with *cause
+ * (owned) saying what failed.
+ */
+int client_fetch(struct client *c, uint64_t key, int fd, uint64_t *bytes, int timeout_ms,
+                 char **cause);
+
 /* Attaches to running job `job`: every reached node sends this client the job's task
  * ends from now on, and first what its shard knows ended (on_job_ended).  Returns once
  * every reached node has answered its last part, or the time is up. */

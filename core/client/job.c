@@ -18,6 +18,7 @@
 #include "core/base/sigcatch.h"
 #include "core/base/xalloc.h"
 #include "core/client/exitcode.h"
+#include "core/client/fetchout.h"
 #include "core/client/follow.h"
 #include "trace/collector/tclient.h"
 
@@ -418,6 +419,80 @@ static int follow_to_end(const char *who, struct client *c, struct follow *f, bo
     return code;
 }
 
+int job_check_keep(const char *who, const struct workload *wl, const char *keep)
+{
+    for (const char *p = keep; p && *p;) {
+        size_t n = strcspn(p, ",");
+        char *id = xstrndup(p, n);
+        bool known = workload_find(wl, id) >= 0 || workload_find_object(wl, id) >= 0;
+        if (!known)
+            fprintf(stderr, "jackdaw %s: --keep-object: '%s' is no task or object of %s\n", who,
+                    id, wl->name);
+        free(id);
+        if (!known)
+            return EXIT_BAD_INPUT;
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
+/*
+ * --outputs DIR: the job's final outputs — of its done tasks, those no task reads (it has
+ * no children) — and the --keep-object ids, fetched once the job has ended.  A done task
+ * whose output was empty kept no object: it gets an empty file.  Returns 0, or
+ * EXIT_RUN_FAILED after naming what could not be fetched.
+ */
+static int fetch_outputs(const char *who, struct client *c, const struct follow *f,
+                         const char *dir, const char *keep, bool json)
+{
+    const struct workload *wl = f->wl;
+    int rc = fs_mkdirs(dir, 0755, NULL);
+    if (rc < 0) {
+        fprintf(stderr, "jackdaw %s: --outputs: cannot create '%s': %s\n", who, dir,
+                strerror(-rc));
+        return EXIT_RUN_FAILED;
+    }
+    uint32_t files = 0, failed = 0;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < wl->count; i++) {
+        if (wl->tasks[i].num_children || f->status[i] != TASK_DONE + 1)
+            continue;
+        uint64_t bytes = 0;
+        char *why = NULL;
+        if (fetchout_one(c, wl, f->job, wl->tasks[i].id, dir, true, &bytes, 60000, &why) < 0) {
+            fprintf(stderr, "jackdaw %s: --outputs: %s\n", who, why);
+            failed++;
+        } else {
+            files++;
+            total += bytes;
+        }
+        free(why);
+    }
+    for (const char *p = keep; p && *p;) {
+        size_t n = strcspn(p, ",");
+        char *id = xstrndup(p, n);
+        int64_t t = workload_find(wl, id);
+        uint64_t bytes = 0;
+        char *why = NULL;
+        if (fetchout_one(c, wl, f->job, id, dir, t >= 0 && f->status[t] == TASK_DONE + 1,
+                         &bytes, 60000, &why) < 0) {
+            fprintf(stderr, "jackdaw %s: --keep-object: %s\n", who, why);
+            failed++;
+        } else {
+            files++;
+            total += bytes;
+        }
+        free(why);
+        free(id);
+        p += n + (p[n] == ',');
+    }
+    /* Beside the summary, not inside it: --json's stdout stays one JSON object. */
+    fprintf(json ? stderr : stdout, "  outputs          %u file%s, %llu bytes in %s%s\n", files,
+            files == 1 ? "" : "s", (unsigned long long)total, dir,
+            failed ? " (some could not be fetched)" : "");
+    return failed ? EXIT_RUN_FAILED : 0;
+}
+
 int job_submit(const char *who, const struct job_options *o)
 {
     struct auth_key key;
@@ -487,6 +562,11 @@ int job_submit(const char *who, const struct job_options *o)
     }
     code = follow_to_end(who, c, &f, o->quiet, o->json, o->timeout_s,
                          client_submit_mode_name(o->mode), o->cluster_path);
+    if (o->outputs && (code == 0 || code == EXIT_RUN_FAILED)) {
+        int got = fetch_outputs(who, c, &f, o->outputs, o->keep, o->json);
+        if (got && !code)
+            code = got;
+    }
 out:
     client_destroy(c);
     follow_fini(&f);

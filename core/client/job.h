@@ -32,7 +32,15 @@ struct job_options {
     bool quiet;             /* no progress line */
     const char *records;    /* records file, or NULL */
     double timeout_s;       /* give up following after this long; 0: never */
+    /* With wait: once the job ends, its final outputs (the outputs of the done tasks that
+     * no task reads) and the `keep` objects or tasks (ids, comma-separated) are fetched
+     * into this directory (core/client/fetchout); NULL: none. */
+    const char *outputs;
+    const char *keep;
 };
+/* Checks --keep-object's comma-separated ids against the workload before anything runs:
+ * 0, or EXIT_BAD_INPUT after a message naming the first unknown id. */
+int job_check_keep(const char *who, const struct workload *wl, const char *keep);
 
 /*
  * Job files: each submission leaves JOBS/JOB.json in the cluster's own jobs directory

@@ -139,6 +139,10 @@ enum proto_type {
 /* The most bytes one OBJECT_PUT carries: a client reads and sends a file this much at a
  * time, and a daemon writes each chunk as it comes. */
 #define PROTO_PUT_CHUNK (256u << 10)
+/* The most bytes one FETCH_REQ may ask for (a daemon refuses more), and the checksum a
+ * FETCH_REP's last chunk carries (CRC-32, big-endian). */
+#define DATA_FETCH_CHUNK_WIRE (256u << 10)
+#define OBJSTORE_HASH_BYTES_WIRE 4u
 
 /* MSG_SYNC's flags: answer once the messages before it are handled, without waiting
  * for the backups to have what they wrote (a submission's waves; the barrier that ends

@@ -44,12 +44,15 @@
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/net/bucket.h"
+#include "core/net/conn.h"
 #include "core/net/proto.h"
 #include "core/runtime/data.h"
 #include "core/runtime/objstore.h"
 #include "core/runtime/part.h"
 
-#define FETCH_CHUNK (256u << 10)
+#define FETCH_CHUNK DATA_FETCH_CHUNK
+_Static_assert(DATA_FETCH_CHUNK == DATA_FETCH_CHUNK_WIRE && OBJSTORE_HASH_BYTES ==
+                   OBJSTORE_HASH_BYTES_WIRE, "clients fetch with the peers' chunk and checksum");
 #define FETCH_WINDOW 4u
 /* Bytes of an object written into the store per loop pass for commands that will read
  * it (objstore_spill): a few ms of page-cache writes, so a loop writing a gigabyte
@@ -169,7 +172,10 @@ static void send_request(struct data_plane *d, const struct deferred *x)
     node_msg_end(d->n, x->peer, at);
 }
 
-static void send_reply(struct data_plane *d, const struct deferred *x)
+/* A FETCH_REP for chunk [offset, offset + len) of `key` into b, which the caller opened;
+ * `who` names the asker in a log line. */
+static void put_reply(struct data_plane *d, struct wbuf *b, const struct deferred *x,
+                      const char *who)
 {
     int64_t size = objstore_size(d->store, x->key);
     int status = size < 0 ? (int)size : 0;
@@ -183,8 +189,6 @@ static void send_reply(struct data_plane *d, const struct deferred *x)
         if (x->offset + len == (uint64_t)size)
             status = objstore_hash(d->store, x->key, hash);
     }
-    size_t at;
-    struct wbuf *b = node_msg_begin(d->n, x->peer, MSG_FETCH_REP, &at);
     wbuf_put_u32(b, x->req);
     size_t status_at = b->len;
     wbuf_put_u32(b, (uint32_t)status);
@@ -202,15 +206,42 @@ static void send_reply(struct data_plane *d, const struct deferred *x)
             node_counters(d->n)->bytes_out += len;
         } else {
             /* Say so rather than send short data: the fetcher fails the task cleanly. */
-            log_warn("fetch: cannot read object %llx for node %u: %s",
-                     (unsigned long long)x->key, x->peer, strerror(got < 0 ? (int)-got : EIO));
+            log_warn("fetch: cannot read object %llx for %s: %s", (unsigned long long)x->key,
+                     who, strerror(got < 0 ? (int)-got : EIO));
             wbuf_patch_u32(b, status_at, (uint32_t)-EIO);
             wbuf_patch_u32(b, len_at, 0);
             if (x->offset + len == (uint64_t)size)
                 b->len -= sizeof hash;
         }
     }
+}
+
+static void send_reply(struct data_plane *d, const struct deferred *x)
+{
+    size_t at;
+    struct wbuf *b = node_msg_begin(d->n, x->peer, MSG_FETCH_REP, &at);
+    char who[24];
+    snprintf(who, sizeof who, "node %u", x->peer);
+    put_reply(d, b, x, who);
     node_msg_end(d->n, x->peer, at);
+}
+
+int data_serve_client(struct data_plane *d, struct conn *c, struct rbuf *r)
+{
+    struct deferred x = {.kind = DEFER_REPLY};
+    x.req = rbuf_u32(r);
+    x.key = rbuf_u64(r);
+    x.offset = rbuf_u64(r);
+    x.len = rbuf_u32(r);
+    if (!rbuf_ok(r) || x.len > FETCH_CHUNK)
+        return -EBADMSG;
+    /* Answered at once, outside the emulated links: a user fetching results is not
+     * the workload's traffic. */
+    size_t at;
+    struct wbuf *b = conn_msg_begin(c, MSG_FETCH_REP, &at);
+    put_reply(d, b, &x, conn_peer_name(c));
+    conn_msg_end(c, at);
+    return 0;
 }
 
 static void pacer_cb(uv_timer_t *h);

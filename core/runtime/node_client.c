@@ -377,6 +377,10 @@ int node__on_client_message(struct node *n, struct conn *c, uint16_t type, struc
     }
     case MSG_OBJECT_PUT:
         return on_object_put(n, c, r, reason);
+    case MSG_FETCH_REQ:
+        if (data_serve_client(n->data, c, r) == 0)
+            return 0;
+        break;
     case MSG_SHUTDOWN:
         log_info("shutdown requested by %s", conn_peer_name(c));
         n->stop_requested = true;

@@ -23,7 +23,7 @@ struct cmd {
 };
 
 extern const struct cmd cmd_node, cmd_launch, cmd_submit, cmd_attach, cmd_jobs, cmd_tasks, cmd_task, cmd_status, cmd_stop, cmd_run,
-    cmd_gen, cmd_cancel, cmd_trace, cmd_collector, cmd_console, cmd_replay, cmd_agent, cmd_import, cmd_logs;
+    cmd_gen, cmd_get, cmd_cancel, cmd_trace, cmd_collector, cmd_console, cmd_replay, cmd_agent, cmd_import, cmd_logs;
 
 /* attach's work, shared with submit --follow JOB (tools/cmd/cmd_attach.c); job_text NULL:
  * the latest job. */

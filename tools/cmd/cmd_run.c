@@ -69,7 +69,7 @@ static int run_main(int argc, char **argv)
     double timeout = 0;
     const char *speeds = NULL, *slots_text = NULL, *mode = "hashed", *records = NULL,
                *level = "warn", *keep_dir = NULL, *trace = NULL, *task_timeout_text = NULL,
-               *retries_text = NULL;
+               *retries_text = NULL, *outputs = NULL, *keep = NULL;
     bool json = false, quiet = false, no_trace = false;
     struct dataopts data = {0};
     struct hostopts hosts = {0};
@@ -90,6 +90,9 @@ static int run_main(int argc, char **argv)
          "S  time limit of each task without timeout_s (default: none)"},
         {"retries", OPT_STRING, &retries_text,
          "N  runs again after a failed run, for tasks without retries (default 0)"},
+        {"outputs", OPT_STRING, &outputs,
+         "DIR  fetch the final outputs (of tasks no task reads) into DIR at the end"},
+        {"keep-object", OPT_STRING, &keep, "ID,...  with --outputs: these too (tasks or objects)"},
         WFOPTS_OPTS(&scale),
         {"keep", OPT_STRING, &keep_dir, "DIR  keep the cluster's files (logs, task dirs) in DIR"},
         {"log-level", OPT_STRING, &level, "L  daemons' log level (default warn)"},
@@ -172,6 +175,16 @@ static int run_main(int argc, char **argv)
         workload_default_timeout(&wl, task_timeout);
     if (retries >= 0)
         workload_default_retries(&wl, (uint32_t)retries);
+    if (keep && !outputs) {
+        fprintf(stderr, "jackdaw run: --keep-object says what --outputs DIR gets besides the "
+                        "final outputs: give --outputs\n");
+        workload_fini(&wl);
+        return EXIT_USAGE;
+    }
+    if (job_check_keep("run", &wl, keep)) {
+        workload_fini(&wl);
+        return EXIT_BAD_INPUT;
+    }
     char *dir;
     if (keep_dir) {
         dir = xstrdup(keep_dir);
@@ -228,6 +241,7 @@ static int run_main(int argc, char **argv)
         struct job_options o = {
             .cluster = &cl, .cluster_path = cluster_path, .workload_path = pos[0], .wl = &wl, .mode = (enum submit_mode)m,
             .wait = true, .json = json, .quiet = quiet, .records = records, .timeout_s = timeout, .scale = &scale,
+            .outputs = outputs, .keep = keep,
         };
         code = job_submit("run", &o);
         char *ignore = NULL;
@@ -254,7 +268,8 @@ static int run_main(int argc, char **argv)
 const struct cmd cmd_run = {
     .name = "run",
     .usage = "WORKLOAD [--nodes N] [--slots S|cores] [--speeds LIST|C1..C5] | --hostfile FILE "
-             "[--rsh CMD] | --slurm [--mode M] [--policy P] [--task-timeout S] [--json]",
+             "[--rsh CMD] | --slurm [--mode M] [--policy P] [--task-timeout S] [--json] "
+             "[--outputs DIR [--keep-object ID,...]]",
     .summary = "launch a cluster, run a workload, print the summary, stop",
     .main = run_main,
 };

@@ -14,7 +14,7 @@ static int submit_main(int argc, char **argv)
 {
     const char *cluster = NULL, *mode = "hashed", *records = NULL, *task_timeout_text = NULL;
     const char *retries_text = NULL;
-    const char *follow = NULL;
+    const char *follow = NULL, *outputs = NULL, *keep = NULL;
     bool wait = false, json = false, quiet = false;
     double timeout = 0;
     struct wfcommons_options scale = {0};
@@ -31,6 +31,9 @@ static int submit_main(int argc, char **argv)
          "S  time limit of each task without timeout_s (default: none)"},
         {"retries", OPT_STRING, &retries_text,
          "N  runs again after a failed run, for tasks without retries (default 0)"},
+        {"outputs", OPT_STRING, &outputs,
+         "DIR  with --wait: fetch the final outputs (of tasks no task reads) into DIR"},
+        {"keep-object", OPT_STRING, &keep, "ID,...  with --outputs: these too (tasks or objects)"},
         WFOPTS_OPTS(&scale),
         {NULL, 0, NULL, NULL},
     };
@@ -49,6 +52,16 @@ static int submit_main(int argc, char **argv)
     if (npos != 1) {
         fprintf(stderr, "jackdaw submit: which workload?\nusage: jackdaw submit %s\n",
                 cmd_submit.usage);
+        return EXIT_USAGE;
+    }
+    if ((outputs || keep) && !wait) {
+        fprintf(stderr, "jackdaw submit: --outputs and --keep-object need --wait (or use "
+                        "jackdaw get once the job is done)\n");
+        return EXIT_USAGE;
+    }
+    if (keep && !outputs) {
+        fprintf(stderr, "jackdaw submit: --keep-object says what --outputs DIR gets besides "
+                        "the final outputs: give --outputs\n");
         return EXIT_USAGE;
     }
     int m = client_submit_mode_parse(mode);
@@ -75,6 +88,10 @@ static int submit_main(int argc, char **argv)
         workload_default_timeout(&wl, task_timeout);
     if (retries >= 0)
         workload_default_retries(&wl, (uint32_t)retries);
+    if (job_check_keep("submit", &wl, keep)) {
+        workload_fini(&wl);
+        return EXIT_BAD_INPUT;
+    }
     struct cluster cl;
     struct auth_key key;
     rc = job_open_cluster("submit", &cluster, &cl, &key);
@@ -85,6 +102,7 @@ static int submit_main(int argc, char **argv)
     struct job_options o = {
         .cluster = &cl, .cluster_path = cluster, .workload_path = pos[0], .wl = &wl, .mode = (enum submit_mode)m,
         .wait = wait, .json = json, .quiet = quiet, .records = records, .timeout_s = timeout, .scale = &scale,
+        .outputs = outputs, .keep = keep,
     };
     rc = job_submit("submit", &o);
     cluster_fini(&cl);
@@ -95,7 +113,7 @@ static int submit_main(int argc, char **argv)
 const struct cmd cmd_submit = {
     .name = "submit",
     .usage = "WORKLOAD [--cluster FILE] [--mode hashed|one|roundrobin|data] [--task-timeout S] "
-             "[--wait] [--json] [--records FILE] | --follow JOB",
+             "[--wait] [--json] [--records FILE] [--outputs DIR [--keep-object ID,...]] | --follow JOB",
     .summary = "submit a workload to a running cluster",
     .main = submit_main,
 };
