@@ -182,6 +182,8 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
     t->key = rbuf_u64(r);
     t->kind = rbuf_u8(r);
     t->flags = rbuf_u8(r);
+    t->names = NULL;
+    t->num_names = 0;
     uint8_t mask = rbuf_u8(r);
     uint8_t mask2 = mask & S_EXT ? (uint8_t)rbuf_nonzero(r, rbuf_u8(r)) : 0;
     t->num_parents = mask & S_PARENTS ? (uint32_t)rbuf_nonzero(r, rbuf_uv32(r)) : 0;
@@ -236,8 +238,6 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
             return -EBADMSG;
         }
     }
-    t->names = NULL;
-    t->num_names = 0;
     if (mask2 & S2_NAMES) {
         /* A command's, one per declared input at most, each a name that stays in its
          * directory: the node links the input under it. */

@@ -68,8 +68,9 @@ static int on_object_put(struct node *n, struct conn *c, struct rbuf *r, const c
     const uint8_t *data = rbuf_bytes(r, len);
     bool last = rbuf_ok(r) && len <= total && offset <= total - len && offset + len == total;
     const uint8_t *hash = last ? rbuf_bytes(r, OBJSTORE_HASH_BYTES) : NULL;
+    /* Only a workload object's key: a task's output is its runner's to make. */
     if (!rbuf_ok(r) || len > PROTO_PUT_CHUNK || len > total || offset > total - len ||
-        total > WORKLOAD_MAX_BYTES || r->left != 0) {
+        total > WORKLOAD_MAX_BYTES || r->left != 0 || !(key & 0x80000000u)) {
         *reason = "malformed object-put";
         return -EBADMSG;
     }

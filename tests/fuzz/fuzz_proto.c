@@ -39,9 +39,12 @@ static int decode_encode(enum codec codec, struct rbuf *r, struct wbuf *out, boo
     case C_TASK: {
         struct task_spec t;
         if ((rc = proto_get_task(r, &t)) < 0) {
-            check(t.cmd == NULL && t.inputs == NULL);
+            check(t.cmd == NULL && t.inputs == NULL && t.names == NULL);
             return rc;
         }
+        check(t.cores >= 1 && t.cores <= TASK_CORES_MAX && t.num_names <= t.num_inputs);
+        for (uint32_t k = 0; k < t.num_names; k++)
+            check(task_stage_name_ok(t.names[k]));
         check(t.kind < TASK_KIND_COUNT && t.duration_s >= 0);
         check((t.kind == TASK_COMMAND) == (t.cmd != NULL));
         /* A command's text stops at its first NUL: a longer wire string has no spelling
@@ -58,6 +61,7 @@ static int decode_encode(enum codec codec, struct rbuf *r, struct wbuf *out, boo
             return rc;
         }
         check(task_status_final(e.status) && (!e.timed_out || e.status == TASK_FAILED));
+        check(e.usage.user_ns >= 0 && e.usage.sys_ns >= 0);
         *exact = e.detail == NULL;
         proto_put_task_end(out, &e);
         free(e.detail);

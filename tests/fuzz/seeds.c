@@ -174,6 +174,12 @@ static void proto_seeds(void)
                             .timeout_s = 5, .retries = 2, .failures = 1};
     proto_put_task(&p, &cmd);
     proto_seed("task-command", C_TASK, &p);
+    char *in_names[2] = {"sky.fits", "in/b"};
+    struct task_spec wide = {.key = task_key(1, 4), .kind = TASK_COMMAND, .cmd = "cat sky.fits",
+                             .cores = 4, .inputs = in, .num_inputs = 2, .names = in_names,
+                             .num_names = 2};
+    proto_put_task(&p, &wide);
+    proto_seed("task-command-cores-names", C_TASK, &p);
     struct proto_resubmit rs = {.attempt = 2, .ready = 1, .t_ready = 5, .nparents = 2,
                                 .parents = in, .spec = t};
     proto_put_resubmit(&p, &rs, NULL, 0);
@@ -187,6 +193,10 @@ static void proto_seeds(void)
     struct proto_task_end done = {.key = task_key(1, 3), .status = TASK_DONE};
     proto_put_task_end(&p, &done);
     proto_seed("task-end-done", C_TASK_END, &p);
+    done.usage = (struct task_usage){.user_ns = 1234567, .sys_ns = 89, .max_rss = 1 << 26,
+                                     .read_bytes = 4096, .write_bytes = 12, .measured = true};
+    proto_put_task_end(&p, &done);
+    proto_seed("task-end-usage", C_TASK_END, &p);
 
     struct proto_job_count jobs[2] = {{.job = 1, .tasks = 10, .done = 3},
                                       {.job = 2, .tasks = 5, .failed = 1, .cancelled = 1}};
