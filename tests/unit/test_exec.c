@@ -562,8 +562,8 @@ static void test_command_output_tail_and_file(void **state)
     free(out);
 }
 
-/* A command learns which task it is (exec.h): the job, its index, the node and the
- * attempt; one the daemon itself was given (a daemon started by a task) is replaced,
+/* A command learns which task it is (exec.h): the job, its index, the node, the
+ * attempt and its cores; one the daemon itself was given (a daemon started by a task) is replaced,
  * not doubled. */
 static void test_command_task_environment(void **state)
 {
@@ -578,14 +578,35 @@ static void test_command_task_environment(void **state)
     assert_non_null(f->ex);
     exec_set_node(f->ex, 5);
     struct task_spec spec = {.key = task_key(9, 17), .kind = TASK_COMMAND, .attempt = 2,
-                             .cmd = (char *)"env | grep '^JACKDAW_' | sort; exit 1"};
+                             .cores = 3, .cmd = (char *)"env | grep '^JACKDAW_' | sort; exit 1"};
     int delivered = f->delivered;
     assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
     run_loop(f);
     assert_int_equal(f->delivered, delivered + 1);
     assert_non_null(f->last_tail);
     assert_string_equal(f->last_tail,
-                        "JACKDAW_ATTEMPT=2\nJACKDAW_JOB=9\nJACKDAW_NODE=5\nJACKDAW_TASK=17\n");
+                        "JACKDAW_ATTEMPT=2\nJACKDAW_CORES=3\nJACKDAW_JOB=9\nJACKDAW_NODE=5\n"
+                        "JACKDAW_TASK=17\n");
+}
+
+/* What a command used comes with its result: CPU time of the processes it waited for,
+ * the bytes they wrote and read; a sleep runs no process and has none. */
+static void test_command_usage(void **state)
+{
+    struct fixture *f = *state;
+    run_command(f, task_key(1, 6), "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; "
+                                   "head -c 300000 /dev/zero > blob; cat blob > /dev/null");
+    assert_int_equal(f->last.status, TASK_DONE);
+    const struct task_usage *u = &f->last.usage;
+    assert_true(u->measured);
+    assert_true(u->user_ns + u->sys_ns > 0);
+    assert_true(u->write_bytes >= 300000);
+    assert_true(u->read_bytes >= 300000);
+    struct task_spec spec = {.key = task_key(1, 7), .kind = TASK_SLEEP, .duration_s = 0.001};
+    assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+    run_loop(f);
+    assert_true(f->last.key == task_key(1, 7));
+    assert_false(f->last.usage.measured);
 }
 
 static void test_output_tail_is_last_kilobyte(void **state)
@@ -812,6 +833,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_command_exit_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_output_tail_and_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_task_environment, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_command_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_tail_is_last_kilobyte, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_binary_fails_through_callback, setup,
                                         teardown),
