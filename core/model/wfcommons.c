@@ -54,6 +54,7 @@ struct task {
     size_t first_parent;    /* this task's parents start here in conv.parent_index */
     uint32_t num_inputs;    /* its inputs that are initial objects */
     uint64_t output_bytes;  /* scaled */
+    uint32_t cores;         /* its execution entry's coreCount, rounded up; 1 without */
 };
 
 struct conv {
@@ -306,7 +307,7 @@ static int read_tasks(struct conv *c)
         if (json_object_set_new(c->task_map, id, json_integer((json_int_t)i)) < 0)
             return -ENOMEM;
         struct task *t = &c->tasks[i];
-        *t = (struct task){.id = id, .duration_s = -1};
+        *t = (struct task){.id = id, .duration_s = -1, .cores = 1};
         c->task_count++;
         int rc = string_array(c, entry, id, "parents", "task ids", false, &t->parents);
         if (rc == 0)
@@ -345,6 +346,16 @@ static int read_runtimes(struct conv *c)
         if (!(isfinite(seconds) && seconds >= 0))
             return fail(c, "task '%s': runtimeInSeconds %g must be a finite number >= 0",
                         quote(c, id), seconds);
+        /* WfFormat 1.5's coreCount is a number (at least 1): a task of 1.5 cores takes
+         * two slots here. */
+        json_t *cores = json_object_get(entry, "coreCount");
+        if (cores) {
+            double n = json_is_number(cores) ? json_number_value(cores) : NAN;
+            if (!(n >= 1 && n <= TASK_CORES_MAX))
+                return fail(c, "task '%s': coreCount must be a number from 1 to %u",
+                            quote(c, id), TASK_CORES_MAX);
+            t->cores = (uint32_t)ceil(n);
+        }
         t->duration_s = seconds * c->time_scale;
         /* Written so that an overflow to infinity fails too. */
         if (!(t->duration_s <= WORKLOAD_MAX_DURATION_S))
@@ -687,6 +698,10 @@ static int write_text(struct conv *c, struct text *out)
                                       (json_int_t)t->output_bytes)
                           : NULL;
         }
+        if (line && t->cores > 1)
+            json_object_set_new(line, "cores", json_integer(t->cores));
+        if (line && t->cores > 1)
+            json_object_set_new(line, "cores", json_integer(t->cores));
         if (append(out, line, &n) < 0)
             return -ENOMEM;
         /* A million parents with long, escaped ids: possible, and refused as a whole

@@ -39,8 +39,9 @@
  *     clash at all: Pegasus and Makeflow name tasks NAME_IDnnnnnnn and files by their
  *     names, Nextflow files by their work-directory paths; so ids are kept as they are,
  *     with no prefix, and a workload's messages name the instance's own ids.
- *   - Not modelled yet: execution.tasks[].coreCount (every task takes one slot), the
- *     machines, the command, avgCPU and the I/O counters.  Keys this conversion does not
+ *   - execution.tasks[].coreCount becomes the task's cores, rounded up (a task wider than
+ *     every node is then refused at submission).  Not modelled yet: the machines, the
+ *     command, avgCPU and the I/O counters.  Keys this conversion does not
  *     read are ignored wherever they are (the schema allows extra keys, and Nextflow
  *     writes some).  The fields it reads are required, with their schema types, except
  *     files, inputFiles and outputFiles, which the schema lets an instance leave out;

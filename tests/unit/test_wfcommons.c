@@ -134,6 +134,9 @@ static void test_tiny(void **state)
     assert_int_equal(parse(&wl, tiny, NULL, &cause), 0);
     assert_true(task(&wl, "split_1")->duration_s == 2.5);
     assert_int_equal(task(&wl, "split_1")->output_bytes, 40400);
+    /* coreCount becomes cores; without it, one. */
+    assert_int_equal(task(&wl, "split_1")->cores, 2);
+    assert_int_equal(task(&wl, "split_2")->cores, 1);
     assert_int_equal(wl.objects[1].bytes, 2600);
     workload_fini(&wl);
 }
@@ -155,7 +158,8 @@ static void test_text(void **state)
                         "\"parents\":[\"split_1\",\"split_2\"],\"inputs\":[\"ref\"],"
                         "\"output_bytes\":1234}\n"
                         "{\"id\":\"split_1\",\"kind\":\"sleep\",\"duration_s\":2.5,"
-                        "\"parents\":[],\"inputs\":[\"in1\",\"ref\"],\"output_bytes\":40400}\n"
+                        "\"parents\":[],\"inputs\":[\"in1\",\"ref\"],\"output_bytes\":40400,"
+                        "\"cores\":2}\n"
                         "{\"id\":\"split_2\",\"kind\":\"sleep\",\"duration_s\":12.0,"
                         "\"parents\":[],\"inputs\":[\"in2\"],\"output_bytes\":7000}\n");
     free(out);
@@ -216,6 +220,10 @@ static const struct {
                         "workflow.specification.tasks"},
     {TA, "", "{\"id\": \"a\", \"runtimeInSeconds\": \"1\"}",
      "bad.json: task 'a': runtimeInSeconds must be a number"},
+    {TA, "", "{\"id\": \"a\", \"runtimeInSeconds\": 1, \"coreCount\": 0.5}",
+     "bad.json: task 'a': coreCount must be a number from 1 to 4096"},
+    {TA, "", "{\"id\": \"a\", \"runtimeInSeconds\": 1, \"coreCount\": \"2\"}",
+     "bad.json: task 'a': coreCount must be a number from 1 to 4096"},
     {TA, "", "{\"id\": \"a\", \"runtimeInSeconds\": -0.5}",
      "bad.json: task 'a': runtimeInSeconds -0.5 must be a finite number >= 0"},
     {TA, "", "{\"id\": \"a\"}", "bad.json: task 'a': missing runtimeInSeconds in "
