@@ -44,7 +44,6 @@
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/net/bucket.h"
-#include "core/net/conn.h"
 #include "core/net/proto.h"
 #include "core/runtime/data.h"
 #include "core/runtime/objstore.h"
@@ -226,7 +225,7 @@ static void send_reply(struct data_plane *d, const struct deferred *x)
     node_msg_end(d->n, x->peer, at);
 }
 
-int data_serve_client(struct data_plane *d, struct conn *c, struct rbuf *r)
+int data_client_reply(struct data_plane *d, struct rbuf *r, struct wbuf *b, const char *who)
 {
     struct deferred x = {.kind = DEFER_REPLY};
     x.req = rbuf_u32(r);
@@ -235,12 +234,7 @@ int data_serve_client(struct data_plane *d, struct conn *c, struct rbuf *r)
     x.len = rbuf_u32(r);
     if (!rbuf_ok(r) || x.len > FETCH_CHUNK)
         return -EBADMSG;
-    /* Answered at once, outside the emulated links: a user fetching results is not
-     * the workload's traffic. */
-    size_t at;
-    struct wbuf *b = conn_msg_begin(c, MSG_FETCH_REP, &at);
-    put_reply(d, b, &x, conn_peer_name(c));
-    conn_msg_end(c, at);
+    put_reply(d, b, &x, who);
     return 0;
 }
 

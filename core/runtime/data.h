@@ -32,11 +32,14 @@ struct task_input;
  * workload's initial object with --object-replicas K the K-1 nodes after it, where the
  * client put the copies.  DATA_NO_HOLDER when every copy's node is dead. */
 uint32_t data_input_holder(struct data_plane *d, const struct task_input *in);
-struct conn;
 struct rbuf;
-/* A client's FETCH_REQ (jackdaw get, --outputs): answered on its connection at once with
- * a FETCH_REP, the peers' format.  -EBADMSG for a malformed request. */
-int data_serve_client(struct data_plane *d, struct conn *c, struct rbuf *r);
+struct wbuf;
+/* A client's FETCH_REQ (jackdaw get, --outputs), answered at once, outside the emulated
+ * links (a user fetching results is not the workload's traffic): the FETCH_REP body, in
+ * the peers' format, goes into b, a message the caller opened on the client's
+ * connection; `who` names the client in a log line.  -EBADMSG for a malformed request
+ * (nothing written). */
+int data_client_reply(struct data_plane *d, struct rbuf *r, struct wbuf *b, const char *who);
 /* The most bytes one FETCH_REQ may ask for. */
 #define DATA_FETCH_CHUNK (256u << 10)
 /* The object store (a client's initial objects, the stats reply). */

@@ -378,10 +378,20 @@ int node__on_client_message(struct node *n, struct conn *c, uint16_t type, struc
     }
     case MSG_OBJECT_PUT:
         return on_object_put(n, c, r, reason);
-    case MSG_FETCH_REQ:
-        if (data_serve_client(n->data, c, r) == 0)
-            return 0;
-        break;
+    case MSG_FETCH_REQ: {
+        /* Checked before the reply is opened: a connection's batch takes no half message. */
+        struct rbuf peek = *r;
+        rbuf_u32(&peek);
+        rbuf_u64(&peek);
+        rbuf_u64(&peek);
+        if (rbuf_u32(&peek) > DATA_FETCH_CHUNK || !rbuf_ok(&peek))
+            break;
+        size_t at;
+        struct wbuf *b = conn_msg_begin(c, MSG_FETCH_REP, &at);
+        data_client_reply(n->data, r, b, conn_peer_name(c));
+        conn_msg_end(c, at);
+        return 0;
+    }
     case MSG_SHUTDOWN:
         log_info("shutdown requested by %s", conn_peer_name(c));
         n->stop_requested = true;
