@@ -6,6 +6,10 @@
 #     python3's html.parser (every element closed in order), holds the Summary, the
 #     experiment's heading and the Method, Table 4's values beside ours, and a chart per
 #     plot when gnuplot is there; the work files are gone without --keep.
+#  1b. The A2WS experiment on C1 (--scale 0.05): the Summary lists the papers' gains of
+#     A2WS over LW and CTWS beside jackdaw's (a table with rows), the results table has
+#     the makespan once and no empty "papers" column, and no progress line names the
+#     makespan twice.
 #  2. Bad command lines exit 2 and name what is wrong.
 #  3. SIGINT during a run: the bench stops its child by PID, writes what it has
 #     (results.json says interrupted) and exits 130, leaving no process behind.
@@ -94,6 +98,32 @@ grep -q "88.2 %" "$OUT/index.html" || fail "index.html lacks Table 4's Pipeline 
 [ -e "$OUT/work" ] && fail "the work files were kept without --keep: $(ls "$OUT/work")"
 "$JACKDAW" trace verify "$OUT/traces/dags-fanin-flds-1.avro" >"$T/verify.out" 2>&1 ||
     { cat "$T/verify.out" >&2; fail "the fan-in trace is not complete"; }
+
+# ---- 1b. gains: the papers' numbers on the page ------------------------------------------
+A2="$T/a2ws"
+timeout -k 5 120 "$JACKDAW" bench paper --only a2ws-c1 --scale 0.05 --runs 1 -o "$A2" \
+    >"$T/a2.out" 2>"$T/a2.err" || { tail -20 "$T/a2.err" >&2; fail "bench paper --only a2ws-c1"; }
+grep -qE 'makespan [0-9.]+ s, makespan' "$T/a2.out" "$T/a2.err" && fail "a progress line names the makespan twice"
+"$PY" - "$A2/index.html" <<'EOF_PY' || fail "the a2ws-c1 page's tables are wrong"
+import re, sys
+page = open(sys.argv[1], encoding='utf-8').read()
+tables = re.findall(r'<table.*?</table>', page, re.S)
+def cells(row):
+    return [re.sub(r'<[^>]+>', '', c).strip() for c in re.findall(r'<t[hd][^>]*>(.*?)</t[hd]>', row, re.S)]
+rows = [[cells(r) for r in re.findall(r'<tr.*?</tr>', t, re.S)] for t in tables]
+summary = rows[0]
+assert summary[0][:2] == ['experiment', 'figure'], summary[0]
+gains = [r for r in summary[1:] if r[1].startswith('gain')]
+# 4 sizes x (over LW, over CTWS), the paper's C1 values among them.
+assert len(gains) == 8, summary
+assert any(r[5] == '16.00 %' and 'LW' in r[3] for r in gains), gains
+assert any(r[5] == '-0.96 %' and 'CTWS' in r[3] for r in gains), gains
+results = [t for t in rows if t and t[0][:2] == ['workload', 'configuration'] and 'trace (first run)' in t[0]]
+assert results, [t[0] for t in rows if t]
+head = results[0][0]
+assert head.count('makespan') == 1 and 'papers' not in head, head
+assert all(len(r) == len(head) for r in results[0]), results[0]
+EOF_PY
 
 # ---- 2. bad command lines ----------------------------------------------------------------
 bad() {

@@ -296,6 +296,21 @@ static const struct bench_ordering seismic_c1_orderings[] = {
     {false, "s3840", {"a2ws", "lw", NULL}, BF_THROUGHPUT_TPS, "paper 001 Table 3"},
 };
 
+/* Paper 001 Tables 3 and 4: A2WS's gains over LW and over CTWS, in % of their makespan,
+ * at 480, 960, 1920 and 3840 shots, for C1 (8 nodes), C2 (16) and C3 (32). */
+#define GAINS(lw480, lw960, lw1920, lw3840, ct480, ct960, ct1920, ct3840)                 \
+    {"s480", "a2ws", "lw", lw480, "paper 001 Table 3"},                                     \
+    {"s960", "a2ws", "lw", lw960, "paper 001 Table 3"},                                     \
+    {"s1920", "a2ws", "lw", lw1920, "paper 001 Table 3"},                                   \
+    {"s3840", "a2ws", "lw", lw3840, "paper 001 Table 3"},                                   \
+    {"s480", "a2ws", "ctws", ct480, "paper 001 Table 4"},                                   \
+    {"s960", "a2ws", "ctws", ct960, "paper 001 Table 4"},                                   \
+    {"s1920", "a2ws", "ctws", ct1920, "paper 001 Table 4"},                                 \
+    {"s3840", "a2ws", "ctws", ct3840, "paper 001 Table 4"}
+static const struct bench_gain c1_gains[] = {GAINS(16.0, 17.1, 14.8, 12.3, 5.88, 1.84, 0.70, -0.96)};
+static const struct bench_gain c2_gains[] = {GAINS(10.5, 8.5, 8.5, 7.9, 6.73, 7.31, 2.14, 3.25)};
+static const struct bench_gain c3_gains[] = {GAINS(3.9, 10.0, 2.3, 7.4, 3.75, 9.43, 2.20, 2.73)};
+
 /* ---- PaRSEC's victim policies on sparse Cholesky (paper 004) ------------------------- */
 
 /* The paper fixes the matrix and varies the tile size, which sets every task's
@@ -475,6 +490,8 @@ const struct bench_experiment bench_experiments[] = {
         SEISMIC_COMMON,
         .orderings = seismic_orderings,
         .norderings = N(seismic_orderings),
+        .gains = c2_gains,
+        .ngains = N(c2_gains),
         .paper_setup = "Up to 128 nodes of the SDumont supercomputer limited to 1 to 24 cores "
                        "each (Table 2, C1-C5), 480 to 7680 shots of a seismic modeling code; "
                        "at C2 (16 nodes) gains over LW 10.5, 8.5, 8.5, 7.9 % and over CTWS "
@@ -492,6 +509,8 @@ const struct bench_experiment bench_experiments[] = {
         SEISMIC_COMMON,
         .orderings = seismic_c1_orderings,
         .norderings = N(seismic_c1_orderings),
+        .gains = c1_gains,
+        .ngains = N(c1_gains),
         .paper_setup = "8 nodes of SDumont (C1); gains over LW 16.0, 17.1, 14.8, 12.3 % and "
                        "over CTWS 5.88, 1.84, 0.70, -0.96 % at 480, 960, 1920, 3840 shots.",
     },
@@ -510,6 +529,8 @@ const struct bench_experiment bench_experiments[] = {
         SEISMIC_COMMON,
         .orderings = seismic_orderings,
         .norderings = N(seismic_orderings),
+        .gains = c3_gains,
+        .ngains = N(c3_gains),
         .paper_setup = "32 nodes of SDumont (C3); gains over LW 3.9, 10.0, 2.3, 7.4 % and "
                        "over CTWS 3.75, 9.43, 2.20, 2.73 % at 480, 960, 1920, 3840 shots.",
     },

@@ -86,6 +86,14 @@ struct bench_published {
     const char *source;     /* "paper 002 Table 4" */
 };
 
+/* A gain the papers report: 1 - makespan(series) / makespan(over) at a point, in %
+ * (paper 001's tables: how much sooner A2WS finished than LW or CTWS). */
+struct bench_gain {
+    const char *point, *series, *over;
+    double pct;
+    const char *source;
+};
+
 /* A ranking the papers report without numbers: items[0] > items[1] > ... on figure.
  * The items are series at the point `fixed`, or, across_points, points under the series
  * `fixed` (NULL: the experiment's first point or series). */
@@ -122,6 +130,8 @@ struct bench_experiment {
     size_t npublished;
     const struct bench_ordering *orderings;
     size_t norderings;
+    const struct bench_gain *gains;
+    size_t ngains;
     const char *paper_setup; /* the papers' own setup, for the reader to compare */
     /* Series keys whose utilization over time is drawn together (the papers' own
      * pairings), NULL-terminated; NULL: every cell. */

@@ -264,6 +264,42 @@ static void published_rows(struct doc *d, const struct bench_exp *x)
     }
 }
 
+/* The cell of `series` at point `pt`, or NULL. */
+static const struct bench_cell *cell_of(const struct bench_exp *x, const struct bench_point *pt,
+                                        const char *series)
+{
+    for (size_t s = 0; s < x->e->nseries; s++)
+        if (strcmp(pt->cells[s].series->key, series) == 0)
+            return &pt->cells[s];
+    return NULL;
+}
+
+/* One row per published gain: 1 - makespan(series) / makespan(over) here and there. */
+static void gain_rows(struct doc *d, const struct bench_exp *x, bool with_experiment)
+{
+    const struct bench_experiment *e = x->e;
+    for (size_t i = 0; i < e->ngains; i++) {
+        const struct bench_gain *g = &e->gains[i];
+        for (size_t p = 0; p < e->npoints; p++) {
+            const struct bench_point *pt = &x->points[p];
+            if (strcmp(pt->def->key, g->point) != 0)
+                continue;
+            const struct bench_cell *a = cell_of(x, pt, g->series), *b = cell_of(x, pt, g->over);
+            if (!a || !b)
+                continue;
+            double ma = a->median[BF_MAKESPAN_S], mb = b->median[BF_MAKESPAN_S];
+            char ours[48] = "–", theirs[48], what[160];
+            if (isfinite(ma) && isfinite(mb) && mb > 0)
+                snprintf(ours, sizeof ours, "%.1f %%", 100.0 * (1.0 - ma / mb));
+            snprintf(theirs, sizeof theirs, "%.2f %%", g->pct);
+            snprintf(what, sizeof what, "%s over %s", a->series->label, b->series->label);
+            const char *row[] = {e->title, "gain (1 - makespan / other's)", pt->def->label,
+                                 what, ours, theirs, g->source};
+            doc_row(d, with_experiment ? row : row + 2);
+        }
+    }
+}
+
 static void ordering_rows(struct doc *d, const struct bench_exp *x, bool with_experiment)
 {
     const struct bench_experiment *e = x->e;
@@ -318,13 +354,22 @@ static void summary(struct doc *d, const struct bench_results *r)
                 "papers ran on 100 to 200 cores of a cluster; these runs are scaled to one "
                 "host (each section gives the scale and why it is faithful), so the "
                 "comparison is of behaviour and proportions, not of absolute sizes.");
-    static const char *const head[] = {"experiment", "figure", "workload", "configuration",
-                                       "jackdaw", "papers", "source"};
-    static const bool num[] = {false, false, false, false, true, true, false};
-    doc_table(d, 7, head, num);
+    bool values = false;
     for (size_t i = 0; i < r->n; i++)
-        published_rows(d, &r->exps[i]);
-    doc_table_end(d);
+        values |= r->exps[i].e->npublished > 0 || r->exps[i].e->ngains > 0;
+    if (values) {
+        static const char *const head[] = {"experiment", "figure", "workload", "configuration",
+                                           "jackdaw", "papers", "source"};
+        static const bool num[] = {false, false, false, false, true, true, false};
+        doc_table(d, 7, head, num);
+        for (size_t i = 0; i < r->n; i++) {
+            published_rows(d, &r->exps[i]);
+            gain_rows(d, &r->exps[i], true);
+        }
+        doc_table_end(d);
+    } else {
+        doc_para(d, "The experiments run report no published values (only orders, below).");
+    }
     bool any = false;
     for (size_t i = 0; i < r->n; i++)
         any |= r->exps[i].e->norderings > 0;
@@ -365,18 +410,20 @@ static void workloads_table(struct doc *d, const struct bench_exp *x)
     doc_table_end(d);
 }
 
-static size_t ncolumns(const struct bench_experiment *e)
-{
-    size_t n = 0;
-    while (e->columns[n] != BF_COUNT)
-        n++;
-    return n;
-}
-
 static void results_table(struct doc *d, const struct bench_results *r, const struct bench_exp *x)
 {
     const struct bench_experiment *e = x->e;
-    size_t nc = ncolumns(e), ncols = 6 + nc;
+    /* The headline figure first, then the other columns (the headline once: an
+     * experiment whose columns list it too shows it in its place). */
+    enum bench_figure cols[BF_COUNT];
+    size_t nc = 0;
+    for (size_t i = 0; e->columns[i] != BF_COUNT; i++)
+        if (e->columns[i] != e->headline)
+            cols[nc++] = e->columns[i];
+    bool papers = false;
+    for (size_t i = 0; i < e->npublished; i++)
+        papers |= e->published[i].figure == e->headline;
+    size_t ncols = 6 + nc;
     const char **head = xcalloc(ncols, sizeof *head);
     bool *num = xcalloc(ncols, sizeof *num);
     head[0] = "workload";
@@ -386,13 +433,19 @@ static void results_table(struct doc *d, const struct bench_results *r, const st
     head[3] = "papers";
     num[3] = true;
     for (size_t i = 0; i < nc; i++) {
-        head[4 + i] = bench_figure_info(e->columns[i])->label;
+        head[4 + i] = bench_figure_info(cols[i])->label;
         num[4 + i] = true;
     }
     head[4 + nc] = "runs";
     num[4 + nc] = true;
     head[5 + nc] = "trace (first run)";
-    doc_table(d, ncols, head, num);
+    /* Without a published headline value the papers column would stay empty: left out. */
+    size_t skip = papers ? 0 : 1;
+    if (skip) {
+        memmove(&head[3], &head[4], (ncols - 4) * sizeof *head);
+        memmove(&num[3], &num[4], (ncols - 4) * sizeof *num);
+    }
+    doc_table(d, ncols - skip, head, num);
     char (*buf)[48] = xcalloc(ncols, sizeof *buf);
     const char **row = xcalloc(ncols, sizeof *row);
     for (size_t p = 0; p < e->npoints; p++)
@@ -407,13 +460,15 @@ static void results_table(struct doc *d, const struct bench_results *r, const st
             row[0] = pt->def->label;
             row[1] = c->series->label;
             row[2] = bench_figure_text(buf[2], sizeof buf[2], e->headline, c->median[e->headline]);
-            row[3] = pub ? bench_published_text(buf[3], sizeof buf[3], pub) : "";
+            row[3] = pub ? bench_published_text(buf[3], sizeof buf[3], pub) : "–";
             for (size_t i = 0; i < nc; i++)
-                row[4 + i] = bench_figure_text(buf[4 + i], sizeof buf[4 + i], e->columns[i],
-                                               c->median[e->columns[i]]);
+                row[4 + i] = bench_figure_text(buf[4 + i], sizeof buf[4 + i], cols[i],
+                                               c->median[cols[i]]);
             snprintf(buf[4 + nc], sizeof buf[4 + nc], "%zu/%u", ok, r->runs);
             row[4 + nc] = buf[4 + nc];
             row[5 + nc] = c->nruns && c->runs[0].trace ? c->runs[0].trace : "–";
+            if (skip)
+                memmove(&row[3], &row[4], (ncols - 4) * sizeof *row);
             doc_row(d, row);
         }
     doc_table_end(d);
@@ -517,9 +572,23 @@ static void experiment(struct doc *d, const struct bench_results *r, const struc
                 "run%s per configuration.",
              e->nodes, e->slots, e->bandwidth, r->scale, r->runs, r->runs == 1 ? "" : "s");
     workloads_table(d, x);
-    doc_para(d, "Results (medians over the runs; \"papers\" is the published value of the "
-                "first figure where there is one):");
+    bool papers = false;
+    for (size_t i = 0; i < e->npublished; i++)
+        papers |= e->published[i].figure == e->headline;
+    doc_para(d, papers ? "Results (medians over the runs; \"papers\" is the published value "
+                         "of the first figure where there is one):"
+                       : "Results (medians over the runs):");
     results_table(d, r, x);
+    if (e->ngains) {
+        doc_para(d, "The papers' gains beside jackdaw's (1 - makespan / the other's makespan, "
+                    "from the medians above):");
+        static const char *const ghead[] = {"workload", "configuration", "jackdaw", "papers",
+                                            "source"};
+        static const bool gnum[] = {false, false, true, true, false};
+        doc_table(d, 5, ghead, gnum);
+        gain_rows(d, x, false);
+        doc_table_end(d);
+    }
     if (e->norderings) {
         static const char *const head[] = {"the papers' order", "jackdaw", "holds", "source"};
         doc_table(d, 4, head, NULL);
