@@ -172,7 +172,14 @@ bool form_visible(const struct form *f, enum form_field k)
     case FF_MIX: return where == FORM_LOCAL;
     case FF_SPEEDS: return where == FORM_LOCAL && f->choice[FF_MIX] == MIX_CUSTOM;
     case FF_NEIGHBOURS:
-    case FF_POLL_MAX: return f->choice[FF_STEAL] != 2; /* no stealing, no parameters */
+    case FF_POLL_MAX:
+        /* Victims per try and the back-off bound are the random-victim thieves'
+         * (adaptive, random1, parsec, daws): none, A2WS (its own victims and poll
+         * bounds), LW and CTWS take neither. */
+        switch (f->choice[FF_STEAL]) {
+        case 0: case 1: case 4: case 5: return true;
+        default: return false;
+        }
     case FF_THRESHOLD: return f->choice[FF_PLACEMENT] != 0;
     case FF_SHAPE:
     case FF_KIND:
@@ -564,6 +571,22 @@ static void mix_line(const struct form *f, char *buf, size_t len)
         snprintf(buf + n, len - (size_t)n, " cores, speed = cores/24");
 }
 
+/* The first choice of field k to draw so that choice `chosen` fits in `width` columns
+ * with as many before it as fit too. */
+static int choice_window(enum form_field k, int chosen, int width)
+{
+    int used = (int)strlen(specs[k].choices[chosen]) + 2, first = chosen;
+    while (first > 0 && used + (int)strlen(specs[k].choices[first - 1]) + 2 <= width) {
+        first--;
+        used += (int)strlen(specs[k].choices[first]) + 2;
+    }
+    /* All of them fit from the start: no scrolling. */
+    int all = 0;
+    for (int c = 0; specs[k].choices[c]; c++)
+        all += (int)strlen(specs[k].choices[c]) + 2;
+    return all <= width + 4 ? 0 : first;
+}
+
 void form_draw(struct form *f, int rows, int cols)
 {
     for (int k = 0; k < FF_COUNT; k++)
@@ -611,13 +634,25 @@ void form_draw(struct form *f, int rows, int cols)
         draw_textf(y, 1, 22, ls, "%-21s", label);
         int x = 24;
         if (is_choice(k)) {
-            for (int c = 0; specs[k].choices[c] && x < cols; c++) {
-                bool chosen = c == f->choice[k];
+            /* On a narrow screen the row scrolls so that the chosen one is always shown,
+             * with < and > saying more is there. */
+            int n = nchoices(k), chosen_at = f->choice[k], avail = cols - x - 1;
+            int first = choice_window(k, chosen_at, avail - 4);
+            if (first > 0)
+                x += draw_text(y, x, cols - x, STYLE_DIM, "<");
+            int c = first;
+            for (; c < n; c++) {
+                int w = (int)strlen(specs[k].choices[c]) + 2;
+                if (x + w > cols - 2 && c > chosen_at)
+                    break;
+                bool chosen = c == chosen_at;
                 char buf[40];
                 snprintf(buf, sizeof buf, chosen ? "[%s]" : " %s ", specs[k].choices[c]);
                 x += draw_text(y, x, cols - x, chosen ? (on ? STYLE_SELECTED : STYLE_TITLE)
                                                       : STYLE_DIM, buf);
             }
+            if (c < n)
+                draw_text(y, x, cols - x, STYLE_DIM, ">");
             if (on) {
                 cursor_y = y;
                 cursor_x = 24;

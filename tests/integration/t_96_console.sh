@@ -181,6 +181,23 @@ TM send-keys -t form q
 wait_until 10 pane_has form '^CONSOLE-EXIT=0' || { show form; fail "q after the teardown did not exit 0"; }
 note "form: launched, ran 120 tasks, torn down"
 
+# ---- b2: the form at 80 columns ------------------------------------------------------------
+# The Stealing row scrolls so that the chosen policy shows; fields the policy does not
+# take (victims per try, back-off bound under ctws) go.
+TM new-session -d -s narrow -x 80 -y 30 \
+    "$JACKDAW console --launch --refresh-ms 100 2>>$T/narrow.err; echo CONSOLE-EXIT=\$?; sleep 60" ||
+    fail "tmux new-session (narrow)"
+wait_until 10 pane_has narrow 'launch a cluster' || { show narrow; fail "no launch form at 80 columns"; }
+wait_until 10 pane_has narrow 'victims per try' || { show narrow; fail "adaptive stealing hides its victims per try"; }
+TM send-keys -t narrow Down Down Down Left
+wait_until 10 pane_has narrow 'Stealing .*\[ctws\]' || { show narrow; fail "ctws chosen but not shown at 80 columns"; }
+pane narrow | grep -q 'victims per try' && { show narrow; fail "victims per try shown under ctws"; }
+pane narrow | grep -q 'back-off bound' && { show narrow; fail "back-off bound shown under ctws"; }
+TM send-keys -t narrow Escape
+TM send-keys -t narrow q
+wait_until 10 pane_has narrow '^CONSOLE-EXIT=' || { TM send-keys -t narrow q; }
+note "form at 80 columns: the chosen policy shows, its unused fields go"
+
 # ---- c: replay ---------------------------------------------------------------------------
 jd gen fanout --tasks 600 --degree 4 --kind sleep --duration-s 0.01-0.03 -o "$T/fan.jsonl" \
     >/dev/null || fail "gen fanout"

@@ -109,6 +109,16 @@ static void test_navigation_skips_hidden(void **state)
     form_set(&f, FF_STEAL, "none");
     assert_false(form_visible(&f, FF_NEIGHBOURS));
     assert_false(form_visible(&f, FF_THRESHOLD));
+    /* Victims per try and the back-off bound only where a random-victim thief uses them. */
+    static const char *const with[] = {"adaptive", "random1", "parsec", "daws"};
+    static const char *const without[] = {"a2ws", "daws+a2ws", "lw", "ctws"};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(form_set(&f, FF_STEAL, with[i]), 0);
+        assert_true(form_visible(&f, FF_NEIGHBOURS) && form_visible(&f, FF_POLL_MAX));
+        assert_int_equal(form_set(&f, FF_STEAL, without[i]), 0);
+        assert_false(form_visible(&f, FF_NEIGHBOURS) || form_visible(&f, FF_POLL_MAX));
+    }
+    form_set(&f, FF_STEAL, "none");
     form_set(&f, FF_PLACEMENT, "flds");
     assert_true(form_visible(&f, FF_THRESHOLD));
     /* A file workload hides the generator. */
