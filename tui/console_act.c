@@ -248,7 +248,11 @@ void console_launch(struct console *c)
     c->ui.connected = session_connected(&c->s);
     c->ui.finished = false;
     snprintf(c->ui.source, sizeof c->ui.source, "cluster %s", c->s.cluster_path);
-    console_message(c, false, "launched %s; job %u submitted", plan.summary, c->s.job);
+    if (c->s.generated)
+        console_message(c, false, "launched %s; job %u submitted (its workload: %s)",
+                        plan.summary, c->s.job, c->s.generated);
+    else
+        console_message(c, false, "launched %s; job %u submitted", plan.summary, c->s.job);
 }
 
 /* ---- prompts --------------------------------------------------------------------------- */
