@@ -10,9 +10,11 @@
 #include <fcntl.h>
 #include <locale.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
@@ -38,6 +40,59 @@ static volatile sig_atomic_t curses_up;
 #define MAX_TRACKED 4200
 static pid_t tracked[MAX_TRACKED];
 static volatile sig_atomic_t ntracked;
+
+int console_run_tool(char *const argv[], char **why)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        *why = xasprintf("cannot make a pipe: %s", strerror(errno));
+        return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    pid_t pid;
+    int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        *why = xasprintf("cannot start jackdaw %s: %s", argv[1], strerror(rc));
+        return -1;
+    }
+    /* Its last line of errors says why it failed, if it did. */
+    char tail[512];
+    size_t len = 0;
+    for (;;) {
+        char buf[4096];
+        ssize_t n = read(fds[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        for (ssize_t i = 0; i < n; i++) {
+            if (len == sizeof tail - 1) {
+                memmove(tail, tail + 256, len - 256);
+                len -= 256;
+            }
+            tail[len++] = buf[i];
+        }
+    }
+    close(fds[0]);
+    tail[len] = '\0';
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    while (len && tail[len - 1] == '\n')
+        tail[--len] = '\0';
+    const char *last = strrchr(tail, '\n');
+    *why = xstrdup(last ? last + 1 : len ? tail : "it failed without a word");
+    return -1;
+}
 
 void console_track_pids(const struct console *c)
 {

@@ -190,8 +190,49 @@ void console_teardown(struct console *c, bool quitting)
     free(cause);
 }
 
+/*
+ * W: the job's report as HTML, by `jackdaw report` (this binary) on the trace the console
+ * shows, written beside it: REPORT-JOB.html live (the job this console launched, else
+ * the trace's latest), TRACE.html in replay.  Waited for with a notice on screen: a report
+ * takes a second or two, and a console that went on meanwhile would draw over its
+ * message.
+ */
+static void write_report(struct console *c)
+{
+    const char *trace = c->live ? c->s.trace_path : c->o->replay_path;
+    if (!trace) {
+        console_message(c, true, "no trace to report on: the cluster has no collector");
+        return;
+    }
+    char *out, jobtext[16] = "";
+    const char *dot = strrchr(trace, '.');
+    size_t stem = dot && !strchr(dot, '/') ? (size_t)(dot - trace) : strlen(trace);
+    if (c->live && c->s.job) {
+        snprintf(jobtext, sizeof jobtext, "%u", c->s.job);
+        out = xasprintf("%.*s-job%u.html", (int)stem, trace, c->s.job);
+    } else {
+        out = xasprintf("%.*s.html", (int)stem, trace);
+    }
+    console_notice(c, "writing the report...");
+    char *argv[] = {(char *)"jackdaw", (char *)"report", (char *)trace, (char *)"-o", out,
+                    (char *)"--format", (char *)"html", jobtext[0] ? (char *)"--job" : NULL,
+                    jobtext, NULL};
+    char *why = NULL;
+    int rc = console_run_tool(argv, &why);
+    if (rc == 0)
+        console_message(c, false, "report written to %s", out);
+    else
+        console_message(c, true, "report of %s failed: %s", trace, why ? why : "?");
+    free(why);
+    free(out);
+}
+
 static void run_action(struct console *c, enum action a)
 {
+    if (a == ACT_REPORT) {
+        write_report(c);
+        return;
+    }
     if (a == ACT_LAUNCH_FORM) {
         if (c->s.attached) {
             console_message(c, true, "a cluster is attached; K tears it down first");
@@ -436,7 +477,9 @@ static void view_action(struct console *c, enum action a)
     case ACT_BACK: case ACT_FORWARD: case ACT_START: case ACT_END:
         replay_action(c, a);
         break;
-    case ACT_CANCEL_JOB: case ACT_TEARDOWN: case ACT_LAUNCH_FORM: run_action(c, a); break;
+    case ACT_CANCEL_JOB: case ACT_TEARDOWN: case ACT_LAUNCH_FORM: case ACT_REPORT:
+        run_action(c, a);
+        break;
     case ACT_MOUSE: mouse(c); break;
     default: break;
     }

@@ -63,6 +63,9 @@ void console_teardown(struct console *c, bool quitting);
 /* console.c */
 /* Draws a one-line notice over the current screen at once (before a slow step). */
 void console_notice(struct console *c, const char *what);
+/* Runs this binary with argv (argv[0] ignored) to its end, its output and errors kept;
+ * 0 when it exited 0, else -1 with *why (owned) its last line of errors. */
+int console_run_tool(char *const argv[], char **why);
 /* Remembers the pids of a cluster the console started, for the fatal-signal handler. */
 void console_track_pids(const struct console *c);
 

@@ -64,6 +64,8 @@ static const struct key_binding table[] = {
     {'C', ACT_CANCEL_JOB, KEYS_LIVE, "C", "cancel the job (asks first)"},
     {'K', ACT_TEARDOWN, KEYS_LIVE, "K", "tear the cluster down (asks first)"},
     {'L', ACT_LAUNCH_FORM, KEYS_LIVE, "L", "launch form (once no cluster runs)"},
+    {'W', ACT_REPORT, KEYS_LIVE | KEYS_REPLAY, "W",
+     "write the job's HTML report (jackdaw report) beside its trace"},
     /* the launch form */
     {KEY_DOWN, ACT_FORM_NEXT, KEYS_FORM, "Down", "next field"},
     {'\t', ACT_FORM_NEXT, KEYS_FORM, "Tab", NULL},

@@ -199,6 +199,7 @@ wait_until 10 pane_has narrow '^CONSOLE-EXIT=' || { TM send-keys -t narrow q; }
 note "form at 80 columns: the chosen policy shows, its unused fields go"
 
 # ---- c: replay ---------------------------------------------------------------------------
+# (W, the report key, is checked at the end of the replay.)
 jd gen fanout --tasks 600 --degree 4 --kind sleep --duration-s 0.01-0.03 -o "$T/fan.jsonl" \
     >/dev/null || fail "gen fanout"
 jd_run rec "$T/fan.jsonl" --nodes 4 --slots 2 --trace "$T/x.avro"
@@ -222,6 +223,10 @@ wait_until 60 replay_at_end || { show rep; fail "the replay did not reach the en
 pane rep | grep -qE "Tasks .* $vdone/$vtasks +100.0% +run 0 +fail $vfailed" ||
     { show rep; fail "replay totals differ from trace verify ($vdone/$vtasks, $vfailed failed)"; }
 [ "$(done_sum rep)" -eq "$vdone" ] || { show rep; fail "node rows sum to $(done_sum rep), not $vdone"; }
+# W writes the run's HTML report beside the trace and says where.
+TM send-keys -t rep W
+wait_until 30 pane_has rep "report written to $T/x.html" || { show rep; fail "W did not say where the report went"; }
+grep -q '<html' "$T/x.html" || fail "W's report is no HTML page"
 TM send-keys -t rep q
 wait_until 10 pane_has rep '^REPLAY-EXIT=0' || { show rep; fail "replay did not exit 0 on q"; }
 note "replay at x64: $vdone/$vtasks, as trace verify counts"
