@@ -62,6 +62,21 @@ jd report "$T/one.avro" -o "$T/one.html" 2>"$T/one.err" || { cat "$T/one.err" >&
 svgs=0
 gnuplot --version >/dev/null 2>&1 && svgs=5
 html_ok "$T/one.html" $svgs "${REPORT_SECTIONS[@]}" || fail "the HTML report does not parse as it should"
+# The answer first: the first paragraph, above every section, gives the makespan, the
+# efficiency and where the idle time went.
+"$PY" - "$T/one.html" <<'EOF_PY' || fail "the report does not open with its headline figures"
+import re, sys
+page = open(sys.argv[1], encoding='utf-8').read()
+first_p, first_h2 = page.find('<p>'), page.find('<h2')
+assert 0 <= first_p < first_h2, (first_p, first_h2)
+para = re.sub(r'<[^>]+>', '', page[first_p:page.find('</p>', first_p)])
+assert re.match(r'Makespan [0-9.]+ m?s, efficiency [0-9.]+ %; ', para), para
+assert 'slot time idle, mostly' in para or 'no slot stood idle' in para, para
+# Charts: the heat map is drawn cell by cell (an embedded bitmap blurs in browsers), and
+# numbers are never tucked between two element types that hide them.
+if '<svg' in page:
+    assert '<image' not in page, 'a chart embeds a bitmap'
+EOF_PY
 jd report "$T/one.avro" --format json -o "$T/one.json" || fail "report --format json exited $?"
 "$PY" - "$T/one.json" "$T/one.out" "$T/one.rec" <<'EOF' || fail "the JSON report disagrees with the run"
 import json, sys

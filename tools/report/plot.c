@@ -274,6 +274,26 @@ static bool long_labels(const struct plot *p)
     return false;
 }
 
+/*
+ * Series colours: 20 distinct ones (gnuplot's default cycles after 8, so a chart of the
+ * cluster and 8 nodes drew the cluster and node 7 alike): the first black, for the
+ * cluster or the first configuration, then a categorical palette whose neighbours
+ * differ in hue and lightness.
+ */
+static const char *const series_colours[] = {
+    "#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+    "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a",
+    "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5",
+};
+
+static void set_linetypes(FILE *f)
+{
+    size_t n = sizeof series_colours / sizeof series_colours[0];
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "set linetype %zu lc rgb '%s'\n", i + 1, series_colours[i]);
+    fprintf(f, "set linetype cycle %zu\n", n);
+}
+
 static void write_script(const struct plot *p, const char *format, const char *data,
                          const char *out, FILE *f)
 {
@@ -303,6 +323,7 @@ static void write_script(const struct plot *p, const char *format, const char *d
             fprintf(f, "%.10g", p->ymax);
         fputs("]\n", f);
     }
+    set_linetypes(f);
     switch (p->style) {
     case PLOT_LINES:
         fputs("set datafile separator comma\nset key outside right top\n", f);
@@ -332,16 +353,27 @@ static void write_script(const struct plot *p, const char *format, const char *d
               "set tics scale 0\n", f);
         tics(f, "xtics", p->cols, p->ncols);
         tics(f, "ytics", p->labels, p->nrows);
+        /* Before the ranges, which stats would apply to the values as to x. */
+        fputs("stats ", f);
+        gp_string(f, data);
+        fputs(" using 3 nooutput\nhalf = STATS_max > 0 ? STATS_max / 2.0 : 1\n", f);
         /* the first row on top, as in the tables */
         fprintf(f, "set xrange [-0.5:%zu.5]\nset yrange [%zu.5:-0.5]\n",
                 p->ncols ? p->ncols - 1 : 0, p->nrows ? p->nrows - 1 : 0);
+        /* "pixels": one rectangle per cell, crisp at any zoom (plain "image" embeds a
+         * bitmap that browsers smooth into a blur).  Numbers white on the dark half of
+         * the scale, black on the light half. */
         fputs("plot ", f);
         gp_string(f, data);
-        fputs(" using 1:2:3 with image", f);
+        fputs(" using 1:2:3 with image pixels", f);
         if (!many) {
             fputs(", ", f);
             gp_string(f, data);
-            fputs(" using 1:2:(sprintf('%g', $3)) with labels", f);
+            fputs(" using 1:2:($3 > half ? '' : sprintf('%g', $3)) with labels tc rgb "
+                  "'black', ", f);
+            gp_string(f, data);
+            fputs(" using 1:2:($3 > half ? sprintf('%g', $3) : '') with labels tc rgb "
+                  "'white'", f);
         }
         putc('\n', f);
         break;

@@ -310,8 +310,51 @@ static void audit_section(struct doc *d, const struct report_analysis *a)
     doc_table_end(d);
 }
 
+/*
+ * The answer before the evidence: makespan, efficiency, quality against the bound and
+ * where the idle time went (its two largest causes), in one paragraph above everything,
+ * which a reader sees without scrolling.
+ */
+static void headline(struct doc *d, const struct report_analysis *a)
+{
+    const double *f = a->figures;
+    char mk[FIG_BUF], eff[FIG_BUF], q[FIG_BUF], bound[FIG_BUF], idle[FIG_BUF];
+    char quality[160] = "quality against the bound not computed";
+    if (isfinite(f[RF_BOUND_QUALITY]))
+        snprintf(quality, sizeof quality, "quality %s of the %s bound (%s)",
+                 fmt_figure(q, RF_BOUND_QUALITY, f[RF_BOUND_QUALITY]),
+                 a->bound_name ? a->bound_name : "binding",
+                 fmt_figure(bound, RF_BOUND_MAKESPAN_S, f[RF_BOUND_MAKESPAN_S]));
+    int top[2] = {-1, -1};
+    for (int c = 0; c < REPORT_LOST_COUNT; c++) {
+        double v = f[RF_LOST_RAMP_UP_S + c];
+        if (!(v > 0))
+            continue;
+        if (top[0] < 0 || v > f[RF_LOST_RAMP_UP_S + top[0]]) {
+            top[1] = top[0];
+            top[0] = c;
+        } else if (top[1] < 0 || v > f[RF_LOST_RAMP_UP_S + top[1]]) {
+            top[1] = c;
+        }
+    }
+    char causes[256] = "no slot stood idle";
+    double all = f[RF_IDLE_CORE_S];
+    if (top[0] >= 0 && all > 0) {
+        int n = snprintf(causes, sizeof causes, "%s of slot time idle, mostly %s (%.0f %%)",
+                         fmt_seconds(idle, all), report_lost_cause_label(top[0]),
+                         100.0 * f[RF_LOST_RAMP_UP_S + top[0]] / all);
+        if (top[1] >= 0 && n > 0 && (size_t)n < sizeof causes)
+            snprintf(causes + n, sizeof causes - (size_t)n, " and %s (%.0f %%)",
+                     report_lost_cause_label(top[1]), 100.0 * f[RF_LOST_RAMP_UP_S + top[1]] / all);
+    }
+    doc_para(d, "Makespan %s, efficiency %s; %s; %s.",
+             fmt_figure(mk, RF_MAKESPAN_S, f[RF_MAKESPAN_S]),
+             fmt_figure(eff, RF_EFFICIENCY, f[RF_EFFICIENCY]), quality, causes);
+}
+
 static void write_report(struct doc *d, const struct report_analysis *a)
 {
+    headline(d, a);
     run_section(d, a);
     doc_section(d, report_sections[1]);
     figure_table(d, a, "summary");
