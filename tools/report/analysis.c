@@ -487,6 +487,15 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
         if (tk->start_node == n && tk->start_ns != NO_TIME && tk->start_ns <= t) {
             double run = ns_s(t - tk->start_ns);
             add_usage(nd, ev, run);
+            if (ev->status == TASK_DONE || ev->status == TASK_FAILED) {
+                if (a->nspans < REPORT_SPANS_MAX) {
+                    a->spans = xgrow(a->spans, &a->cap_spans, a->nspans + 1, sizeof *a->spans);
+                    a->spans[a->nspans++] = (struct report_span){
+                        .start_s = ns_s(tk->start_ns), .end_s = ns_s(t), .node = n,
+                        .status = (uint8_t)ev->status};
+                }
+                a->nspans_all++;
+            }
             pn->runs++;
             pn->run_ns += t - tk->start_ns;
             nd->busy_s += run;
@@ -1035,6 +1044,7 @@ void report_analysis_destroy(struct report_analysis *a)
     free(a->label);
     free(a->short_label);
     free(a->done_runs);
+    free(a->spans);
     free(a->workload_path);
     free(a->nodes);
     free(a->steal_tasks);

@@ -255,6 +255,15 @@ struct report_run {
     double work_s;
 };
 
+/* One run of a task on a node, START to END, for the task stream (charts.c). */
+struct report_span {
+    double start_s, end_s;  /* since the report window's start */
+    int32_t node;           /* index into nodes */
+    uint8_t status;         /* enum task_status of its END */
+};
+/* The task stream keeps this many runs at most; a bigger run has no task-stream chart. */
+#define REPORT_SPANS_MAX 20000
+
 struct report_analysis {
     char *trace_path;       /* owned */
     bool cut;               /* the file ended inside a block: its whole blocks were read */
@@ -294,6 +303,10 @@ struct report_analysis {
      * instead, as `run`'s summary does. */
     struct report_run *done_runs;
     size_t ndone_runs, cap_done_runs;
+    /* Every run that ended here (done or failed), up to REPORT_SPANS_MAX; nspans_all
+     * counts them all, so a reader knows when the stream was left out. */
+    struct report_span *spans;
+    size_t nspans, cap_spans, nspans_all;
     uint32_t workload_job;  /* the job of the JOB_SUBMIT that named workload_path */
     uint32_t njobs;         /* distinct jobs the trace announces (JOB_SUBMIT) */
     uint32_t job_ids[8];    /* the first of them, for the warning that lists them */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/base/xalloc.h"
+#include "core/model/task.h"
 
 /* Line charts with more nodes than this show the cluster only. */
 #define NODE_LINES_MAX 16
@@ -134,6 +135,58 @@ static struct plot *steal_matrix(const struct report_analysis *a, const char *na
     return p;
 }
 
+static int by_node_start(const void *x, const void *y)
+{
+    const struct report_span *a = x, *b = y;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    return (a->start_s > b->start_s) - (a->start_s < b->start_s);
+}
+
+/*
+ * The task stream, as Dask's dashboard draws it: a lane per slot of each node, a box per
+ * run from its START to its END.  Lanes come from the runs themselves (each run takes the
+ * lowest lane free at its start), so a node shows as many lanes as it ran tasks at once.
+ */
+static void task_stream(struct chart_set *cs, const struct report_analysis *a)
+{
+    if (!a->nspans || a->nspans < a->nspans_all)
+        return; /* none, or more than REPORT_SPANS_MAX: not drawn (report says so) */
+    struct report_span *sp = xmalloc(a->nspans * sizeof *sp);
+    memcpy(sp, a->spans, a->nspans * sizeof *sp);
+    qsort(sp, a->nspans, sizeof *sp, by_node_start);
+    const char *cols[] = {"start_s", "end_s", "colour"};
+    struct plot *p = plot_create("task_stream", "Task stream (a lane per slot; failed runs red)",
+                                 PLOT_STREAM, "time since the run start (s)", "", "lane", 3,
+                                 cols);
+    double *lane_end = NULL;
+    size_t lanes_cap = 0, nlanes = 0;
+    double base = 0;
+    for (size_t i = 0; i < a->nspans; i++) {
+        if (i == 0 || sp[i].node != sp[i - 1].node) {
+            base += (double)nlanes + (i ? 0.5 : 0);
+            nlanes = 0;
+        }
+        size_t lane = 0;
+        while (lane < nlanes && lane_end[lane] > sp[i].start_s)
+            lane++;
+        if (lane == nlanes) {
+            lane_end = xgrow(lane_end, &lanes_cap, nlanes + 1, sizeof *lane_end);
+            nlanes++;
+        }
+        lane_end[lane] = sp[i].end_s;
+        int32_t n = sp[i].node;
+        double row[3] = {sp[i].start_s, sp[i].end_s,
+                         sp[i].status == TASK_FAILED ? 0 : (double)(n % 20 + 1)};
+        char *label = i == 0 || sp[i].node != sp[i - 1].node ? node_name(a->nodes[n].id) : NULL;
+        plot_add_row(p, label, base + (double)lane, row);
+        free(label);
+    }
+    free(lane_end);
+    free(sp);
+    add(cs, p);
+}
+
 void charts_for_report(struct chart_set *cs, const struct report_analysis *a)
 {
     memset(cs, 0, sizeof *cs);
@@ -142,6 +195,7 @@ void charts_for_report(struct chart_set *cs, const struct report_analysis *a)
         queues(cs, a);
         potential(cs, a);
     }
+    task_stream(cs, a);
     lost(cs, a);
     nodes(cs, a);
     if (stole(a))

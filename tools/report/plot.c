@@ -222,6 +222,12 @@ static void gp_label(FILE *f, const char *s)
 
 static void write_gp_data(const struct plot *p, FILE *f)
 {
+    if (p->style == PLOT_STREAM) {
+        for (size_t r = 0; r < p->nrows; r++)
+            fprintf(f, "%.10g %.10g %.10g %.0f\n", p->x[r], p->v[r * p->ncols],
+                    p->v[r * p->ncols + 1], p->v[r * p->ncols + 2]);
+        return;
+    }
     if (p->style == PLOT_HEATMAP) {
         for (size_t r = 0; r < p->nrows; r++)
             for (size_t c = 0; c < p->ncols; c++) {
@@ -348,6 +354,28 @@ static void write_script(const struct plot *p, const char *format, const char *d
         gp_string(f, data);
         fputs(" using i:xtic(1) title columnheader(i)\n", f);
         break;
+    case PLOT_STREAM: {
+        /* One box per run, START to END, on its lane; coloured by node, failed runs red
+         * (linetype 21, outside the nodes' cycle of 20). */
+        fputs("unset key\nset linetype 21 lc rgb '#d00000'\nset linetype cycle 21\n"
+              "set style fill solid 0.85 noborder\nset grid xtics\n", f);
+        bool any = false;
+        for (size_t r = 0; r < p->nrows; r++) {
+            if (!p->labels[r])
+                continue;
+            fputs(any ? ", " : "set ytics (", f);
+            gp_string(f, p->labels[r]);
+            fprintf(f, " %.10g", p->x[r]);
+            any = true;
+        }
+        if (any)
+            fputs(")\n", f);
+        fputs("set yrange [*:*] reverse\nplot ", f);
+        gp_string(f, data);
+        fputs(" using (($2+$3)/2):1:(($3-$2)/2):(0.42):($4 > 0 ? $4 : 21) with boxxyerror "
+              "lc variable\n", f);
+        break;
+    }
     case PLOT_HEATMAP:
         fputs("unset key\nset palette defined (0 '#ffffff', 1 '#9ecae1', 2 '#08306b')\n"
               "set tics scale 0\n", f);

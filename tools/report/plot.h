@@ -27,6 +27,9 @@ enum plot_style {
     PLOT_BARS,    /* a label per row, clustered bars (one per series) */
     PLOT_STACKED, /* a label per row, the series stacked */
     PLOT_HEATMAP, /* rows x columns of one value, labelled both ways */
+    PLOT_STREAM,  /* a task stream (Gantt): per row, x the lane, values start, end and
+                     a colour index (0: failed, else 1..); a row's label, when set, names
+                     the lanes from its lane up on the y axis */
 };
 
 struct plot {

@@ -159,6 +159,13 @@ static void utilization_section(struct doc *d, const struct report_analysis *a)
              fmt_figure(b1, RF_UTILIZATION, a->figures[RF_UTILIZATION]), a->nbins,
              fmt_seconds((char[FIG_BUF]){0}, a->bin_s));
     doc_chart(d, "utilization");
+    if (a->nspans_all > a->nspans)
+        doc_para(d, "The task stream is drawn for runs of at most %u tasks; this one ran %zu.",
+                 REPORT_SPANS_MAX, a->nspans_all);
+    else if (a->nspans)
+        doc_para(d, "Task stream: every run, START to END, on a lane of its node (a lane per "
+                    "task the node ran at once); gaps are idle slots.");
+    doc_chart(d, "task_stream");
     static const char *const head[] = {"from (s)", "utilization", "busy slots"};
     static const size_t off[] = {offsetof(struct report_bin, utilization),
                                  offsetof(struct report_bin, busy_slots)};
