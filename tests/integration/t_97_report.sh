@@ -60,7 +60,7 @@ jd_run one "$T/fan.jsonl" --nodes 4 --slots 2 --mode one --trace "$T/one.avro" -
 expect_code 0 "$RUN_RC" "jackdaw run --mode one"
 jd report "$T/one.avro" -o "$T/one.html" 2>"$T/one.err" || { cat "$T/one.err" >&2; fail "report exited $?"; }
 svgs=0
-gnuplot --version >/dev/null 2>&1 && svgs=5
+gnuplot --version >/dev/null 2>&1 && svgs=6 # the task stream among them
 html_ok "$T/one.html" $svgs "${REPORT_SECTIONS[@]}" || fail "the HTML report does not parse as it should"
 # The answer first: the first paragraph, above every section, gives the makespan, the
 # efficiency and where the idle time went.
@@ -78,6 +78,18 @@ if '<svg' in page:
     assert '<image' not in page, 'a chart embeds a bitmap'
 EOF_PY
 jd report "$T/one.avro" --format json -o "$T/one.json" || fail "report --format json exited $?"
+# The task stream's data: a row per run, each inside the window, none of a node ending
+# before it starts; as many rows as the run's records have tasks that ran.
+jd report "$T/one.avro" -o "$T/stream.md" --plots svg >/dev/null 2>&1 || true
+if [ -f "$T/stream-task_stream.csv" ]; then
+    "$PY" - "$T/stream-task_stream.csv" "$T/one.rec" <<'EOF_PY' || fail "the task stream's data is wrong"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ran = sum(1 for r in map(json.loads, open(sys.argv[2])) if r["status"] in ("done", "failed"))
+assert len(rows) == ran, (len(rows), ran)
+assert all(float(r["end_s"]) >= float(r["start_s"]) for r in rows)
+EOF_PY
+fi
 "$PY" - "$T/one.json" "$T/one.out" "$T/one.rec" <<'EOF' || fail "the JSON report disagrees with the run"
 import json, sys
 r = json.load(open(sys.argv[1]))
