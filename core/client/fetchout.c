@@ -17,16 +17,20 @@
 
 char *fetchout_path(const char *dir, const char *id)
 {
+    /* "out/" and "out" name one directory: no doubled slash in what is printed. */
+    int dlen = (int)strlen(dir);
+    while (dlen > 1 && dir[dlen - 1] == '/')
+        dlen--;
     if (task_stage_name_ok(id))
-        return xasprintf("%s/%s", dir, id);
+        return xasprintf("%.*s/%s", dlen, dir, id);
     char *safe = xstrdup(id);
     for (char *p = safe; *p; p++)
         if (*p == '/')
             *p = '_';
     /* "." and ".." (and what is left of an id made only of slashes) name no file. */
     char *path = strcmp(safe, ".") == 0 || strcmp(safe, "..") == 0 || !safe[0]
-                     ? xasprintf("%s/_%s", dir, safe)
-                     : xasprintf("%s/%s", dir, safe);
+                     ? xasprintf("%.*s/_%s", dlen, dir, safe)
+                     : xasprintf("%.*s/%s", dlen, dir, safe);
     free(safe);
     return path;
 }
