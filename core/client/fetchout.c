@@ -19,8 +19,8 @@ char *fetchout_path(const char *dir, const char *id)
 {
     /* "out/" and "out" name one directory: no doubled slash in what is printed. */
     int dlen = (int)strlen(dir);
-    while (dlen > 1 && dir[dlen - 1] == '/')
-        dlen--;
+    while (dlen > 0 && dir[dlen - 1] == '/')
+        dlen--; /* "/" becomes "", so its files are "/ID" */
     if (task_stage_name_ok(id))
         return xasprintf("%.*s/%s", dlen, dir, id);
     char *safe = xstrdup(id);
