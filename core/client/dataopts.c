@@ -297,6 +297,12 @@ int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cau
         }
         cfg->object_replicas = k;
     }
+    cfg->task_log_bytes = NODE_TASK_LOG_BYTES;
+    if (d->task_log_bytes && parse_bytes(d->task_log_bytes, &cfg->task_log_bytes) < 0) {
+        *cause = xasprintf("--task-log-bytes '%s': expected a size like 1MiB (0: keep all)",
+                           d->task_log_bytes);
+        return -EINVAL;
+    }
     const char *why = NULL;
     if (placement_params_check(&cfg->placement, &why) < 0) {
         *cause = xasprintf("placement parameters: %s", why ? why : "invalid");
@@ -321,14 +327,14 @@ int dataopts_finish(struct dataopts *d, const char *who)
                            "--widen-after", "--widen-by", "--placement", "--threshold", "--tt",
                            "--bandwidth", "--latency", "--cache", "--cache-bytes", "--store-mem",
                            "--sample-ms", "--trace-buffer", "--prefetch", "--failure-timeout",
-                           "--replicas", "--object-replicas"};
+                           "--replicas", "--object-replicas", "--task-log-bytes"};
     const char *values[] = {d->policy, d->starvation, d->victims, d->amount, d->info,
                             d->radius, d->wait_guard,
                             d->steal, d->neighbours, d->poll_initial, d->poll_max,
                             d->widen_after, d->widen_by, d->placement, d->threshold, d->tt,
                             d->bandwidth, d->latency, d->cache, d->cache_bytes, d->store_mem,
                             d->sample_ms, d->trace_buffer, d->prefetch, d->failure_timeout,
-                            d->replicas, d->object_replicas};
+                            d->replicas, d->object_replicas, d->task_log_bytes};
     _Static_assert(2 * sizeof names / sizeof names[0] <= sizeof d->words / sizeof d->words[0],
                    "dataopts words too small for every flag");
     d->nwords = 0;

@@ -20,7 +20,7 @@ struct dataopts {
     const char *placement, *threshold, *tt, *bandwidth, *latency, *cache, *cache_bytes,
         *store_mem;
     const char *sample_ms, *trace_buffer, *prefetch, *failure_timeout, *replicas,
-        *object_replicas;
+        *object_replicas, *task_log_bytes;
     const char *words[64];  /* "--flag", "value" pairs for the daemons */
     int nwords;
 };
@@ -65,7 +65,9 @@ struct dataopts {
     {"replicas", OPT_STRING, &(d)->replicas,                                                    \
      "R  copies of each task's metadata, on successive nodes (2; 1..8)"},                   \
     {"object-replicas", OPT_STRING, &(d)->object_replicas,                                      \
-     "K  copies of each initial data object, on successive nodes (1; 1..8)"}
+     "K  copies of each initial data object, on successive nodes (1; 1..8)"},                   \
+    {"task-log-bytes", OPT_STRING, &(d)->task_log_bytes,                                        \
+     "B  a command's standard error kept per task, its tail (1MiB; 0: all)"}
 
 struct node_config;
 

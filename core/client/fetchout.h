@@ -1,6 +1,6 @@
 /*
  * fetchout — copies objects of a job out of a running cluster into a directory: a
- * task's output (a command's captured output, a sleep's synthetic bytes) or a workload's
+ * task's output (a command's standard output, a sleep's synthetic bytes) or a workload's
  * initial object, each into DIR/ID.
  *
  * Owns nothing between calls.  Called by `jackdaw get` (tools/cmd/cmd_get.c) and by

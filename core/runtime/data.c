@@ -731,7 +731,7 @@ uint64_t data_keep_output(struct data_plane *d, struct ntask *t)
     int rc = 0;
     uint64_t size = t->spec.output_bytes;
     if (t->spec.kind == TASK_COMMAND) {
-        /* The captured output is the object; an empty one is no object at all.  The
+        /* Its standard output is the object; an empty one is no object at all.  The
          * store takes the file over and links it back, so the user still finds it. */
         char *path = xasprintf("%s/task-%u-%u/output", node_cfg(d->n)->workdir, task_key_job(key),
                                task_key_index(key));

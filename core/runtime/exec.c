@@ -494,6 +494,11 @@ void exec_set_node(struct exec *ex, uint32_t node)
     ex->node = node;
 }
 
+void exec_set_log_bytes(struct exec *ex, uint64_t bytes)
+{
+    ex->log_bytes = bytes;
+}
+
 uint32_t exec_running(const struct exec *ex)
 {
     return ex ? ex->running : 0;

@@ -6,8 +6,9 @@
  *            never less (on the monotonic clock, and so in its result's t_end -
  *            t_start), late only by the loop's wake-up latency;
  *   command  "/bin/sh -c CMD" in a fresh work directory WORKDIR/task-JOB-INDEX (mode
- *            0700, as WORKDIR when it makes it) with stdout and stderr going to its
- *            file "output" (0600).  Commands made only of plain words (no shell syntax,
+ *            0700, as WORKDIR when it makes it) with stdout going to its file "output"
+ *            (0600; the task's output object) and stderr to its file "stderr" (0600;
+ *            its tail kept, exec_set_log_bytes).  Commands made only of plain words (no shell syntax,
  *            not a shell builtin) are exec'd directly, as GNU make does, because the
  *            shell's start-up would halve the spawn rate.
  *            Spawning uses posix_spawn (vfork-like, cheap even for a big daemon), not
@@ -53,7 +54,8 @@ struct exec_result {
     bool timed_out;         /* it passed its time limit (status TASK_FAILED) */
     int64_t t_start, t_end; /* wall ns */
     struct task_usage usage; /* a command's run (measured set); zero for sleep and noop */
-    char *output_tail;      /* owned; last bytes of a failed command's output, or NULL */
+    char *output_tail;      /* owned; last bytes of a failed command's stderr (else of its
+                               stdout), or NULL */
     char *error;            /* owned; why a command could not start, or NULL */
     void *arg;              /* the caller's, from exec_start */
 };
@@ -67,6 +69,9 @@ struct exec;
 /* workdir: where task directories go (created if missing). speed in (0, 1]. */
 struct exec *exec_create(uv_loop_t *loop, const char *workdir, double speed, exec_done_fn done,
                          void *data, char **cause);
+/* The most bytes of a command's standard error kept (its file "stderr" keeps its last
+ * bytes, after a line saying how many went); 0: all. */
+void exec_set_log_bytes(struct exec *ex, uint64_t bytes);
 /* This node's id, given to commands as JACKDAW_NODE (0 until set). */
 void exec_set_node(struct exec *ex, uint32_t node);
 /* Ends every task: sleeps at once, commands' process groups (and what is left of

@@ -85,6 +85,7 @@ struct exec {
     int64_t stop_kill_ns;     /* while stopping: when SIGKILL follows the SIGTERM */
     posix_spawnattr_t attr;   /* the same for every child */
     uint32_t node;            /* this node's id, for a command's JACKDAW_NODE */
+    uint64_t log_bytes;       /* stderr kept per command (its tail); 0: all */
     char **env;               /* owned array (borrowed strings): the daemon's environment
                                * without any JACKDAW_ task variable, with room for them */
     size_t env_len;

@@ -47,12 +47,12 @@
 /* The exec whose reaper is running: two reapers would steal each other's children. */
 static _Atomic(struct exec *) reaper_owner;
 
-/* The last bytes of a failed command's output, or NULL when there are none. */
-static char *read_tail(const char *workdir, uint64_t key)
+/* The last bytes of file `name` of a task's directory, or NULL when it is empty. */
+static char *read_tail(const char *workdir, uint64_t key, const char *name)
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/task-%u-%u/output", workdir, task_key_job(key),
-             task_key_index(key));
+    snprintf(path, sizeof path, "%s/task-%u-%u/%s", workdir, task_key_job(key),
+             task_key_index(key), name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return NULL;
@@ -71,6 +71,52 @@ static char *read_tail(const char *workdir, uint64_t key)
     }
     close(fd);
     return tail;
+}
+
+/*
+ * Keeps the last `keep` bytes of a finished command's stderr: a line saying how many
+ * went, then the tail, moved to the front in place (a chunk at a time, on the reaper's
+ * thread) and the file cut after it.  A command that wrote gigabytes of warnings leaves
+ * at most `keep` of them, the ones nearest its end, which are the ones that say why.
+ */
+static void trim_stderr(const char *workdir, uint64_t key, uint64_t keep)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/task-%u-%u/stderr", workdir, task_key_job(key),
+             task_key_index(key));
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || keep == 0 || (uint64_t)st.st_size <= keep) {
+        close(fd);
+        return;
+    }
+    uint64_t size = (uint64_t)st.st_size, from = size - keep;
+    char head[96];
+    int hn = snprintf(head, sizeof head, "[jackdaw: the first %llu bytes of stderr were dropped; "
+                      "the last %llu follow]\n", (unsigned long long)from,
+                      (unsigned long long)keep);
+    /* The tail goes after the note; the note is shorter than what was dropped (from >
+     * 0 and keep >= 1 make it so only when from >= hn: else keep the file whole). */
+    if ((uint64_t)hn > from) {
+        close(fd);
+        return;
+    }
+    char buf[65536];
+    uint64_t done = 0;
+    bool ok = pwrite(fd, head, (size_t)hn, 0) == hn;
+    while (ok && done < keep) {
+        size_t want = keep - done < sizeof buf ? (size_t)(keep - done) : sizeof buf;
+        ssize_t n = pread(fd, buf, want, (off_t)(from + done));
+        ok = n > 0 && pwrite(fd, buf, (size_t)n, (off_t)((uint64_t)hn + done)) == n;
+        if (ok)
+            done += (uint64_t)n;
+    }
+    if (!ok || ftruncate(fd, (off_t)((uint64_t)hn + keep)) < 0)
+        log_warn("task %llx: cannot cut its stderr to its last %llu bytes: %s",
+                 (unsigned long long)key, (unsigned long long)keep, strerror(errno));
+    close(fd);
 }
 
 /*
@@ -168,8 +214,14 @@ static void reap_one(struct exec *ex, pid_t pid)
         r->res.term_signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
         r->res.status = TASK_FAILED;
     }
-    if (r->res.status == TASK_FAILED)
-        r->res.output_tail = read_tail(ex->workdir, r->res.key);
+    trim_stderr(ex->workdir, r->res.key, ex->log_bytes);
+    /* Why it failed is usually on stderr; a command that says nothing there may have
+     * said it on stdout. */
+    if (r->res.status == TASK_FAILED) {
+        r->res.output_tail = read_tail(ex->workdir, r->res.key, "stderr");
+        if (!r->res.output_tail)
+            r->res.output_tail = read_tail(ex->workdir, r->res.key, "output");
+    }
     exec_post(ex, r);
 }
 

@@ -164,12 +164,15 @@ static int spawn(struct exec *ex, struct run *r, const char *dir, char *const ar
     int rc = posix_spawn_file_actions_init(&fa);
     if (rc)
         return rc;
-    /* In order: the relative "output" is opened inside the task directory. */
+    /* In order: the relative "output" and "stderr" are opened inside the task directory. */
     if (!(rc = posix_spawn_file_actions_addchdir_np(&fa, dir)) &&
         !(rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)) &&
         !(rc = posix_spawn_file_actions_addopen(&fa, 1, "output",
                                                 O_CREAT | O_TRUNC | O_WRONLY, 0600)) &&
-        !(rc = posix_spawn_file_actions_adddup2(&fa, 1, 2)) &&
+        /* Apart from stdout: stdout is the task's output object (data a child reads),
+         * stderr its log, bounded (exec_reap.c). */
+        !(rc = posix_spawn_file_actions_addopen(&fa, 2, "stderr",
+                                                O_CREAT | O_TRUNC | O_WRONLY, 0600)) &&
         /* A daemon fd without O_CLOEXEC (a listening socket) must not outlive us in a
          * task that hangs on. */
         !(rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3))) {

@@ -588,8 +588,10 @@ int node_run(const struct node_config *cfg, char **cause)
         n->exec = exec_create(&n->loop, cfg->workdir, n->cfg.speed, node__on_exec_done, n, cause);
         if (!n->exec)
             rc = -EINVAL;
-        else
+        else {
             exec_set_node(n->exec, n->self);
+            exec_set_log_bytes(n->exec, cfg->task_log_bytes);
+        }
     }
     uv_check_init(&n->loop, &n->check);
     n->check.data = n;

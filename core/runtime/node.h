@@ -22,6 +22,9 @@
 
 #define NODE_PREFETCH_SLOTS UINT32_MAX
 
+/* The standard error a command keeps by default (--task-log-bytes). */
+#define NODE_TASK_LOG_BYTES ((uint64_t)1 << 20)
+
 struct node_config {
     uint32_t id;
     const struct cluster *cluster; /* borrowed: membership; nodes[id] is this node */
@@ -48,6 +51,7 @@ struct node_config {
     int64_t latency_ns;        /* emulated one-way latency of data messages */
     uint32_t prefetch;         /* tasks fetching inputs ahead of a free slot;
                                   NODE_PREFETCH_SLOTS: as many as slots */
+    uint64_t task_log_bytes;   /* a command's standard error kept, its tail; 0: all */
     /* tracing: events go to the sink (NULL: none) */
     const struct trace_sink *trace;
     uint32_t sample_ms;        /* NODE_SAMPLE period; 0: 100 */

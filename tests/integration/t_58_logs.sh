@@ -1,6 +1,7 @@
 #!/bin/bash
-# t_58_logs: `jackdaw logs TASK` shows a command task's output (standard output and
-# error, as written) by its workload id, while its job runs and after; the tail of a
+# t_58_logs: `jackdaw logs TASK` shows a command task's output by its workload id, its
+# standard output to ours and its standard error (kept apart) to ours, --stdout or
+# --stderr for one, while its job runs and after; the tail of a
 # long one with --bytes; and names what is wrong otherwise: a task that is no command,
 # an id the job does not have (exit 3).  A command also sees which task it is
 # (JACKDAW_JOB, JACKDAW_TASK, JACKDAW_NODE, JACKDAW_ATTEMPT).
@@ -26,13 +27,18 @@ wait "$sub" || { cat "$T/submit.out" >&2; fail "the job failed"; }
 [ "$("$JACKDAW" logs slow --cluster "$CLUSTER_FILE" | tail -1)" = finished ] || fail "logs after the end lacks the last line"
 
 job=$(ls "$(dirname "$CLUSTER_FILE")/jobs" | sed 's/\.json$//' | head -1)
-out=$("$JACKDAW" logs env --cluster "$CLUSTER_FILE") || fail "logs env exited $?"
+out=$("$JACKDAW" logs env --cluster "$CLUSTER_FILE" 2>"$T/env.err") || fail "logs env exited $?"
 echo "$out" | grep -qE "^job=$job task=0 node=[01] attempt=0$" || fail "env task printed: $out"
-echo "$out" | grep -qx on-stderr || fail "standard error missing: $out"
+grep -qx on-stderr "$T/env.err" || fail "standard error missing: $(cat "$T/env.err")"
+echo "$out" | grep -q on-stderr && fail "standard error mixed into standard output: $out"
+[ "$("$JACKDAW" logs env --stderr --cluster "$CLUSTER_FILE" 2>&1)" = on-stderr ] || fail "--stderr shows more than stderr"
+"$JACKDAW" logs env --stdout --cluster "$CLUSTER_FILE" 2>&1 | grep -q on-stderr && fail "--stdout shows stderr"
+[ "$("$JACKDAW" logs env --path --cluster "$CLUSTER_FILE" | sed 's#.*/##' | tr '\n' ' ')" = "output stderr " ] ||
+    fail "--path does not name output and stderr"
 tail=$("$JACKDAW" logs long --cluster "$CLUSTER_FILE" --bytes 12 2>"$T/long.err")
 [ "$tail" = "$(printf '49999\n50000')" ] || fail "--bytes 12 gave '$tail'"
 grep -q "the last 12 of 288894 bytes" "$T/long.err" || { cat "$T/long.err" >&2; fail "no note of the cut"; }
-[ -f "$("$JACKDAW" logs long --cluster "$CLUSTER_FILE" --path)" ] || fail "--path names no file"
+[ -f "$("$JACKDAW" logs long --cluster "$CLUSTER_FILE" --path --stdout)" ] || fail "--path names no file"
 
 rc=0
 "$JACKDAW" logs quiet --cluster "$CLUSTER_FILE" >"$T/quiet.out" 2>&1 || rc=$?

@@ -544,6 +544,8 @@ static void test_command_exit_status(void **state)
     assert_null(f->last_error);
 }
 
+/* stdout goes to "output" (the task's object), stderr to "stderr"; a failure's tail is
+ * its stderr's, else its stdout's. */
 static void test_command_output_tail_and_file(void **state)
 {
     struct fixture *f = *state;
@@ -551,15 +553,49 @@ static void test_command_output_tail_and_file(void **state)
     assert_int_equal(f->last.status, TASK_FAILED);
     assert_int_equal(f->last.exit_code, 1);
     assert_non_null(f->last_tail);
-    assert_non_null(strstr(f->last_tail, "hello\n"));
-    assert_non_null(strstr(f->last_tail, "oops\n"));
+    assert_string_equal(f->last_tail, "oops\n");
 
     char path[128];
     snprintf(path, sizeof path, "%s/task-7-42/output", f->workdir);
     char *out = slurp(path);
     assert_non_null(out);
-    assert_string_equal(out, "hello\noops\n");
+    assert_string_equal(out, "hello\n");
     free(out);
+    snprintf(path, sizeof path, "%s/task-7-42/stderr", f->workdir);
+    out = slurp(path);
+    assert_non_null(out);
+    assert_string_equal(out, "oops\n");
+    free(out);
+    /* Nothing on stderr: the tail is stdout's. */
+    run_command(f, task_key(7, 43), "echo only-out; exit 2");
+    assert_non_null(f->last_tail);
+    assert_string_equal(f->last_tail, "only-out\n");
+}
+
+/* A command's stderr keeps its last bytes, after a line saying how many went; under the
+ * bound it is untouched. */
+static void test_stderr_bounded(void **state)
+{
+    struct fixture *f = *state;
+    exec_set_log_bytes(f->ex, 1000);
+    run_command(f, task_key(7, 44), "seq 1 5000 >&2; echo done");
+    assert_int_equal(f->last.status, TASK_DONE);
+    char path[128];
+    snprintf(path, sizeof path, "%s/task-7-44/stderr", f->workdir);
+    char *err = slurp(path);
+    assert_non_null(err);
+    const char *note = "[jackdaw: the first 22893 bytes of stderr were dropped; the last 1000 "
+                       "follow]\n";
+    assert_true(strncmp(err, note, strlen(note)) == 0);
+    assert_int_equal(strlen(err), strlen(note) + 1000);
+    assert_non_null(strstr(err, "\n4999\n5000\n"));
+    free(err);
+    run_command(f, task_key(7, 45), "echo short >&2");
+    snprintf(path, sizeof path, "%s/task-7-45/stderr", f->workdir);
+    err = slurp(path);
+    assert_string_equal(err, "short\n");
+    free(err);
+    exec_set_log_bytes(f->ex, 0);
 }
 
 /* A command learns which task it is (exec.h): the job, its index, the node, the
@@ -834,6 +870,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_command_output_tail_and_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_task_environment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_usage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stderr_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_tail_is_last_kilobyte, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_binary_fails_through_callback, setup,
                                         teardown),

@@ -1,6 +1,8 @@
 /*
- * jackdaw logs — a command task's output (its standard output and error, as it wrote
- * them to WORKDIR/node-I/task-JOB-INDEX/output), while the job runs and after: the
+ * jackdaw logs — a command task's output, while the job runs and after: its standard
+ * output (WORKDIR/node-I/task-JOB-INDEX/output, the task's output object) to ours, and
+ * its standard error (.../stderr, its tail up to the daemons' --task-log-bytes) to ours;
+ * --stdout or --stderr for one of them.  The
  * task is named by its workload id, the job is the latest submitted unless --job.  It
  * reads the nodes' work directories, so it sees the tasks of a local cluster and of
  * hosts that share the work directory's file system; a task that ran on a host of its
@@ -49,15 +51,43 @@ static char *find_output(const char *workdir, uint32_t job, uint32_t index, off_
     return best;
 }
 
+/* Copies the last `bytes` (0: all) of `path` to `to`; 0, or -1 after a message. */
+static int show(const char *path, unsigned long bytes, FILE *to)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (errno == ENOENT)
+            return 0; /* a task run before stderr had a file of its own */
+        fprintf(stderr, "jackdaw logs: cannot read '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    off_t size = fstat(fileno(f), &st) == 0 ? st.st_size : 0;
+    if (bytes && size > (off_t)bytes) {
+        fseeko(f, size - (off_t)bytes, SEEK_SET);
+        fprintf(stderr, "jackdaw logs: the last %lu of %lld bytes of %s\n", bytes,
+                (long long)size, path);
+    }
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, to);
+    fflush(to);
+    fclose(f);
+    return 0;
+}
+
 static int logs_main(int argc, char **argv)
 {
     const char *cluster = NULL;
     unsigned long job = 0, bytes = 64 * 1024;
-    bool path_only = false;
+    bool path_only = false, only_out = false, only_err = false;
     struct opt opts[] = {
+        {"stdout", OPT_FLAG, &only_out, "  its standard output only"},
+        {"stderr", OPT_FLAG, &only_err, "  its standard error only"},
         {"cluster", OPT_STRING, &cluster, "FILE  cluster file (default: see man)"},
         {"job", OPT_UINT, &job, "J  the job (default: the latest submitted)"},
-        {"bytes", OPT_UINT, &bytes, "N  the last N bytes of the output (65536; 0: all)"},
+        {"bytes", OPT_UINT, &bytes, "N  the last N bytes of each (65536; 0: all)"},
         {"path", OPT_FLAG, &path_only, "  print where the output is instead"},
         {NULL, 0, NULL, NULL},
     };
@@ -104,28 +134,19 @@ static int logs_main(int argc, char **argv)
         code = EXIT_BAD_INPUT;
         goto out;
     }
+    (void)size;
+    char *err = xasprintf("%.*s/stderr", (int)(strrchr(out, '/') - out), out);
+    bool want_out = !only_err || only_out, want_err = !only_out || only_err;
     if (path_only) {
-        printf("%s\n", out);
-        free(out);
-        goto out;
-    }
-    FILE *f = fopen(out, "r");
-    if (!f) {
-        fprintf(stderr, "jackdaw logs: cannot read '%s': %s\n", out, strerror(errno));
-        free(out);
+        if (want_out)
+            printf("%s\n", out);
+        if (want_err)
+            printf("%s\n", err);
+    } else if ((want_out && show(out, bytes, stdout) < 0) ||
+               (want_err && show(err, bytes, stderr) < 0)) {
         code = EXIT_BAD_INPUT;
-        goto out;
     }
-    if (bytes && size > (off_t)bytes) {
-        fseeko(f, size - (off_t)bytes, SEEK_SET);
-        fprintf(stderr, "jackdaw logs: the last %lu of %lld bytes of %s\n", bytes,
-                (long long)size, out);
-    }
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        fwrite(buf, 1, n, stdout);
-    fclose(f);
+    free(err);
     free(out);
 out:
     free(cause);
@@ -137,7 +158,7 @@ out:
 
 const struct cmd cmd_logs = {
     .name = "logs",
-    .usage = "TASK [--job J] [--bytes N] [--path] [--cluster FILE]",
+    .usage = "TASK [--stdout|--stderr] [--job J] [--bytes N] [--path] [--cluster FILE]",
     .summary = "a command task's output, while its job runs and after",
     .main = logs_main,
 };
