@@ -183,6 +183,35 @@ int job_file_find(const char *cluster_path, uint32_t job, uint32_t *found, char 
     return rc;
 }
 
+int job_open_job(const char *who, const char **cluster, uint32_t job, struct cluster *cl,
+                 struct auth_key *key, struct workload *wl, uint32_t *found, char **path)
+{
+    memset(wl, 0, sizeof *wl);
+    *path = NULL;
+    int rc = job_open_cluster(who, cluster, cl, key);
+    if (rc)
+        return rc;
+    char *cause = NULL;
+    struct wfcommons_options scale = {0};
+    if (job_file_find(*cluster, job, found, path, &scale, &cause) < 0 ||
+        wfcommons_load_any(wl, *path, &scale, &cause) < 0) {
+        fprintf(stderr, "jackdaw %s: %s\n", who, cause);
+        free(cause);
+        free(*path);
+        *path = NULL;
+        cluster_fini(cl);
+        return EXIT_BAD_INPUT;
+    }
+    return 0;
+}
+
+void job_close_job(struct cluster *cl, struct workload *wl, char *path)
+{
+    workload_fini(wl);
+    free(path);
+    cluster_fini(cl);
+}
+
 int job_open_cluster(const char *who, const char **path, struct cluster *cl, struct auth_key *key)
 {
     static char *default_path;

@@ -111,6 +111,18 @@ int job_parse_retries(const char *who, const char *text, int *retries);
  * 0 or an exit code. */
 int job_open_cluster(const char *who, const char **path, struct cluster *cl, struct auth_key *key);
 
+/*
+ * A command about one job of a cluster (cancel, get, logs): the cluster file and key
+ * (job_open_cluster), then job `job` (0: the latest submitted) from its job file and its
+ * workload read as it was submitted.  Returns 0 with *cl, *key, *wl, *found and *path
+ * (owned) set, or an exit code after a message, with nothing to free.
+ */
+int job_open_job(const char *who, const char **cluster, uint32_t job, struct cluster *cl,
+                 struct auth_key *key, struct workload *wl, uint32_t *found, char **path);
+
+/* Frees what job_open_job gave. */
+void job_close_job(struct cluster *cl, struct workload *wl, char *path);
+
 /* BLAKE2b-128 of a workload file as 32 hex digits (the trace header's digest); "" and
  * a negative errno when it cannot be read (stdin). */
 int job_workload_digest(const char *path, char hex[33]);

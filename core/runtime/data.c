@@ -225,14 +225,20 @@ static void send_reply(struct data_plane *d, const struct deferred *x)
     node_msg_end(d->n, x->peer, at);
 }
 
+/* A FETCH_REQ's fields into x (a peer's or a client's); -EBADMSG when malformed. */
+static int read_request(struct rbuf *r, struct deferred *x)
+{
+    x->req = rbuf_u32(r);
+    x->key = rbuf_u64(r);
+    x->offset = rbuf_u64(r);
+    x->len = rbuf_u32(r);
+    return !rbuf_ok(r) || x->len > FETCH_CHUNK ? -EBADMSG : 0;
+}
+
 int data_client_reply(struct data_plane *d, struct rbuf *r, struct wbuf *b, const char *who)
 {
     struct deferred x = {.kind = DEFER_REPLY};
-    x.req = rbuf_u32(r);
-    x.key = rbuf_u64(r);
-    x.offset = rbuf_u64(r);
-    x.len = rbuf_u32(r);
-    if (!rbuf_ok(r) || x.len > FETCH_CHUNK)
+    if (read_request(r, &x) < 0)
         return -EBADMSG;
     put_reply(d, b, &x, who);
     return 0;
@@ -637,11 +643,7 @@ void data_release(struct data_plane *d, struct ntask *t)
 static int data_on_fetch_request(struct data_plane *d, uint32_t from, struct rbuf *r)
 {
     struct deferred x = {.kind = DEFER_REPLY, .peer = from};
-    x.req = rbuf_u32(r);
-    x.key = rbuf_u64(r);
-    x.offset = rbuf_u64(r);
-    x.len = rbuf_u32(r);
-    if (!rbuf_ok(r) || x.len > FETCH_CHUNK)
+    if (read_request(r, &x) < 0)
         return -EBADMSG;
     send_or_defer(d, &d->egress, x);
     return 0;

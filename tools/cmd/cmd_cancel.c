@@ -13,7 +13,6 @@
 #include "core/kvs/kvs.h"
 #include "core/net/conn.h"
 #include "core/net/proto.h"
-#include "core/model/wfcommons.h"
 #include "tools/cmd/cmd.h"
 
 static int cancel_main(int argc, char **argv)
@@ -36,21 +35,13 @@ static int cancel_main(int argc, char **argv)
     }
     struct cluster cl;
     struct auth_key key;
-    rc = job_open_cluster("cancel", &cluster, &cl, &key);
-    if (rc)
-        return rc;
+    struct workload wl;
     char *cause = NULL, *path = NULL;
     uint32_t found = 0;
-    struct workload wl;
-    memset(&wl, 0, sizeof wl);
     int code = 0;
-    struct wfcommons_options scale = {0};
-    if (job_file_find(cluster, (uint32_t)job, &found, &path, &scale, &cause) < 0 ||
-        wfcommons_load_any(&wl, path, &scale, &cause) < 0) {
-        fprintf(stderr, "jackdaw cancel: %s\n", cause);
-        code = EXIT_BAD_INPUT;
-        goto out;
-    }
+    rc = job_open_job("cancel", &cluster, (uint32_t)job, &cl, &key, &wl, &found, &path);
+    if (rc)
+        return rc;
     int64_t *index = calloc((size_t)npos, sizeof *index);
     for (int i = 0; i < npos && !code; i++) {
         index[i] = workload_find(&wl, pos[i]);
@@ -74,11 +65,8 @@ static int cancel_main(int argc, char **argv)
         client_destroy(c);
     }
     free(index);
-out:
-    workload_fini(&wl);
-    free(path);
     free(cause);
-    cluster_fini(&cl);
+    job_close_job(&cl, &wl, path);
     return code;
 }
 

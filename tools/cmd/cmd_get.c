@@ -12,7 +12,6 @@
 #include "core/client/client.h"
 #include "core/client/fetchout.h"
 #include "core/client/job.h"
-#include "core/model/wfcommons.h"
 #include "tools/cmd/cmd.h"
 
 static int get_main(int argc, char **argv)
@@ -40,21 +39,13 @@ static int get_main(int argc, char **argv)
     }
     struct cluster cl;
     struct auth_key key;
-    rc = job_open_cluster("get", &cluster, &cl, &key);
-    if (rc)
-        return rc;
+    struct workload wl;
     char *cause = NULL, *path = NULL;
     uint32_t found = 0;
-    struct workload wl;
-    memset(&wl, 0, sizeof wl);
     int code = 0;
-    struct wfcommons_options scale = {0};
-    if (job_file_find(cluster, (uint32_t)job, &found, &path, &scale, &cause) < 0 ||
-        wfcommons_load_any(&wl, path, &scale, &cause) < 0) {
-        fprintf(stderr, "jackdaw get: %s\n", cause);
-        code = EXIT_BAD_INPUT;
-        goto out;
-    }
+    rc = job_open_job("get", &cluster, (uint32_t)job, &cl, &key, &wl, &found, &path);
+    if (rc)
+        return rc;
     rc = fs_mkdirs(dir, 0755, NULL);
     if (rc < 0) {
         fprintf(stderr, "jackdaw get: cannot create '%s': %s\n", dir, strerror(-rc));
@@ -82,10 +73,8 @@ static int get_main(int argc, char **argv)
     }
     client_destroy(c);
 out:
-    workload_fini(&wl);
-    free(path);
     free(cause);
-    cluster_fini(&cl);
+    job_close_job(&cl, &wl, path);
     return code;
 }
 

@@ -19,7 +19,6 @@
 #include "core/base/xalloc.h"
 #include "core/client/job.h"
 #include "core/model/task.h"
-#include "core/model/wfcommons.h"
 #include "tools/cmd/cmd.h"
 
 /* The newest WORKDIR/node-I/task-JOB-INDEX/output of any node I, owned; NULL when none. */
@@ -102,20 +101,13 @@ static int logs_main(int argc, char **argv)
     }
     struct cluster cl;
     struct auth_key key;
-    rc = job_open_cluster("logs", &cluster, &cl, &key);
-    if (rc)
-        return rc;
+    struct workload wl;
     char *cause = NULL, *wpath = NULL;
     uint32_t found = 0;
-    struct workload wl = {0};
-    struct wfcommons_options scale = {0};
     int code = 0;
-    if (job_file_find(cluster, (uint32_t)job, &found, &wpath, &scale, &cause) < 0 ||
-        wfcommons_load_any(&wl, wpath, &scale, &cause) < 0) {
-        fprintf(stderr, "jackdaw logs: %s\n", cause);
-        code = EXIT_BAD_INPUT;
-        goto out;
-    }
+    rc = job_open_job("logs", &cluster, (uint32_t)job, &cl, &key, &wl, &found, &wpath);
+    if (rc)
+        return rc;
     int64_t index = workload_find(&wl, pos[0]);
     if (index < 0) {
         fprintf(stderr, "jackdaw logs: job %u (%s) has no task '%s'\n", found, wpath, pos[0]);
@@ -150,9 +142,7 @@ static int logs_main(int argc, char **argv)
     free(out);
 out:
     free(cause);
-    free(wpath);
-    workload_fini(&wl);
-    cluster_fini(&cl);
+    job_close_job(&cl, &wl, wpath);
     return code;
 }
 
