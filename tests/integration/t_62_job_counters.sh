@@ -37,6 +37,19 @@ stop_cluster
 # The trace holds both jobs: report says so, and --job J reports one (300 tasks each).
 jd report "$trace" >"$T/both.md" 2>"$T/both.err" || fail "report of the two-job trace"
 grep -q "the trace holds 2 jobs" "$T/both.err" || { cat "$T/both.err" >&2; fail "report does not say the trace holds 2 jobs"; }
+# ... and reports each alone too, in its Jobs table (and its JSON's "jobs").
+grep -q '^## Jobs$' "$T/both.md" || fail "the two-job report has no Jobs section"
+jd report "$trace" --format json -o "$T/both.json" 2>/dev/null || fail "report --format json of the two-job trace"
+"$PY" - "$T/both.json" "$T/a.json" "$T/b.json" <<'EOF_PY' || fail "the two-job report's jobs are wrong"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ids = [json.load(open(p))["job"] for p in sys.argv[2:]]
+jobs = r["jobs"]
+assert [j["job"] for j in jobs] == ids, (jobs, ids)
+assert all(j["tasks_done"] == 300 and j["makespan_s"] > 0 for j in jobs), jobs
+# Each job's window is its own, shorter than the whole trace's.
+assert all(j["makespan_s"] < r["figures"]["makespan_s"] for j in jobs), (jobs, r["figures"]["makespan_s"])
+EOF_PY
 for k in a b; do
     j=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['job'])" "$T/$k.json")
     jd report "$trace" --job "$j" --format json -o "$T/$k-report.json" 2>"$T/$k-report.err" || fail "report --job $j"

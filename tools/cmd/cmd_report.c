@@ -15,6 +15,7 @@
  * written.  A cut trace is reported from its whole blocks, with a warning.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,35 @@ static int report_main(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     run_bound_add(a, pos[0], workload, "report");
+    /* A trace of several jobs: each reported alone too, in a table of its own, so that
+     * the whole window's figures are not the only ones. */
+    if (!job && a->njobs > 1) {
+        uint32_t n = a->njobs < 8 ? a->njobs : 8;
+        a->job_rows = xcalloc(n, sizeof *a->job_rows);
+        for (uint32_t i = 0; i < n; i++) {
+            struct report_options jo = {.bins = (unsigned)bins, .job = a->job_ids[i]};
+            struct report_analysis *ja = NULL;
+            char *why = NULL;
+            struct report_job_row *row = &a->job_rows[a->njob_rows];
+            *row = (struct report_job_row){.job = a->job_ids[i], .makespan_s = NAN,
+                                           .efficiency = NAN, .bound_quality = NAN};
+            if (report_analyze(pos[0], &jo, &ja, &why) == 0) {
+                run_bound_add(ja, pos[0], NULL, "report");
+                const double *jf = ja->figures;
+                row->workload = ja->workload_path ? xstrdup(ja->workload_path) : NULL;
+                row->submitted = jf[RF_TASKS_SUBMITTED];
+                row->done = jf[RF_TASKS_DONE];
+                row->failed = jf[RF_TASKS_FAILED];
+                row->cancelled = jf[RF_TASKS_CANCELLED];
+                row->makespan_s = jf[RF_MAKESPAN_S];
+                row->efficiency = jf[RF_EFFICIENCY];
+                row->bound_quality = jf[RF_BOUND_QUALITY];
+            }
+            free(why);
+            report_analysis_destroy(ja);
+            a->njob_rows++;
+        }
+    }
     for (size_t i = 0; i < a->nwarnings; i++)
         fprintf(stderr, "jackdaw report: warning: %s\n", a->warnings[i]);
 

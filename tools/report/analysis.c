@@ -1045,6 +1045,9 @@ void report_analysis_destroy(struct report_analysis *a)
     free(a->short_label);
     free(a->done_runs);
     free(a->spans);
+    for (size_t i = 0; i < a->njob_rows; i++)
+        free(a->job_rows[i].workload);
+    free(a->job_rows);
     free(a->workload_path);
     free(a->nodes);
     free(a->steal_tasks);

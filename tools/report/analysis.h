@@ -255,6 +255,16 @@ struct report_run {
     double work_s;
 };
 
+/* One job of a trace of several, reported alone (report --job J's figures), for the
+ * whole-trace report's list of jobs (filled by the command: it reads the trace again
+ * per job). */
+struct report_job_row {
+    uint32_t job;
+    char *workload;         /* owned; its JOB_SUBMIT's name, or NULL */
+    double submitted, done, failed, cancelled;
+    double makespan_s, efficiency, bound_quality; /* NaN when unknown */
+};
+
 /* One run of a task on a node, START to END, for the task stream (charts.c). */
 struct report_span {
     double start_s, end_s;  /* since the report window's start */
@@ -307,6 +317,10 @@ struct report_analysis {
      * counts them all, so a reader knows when the stream was left out. */
     struct report_span *spans;
     size_t nspans, cap_spans, nspans_all;
+    /* owned; a trace of several jobs: each one's own figures, in submit order (NULL:
+     * one job, or the caller did not ask) */
+    struct report_job_row *job_rows;
+    size_t njob_rows;
     uint32_t workload_job;  /* the job of the JOB_SUBMIT that named workload_path */
     uint32_t njobs;         /* distinct jobs the trace announces (JOB_SUBMIT) */
     uint32_t job_ids[8];    /* the first of them, for the warning that lists them */

@@ -45,6 +45,27 @@ static json_t *figures(const struct report_analysis *a)
     return o;
 }
 
+/* A trace of several jobs: each one's own figures (report --job J). */
+static json_t *jobs(const struct report_analysis *a)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < a->njob_rows; i++) {
+        const struct report_job_row *j = &a->job_rows[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "job", json_integer(j->job));
+        json_object_set_new(o, "workload", j->workload ? json_string(j->workload) : json_null());
+        json_object_set_new(o, "tasks_submitted", num(j->submitted));
+        json_object_set_new(o, "tasks_done", num(j->done));
+        json_object_set_new(o, "tasks_failed", num(j->failed));
+        json_object_set_new(o, "tasks_cancelled", num(j->cancelled));
+        json_object_set_new(o, "makespan_s", num(j->makespan_s));
+        json_object_set_new(o, "efficiency", num(j->efficiency));
+        json_object_set_new(o, "bound_quality", num(j->bound_quality));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
 static json_t *nodes(const struct report_analysis *a)
 {
     json_t *arr = json_array();
@@ -218,6 +239,8 @@ json_t *report_to_json(const struct report_analysis *a)
     json_object_set_new(bound, "quality", num(a->figures[RF_BOUND_QUALITY]));
     json_object_set_new(o, "bound", bound);
     json_object_set_new(o, "nodes", nodes(a));
+    if (a->njob_rows)
+        json_object_set_new(o, "jobs", jobs(a));
     json_object_set_new(o, "steals", steals(a));
     json_object_set_new(o, "audit", audit(a));
     json_object_set_new(o, "series", series(a));

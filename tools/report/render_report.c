@@ -359,10 +359,47 @@ static void headline(struct doc *d, const struct report_analysis *a)
              fmt_figure(eff, RF_EFFICIENCY, f[RF_EFFICIENCY]), quality, causes);
 }
 
+/* A trace of several jobs: each one's own figures (report --job J), before the whole
+ * window's, which mix them. */
+static void jobs_section(struct doc *d, const struct report_analysis *a)
+{
+    if (!a->njob_rows)
+        return;
+    doc_section(d, "Jobs");
+    doc_para(d, "The trace holds %" PRIu32 " jobs; each alone (`jackdaw report --job J`), "
+                "then, below, the cluster's whole window, whose figures mix them.",
+             a->njobs);
+    static const char *const head[] = {"job", "workload", "tasks", "done", "failed",
+                                       "cancelled", "makespan", "efficiency",
+                                       "quality vs bound"};
+    static const bool numeric[] = {true, false, true, true, true, true, true, true, true};
+    doc_table(d, 9, head, numeric);
+    for (size_t i = 0; i < a->njob_rows; i++) {
+        const struct report_job_row *j = &a->job_rows[i];
+        char c[9][FIG_BUF];
+        snprintf(c[0], FIG_BUF, "%" PRIu32, j->job);
+        const char *name = j->workload ? strrchr(j->workload, '/') : NULL;
+        snprintf(c[1], FIG_BUF, "%s", name ? name + 1 : j->workload ? j->workload : "–");
+        fmt_value(c[2], RU_COUNT, j->submitted);
+        fmt_value(c[3], RU_COUNT, j->done);
+        fmt_value(c[4], RU_COUNT, j->failed);
+        fmt_value(c[5], RU_COUNT, j->cancelled);
+        fmt_figure(c[6], RF_MAKESPAN_S, j->makespan_s);
+        fmt_figure(c[7], RF_EFFICIENCY, j->efficiency);
+        fmt_figure(c[8], RF_BOUND_QUALITY, j->bound_quality);
+        const char *row[] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]};
+        doc_row(d, row);
+    }
+    doc_table_end(d);
+    if (a->njobs > a->njob_rows)
+        doc_para(d, "(the first %zu of them)", a->njob_rows);
+}
+
 static void write_report(struct doc *d, const struct report_analysis *a)
 {
     headline(d, a);
     run_section(d, a);
+    jobs_section(d, a);
     doc_section(d, report_sections[1]);
     figure_table(d, a, "summary");
     lost_section(d, a);
