@@ -41,17 +41,34 @@ static volatile sig_atomic_t curses_up;
 static pid_t tracked[MAX_TRACKED];
 static volatile sig_atomic_t ntracked;
 
-int console_run_tool(char *const argv[], char **why)
+int console_run_tool(char *const argv[], char **out, char **why)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0) {
         *why = xasprintf("cannot make a pipe: %s", strerror(errno));
         return -1;
     }
+    /* Its output, when wanted, goes to an unnamed file read back at the end: one pipe
+     * read to its end cannot block on the other. */
+    int ofd = -1;
+    if (out) {
+        char tmpl[] = "/tmp/jackdaw-console-XXXXXX";
+        ofd = mkostemp(tmpl, O_CLOEXEC);
+        if (ofd < 0) {
+            *why = xasprintf("cannot make a temporary file: %s", strerror(errno));
+            close(fds[0]);
+            close(fds[1]);
+            return -1;
+        }
+        unlink(tmpl);
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    if (ofd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, ofd, 1);
+    else
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
     pid_t pid;
     int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
@@ -59,6 +76,8 @@ int console_run_tool(char *const argv[], char **why)
     close(fds[1]);
     if (rc != 0) {
         close(fds[0]);
+        if (ofd >= 0)
+            close(ofd);
         *why = xasprintf("cannot start jackdaw %s: %s", argv[1], strerror(rc));
         return -1;
     }
@@ -85,6 +104,15 @@ int console_run_tool(char *const argv[], char **why)
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
+    if (ofd >= 0) {
+        /* At most 4 MiB of it: a page, not a file viewer. */
+        off_t size = lseek(ofd, 0, SEEK_END);
+        size_t n = size > 0 ? (size_t)(size < (4 << 20) ? size : (4 << 20)) : 0;
+        *out = xmalloc(n + 1);
+        ssize_t got = n ? pread(ofd, *out, n, 0) : 0;
+        (*out)[got > 0 ? got : 0] = '\0';
+        close(ofd);
+    }
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
         return 0;
     while (len && tail[len - 1] == '\n')
@@ -268,7 +296,10 @@ static void update_flags(struct console *c)
 static void frame(struct console *c)
 {
     erase();
-    if (c->ui.help) {
+    if (c->ui.page) {
+        draw_page(&c->ui, LINES, COLS);
+        curs_set(0);
+    } else if (c->ui.help) {
         draw_help(&c->ui, LINES, COLS);
         curs_set(0);
     } else if (c->ui.mode == KEYS_FORM) {
@@ -357,7 +388,7 @@ static void headless_end(struct console *c)
 {
     if (c->ask == ASK_QUIT)
         ungetch('y');
-    else if (c->ask != ASK_NONE || c->ui.help || c->ui.mode == KEYS_FORM)
+    else if (c->ask != ASK_NONE || c->ui.help || c->ui.page || c->ui.mode == KEYS_FORM)
         ungetch(27);
     else
         ungetch('q');
@@ -608,6 +639,7 @@ int console_run(const struct console_options *o, char **cause)
     if (c.live && c.s.generated)
         fprintf(stderr, "jackdaw console: the generated workload is %s\n", c.s.generated);
     code = c.exit_code;
+    console_page_close(&c);
     if (c.live)
         session_fini(&c.s);
     replay_destroy(c.r);

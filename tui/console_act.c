@@ -218,7 +218,7 @@ static void write_report(struct console *c)
                     (char *)"--format", (char *)"html", jobtext[0] ? (char *)"--job" : NULL,
                     jobtext, NULL};
     char *why = NULL;
-    int rc = console_run_tool(argv, &why);
+    int rc = console_run_tool(argv, NULL, &why);
     if (rc == 0)
         console_message(c, false, "report written to %s", out);
     else
@@ -227,8 +227,119 @@ static void write_report(struct console *c)
     free(out);
 }
 
+void console_page_close(struct console *c)
+{
+    for (uint32_t i = 0; i < c->ui.npage; i++)
+        free(c->ui.page[i]);
+    free(c->ui.page);
+    c->ui.page = NULL;
+    c->ui.npage = c->ui.page_top = 0;
+}
+
+/* Opens a page of `text`'s lines (taken) under `title`. */
+static void page_open(struct console *c, const char *title, char *text)
+{
+    console_page_close(c);
+    snprintf(c->ui.page_title, sizeof c->ui.page_title, "%s", title);
+    size_t cap = 0;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        c->ui.page = xgrow(c->ui.page, &cap, c->ui.npage + 1, sizeof *c->ui.page);
+        c->ui.page[c->ui.npage++] = xstrdup(line);
+    }
+    if (!c->ui.npage) {
+        c->ui.page = xgrow(c->ui.page, &cap, 1, sizeof *c->ui.page);
+        c->ui.page[c->ui.npage++] = xstrdup("(nothing)");
+    }
+    free(text);
+}
+
+/* The trace the task commands read: the replayed file, or the cluster's (they find its
+ * collector trace through the cluster file). */
+static int trace_args(struct console *c, char **argv, int at)
+{
+    if (!c->live) {
+        argv[at++] = (char *)"--trace";
+        argv[at++] = (char *)c->o->replay_path;
+    } else if (c->s.cluster_path) {
+        argv[at++] = (char *)"--cluster";
+        argv[at++] = (char *)c->s.cluster_path;
+    }
+    argv[at] = NULL;
+    return at;
+}
+
+/* T: one task's history, as `jackdaw task ID` gives it (in replay, from the whole
+ * trace, not only up to the replay's clock). */
+static void task_lookup(struct console *c, const char *id)
+{
+    char *argv[8] = {(char *)"jackdaw", (char *)"task", (char *)id};
+    trace_args(c, argv, 3);
+    char *out = NULL, *why = NULL;
+    console_notice(c, "looking the task up...");
+    if (console_run_tool(argv, &out, &why) == 0) {
+        char title[160];
+        snprintf(title, sizeof title, "task %s%s", id, c->live ? "" : " (the whole trace)");
+        page_open(c, title, out);
+    } else {
+        console_message(c, true, "task %s: %s", id, why ? why : "not found");
+        free(out);
+    }
+    free(why);
+}
+
+/* t: the selected node's tasks that are running or queued there (jackdaw tasks). */
+static void node_tasks(struct console *c)
+{
+    if (c->ui.selected < 0) {
+        console_message(c, true, "no node selected");
+        return;
+    }
+    char node[16];
+    snprintf(node, sizeof node, "%d", (int)c->ui.selected);
+    struct wbuf all;
+    wbuf_init(&all);
+    static const char *const states[] = {"running", "queued"};
+    console_notice(c, "listing the node's tasks...");
+    for (int k = 0; k < 2; k++) {
+        char *argv[10] = {(char *)"jackdaw", (char *)"tasks", (char *)"--node", node,
+                          (char *)"--state", (char *)states[k]};
+        trace_args(c, argv, 6);
+        char *out = NULL, *why = NULL;
+        if (console_run_tool(argv, &out, &why) == 0 && out) {
+            /* the header line once */
+            const char *body = out;
+            if (k > 0 && all.len && (body = strchr(out, '\n')) != NULL)
+                body++;
+            wbuf_put(&all, body ? body : "", strlen(body ? body : ""));
+        } else if (why) {
+            console_message(c, true, "node %s: %s", node, why);
+        }
+        free(out);
+        free(why);
+    }
+    wbuf_put(&all, "", 1);
+    char title[160];
+    snprintf(title, sizeof title, "node %s: running and queued tasks%s", node,
+             c->live ? "" : " (at the end of the trace)");
+    page_open(c, title, xstrdup((const char *)all.data));
+    wbuf_fini(&all);
+}
+
 static void run_action(struct console *c, enum action a)
 {
+    if (a == ACT_TASK_LOOKUP) {
+        c->ask = ASK_TASK;
+        c->ui.prompt = "Task id (or JOB:INDEX): ";
+        c->ui.input[0] = '\0';
+        return;
+    }
+    if (a == ACT_NODE_TASKS) {
+        node_tasks(c);
+        return;
+    }
     if (a == ACT_REPORT) {
         write_report(c);
         return;
@@ -349,6 +460,13 @@ static void prompt_key(struct console *c, int key)
         return;
     }
     if (key == '\n' || key == '\r' || key == KEY_ENTER) {
+        if (c->ask == ASK_TASK && c->ui.input[0]) {
+            char id[sizeof c->ui.input];
+            snprintf(id, sizeof id, "%s", c->ui.input);
+            close_prompt(c);
+            task_lookup(c, id);
+            return;
+        }
         if (c->ask == ASK_SEEK && c->ui.input[0]) {
             char *end;
             double s = strtod(c->ui.input, &end);
@@ -478,6 +596,7 @@ static void view_action(struct console *c, enum action a)
         replay_action(c, a);
         break;
     case ACT_CANCEL_JOB: case ACT_TEARDOWN: case ACT_LAUNCH_FORM: case ACT_REPORT:
+    case ACT_TASK_LOOKUP: case ACT_NODE_TASKS:
         run_action(c, a);
         break;
     case ACT_MOUSE: mouse(c); break;
@@ -519,6 +638,25 @@ void console_key(struct console *c, int key)
         /* curses has resized stdscr already; the next frame lays out anew, and the
          * whole screen is sent again so that no piece of the old size stays. */
         clearok(curscr, TRUE);
+        c->dirty = true;
+        return;
+    }
+    if (c->ui.page) {
+        int64_t n = c->ui.npage, step = 0;
+        switch (key) {
+        case KEY_DOWN: step = 1; break;
+        case KEY_UP: step = -1; break;
+        case KEY_NPAGE: step = 10; break;
+        case KEY_PPAGE: step = -10; break;
+        default:
+            if (a != ACT_MOUSE) {
+                console_page_close(c);
+                c->dirty = true;
+                return;
+            }
+        }
+        int64_t top = (int64_t)c->ui.page_top + step;
+        c->ui.page_top = (uint32_t)(top >= n ? (n > 0 ? n - 1 : 0) : top < 0 ? 0 : top);
         c->dirty = true;
         return;
     }

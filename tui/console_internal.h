@@ -18,7 +18,7 @@
 #include "tui/session.h"
 
 /* What the status line's prompt is for. */
-enum ask { ASK_NONE, ASK_FILTER, ASK_SEEK, ASK_QUIT, ASK_CANCEL, ASK_TEARDOWN };
+enum ask { ASK_NONE, ASK_FILTER, ASK_SEEK, ASK_QUIT, ASK_CANCEL, ASK_TEARDOWN, ASK_TASK };
 
 struct console {
     const struct console_options *o;
@@ -50,6 +50,8 @@ void console_key(struct console *c, int key);
 void console_rows(struct console *c);
 /* Brings the model to the replay clock (clamped to the trace) and marks dirty. */
 void console_replay_seek(struct console *c, int64_t t_ns);
+/* Closes the text page, if one is open (frees its lines). */
+void console_page_close(struct console *c);
 /* Shows a message on the status line until the next key. */
 void console_message(struct console *c, bool error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -63,9 +65,10 @@ void console_teardown(struct console *c, bool quitting);
 /* console.c */
 /* Draws a one-line notice over the current screen at once (before a slow step). */
 void console_notice(struct console *c, const char *what);
-/* Runs this binary with argv (argv[0] ignored) to its end, its output and errors kept;
- * 0 when it exited 0, else -1 with *why (owned) its last line of errors. */
-int console_run_tool(char *const argv[], char **why);
+/* Runs this binary with argv (argv[0] ignored) to its end; its standard output into
+ * *out (owned, NUL-terminated, at most 4 MiB) when out is not NULL.  0 when it exited
+ * 0, else -1 with *why (owned) its last line of errors (*out is set either way). */
+int console_run_tool(char *const argv[], char **out, char **why);
 /* Remembers the pids of a cluster the console started, for the fatal-signal handler. */
 void console_track_pids(const struct console *c);
 

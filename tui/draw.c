@@ -630,6 +630,20 @@ uint32_t draw_help_lines(unsigned mode)
     return (uint32_t)keys_help(mode, lines, ACT_COUNT);
 }
 
+void draw_page(const struct ui *ui, int rows, int cols)
+{
+    fill(0, 0, cols, STYLE_HEADING);
+    draw_text(0, 1, cols - 1, STYLE_HEADING, ui->page_title);
+    int y = 2;
+    uint32_t last = ui->page_top;
+    for (uint32_t i = ui->page_top; i < ui->npage && y < rows - 2; i++, y++, last++)
+        draw_text(y, 1, cols - 2, STYLE_NORMAL, ui->page[i]);
+    fill(rows - 1, 0, cols, STYLE_KEY);
+    draw_textf(rows - 1, 1, cols - 1, STYLE_KEY,
+               "lines %u-%u of %u: Up/Down/PgUp/PgDn scroll, any other key closes",
+               ui->npage ? ui->page_top + 1 : 0, last, ui->npage);
+}
+
 void draw_help(const struct ui *ui, int rows, int cols)
 {
     struct help_line lines[ACT_COUNT];

@@ -36,6 +36,11 @@ struct ui {
     uint32_t top;               /* first table row shown */
     bool help;
     uint32_t help_top;          /* first help line shown */
+    /* A page of text over the view (a task's history, a node's tasks), or none: lines
+     * owned, NULL when closed. */
+    char **page;
+    uint32_t npage, page_top;
+    char page_title[160];
     /* status line: a prompt being typed, else a message, else key hints */
     const char *prompt;         /* "Filter: ", "Go to (s): ", a question; NULL when none */
     char input[128];
@@ -61,6 +66,8 @@ bool draw_has_color(void);
 /* The whole view screen: rows[0..nrows) are indexes into v->nodes in table order. */
 void draw_view(const struct layout *l, const struct model_view *v, const uint32_t *rows,
                uint32_t nrows, const struct ui *ui);
+/* The text page (ui->page) over the whole screen, from line page_top. */
+void draw_page(const struct ui *ui, int rows, int cols);
 /* The help overlay for ui->mode (over the whole screen). */
 void draw_help(const struct ui *ui, int rows, int cols);
 /* The status line (last row). */

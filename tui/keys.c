@@ -64,6 +64,10 @@ static const struct key_binding table[] = {
     {'C', ACT_CANCEL_JOB, KEYS_LIVE, "C", "cancel the job (asks first)"},
     {'K', ACT_TEARDOWN, KEYS_LIVE, "K", "tear the cluster down (asks first)"},
     {'L', ACT_LAUNCH_FORM, KEYS_LIVE, "L", "launch form (once no cluster runs)"},
+    {'T', ACT_TASK_LOOKUP, KEYS_LIVE | KEYS_REPLAY, "T",
+     "look a task up by id: its history (jackdaw task)"},
+    {'t', ACT_NODE_TASKS, KEYS_LIVE | KEYS_REPLAY, "t",
+     "the selected node's running and queued tasks (jackdaw tasks)"},
     {'W', ACT_REPORT, KEYS_LIVE | KEYS_REPLAY, "W",
      "write the job's HTML report (jackdaw report) beside its trace"},
     /* the launch form */

@@ -227,6 +227,21 @@ pane rep | grep -qE "Tasks .* $vdone/$vtasks +100.0% +run 0 +fail $vfailed" ||
 TM send-keys -t rep W
 wait_until 30 pane_has rep "report written to $T/x.html" || { show rep; fail "W did not say where the report went"; }
 grep -q '<html' "$T/x.html" || fail "W's report is no HTML page"
+# T looks a task up by its id: its history, on a page that any key closes.
+first_id=$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["id"])' "$T/fan.jsonl")
+TM send-keys -t rep T
+wait_until 10 pane_has rep 'Task id' || { show rep; fail "T did not ask for a task id"; }
+TM send-keys -t rep "$first_id" Enter
+wait_until 20 pane_has rep "^ task $first_id" || { show rep; fail "T $first_id showed no page"; }
+wait_until 10 pane_has rep ' started$' || { show rep; fail "the task's page has no history"; }
+pane rep | grep -qE 'ended done \(exit 0\)|ended done' || { show rep; fail "the task's page does not say how it ended"; }
+TM send-keys -t rep x
+wait_until 10 eval '! pane_has rep "^ task $first_id"' || { show rep; fail "a key did not close the page"; }
+# t lists the selected node's running and queued tasks (none at the end of the trace).
+TM send-keys -t rep t
+wait_until 20 pane_has rep 'running and queued tasks' || { show rep; fail "t showed no page"; }
+pane rep | grep -q 'JOB:INDEX' || { show rep; fail "t's page has no task table"; }
+TM send-keys -t rep x
 TM send-keys -t rep q
 wait_until 10 pane_has rep '^REPLAY-EXIT=0' || { show rep; fail "replay did not exit 0 on q"; }
 note "replay at x64: $vdone/$vtasks, as trace verify counts"
