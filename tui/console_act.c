@@ -589,6 +589,11 @@ static void view_action(struct console *c, enum action a)
         break;
     case ACT_PANE_UTIL: c->ui.pane = PANE_UTIL; break;
     case ACT_PANE_STEALS: c->ui.pane = PANE_STEALS; break;
+    case ACT_STEALS_WHOLE:
+        c->ui.steals_whole = !c->ui.steals_whole;
+        model_steals_whole(c->m, c->ui.steals_whole);
+        c->ui.pane = PANE_STEALS;
+        break;
     case ACT_PANE_LOG: c->ui.pane = PANE_LOG; break;
     case ACT_PANE_DETAIL: c->ui.pane = PANE_DETAIL; break;
     case ACT_PLAY: case ACT_FASTER: case ACT_SLOWER: case ACT_STEP: case ACT_SEEK:

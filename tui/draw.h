@@ -36,6 +36,7 @@ struct ui {
     uint32_t top;               /* first table row shown */
     bool help;
     uint32_t help_top;          /* first help line shown */
+    bool steals_whole;          /* the steals pane counts the whole run */
     /* A page of text over the view (a task's history, a node's tasks), or none: lines
      * owned, NULL when closed. */
     char **page;

@@ -101,10 +101,18 @@ static void pane_util(const struct rect *r, const struct model_view *v, const st
 
 static void pane_steals(const struct rect *r, const struct model_view *v, const struct ui *ui)
 {
-    draw_textf(r->y, r->x, r->w, STYLE_LABEL,
-               "Steals: %llu tasks stolen; %llu requests, %llu failed.  Last %.0f s:",
-               (unsigned long long)v->steals_total, (unsigned long long)v->steal_requests,
-               (unsigned long long)v->steal_fails, MODEL_STEAL_WINDOW_NS / 1e9);
+    if (v->steals_whole)
+        draw_textf(r->y, r->x, r->w, STYLE_LABEL,
+                   "Steals: %llu tasks stolen; %llu requests, %llu failed.  Whole run (w: "
+                   "last %.0f s):",
+                   (unsigned long long)v->steals_total, (unsigned long long)v->steal_requests,
+                   (unsigned long long)v->steal_fails, MODEL_STEAL_WINDOW_NS / 1e9);
+    else
+        draw_textf(r->y, r->x, r->w, STYLE_LABEL,
+                   "Steals: %llu tasks stolen; %llu requests, %llu failed.  Last %.0f s (w: "
+                   "whole run):",
+                   (unsigned long long)v->steals_total, (unsigned long long)v->steal_requests,
+                   (unsigned long long)v->steal_fails, MODEL_STEAL_WINDOW_NS / 1e9);
     uint32_t n = v->nnodes;
     /* Cells of 4 columns show up to 999 tasks, of 3 up to 99, where room is short. */
     int cw = 7 + (int)n * 4 <= r->w ? 4 : 3;
@@ -134,7 +142,8 @@ static void pane_steals(const struct rect *r, const struct model_view *v, const 
         return;
     }
     if (v->nflows == 0) {
-        draw_text(r->y + 1, r->x + 1, r->w - 1, STYLE_DIM, "no steals in the window");
+        draw_text(r->y + 1, r->x + 1, r->w - 1, STYLE_DIM,
+                  v->steals_whole ? "no steals seen" : "no steals in the window");
         return;
     }
     /* Top flows, in as many columns of 28 as fit. */

@@ -68,6 +68,8 @@ static const struct key_binding table[] = {
      "look a task up by id: its history (jackdaw task)"},
     {'t', ACT_NODE_TASKS, KEYS_LIVE | KEYS_REPLAY, "t",
      "the selected node's running and queued tasks (jackdaw tasks)"},
+    {'w', ACT_STEALS_WHOLE, KEYS_LIVE | KEYS_REPLAY, "w",
+     "steal matrix: the whole run, or the last 10 s"},
     {'W', ACT_REPORT, KEYS_LIVE | KEYS_REPLAY, "W",
      "write the job's HTML report (jackdaw report) beside its trace"},
     /* the launch form */

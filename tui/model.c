@@ -106,6 +106,8 @@ struct model {
     struct grant *grants;       /* owned ring of recent steal grants, oldest first */
     size_t grant_head, grant_len, grant_cap;
     struct u64map pairs;        /* thief << 32 | victim -> owned struct pair_count */
+    struct u64map all_pairs;    /* the same over the whole run (never expired) */
+    bool whole;                 /* the matrix shows all_pairs (model_steals_whole) */
     uint32_t *recent;           /* owned; recent_n^2, NULL when nnodes > MATRIX_MAX_NODES */
     uint32_t recent_n;
     struct model_flow flows[MODEL_MAX_FLOWS];
@@ -366,12 +368,15 @@ static void grant_add(struct model *m, const struct wire_note *n)
     m->grants[(m->grant_head + m->grant_len++) % m->grant_cap] = (struct grant){
         .time_ns = n->time_ns, .thief = n->node, .victim = n->peer, .tasks = n->count};
     uint64_t key = pair_key(n->node, n->peer);
-    struct pair_count *p = u64map_get(&m->pairs, key);
-    if (!p) {
-        p = xcalloc(1, sizeof *p);
-        u64map_put(&m->pairs, key, p);
+    struct u64map *maps[2] = {&m->pairs, &m->all_pairs};
+    for (int k = 0; k < 2; k++) {
+        struct pair_count *p = u64map_get(maps[k], key);
+        if (!p) {
+            p = xcalloc(1, sizeof *p);
+            u64map_put(maps[k], key, p);
+        }
+        p->tasks += (uint64_t)n->count;
     }
-    p->tasks += (uint64_t)n->count;
 }
 
 static int flow_cmp(const struct model_flow *a, const struct model_flow *b)
@@ -398,7 +403,8 @@ static void matrix_rebuild(struct model *m)
     uint32_t nflows = 0;
     uint64_t key;
     void *value;
-    for (size_t pos = 0; (pos = u64map_next(&m->pairs, pos, &key, &value)) != 0;) {
+    struct u64map *pairs = m->whole ? &m->all_pairs : &m->pairs;
+    for (size_t pos = 0; (pos = u64map_next(pairs, pos, &key, &value)) != 0;) {
         const struct pair_count *p = value;
         struct model_flow f = {.thief = (int32_t)(key >> 32), .victim = (int32_t)(uint32_t)key,
                                .tasks = p->tasks};
@@ -421,6 +427,13 @@ static void matrix_rebuild(struct model *m)
     m->view.recent = m->recent;
     m->view.flows = m->flows;
     m->view.nflows = nflows;
+    m->view.steals_whole = m->whole;
+}
+
+void model_steals_whole(struct model *m, bool whole)
+{
+    m->whole = whole;
+    matrix_rebuild(m);
 }
 
 /* ---- inputs ------------------------------------------------------------------------ */
@@ -805,6 +818,7 @@ struct model *model_create(void)
 {
     struct model *m = xcalloc(1, sizeof *m);
     u64map_init(&m->pairs);
+    u64map_init(&m->all_pairs);
     model_log_init(&m->log);
     model_reset(m);
     return m;
@@ -822,6 +836,9 @@ static void clear_run(struct model *m)
     for (size_t pos = 0; (pos = u64map_next(&m->pairs, pos, &key, &value)) != 0;)
         free(value);
     u64map_fini(&m->pairs);
+    for (size_t pos = 0; (pos = u64map_next(&m->all_pairs, pos, &key, &value)) != 0;)
+        free(value);
+    u64map_fini(&m->all_pairs);
     m->grant_head = m->grant_len = 0;
     m->njobs = 0;
     m->job_workload[0] = '\0';

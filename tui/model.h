@@ -127,6 +127,7 @@ struct model_view {
     const uint32_t *recent;
     const struct model_flow *flows;
     uint32_t nflows;
+    bool steals_whole;          /* recent and flows count the whole run, not the window */
     /* log, oldest first */
     const struct model_log_line *log;
     uint32_t nlog;
@@ -138,6 +139,9 @@ struct model;
 
 struct model *model_create(void);
 void model_destroy(struct model *m); /* NULL is a no-op */
+/* The steal matrix and flows of the view count the whole run (true) or the recent window
+ * (false, the default); kept across model_reset. */
+void model_steals_whole(struct model *m, bool whole);
 /* Forgets everything but the header (replay seeking backwards starts over). */
 void model_reset(struct model *m);
 

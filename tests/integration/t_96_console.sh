@@ -227,6 +227,11 @@ pane rep | grep -qE "Tasks .* $vdone/$vtasks +100.0% +run 0 +fail $vfailed" ||
 TM send-keys -t rep W
 wait_until 30 pane_has rep "report written to $T/x.html" || { show rep; fail "W did not say where the report went"; }
 grep -q '<html' "$T/x.html" || fail "W's report is no HTML page"
+# w switches the steals pane to the whole run's matrix (and back).
+TM send-keys -t rep w
+wait_until 10 pane_has rep 'Whole run \(w: last 10 s\)' || { show rep; fail "w did not show the whole run's steals"; }
+TM send-keys -t rep w
+wait_until 10 pane_has rep 'Last 10 s \(w: whole run\)' || { show rep; fail "w did not switch back to the last 10 s"; }
 # T looks a task up by its id: its history, on a page that any key closes.
 first_id=$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["id"])' "$T/fan.jsonl")
 TM send-keys -t rep T

@@ -470,6 +470,20 @@ static void test_steal_matrix(void **state)
     for (uint32_t i = 0; i < 9; i++)
         assert_int_equal(v->recent[i], 0);
     assert_int_equal(node_by_id(v, 1)->steals_in, 7);
+    /* The whole run's matrix keeps every grant, and switching back shows the window. */
+    model_steals_whole(m, true);
+    v = model_view(m);
+    assert_true(v->steals_whole);
+    assert_int_equal(v->recent[1 * 3 + 0], 7);
+    assert_int_equal(v->recent[2 * 3 + 0], 3);
+    assert_int_equal(v->recent[0 * 3 + 2], 1);
+    assert_int_equal(v->nflows, 3);
+    model_tick(m, 14 * S);
+    assert_int_equal(model_view(m)->recent[1 * 3 + 0], 7);
+    model_steals_whole(m, false);
+    v = model_view(m);
+    assert_false(v->steals_whole);
+    assert_int_equal(v->nflows, 0);
 
     /* Past 64 nodes there is no matrix, only flows. */
     for (int32_t id = 0; id < 70; id++)
