@@ -296,7 +296,10 @@ static void update_flags(struct console *c)
 static void frame(struct console *c)
 {
     erase();
-    if (c->ui.page) {
+    if (c->ui.chooser) {
+        draw_chooser(&c->ui, LINES, COLS);
+        curs_set(0);
+    } else if (c->ui.page) {
         draw_page(&c->ui, LINES, COLS);
         curs_set(0);
     } else if (c->ui.help) {
@@ -311,7 +314,8 @@ static void frame(struct console *c)
     } else {
         const struct model_view *v = model_view(c->m);
         update_flags(c);
-        layout_compute(&c->lay, LINES, COLS, v->nnodes, c->ui.pane, c->ui.map);
+        layout_compute_hiding(&c->lay, LINES, COLS, v->nnodes, c->ui.pane, c->ui.map,
+                              c->ui.hidden_cols);
         console_rows(c);
         draw_view(&c->lay, v, c->rows, c->nrows, &c->ui);
         curs_set(c->ui.prompt ? 1 : 0);
@@ -388,7 +392,8 @@ static void headless_end(struct console *c)
 {
     if (c->ask == ASK_QUIT)
         ungetch('y');
-    else if (c->ask != ASK_NONE || c->ui.help || c->ui.page || c->ui.mode == KEYS_FORM)
+    else if (c->ask != ASK_NONE || c->ui.help || c->ui.page || c->ui.chooser ||
+             c->ui.mode == KEYS_FORM)
         ungetch(27);
     else
         ungetch('q');

@@ -589,6 +589,13 @@ static void view_action(struct console *c, enum action a)
         break;
     case ACT_PANE_UTIL: c->ui.pane = PANE_UTIL; break;
     case ACT_PANE_STEALS: c->ui.pane = PANE_STEALS; break;
+    case ACT_COLUMNS:
+        /* Where it was left, as htop's setup screen does; the first column one can hide
+         * the first time. */
+        c->ui.chooser = true;
+        if (c->ui.chooser_at <= TCOL_UTIL)
+            c->ui.chooser_at = TCOL_SLOTS;
+        break;
     case ACT_STEALS_WHOLE:
         c->ui.steals_whole = !c->ui.steals_whole;
         model_steals_whole(c->m, c->ui.steals_whole);
@@ -643,6 +650,20 @@ void console_key(struct console *c, int key)
         /* curses has resized stdscr already; the next frame lays out anew, and the
          * whole screen is sent again so that no piece of the old size stays. */
         clearok(curscr, TRUE);
+        c->dirty = true;
+        return;
+    }
+    if (c->ui.chooser) {
+        switch (key) {
+        case KEY_DOWN: c->ui.chooser_at += c->ui.chooser_at + 1 < TCOL_COUNT; break;
+        case KEY_UP: c->ui.chooser_at -= c->ui.chooser_at > 0; break;
+        case ' ': case '\n': case '\r': case KEY_ENTER:
+            if (c->ui.chooser_at > TCOL_UTIL)
+                c->ui.hidden_cols ^= 1u << c->ui.chooser_at;
+            break;
+        case KEY_ESC: case 'q': case KEY_F(2): c->ui.chooser = false; break;
+        default: break;
+        }
         c->dirty = true;
         return;
     }

@@ -630,6 +630,23 @@ uint32_t draw_help_lines(unsigned mode)
     return (uint32_t)keys_help(mode, lines, ACT_COUNT);
 }
 
+void draw_chooser(const struct ui *ui, int rows, int cols)
+{
+    fill(0, 0, cols, STYLE_HEADING);
+    draw_text(0, 1, cols - 1, STYLE_HEADING, "jackdaw console: columns of the node table");
+    for (int c = 0; c < TCOL_COUNT && 2 + c < rows - 2; c++) {
+        bool fixed = c <= TCOL_UTIL, on = fixed || !(ui->hidden_cols & (1u << c));
+        const struct table_col_info *ci = layout_col_info((enum table_col)c);
+        draw_textf(2 + c, 2, cols - 3, c == ui->chooser_at ? STYLE_SELECTED : STYLE_NORMAL,
+                   "[%c] %-8s%s", on ? 'x' : ' ', ci->title,
+                   fixed ? "  (always shown)" : "");
+    }
+    fill(rows - 1, 0, cols, STYLE_KEY);
+    draw_text(rows - 1, 1, cols - 1, STYLE_KEY,
+              "Up/Down: a column  Space/Enter: show or hide it  Esc/F2/q: back to the view "
+              "(a narrow screen still drops columns)");
+}
+
 void draw_page(const struct ui *ui, int rows, int cols)
 {
     fill(0, 0, cols, STYLE_HEADING);

@@ -37,6 +37,11 @@ struct ui {
     bool help;
     uint32_t help_top;          /* first help line shown */
     bool steals_whole;          /* the steals pane counts the whole run */
+    /* The column chooser (F2): open, the column under its cursor, and the columns the
+     * user hid (a bit per enum table_col). */
+    bool chooser;
+    int chooser_at;
+    uint32_t hidden_cols;
     /* A page of text over the view (a task's history, a node's tasks), or none: lines
      * owned, NULL when closed. */
     char **page;
@@ -67,6 +72,8 @@ bool draw_has_color(void);
 /* The whole view screen: rows[0..nrows) are indexes into v->nodes in table order. */
 void draw_view(const struct layout *l, const struct model_view *v, const uint32_t *rows,
                uint32_t nrows, const struct ui *ui);
+/* The column chooser (ui->chooser) over the whole screen. */
+void draw_chooser(const struct ui *ui, int rows, int cols);
 /* The text page (ui->page) over the whole screen, from line page_top. */
 void draw_page(const struct ui *ui, int rows, int cols);
 /* The help overlay for ui->mode (over the whole screen). */

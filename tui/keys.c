@@ -40,6 +40,7 @@ static const struct key_binding table[] = {
     {'/', ACT_FILTER, KEYS_VIEW, "/", "filter nodes: 'node 3', 'idle', 'busy', 'down', 'dead'"},
     {KEY_F(4), ACT_FILTER, KEYS_VIEW, "F4", NULL},
     {KEY_F(3), ACT_FILTER, KEYS_VIEW, "F3", NULL}, /* htop's search */
+    {KEY_F(2), ACT_COLUMNS, KEYS_VIEW, "F2", "choose the node table's columns (htop's setup)"},
     {KEY_ESC, ACT_FILTER_CLEAR, KEYS_VIEW, "Esc", "clear the filter"},
     {'m', ACT_MAP, KEYS_VIEW, "m", "heat map: auto (nodes do not fit), full (no table), never"},
     /* panes */

@@ -60,13 +60,15 @@ static struct rect rect(int y, int x, int h, int w)
 
 /* Drops the lowest-priority columns until the rest fit `width`, then gives the
  * utilization bar what is left, up to LAYOUT_BAR_MAX. */
-static void choose_columns(struct layout *l, int width)
+static void choose_columns(struct layout *l, int width, uint32_t hidden)
 {
     bool shown[TCOL_COUNT];
     int total = -1;
     for (int c = 0; c < TCOL_COUNT; c++) {
-        shown[c] = true;
-        total += cols_info[c].width + 1;
+        /* The user's choice (F2) first; the node and the bar always stay. */
+        shown[c] = c <= TCOL_UTIL || !(hidden & (1u << c));
+        if (shown[c])
+            total += cols_info[c].width + 1;
     }
     while (total > width) {
         int worst = -1;
@@ -100,6 +102,12 @@ static uint32_t ceil_div(uint32_t a, uint32_t b)
 
 void layout_compute(struct layout *l, int rows, int cols, uint32_t nnodes, enum ui_pane pane,
                     enum map_mode map)
+{
+    layout_compute_hiding(l, rows, cols, nnodes, pane, map, 0);
+}
+
+void layout_compute_hiding(struct layout *l, int rows, int cols, uint32_t nnodes,
+                           enum ui_pane pane, enum map_mode map, uint32_t hidden)
 {
     memset(l, 0, sizeof *l);
     l->rows = rows;
@@ -150,7 +158,7 @@ void layout_compute(struct layout *l, int rows, int cols, uint32_t nnodes, enum 
         table_h = 0;
     l->table = rect(l->header.h + map_h, 0, table_h, cols);
     l->table_rows = table_h > 1 ? table_h - 1 : 0;
-    choose_columns(l, cols);
+    choose_columns(l, cols, hidden);
 
     int lower_y = l->table.y + l->table.h;
     int lower_h = l->status.y - lower_y;

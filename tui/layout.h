@@ -82,6 +82,10 @@ struct layout {
 /* Decides everything above for a rows x cols terminal showing nnodes nodes. */
 void layout_compute(struct layout *l, int rows, int cols, uint32_t nnodes, enum ui_pane pane,
                     enum map_mode map);
+/* As layout_compute, without the table columns whose bit (1 << enum table_col) is set in
+ * `hidden` (the column chooser, F2); the node and the utilization bar always show. */
+void layout_compute_hiding(struct layout *l, int rows, int cols, uint32_t nnodes,
+                           enum ui_pane pane, enum map_mode map, uint32_t hidden);
 
 /* Index of column c among the visible ones, or -1 when it did not fit. */
 int layout_col_index(const struct layout *l, enum table_col c);

@@ -227,6 +227,17 @@ pane rep | grep -qE "Tasks .* $vdone/$vtasks +100.0% +run 0 +fail $vfailed" ||
 TM send-keys -t rep W
 wait_until 30 pane_has rep "report written to $T/x.html" || { show rep; fail "W did not say where the report went"; }
 grep -q '<html' "$T/x.html" || fail "W's report is no HTML page"
+# F2 chooses the table's columns: WAITQ hidden goes from the heading, and comes back.
+pane rep | grep -q 'WAITQ' || { show rep; fail "no WAITQ column to hide"; }
+TM send-keys -t rep F2
+wait_until 10 pane_has rep 'columns of the node table' || { show rep; fail "F2 did not open the column chooser"; }
+TM send-keys -t rep Down Down Space
+wait_until 10 pane_has rep '\[ \] WAITQ' || { show rep; fail "Space did not hide WAITQ"; }
+TM send-keys -t rep Escape
+wait_until 10 eval '! pane_has rep "columns of the node table"' || { show rep; fail "Esc did not close the chooser"; }
+pane rep | grep -q 'WAITQ' && { show rep; fail "the hidden WAITQ column is still shown"; }
+TM send-keys -t rep F2 Space Escape
+wait_until 10 pane_has rep 'WAITQ' || { show rep; fail "WAITQ did not come back"; }
 # w switches the steals pane to the whole run's matrix (and back).
 TM send-keys -t rep w
 wait_until 10 pane_has rep 'Whole run \(w: last 10 s\)' || { show rep; fail "w did not show the whole run's steals"; }

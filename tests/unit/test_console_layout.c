@@ -73,6 +73,21 @@ static void test_80x24(void **state)
     assert_int_equal(layout_col_index(&l, TCOL_BYTES_IN), -1);
 }
 
+/* Columns the user hid (F2) are gone, and the room they free goes to the columns a
+ * narrow screen had dropped; the node and the bar cannot be hidden. */
+static void test_hidden_columns(void **state)
+{
+    (void)state;
+    struct layout l;
+    uint32_t hide = 1u << TCOL_WAITQ | 1u << TCOL_COMPLETEQ | 1u << TCOL_NODE | 1u << TCOL_UTIL;
+    layout_compute_hiding(&l, 24, 80, 4, PANE_UTIL, MAP_AUTO, hide);
+    check_regions(&l);
+    assert_int_equal(layout_col_index(&l, TCOL_WAITQ), -1);
+    assert_int_equal(layout_col_index(&l, TCOL_COMPLETEQ), -1);
+    assert_true(layout_col_index(&l, TCOL_NODE) >= 0 && layout_col_index(&l, TCOL_UTIL) >= 0);
+    assert_true(layout_col_index(&l, TCOL_BYTES_IN) >= 0); /* it fits now */
+}
+
 static void test_wider_shows_more(void **state)
 {
     (void)state;
@@ -254,6 +269,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_80x24),
+        cmocka_unit_test(test_hidden_columns),
         cmocka_unit_test(test_wider_shows_more),
         cmocka_unit_test(test_tiny),
         cmocka_unit_test(test_heat_map),
