@@ -328,8 +328,33 @@ static void node_tasks(struct console *c)
     wbuf_fini(&all);
 }
 
+/* J: the cluster's jobs, as `jackdaw jobs` lists them (live only: a trace has no job
+ * files). */
+static void jobs_page(struct console *c)
+{
+    if (!c->s.cluster_path || !c->s.attached) {
+        console_message(c, true, "no cluster attached: J lists a running cluster's jobs");
+        return;
+    }
+    char *argv[] = {(char *)"jackdaw", (char *)"jobs", (char *)"--cluster",
+                    (char *)c->s.cluster_path, NULL};
+    char *out = NULL, *why = NULL;
+    console_notice(c, "listing the jobs...");
+    if (console_run_tool(argv, &out, &why) == 0) {
+        page_open(c, "jobs of the cluster", out);
+    } else {
+        console_message(c, true, "jobs: %s", why ? why : "failed");
+        free(out);
+    }
+    free(why);
+}
+
 static void run_action(struct console *c, enum action a)
 {
+    if (a == ACT_JOBS) {
+        jobs_page(c);
+        return;
+    }
     if (a == ACT_TASK_LOOKUP) {
         c->ask = ASK_TASK;
         c->ui.prompt = "Task id (or JOB:INDEX): ";
@@ -608,7 +633,7 @@ static void view_action(struct console *c, enum action a)
         replay_action(c, a);
         break;
     case ACT_CANCEL_JOB: case ACT_TEARDOWN: case ACT_LAUNCH_FORM: case ACT_REPORT:
-    case ACT_TASK_LOOKUP: case ACT_NODE_TASKS:
+    case ACT_TASK_LOOKUP: case ACT_NODE_TASKS: case ACT_JOBS:
         run_action(c, a);
         break;
     case ACT_MOUSE: mouse(c); break;

@@ -65,6 +65,7 @@ static const struct key_binding table[] = {
     {'C', ACT_CANCEL_JOB, KEYS_LIVE, "C", "cancel the job (asks first)"},
     {'K', ACT_TEARDOWN, KEYS_LIVE, "K", "tear the cluster down (asks first)"},
     {'L', ACT_LAUNCH_FORM, KEYS_LIVE, "L", "launch form (once no cluster runs)"},
+    {'J', ACT_JOBS, KEYS_LIVE, "J", "the cluster's jobs: state, tasks ended, times (jackdaw jobs)"},
     {'T', ACT_TASK_LOOKUP, KEYS_LIVE | KEYS_REPLAY, "T",
      "look a task up by id: its history (jackdaw task)"},
     {'t', ACT_NODE_TASKS, KEYS_LIVE | KEYS_REPLAY, "t",

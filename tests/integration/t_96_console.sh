@@ -130,6 +130,12 @@ TM resize-window -t live -x 120 -y 40
 wait_until 10 clean_frame live 40 120 || { show live; fail "no clean frame at 120x40"; }
 pane live | grep -q '^NODE .*B-IN .*B-OUT .*HIT%' || { show live; fail "120 columns lack columns"; }
 note "resized to 80x24 and 120x40: clean frames"
+# J lists the cluster's jobs (jackdaw jobs): the finished job, done, with its counts.
+TM send-keys -t live J
+wait_until 20 pane_has live 'jobs of the cluster' || { show live; fail "J showed no page"; }
+wait_until 10 pane_has live " done +$TOTAL +0 +0 +$TOTAL " || { show live; fail "J's page does not list the job done"; }
+TM send-keys -t live x
+wait_until 10 eval '! pane_has live "jobs of the cluster"' || { show live; fail "a key did not close J's page"; }
 
 # e. q: the console goes, the shell's screen comes back.
 TM send-keys -t live q
