@@ -349,8 +349,106 @@ static void jobs_page(struct console *c)
     free(why);
 }
 
+/* D: the selected node's daemon log, WORKDIR/node-I.log, its last 64 KiB (a cluster on
+ * this host, or one whose work directory is shared). */
+static void daemon_log(struct console *c)
+{
+    if (!c->s.attached || !c->s.cl.workdir) {
+        console_message(c, true, "no cluster attached: D shows a running daemon's log");
+        return;
+    }
+    if (c->ui.selected < 0) {
+        console_message(c, true, "no node selected");
+        return;
+    }
+    char *path = xasprintf("%s/node-%d.log", c->s.cl.workdir, (int)c->ui.selected);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        console_message(c, true, "cannot read %s: %s (a daemon on another host keeps its log "
+                                 "there)", path, strerror(errno));
+        free(path);
+        return;
+    }
+    const long most = 64 << 10;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f), from = size > most ? size - most : 0;
+    fseek(f, from, SEEK_SET);
+    char *text = xmalloc((size_t)(size - from) + 1);
+    size_t n = fread(text, 1, (size_t)(size - from), f);
+    text[n] = '\0';
+    fclose(f);
+    /* From the first whole line when cut. */
+    char *start = from > 0 && strchr(text, '\n') ? strchr(text, '\n') + 1 : text;
+    char title[160];
+    snprintf(title, sizeof title, "node %d: %s%s", (int)c->ui.selected, path,
+             from > 0 ? " (its last 64 KiB)" : "");
+    page_open(c, title, xstrdup(start));
+    free(text);
+    free(path);
+}
+
+/* O: a task's output, as `jackdaw logs ID` prints it: its stdout, then its stderr. */
+static void task_output(struct console *c, const char *id)
+{
+    char *argv[8] = {(char *)"jackdaw", (char *)"logs", (char *)id, (char *)"--stdout"};
+    int at = trace_args(c, argv, 4);
+    if (at > 4 && strcmp(argv[4], "--trace") == 0)
+        at = 4; /* logs reads the cluster's work directory, not a trace */
+    argv[at] = NULL;
+    char *out = NULL, *err = NULL, *why = NULL;
+    console_notice(c, "reading the task's output...");
+    if (console_run_tool(argv, &out, &why) != 0) {
+        console_message(c, true, "output of %s: %s", id, why ? why : "not found");
+        free(out);
+        free(why);
+        return;
+    }
+    free(why);
+    why = NULL;
+    /* Its stderr comes out on the tool's stderr: --path names the file instead. */
+    argv[3] = (char *)"--path";
+    argv[at] = (char *)"--stderr";
+    argv[at + 1] = NULL;
+    char *errpath = NULL;
+    if (console_run_tool(argv, &errpath, &why) == 0 && errpath) {
+        errpath[strcspn(errpath, "\n")] = '\0';
+        FILE *f = fopen(errpath, "r");
+        if (f) {
+            struct wbuf b;
+            wbuf_init(&b);
+            char buf[4096];
+            size_t n;
+            while ((n = fread(buf, 1, sizeof buf, f)) > 0 && b.len < (4u << 20))
+                wbuf_put(&b, buf, n);
+            wbuf_put(&b, "", 1);
+            fclose(f);
+            err = xstrdup((const char *)b.data);
+            wbuf_fini(&b);
+        }
+    }
+    free(errpath);
+    free(why);
+    char *text = xasprintf("%s%s%s", out ? out : "", err && *err ? "--- stderr ---\n" : "",
+                           err ? err : "");
+    free(out);
+    free(err);
+    char title[160];
+    snprintf(title, sizeof title, "output of task %s (stdout, then stderr)", id);
+    page_open(c, title, text);
+}
+
 static void run_action(struct console *c, enum action a)
 {
+    if (a == ACT_DAEMON_LOG) {
+        daemon_log(c);
+        return;
+    }
+    if (a == ACT_TASK_OUTPUT) {
+        c->ask = ASK_OUTPUT;
+        c->ui.prompt = "Output of task id: ";
+        c->ui.input[0] = '\0';
+        return;
+    }
     if (a == ACT_JOBS) {
         jobs_page(c);
         return;
@@ -485,11 +583,15 @@ static void prompt_key(struct console *c, int key)
         return;
     }
     if (key == '\n' || key == '\r' || key == KEY_ENTER) {
-        if (c->ask == ASK_TASK && c->ui.input[0]) {
+        if ((c->ask == ASK_TASK || c->ask == ASK_OUTPUT) && c->ui.input[0]) {
             char id[sizeof c->ui.input];
             snprintf(id, sizeof id, "%s", c->ui.input);
+            enum ask was = c->ask;
             close_prompt(c);
-            task_lookup(c, id);
+            if (was == ASK_TASK)
+                task_lookup(c, id);
+            else
+                task_output(c, id);
             return;
         }
         if (c->ask == ASK_SEEK && c->ui.input[0]) {
@@ -633,7 +735,8 @@ static void view_action(struct console *c, enum action a)
         replay_action(c, a);
         break;
     case ACT_CANCEL_JOB: case ACT_TEARDOWN: case ACT_LAUNCH_FORM: case ACT_REPORT:
-    case ACT_TASK_LOOKUP: case ACT_NODE_TASKS: case ACT_JOBS:
+    case ACT_TASK_LOOKUP: case ACT_NODE_TASKS: case ACT_JOBS: case ACT_DAEMON_LOG:
+    case ACT_TASK_OUTPUT:
         run_action(c, a);
         break;
     case ACT_MOUSE: mouse(c); break;

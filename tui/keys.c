@@ -66,6 +66,8 @@ static const struct key_binding table[] = {
     {'K', ACT_TEARDOWN, KEYS_LIVE, "K", "tear the cluster down (asks first)"},
     {'L', ACT_LAUNCH_FORM, KEYS_LIVE, "L", "launch form (once no cluster runs)"},
     {'J', ACT_JOBS, KEYS_LIVE, "J", "the cluster's jobs: state, tasks ended, times (jackdaw jobs)"},
+    {'D', ACT_DAEMON_LOG, KEYS_LIVE, "D", "the selected node's daemon log (its last 64 KiB)"},
+    {'O', ACT_TASK_OUTPUT, KEYS_LIVE, "O", "a task's output by id: stdout, then stderr (jackdaw logs)"},
     {'T', ACT_TASK_LOOKUP, KEYS_LIVE | KEYS_REPLAY, "T",
      "look a task up by id: its history (jackdaw task)"},
     {'t', ACT_NODE_TASKS, KEYS_LIVE | KEYS_REPLAY, "t",

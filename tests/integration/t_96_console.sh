@@ -136,6 +136,15 @@ wait_until 20 pane_has live 'jobs of the cluster' || { show live; fail "J showed
 wait_until 10 pane_has live " done +$TOTAL +0 +0 +$TOTAL " || { show live; fail "J's page does not list the job done"; }
 TM send-keys -t live x
 wait_until 10 eval '! pane_has live "jobs of the cluster"' || { show live; fail "a key did not close J's page"; }
+# D shows the selected node's daemon log; O a task's output by id.
+TM send-keys -t live D
+wait_until 10 pane_has live 'node-[0-9]+\.log' || { show live; fail "D showed no daemon log"; }
+pane live | grep -q 'listening on' || { show live; fail "the daemon log page lacks the daemon's first lines"; }
+TM send-keys -t live x O
+wait_until 10 pane_has live 'Output of task id' || { show live; fail "O did not ask for a task"; }
+TM send-keys -t live gate Enter
+wait_until 20 pane_has live 'output of task gate' || { show live; fail "O gate showed no page"; }
+TM send-keys -t live x
 
 # e. q: the console goes, the shell's screen comes back.
 TM send-keys -t live q
