@@ -91,6 +91,14 @@ void doc_table(struct doc *d, size_t ncols, const char *const *head, const bool 
     d->ncols = ncols;
     d->numeric = numeric;
     if (d->kind == DOC_HTML) {
+        /* A table of names and values has no heading: no empty bar above it. */
+        bool any = false;
+        for (size_t c = 0; c < ncols; c++)
+            any |= head[c] && head[c][0];
+        if (!any) {
+            fputs("<table>\n<tbody>\n", d->out);
+            return;
+        }
         fputs("<table>\n<thead><tr>", d->out);
         for (size_t c = 0; c < ncols; c++) {
             fputs("<th>", d->out);
