@@ -367,6 +367,7 @@ int proto_get_task_end(struct rbuf *r, struct proto_task_end *e)
     const char *s = rbuf_str(r, &n, PROTO_MAX_STRING);
     uint8_t timed_out = rbuf_u8(r);
     e->failures = rbuf_uv32(r);
+    e->detail = NULL; /* before any refusal: the caller frees nothing then */
     uint8_t measured = rbuf_u8(r);
     e->usage = (struct task_usage){.measured = measured == 1};
     if (measured == 1) {
