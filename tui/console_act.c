@@ -771,6 +771,18 @@ static void form_key(struct console *c, enum action a, int key)
     c->dirty = true;
 }
 
+/* Lines an overlay's scroll key moves; 0 for any other key. */
+static int64_t scroll_step(int key)
+{
+    switch (key) {
+    case KEY_DOWN: return 1;
+    case KEY_UP: return -1;
+    case KEY_NPAGE: return 10;
+    case KEY_PPAGE: return -10;
+    default: return 0;
+    }
+}
+
 void console_key(struct console *c, int key)
 {
     enum action a = keys_lookup(key, c->ui.mode);
@@ -795,38 +807,20 @@ void console_key(struct console *c, int key)
         c->dirty = true;
         return;
     }
-    if (c->ui.page) {
-        int64_t n = c->ui.npage, step = 0;
-        switch (key) {
-        case KEY_DOWN: step = 1; break;
-        case KEY_UP: step = -1; break;
-        case KEY_NPAGE: step = 10; break;
-        case KEY_PPAGE: step = -10; break;
-        default:
-            if (a != ACT_MOUSE) {
+    if (c->ui.page || c->ui.help) {
+        /* An overlay (a page or the help): scroll keys scroll it, any other closes it. */
+        bool page = c->ui.page != NULL;
+        int64_t n = page ? c->ui.npage : draw_help_lines(c->ui.mode);
+        int64_t step = scroll_step(key);
+        if (!step && a != ACT_MOUSE) {
+            if (page)
                 console_page_close(c);
-                c->dirty = true;
-                return;
-            }
-        }
-        int64_t top = (int64_t)c->ui.page_top + step;
-        c->ui.page_top = (uint32_t)(top >= n ? (n > 0 ? n - 1 : 0) : top < 0 ? 0 : top);
-        c->dirty = true;
-        return;
-    }
-    if (c->ui.help) {
-        int64_t n = draw_help_lines(c->ui.mode), step = 0;
-        switch (key) {
-        case KEY_DOWN: step = 1; break;
-        case KEY_UP: step = -1; break;
-        case KEY_NPAGE: step = 10; break;
-        case KEY_PPAGE: step = -10; break;
-        default:
-            if (a != ACT_MOUSE)
+            else
                 c->ui.help = false;
         }
-        int64_t top = (int64_t)c->ui.help_top + step;
-        c->ui.help_top = (uint32_t)(top >= n ? (n > 0 ? n - 1 : 0) : top < 0 ? 0 : top);
+        uint32_t *top_at = page ? &c->ui.page_top : &c->ui.help_top;
+        int64_t top = (int64_t)*top_at + step;
+        *top_at = (uint32_t)(top >= n ? (n > 0 ? n - 1 : 0) : top < 0 ? 0 : top);
         c->dirty = true;
         return;
     }
