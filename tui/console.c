@@ -301,7 +301,9 @@ static void frame(struct console *c)
         curs_set(0);
     } else if (c->ui.page) {
         draw_page(&c->ui, LINES, COLS);
-        curs_set(0);
+        curs_set(c->ui.prompt ? 1 : 0);
+        if (c->ui.prompt)
+            draw_status(&c->ui, LINES - 1, COLS); /* the page's filter being typed */
     } else if (c->ui.help) {
         draw_help(&c->ui, LINES, COLS);
         curs_set(0);

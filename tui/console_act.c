@@ -229,6 +229,7 @@ static void write_report(struct console *c)
 
 void console_page_close(struct console *c)
 {
+    c->ui.page_filter[0] = '\0';
     for (uint32_t i = 0; i < c->ui.npage; i++)
         free(c->ui.page[i]);
     free(c->ui.page);
@@ -579,6 +580,10 @@ static void prompt_key(struct console *c, int key)
             c->ui.filter[0] = '\0';
             console_rows(c);
         }
+        if (c->ask == ASK_PAGE_FILTER) {
+            c->ui.page_filter[0] = '\0';
+            c->ui.page_top = 0;
+        }
         close_prompt(c);
         return;
     }
@@ -617,6 +622,10 @@ static void prompt_key(struct console *c, int key)
     } else if (key >= 0x20 && key < 0x7f && len + 1 < sizeof c->ui.input) {
         c->ui.input[len] = (char)key;
         c->ui.input[len + 1] = '\0';
+    }
+    if (c->ask == ASK_PAGE_FILTER) {
+        snprintf(c->ui.page_filter, sizeof c->ui.page_filter, "%s", c->ui.input);
+        c->ui.page_top = 0;
     }
     /* The filter applies as it is typed, as htop's does. */
     if (c->ask == ASK_FILTER) {
@@ -771,6 +780,15 @@ static void form_key(struct console *c, enum action a, int key)
     c->dirty = true;
 }
 
+/* The page's lines that pass its filter. */
+static int64_t page_lines_shown(const struct ui *ui)
+{
+    int64_t n = 0;
+    for (uint32_t i = 0; i < ui->npage; i++)
+        n += !ui->page_filter[0] || strstr(ui->page[i], ui->page_filter) != NULL;
+    return n;
+}
+
 /* Lines an overlay's scroll key moves; 0 for any other key. */
 static int64_t scroll_step(int key)
 {
@@ -807,10 +825,22 @@ void console_key(struct console *c, int key)
         c->dirty = true;
         return;
     }
+    if (c->ui.page && c->ask == ASK_PAGE_FILTER) {
+        prompt_key(c, key);
+        return;
+    }
+    if (c->ui.page && key == '/') {
+        /* Filters the page as it is typed, as the node filter does. */
+        c->ask = ASK_PAGE_FILTER;
+        c->ui.prompt = "Lines with (Enter keeps, Esc clears): ";
+        snprintf(c->ui.input, sizeof c->ui.input, "%s", c->ui.page_filter);
+        c->dirty = true;
+        return;
+    }
     if (c->ui.page || c->ui.help) {
         /* An overlay (a page or the help): scroll keys scroll it, any other closes it. */
         bool page = c->ui.page != NULL;
-        int64_t n = page ? c->ui.npage : draw_help_lines(c->ui.mode);
+        int64_t n = page ? page_lines_shown(&c->ui) : draw_help_lines(c->ui.mode);
         int64_t step = scroll_step(key);
         if (!step && a != ACT_MOUSE) {
             if (page)

@@ -18,7 +18,7 @@
 #include "tui/session.h"
 
 /* What the status line's prompt is for. */
-enum ask { ASK_NONE, ASK_FILTER, ASK_SEEK, ASK_QUIT, ASK_CANCEL, ASK_TEARDOWN, ASK_TASK, ASK_OUTPUT };
+enum ask { ASK_NONE, ASK_FILTER, ASK_SEEK, ASK_QUIT, ASK_CANCEL, ASK_TEARDOWN, ASK_TASK, ASK_OUTPUT, ASK_PAGE_FILTER };
 
 struct console {
     const struct console_options *o;

@@ -650,15 +650,26 @@ void draw_chooser(const struct ui *ui, int rows, int cols)
 void draw_page(const struct ui *ui, int rows, int cols)
 {
     fill(0, 0, cols, STYLE_HEADING);
-    draw_text(0, 1, cols - 1, STYLE_HEADING, ui->page_title);
+    if (ui->page_filter[0])
+        draw_textf(0, 1, cols - 1, STYLE_HEADING, "%s   (lines with '%s')", ui->page_title,
+                   ui->page_filter);
+    else
+        draw_text(0, 1, cols - 1, STYLE_HEADING, ui->page_title);
     int y = 2;
-    uint32_t last = ui->page_top;
-    for (uint32_t i = ui->page_top; i < ui->npage && y < rows - 2; i++, y++, last++)
-        draw_text(y, 1, cols - 2, STYLE_NORMAL, ui->page[i]);
+    uint32_t shown = 0, last = 0;
+    /* page_top counts the lines that pass the filter. */
+    for (uint32_t i = 0; i < ui->npage; i++) {
+        if (ui->page_filter[0] && !strstr(ui->page[i], ui->page_filter))
+            continue;
+        if (shown++ < ui->page_top || y >= rows - 2)
+            continue;
+        draw_text(y++, 1, cols - 2, STYLE_NORMAL, ui->page[i]);
+        last = shown;
+    }
     fill(rows - 1, 0, cols, STYLE_KEY);
     draw_textf(rows - 1, 1, cols - 1, STYLE_KEY,
-               "lines %u-%u of %u: Up/Down/PgUp/PgDn scroll, any other key closes",
-               ui->npage ? ui->page_top + 1 : 0, last, ui->npage);
+               "lines %u-%u of %u: Up/Down/PgUp/PgDn scroll, / filters, any other key closes",
+               shown ? ui->page_top + 1 : 0, last, shown);
 }
 
 void draw_help(const struct ui *ui, int rows, int cols)

@@ -266,6 +266,13 @@ TM send-keys -t rep "$first_id" Enter
 wait_until 20 pane_has rep "^ task $first_id" || { show rep; fail "T $first_id showed no page"; }
 wait_until 10 pane_has rep ' started$' || { show rep; fail "the task's page has no history"; }
 pane rep | grep -qE 'ended done \(exit 0\)|ended done' || { show rep; fail "the task's page does not say how it ended"; }
+# / filters the page's lines as it is typed; Enter keeps the filter.
+TM send-keys -t rep /
+wait_until 10 pane_has rep 'Lines with' || { show rep; fail "/ on a page did not ask for a filter"; }
+TM send-keys -t rep started Enter
+wait_until 10 pane_has rep "\(lines with 'started'\)" || { show rep; fail "the page's filter is not shown"; }
+pane rep | grep -q ' submitted$' && { show rep; fail "the filter kept a line without 'started'"; }
+pane rep | grep -q ' started$' || { show rep; fail "the filter dropped the line it names"; }
 TM send-keys -t rep x
 wait_until 10 eval '! pane_has rep "^ task $first_id"' || { show rep; fail "a key did not close the page"; }
 # t lists the selected node's running and queued tasks (none at the end of the trace).
