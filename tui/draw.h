@@ -47,7 +47,7 @@ struct ui {
     char **page;
     uint32_t npage, page_top;
     char page_title[160];
-    char page_filter[64];       /* shows only the page's lines holding it ("" all) */
+    char page_filter[128];      /* shows only the page's lines holding it ("" all) */
     /* status line: a prompt being typed, else a message, else key hints */
     const char *prompt;         /* "Filter: ", "Go to (s): ", a question; NULL when none */
     char input[128];

@@ -645,6 +645,17 @@ static int add_object(struct parser *ps, json_t *obj, uint32_t line)
                         id, (long long)bytes, (unsigned long long)WORKLOAD_MAX_BYTES);
         o.bytes = (uint64_t)bytes;
     }
+    if (val[O_NODE]) {
+        json_t *node = val[O_NODE];
+        if (json_is_integer(node) && json_integer_value(node) > INT32_MAX)
+            return fail(ps, line, "object '%s': node %lld is too large", id,
+                        (long long)json_integer_value(node));
+        if (json_is_integer(node) && json_integer_value(node) >= 0)
+            o.node = (int32_t)json_integer_value(node);
+        else if (!json_is_string(node) || strcmp(json_string_value(node), "spread") != 0)
+            return fail(ps, line, "object '%s': node must be an integer >= 0 or \"spread\"", id);
+    }
+    /* Last of the checks that can fail before the id's: it allocates the path. */
     if (val[O_PATH]) {
         if (!json_is_string(val[O_PATH]) || json_string_length(val[O_PATH]) == 0 ||
             json_string_length(val[O_PATH]) != strlen(json_string_value(val[O_PATH])))
@@ -687,16 +698,6 @@ static int add_object(struct parser *ps, json_t *obj, uint32_t line)
             path = real;
         }
         o.path = path;
-    }
-    if (val[O_NODE]) {
-        json_t *node = val[O_NODE];
-        if (json_is_integer(node) && json_integer_value(node) > INT32_MAX)
-            return fail(ps, line, "object '%s': node %lld is too large", id,
-                        (long long)json_integer_value(node));
-        if (json_is_integer(node) && json_integer_value(node) >= 0)
-            o.node = (int32_t)json_integer_value(node);
-        else if (!json_is_string(node) || strcmp(json_string_value(node), "spread") != 0)
-            return fail(ps, line, "object '%s': node must be an integer >= 0 or \"spread\"", id);
     }
 
     if (ps->object_count == WORKLOAD_MAX_OBJECTS) {

@@ -151,7 +151,12 @@ TM send-keys -t live q
 wait_until 10 eval '! pane_has live "jackdaw live"' || { show live; fail "q did not leave the console"; }
 pane_has live '^MARKER-before-console' || { show live; fail "the terminal is not as it was (marker gone)"; }
 wait_until 10 pane_has live '^sh\$ ' || { show live; fail "no shell prompt after the console"; }
-[ "$(TM display-message -p -t live '#{pane_current_command}')" = bash ] || fail "the console still runs"
+# The process goes a moment after the screen comes back (a sanitizer's exit checks take
+# a while): bounded, not at once.
+console_gone() { [ "$(TM display-message -p -t live '#{pane_current_command}')" = bash ]; }
+wait_until 10 console_gone || fail "the console still runs"
+grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$T/live.err" &&
+    { cat "$T/live.err" >&2; fail "the console reported a sanitizer error"; }
 wait "$headless_live"
 expect_code 0 $? "headless console on the live cluster"
 hl_rows=$(grep -cE '^ *[0-9]+ \[' "$T/headless-live.out")
