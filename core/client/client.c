@@ -552,8 +552,10 @@ static uint32_t target(const struct client *c, const struct workload *wl,
     switch (mode) {
     case SUBMIT_DATA: {
         const struct workload_task *wt = &wl->tasks[i];
-        uint32_t node = wt->num_inputs ? workload_object_node(wl, wt->inputs[0], c->nodes)
-                                       : WORKLOAD_NO_NODE;
+        /* Its first input's node, when that is known before the run. */
+        uint32_t node = wt->num_inputs && !wl->objects[wt->inputs[0]].producer
+                            ? workload_object_node(wl, wt->inputs[0], c->nodes)
+                            : WORKLOAD_NO_NODE;
         return node < c->nodes ? node : task_key_owner(key, c->nodes);
     }
     case SUBMIT_ONE: return 0;
@@ -586,6 +588,10 @@ struct spec_scratch {
     size_t inputs_cap;
     char **names;           /* borrowed strings of the workload */
     size_t names_cap;
+    struct task_output *outputs; /* files borrowed from the workload */
+    size_t outputs_cap;
+    uint32_t *producers;
+    size_t producers_cap;
 };
 
 static void build_spec(const struct client *c, const struct workload *wl, uint32_t job,
@@ -603,9 +609,12 @@ static void build_spec(const struct client *c, const struct workload *wl, uint32
         x->inputs = xgrow(x->inputs, &x->inputs_cap, wt->num_inputs, sizeof *x->inputs);
         for (uint32_t k = 0; k < wt->num_inputs; k++) {
             uint32_t obj = wt->inputs[k];
+            /* A declared output's node and size are known once its producer ran. */
+            const struct workload_object *o = &wl->objects[obj];
             x->inputs[k] = (struct task_input){
-                .object = task_object_key(job, obj), .bytes = wl->objects[obj].bytes,
-                .node = workload_object_node(wl, obj, c->nodes)};
+                .object = task_object_key(job, obj), .bytes = o->bytes,
+                .node = o->producer ? WORKLOAD_NO_NODE : workload_object_node(wl, obj, c->nodes),
+                .producer = o->producer};
         }
         spec->inputs = x->inputs;
         spec->num_inputs = wt->num_inputs;
@@ -619,6 +628,23 @@ static void build_spec(const struct client *c, const struct workload *wl, uint32
         spec->names = x->names;
         spec->num_names = wt->num_inputs;
     }
+    if (wt->num_outputs) {
+        x->outputs = xgrow(x->outputs, &x->outputs_cap, wt->num_outputs, sizeof *x->outputs);
+        for (uint32_t k = 0; k < wt->num_outputs; k++)
+            x->outputs[k] = (struct task_output){
+                .object = task_object_key(job, wt->outputs[k]),
+                .file = wl->objects[wt->outputs[k]].file};
+        spec->outputs = x->outputs;
+        spec->num_outputs = wt->num_outputs;
+    }
+    /* Parents that declare outputs have no object of their own to read. */
+    for (uint32_t k = 0; k < wt->num_parents; k++)
+        if (wl->tasks[wt->parents[k]].num_outputs) {
+            x->producers = xgrow(x->producers, &x->producers_cap, spec->num_producers + 1,
+                                 sizeof *x->producers);
+            x->producers[spec->num_producers++] = wt->parents[k];
+        }
+    spec->producers = x->producers;
 }
 
 /* A submission under way (client_submit): the tasks' encodings kept from their records
@@ -846,8 +872,8 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
     c->put_wl = wl;
     for (uint32_t k = 0; k < wl->object_count; k++) {
         uint32_t first = workload_object_node(wl, k, c->nodes);
-        if (first >= c->nodes)
-            continue;
+        if (first >= c->nodes || wl->objects[k].producer)
+            continue; /* a declared output is made by its task */
         /* With --object-replicas K, copies on the K-1 nodes after the first, the places
          * the data plane falls back to when the first is dead (data_input_holder). */
         uint32_t copies = c->object_copies < c->nodes ? c->object_copies : c->nodes;
@@ -1002,6 +1028,8 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
     free(u.kept_at);
     free(u.x.inputs);
     free(u.x.names);
+    free(u.x.outputs);
+    free(u.x.producers);
     return rc < 0 ? rc : barrier(c, timeout_ms, cause);
 }
 

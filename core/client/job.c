@@ -466,8 +466,9 @@ int job_check_keep(const char *who, const struct workload *wl, const char *keep)
 }
 
 /*
- * --outputs DIR: the job's final outputs — of its done tasks, those no task reads (it has
- * no children) — and the --keep-object ids, fetched once the job has ended.  A done task
+ * --outputs DIR: the job's final outputs — of its done tasks, the declared outputs no
+ * task reads, and the output of those without declared outputs that no task reads (it
+ * has no children) — and the --keep-object ids, fetched once the job has ended.  A done task
  * whose output was empty kept no object: it gets an empty file.  Returns 0, or
  * EXIT_RUN_FAILED after naming what could not be fetched.
  */
@@ -483,20 +484,32 @@ static int fetch_outputs(const char *who, struct client *c, const struct follow 
     }
     uint32_t files = 0, failed = 0;
     uint64_t total = 0;
+    /* A declared output no task reads is final, whether its task has children or not. */
+    bool *read = xcalloc(wl->object_count ? wl->object_count : 1, sizeof *read);
+    for (uint32_t i = 0; i < wl->count; i++)
+        for (uint32_t k = 0; k < wl->tasks[i].num_inputs; k++)
+            read[wl->tasks[i].inputs[k]] = true;
     for (uint32_t i = 0; i < wl->count; i++) {
-        if (wl->tasks[i].num_children || f->status[i] != TASK_DONE + 1)
+        const struct workload_task *t = &wl->tasks[i];
+        if (f->status[i] != TASK_DONE + 1 || (t->num_children && !t->num_outputs))
             continue;
-        uint64_t bytes = 0;
-        char *why = NULL;
-        if (fetchout_one(c, wl, f->job, wl->tasks[i].id, dir, true, &bytes, 60000, &why) < 0) {
-            fprintf(stderr, "jackdaw %s: --outputs: %s\n", who, why);
-            failed++;
-        } else {
-            files++;
-            total += bytes;
+        for (uint32_t k = 0; k < (t->num_outputs ? t->num_outputs : 1); k++) {
+            if (t->num_outputs && read[t->outputs[k]])
+                continue;
+            const char *id = t->num_outputs ? wl->objects[t->outputs[k]].id : t->id;
+            uint64_t bytes = 0;
+            char *why = NULL;
+            if (fetchout_one(c, wl, f->job, id, dir, !t->num_outputs, &bytes, 60000, &why) < 0) {
+                fprintf(stderr, "jackdaw %s: --outputs: %s\n", who, why);
+                failed++;
+            } else {
+                files++;
+                total += bytes;
+            }
+            free(why);
         }
-        free(why);
     }
+    free(read);
     for (const char *p = keep; p && *p;) {
         size_t n = strcspn(p, ",");
         char *id = xstrndup(p, n);

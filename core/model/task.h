@@ -70,9 +70,31 @@ struct task_usage {
 /* One input object of a task: what it is, how big, and which node holds it. */
 struct task_input {
     uint64_t object;        /* a task's output (the task's key) or a workload object */
-    uint64_t bytes;
+    uint64_t bytes;         /* 0 for a declared output not yet fetched: not known before */
     uint32_t node;
-    uint32_t pad_;
+    /* 0, or for an object a parent declared as an output (`outputs`), that parent's task
+     * index + 1: its node is the parent's runner, known when the task is ready; or
+     * TASK_INPUT_WEIGHT. */
+    uint32_t producer;
+};
+
+/* An input that is no object to stage but placement's weight: a parent with declared
+ * outputs, its bytes (the sum of its outputs) on the node that ran it.  The task reads
+ * some of those outputs; placement weighs the parent's whole output, as paper 002's
+ * metadata has one data object per task. */
+#define TASK_INPUT_WEIGHT UINT32_MAX
+
+/* An input the node stages (fetches, links into the task's directory). */
+static inline bool task_input_staged(const struct task_input *in)
+{
+    return in->producer != TASK_INPUT_WEIGHT;
+}
+
+/* A file a command declares it writes (`outputs`): collected from its directory, after
+ * it exits 0, into the node's store as the object `object` (a task_object_key). */
+struct task_output {
+    uint64_t object;
+    char *file;             /* owned; task_stage_name_ok */
 };
 
 /*
@@ -108,6 +130,12 @@ struct task_spec {
      * directory (task_stage_name_ok); NULL when none */
     char **names;
     uint32_t num_names;
+    uint32_t num_outputs;
+    struct task_output *outputs; /* owned; a command's declared outputs; NULL when none */
+    /* owned; the task indices of its parents that declare outputs: their own object is
+     * none, so their entries only place the inputs read from them; NULL when none */
+    uint32_t *producers;
+    uint32_t num_producers;
 };
 
 /* Longest name of a command's input in its directory. */
@@ -126,6 +154,16 @@ static inline uint64_t task_object_key(uint32_t job, uint32_t object_index)
 static inline uint64_t task_key(uint32_t job, uint32_t index)
 {
     return ((uint64_t)job << 32) | index;
+}
+
+/* The key of the task whose run made an input: a parent's output is named by the
+ * parent's key, a declared output by its producer; 0 for a workload's initial object,
+ * which no task made (and no run can make again). */
+static inline uint64_t task_input_source(const struct task_input *in)
+{
+    if (in->producer && in->producer != TASK_INPUT_WEIGHT)
+        return ((in->object >> 32) << 32) | (in->producer - 1);
+    return (in->object & 0x80000000u) ? 0 : in->object;
 }
 static inline uint32_t task_key_job(uint64_t key)
 {

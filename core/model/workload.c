@@ -229,6 +229,14 @@ static void task_free(struct workload_task *t)
     free(t->parents);
     free(t->children);
     free(t->inputs);
+    free(t->outputs);
+}
+
+static void object_free(struct workload_object *o)
+{
+    free(o->id);
+    free(o->path);
+    free(o->file);
 }
 
 static void parser_fini(struct parser *ps)
@@ -236,10 +244,8 @@ static void parser_fini(struct parser *ps)
     for (uint32_t i = 0; i < ps->count; i++)
         task_free(&ps->tasks[i]);
     free(ps->tasks);
-    for (uint32_t i = 0; i < ps->object_count; i++) {
-        free(ps->objects[i].id);
-        free(ps->objects[i].path);
-    }
+    for (uint32_t i = 0; i < ps->object_count; i++)
+        object_free(&ps->objects[i]);
     free(ps->objects);
     free(ps->dir);
     free(ps->parents.text);
@@ -433,12 +439,97 @@ static bool blank_or_comment(const char *s, size_t len)
 
 enum key {
     K_ID, K_KIND, K_DURATION, K_CMD, K_OUTPUT, K_PARENTS, K_INPUTS, K_STEALABLE, K_TIMEOUT,
-    K_RETRIES, K_CORES, K_COUNT
+    K_RETRIES, K_CORES, K_OUTPUTS, K_COUNT
 };
 static const char *const key_names[K_COUNT] = {
     "id", "kind", "duration_s", "cmd", "output_bytes", "parents", "inputs", "stealable",
-    "timeout_s", "retries", "cores",
+    "timeout_s", "retries", "cores", "outputs",
 };
+
+static int add_object_id(struct parser *ps, struct workload_object *o, const char *id,
+                         size_t id_len, uint32_t line);
+
+/* One entry of a command's `outputs`, {"object": id, "file": name}: its id in *oid, its
+ * file (checked) in *file; -EINVAL after naming what is wrong. */
+static int output_fields(struct parser *ps, json_t *item, const char *id, size_t i,
+                         uint32_t line, json_t **oid, const char **file)
+{
+    *oid = NULL;
+    json_t *f = NULL;
+    const char *k;
+    json_t *v;
+    if (!json_is_object(item))
+        return fail(ps, line, "task '%s': outputs[%zu] must be {\"object\": id, \"file\": "
+                    "name}", id, i);
+    json_object_foreach(item, k, v) {
+        if (strcmp(k, "object") == 0)
+            *oid = v;
+        else if (strcmp(k, "file") == 0)
+            f = v;
+        else
+            return fail_quoting(ps, line, "unknown key ", k, strlen(k),
+                                " in an output (object, file)");
+    }
+    if (!json_is_string(*oid))
+        return fail(ps, line, "task '%s': outputs[%zu] must name its object (\"object\": id)",
+                    id, i);
+    if (!json_is_string(f) || json_string_length(f) != strlen(json_string_value(f)))
+        return fail(ps, line, "task '%s': outputs[%zu] must name the file the command writes "
+                    "(\"file\": name)", id, i);
+    *file = json_string_value(f);
+    /* stderr is the daemon's too: the command's error log beside its directory's files. */
+    if (!task_stage_name_ok(*file) || strcmp(*file, "stderr") == 0)
+        return fail(ps, line, "task '%s': output file '%s' cannot be a file name in its "
+                    "directory (a relative path without '..' or '.', not 'output', 'stderr' "
+                    "or 'inputs'; to keep standard output, redirect it: cmd > file)",
+                    id, *file);
+    return 0;
+}
+
+/*
+ * A command's `outputs`: each a new object, made by task `index` (the task is in
+ * ps->tasks already, so an error leaves nothing the parser does not free).  Files differ
+ * from each other; ids are new, as any id.
+ */
+static int add_outputs(struct parser *ps, json_t *list, uint32_t index, uint32_t line)
+{
+    struct workload_task *t = &ps->tasks[index];
+    const char *id = t->id;
+    if (t->kind != TASK_COMMAND)
+        return fail(ps, line, "task '%s': outputs are files a command writes, and this task "
+                    "runs no command", id);
+    size_t n = json_is_array(list) ? json_array_size(list) : 0;
+    if (n == 0)
+        return fail(ps, line, "task '%s': outputs must be a non-empty array of "
+                    "{\"object\": id, \"file\": name}", id);
+    if (n > WORKLOAD_MAX_DEGREE)
+        return fail(ps, line, "task '%s': %zu outputs, beyond the limit of %u", id, n,
+                    WORKLOAD_MAX_DEGREE);
+    t->outputs = xcalloc(n, sizeof *t->outputs);
+    const char **files = xcalloc(n, sizeof *files);
+    struct idmap seen = {0};
+    idmap_init(&seen);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        json_t *oid;
+        rc = output_fields(ps, json_array_get(list, i), id, i, line, &oid, &files[i]);
+        struct idview view = {.base = files, .stride = sizeof *files};
+        if (rc == 0 &&
+            idmap_put(&seen, view, (uint32_t)i, id_hash(files[i], strlen(files[i]))) >= 0)
+            rc = fail(ps, line, "task '%s': two outputs are the file '%s'", id, files[i]);
+        if (rc < 0)
+            break;
+        struct workload_object o = {.node = WORKLOAD_NODE_SPREAD, .line = line,
+                                    .producer = index + 1, .file = xstrdup(files[i])};
+        uint32_t at = ps->object_count;
+        rc = add_object_id(ps, &o, json_string_value(oid), json_string_length(oid), line);
+        if (rc == 0)
+            ps->tasks[index].outputs[ps->tasks[index].num_outputs++] = at;
+    }
+    idmap_fini(&seen);
+    free(files);
+    return rc;
+}
 
 /* Checks one object's fields and appends the task; `obj` is borrowed. */
 static int add_task(struct parser *ps, json_t *obj, uint32_t line)
@@ -589,7 +680,7 @@ static int add_task(struct parser *ps, json_t *obj, uint32_t line)
     if (first >= 0)
         return fail(ps, line, "duplicate id '%s' (first on line %u)", id,
                     ps->tasks[first].line);
-    return 0;
+    return val[K_OUTPUTS] ? add_outputs(ps, val[K_OUTPUTS], index, line) : 0;
 }
 
 enum object_key { O_OBJECT, O_BYTES, O_NODE, O_PATH, O_COUNT };
@@ -700,24 +791,32 @@ static int add_object(struct parser *ps, json_t *obj, uint32_t line)
         o.path = path;
     }
 
-    if (ps->object_count == WORKLOAD_MAX_OBJECTS) {
-        free(o.path);
-        return fail(ps, line, "too many objects (at most %u)", WORKLOAD_MAX_OBJECTS);
-    }
+    return add_object_id(ps, &o, id, id_len, line);
+}
+
+/* Appends object o (taken over, freed on failure) under a new id. */
+static int add_object_id(struct parser *ps, struct workload_object *o, const char *id,
+                         size_t id_len, uint32_t line)
+{
+    int rc = o->producer ? check_id(ps, line, "output object id", id, id_len) : 0;
+    if (rc == 0 && ps->object_count == WORKLOAD_MAX_OBJECTS)
+        rc = fail(ps, line, "too many objects (at most %u)", WORKLOAD_MAX_OBJECTS);
     bool is_object;
-    int64_t first = find_any(ps, id, id_len, &is_object);
-    if (first >= 0) {
-        free(o.path);
-        return is_object ? fail(ps, line, "duplicate object '%s' (first on line %u)", id,
-                                ps->objects[first].line)
-                         : fail(ps, line, "duplicate id '%s' (first on line %u, a task)", id,
-                                ps->tasks[first].line);
+    int64_t first = rc == 0 ? find_any(ps, id, id_len, &is_object) : -1;
+    if (first >= 0)
+        rc = is_object ? fail(ps, line, "duplicate object '%s' (first on line %u)", id,
+                              ps->objects[first].line)
+                       : fail(ps, line, "duplicate id '%s' (first on line %u, a task)", id,
+                              ps->tasks[first].line);
+    if (rc < 0) {
+        object_free(o);
+        return rc;
     }
-    o.id = xstrndup(id, id_len);
+    o->id = xstrndup(id, id_len);
     ps->objects = xgrow(ps->objects, &ps->object_cap, (size_t)ps->object_count + 1,
                         sizeof *ps->objects);
     uint32_t index = ps->object_count++;
-    ps->objects[index] = o;
+    ps->objects[index] = *o;
     idmap_put(&ps->object_ids, object_view(ps), index, id_hash(id, id_len));
     return 0;
 }
@@ -809,6 +908,18 @@ static int resolve_names(struct parser *ps, uint32_t *mark, uint32_t *object_mar
             input_bytes += ps->objects[o].bytes;
             t->inputs[k] = (uint32_t)o;
             input += len + 1;
+            /* An output of another task: that task is a parent, listed or not. */
+            uint32_t producer = ps->objects[o].producer;
+            if (producer == i + 1)
+                return fail(ps, t->line, "task '%s': input '%s' is its own output", t->id,
+                            ps->objects[o].id);
+            if (producer && mark[producer - 1] != i + 1) {
+                mark[producer - 1] = i + 1;
+                t->parents = xrealloc(t->parents, ((size_t)t->num_parents + 1) *
+                                                      sizeof *t->parents);
+                t->parents[t->num_parents++] = producer - 1;
+                ps->tasks[producer - 1].num_children++;
+            }
         }
     }
     return 0;
@@ -836,7 +947,8 @@ static int check_degree(struct parser *ps)
 {
     for (uint32_t i = 0; i < ps->count; i++) {
         const struct workload_task *t = &ps->tasks[i];
-        uint64_t degree = (uint64_t)t->num_parents + t->num_inputs + t->num_children;
+        uint64_t degree = (uint64_t)t->num_parents + t->num_inputs + t->num_children +
+                          t->num_outputs;
         if (degree > WORKLOAD_MAX_DEGREE)
             return fail(ps, t->line, "task '%s' has %u parents, %u inputs and %u children, "
                         "beyond the limit of %u in all (its metadata travels in one message)",
@@ -1152,10 +1264,8 @@ void workload_fini(struct workload *wl)
     free(wl->tasks);
     free(wl->topo);
     free(wl->name);
-    for (uint32_t i = 0; i < wl->object_count; i++) {
-        free(wl->objects[i].id);
-        free(wl->objects[i].path);
-    }
+    for (uint32_t i = 0; i < wl->object_count; i++)
+        object_free(&wl->objects[i]);
     free(wl->objects);
     *wl = (struct workload){0};
 }

@@ -15,7 +15,10 @@
  *   stealable (boolean, default true), timeout_s (number in (0, TASK_TIMEOUT_MAX_S],
  *   any kind; default none: the client's --task-timeout, else no limit), retries
  *   (integer 0..TASK_RETRIES_MAX), cores (integer 1..TASK_CORES_MAX, default 1: the
- *   slots the task takes while it runs).
+ *   slots the task takes while it runs), outputs (command only: an array of
+ *   {"object": id, "file": name}, the files the command writes in its directory, each
+ *   collected after it exits 0 as a new object with that id; a task that lists such an
+ *   object in its inputs depends on the task that writes it, as on a parent).
  * An object line, an initial data object (an input file) and where it lives:
  *   object (string, its id, required), bytes (integer >= 0; required without path),
  *   path (a real file to send: its size is the object's bytes, which must agree when
@@ -103,6 +106,11 @@ struct workload_object {
     char *path;
     int32_t node;           /* >= 0, or WORKLOAD_NODE_SPREAD */
     uint32_t line;          /* 1-based line in the source */
+    /* A declared output (a task's `outputs`): its task's index + 1, and the file (owned)
+     * the task writes in its directory; bytes is 0, as it is not known before the run.
+     * 0 and NULL for an initial object. */
+    uint32_t producer;
+    char *file;
 };
 
 struct workload_task {
@@ -125,6 +133,9 @@ struct workload_task {
     uint32_t *inputs;       /* owned; indices into workload.objects, as listed; NULL if none */
     char **input_as;        /* owned; per input, the name a command wants it under ("as"),
                                or NULL for its id; NULL when no input has one */
+    uint32_t num_outputs;
+    uint32_t *outputs;      /* owned; indices into workload.objects of the files a command
+                               declares it writes, as listed; NULL if none */
     uint32_t line;          /* 1-based line in the source */
 };
 
@@ -194,7 +205,8 @@ typedef const char *(*workload_name_fn)(void *ctx, uint32_t k);
  */
 int workload_write_task_named(FILE *out, const struct workload_task *task,
                               workload_name_fn parent_id, workload_name_fn input_id, void *ctx);
-/* Writes one object line; "node" is always written, "spread" included. */
+/* Writes one object line; "node" is always written, "spread" included.  A declared
+ * output has no line of its own (its task's line declares it): -EINVAL. */
 int workload_write_object(FILE *out, const struct workload_object *object);
 
 #endif

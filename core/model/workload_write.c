@@ -54,11 +54,16 @@ static void put_double(FILE *out, double v)
     fputs(buf, out);
 }
 
-int workload_write_task_named(FILE *out, const struct workload_task *task,
-                              workload_name_fn parent_id, workload_name_fn input_id, void *ctx)
+/* A task's line; its outputs are named by `wl` (NULL: the task has none). */
+static int write_task(FILE *out, const struct workload_task *task, workload_name_fn parent_id,
+                      workload_name_fn input_id, void *ctx, const struct workload *wl)
 {
     if (!out || !task || !task->id || task->kind >= TASK_KIND_COUNT)
         return -EINVAL;
+    for (uint32_t k = 0; k < task->num_outputs; k++)
+        if (!wl || task->kind != TASK_COMMAND || !task->outputs ||
+            task->outputs[k] >= wl->object_count || !wl->objects[task->outputs[k]].file)
+            return -EINVAL;
     if (task->kind == TASK_SLEEP && !(isfinite(task->duration_s) && task->duration_s >= 0))
         return -EINVAL;
     if (task->kind == TASK_COMMAND && (!task->cmd || !task->cmd[0]))
@@ -131,6 +136,18 @@ int workload_write_task_named(FILE *out, const struct workload_task *task,
         fprintf(out, ",\"retries\":%u", (unsigned)task->retries);
     if (task->cores > 1)
         fprintf(out, ",\"cores\":%u", (unsigned)task->cores);
+    if (task->num_outputs) {
+        fputs(",\"outputs\":[", out);
+        for (uint32_t k = 0; k < task->num_outputs; k++) {
+            const struct workload_object *o = &wl->objects[task->outputs[k]];
+            fputs(k ? ",{\"object\":" : "{\"object\":", out);
+            put_string(out, o->id);
+            fputs(",\"file\":", out);
+            put_string(out, o->file);
+            putc('}', out);
+        }
+        putc(']', out);
+    }
     fputs("}\n", out);
     if (ferror(out))
         return errno ? -errno : -EIO;
@@ -166,12 +183,18 @@ int workload_write_task(FILE *out, const struct workload_task *task, const struc
         if (!wl || !task->inputs || !wl->objects || task->inputs[k] >= wl->object_count)
             return -EINVAL;
     struct named_task n = {.wl = wl, .task = task};
-    return workload_write_task_named(out, task, parent_of, input_of, &n);
+    return write_task(out, task, parent_of, input_of, &n, wl);
+}
+
+int workload_write_task_named(FILE *out, const struct workload_task *task,
+                              workload_name_fn parent_id, workload_name_fn input_id, void *ctx)
+{
+    return write_task(out, task, parent_id, input_id, ctx, NULL);
 }
 
 int workload_write_object(FILE *out, const struct workload_object *object)
 {
-    if (!out || !object || !object->id || !object->id[0])
+    if (!out || !object || !object->id || !object->id[0] || object->producer)
         return -EINVAL;
     if (object->node < 0 && object->node != WORKLOAD_NODE_SPREAD)
         return -EINVAL;

@@ -105,7 +105,14 @@ enum {
     S2_CORES = 1u << 0,  /* cores, >= 2 (1 is the default and is not written) */
     S2_NAMES = 1u << 1,  /* a command's input names: a count (>= 1, at most the inputs),
                             then that many strings, after the inputs */
-    S2_ALL = (1u << 2) - 1,
+    S2_OUTPUTS = 1u << 2, /* a command's declared outputs: a count (>= 1), then per
+                             output its object's index (the job is the task's) and its
+                             file, after the names */
+    S2_PRODUCED = 1u << 3, /* parents with declared outputs (a count, their task indices)
+                              and the inputs made by one (a count, then pairs: input
+                              index, ascending, and its producer field); the counts are
+                              not both 0 */
+    S2_ALL = (1u << 4) - 1,
 };
 
 static uint64_t f64_bits(double v)
@@ -122,8 +129,14 @@ void proto_put_task(struct wbuf *b, const struct task_spec *t)
                              (f64_bits(t->timeout_s) ? S_TIMEOUT : 0) |
                              (t->output_bytes ? S_OUTPUT : 0) | (t->input_bytes ? S_INPUT : 0) |
                              (t->num_inputs ? S_INPUTS : 0) | (t->retries ? S_RETRIES : 0));
+    uint32_t produced = 0;
+    for (uint32_t i = 0; i < t->num_inputs; i++)
+        produced += t->inputs[i].producer != 0;
+    bool command = t->kind == TASK_COMMAND;
     uint8_t mask2 = (uint8_t)((t->cores > 1 ? S2_CORES : 0) |
-                              (t->num_names && t->kind == TASK_COMMAND ? S2_NAMES : 0));
+                              (t->num_names && command ? S2_NAMES : 0) |
+                              (t->num_outputs && command ? S2_OUTPUTS : 0) |
+                              (t->num_producers || produced ? S2_PRODUCED : 0));
     if (mask2)
         mask |= S_EXT;
     wbuf_put_u64(b, t->key);
@@ -167,6 +180,81 @@ void proto_put_task(struct wbuf *b, const struct task_spec *t)
         for (uint32_t i = 0; i < t->num_names; i++)
             wbuf_put_str(b, t->names[i]);
     }
+    if (mask2 & S2_OUTPUTS) {
+        wbuf_put_uv(b, t->num_outputs);
+        for (uint32_t i = 0; i < t->num_outputs; i++) {
+            wbuf_put_uv(b, task_key_index(t->outputs[i].object));
+            wbuf_put_str(b, t->outputs[i].file);
+        }
+    }
+    if (mask2 & S2_PRODUCED) {
+        wbuf_put_uv(b, t->num_producers);
+        for (uint32_t i = 0; i < t->num_producers; i++)
+            wbuf_put_uv(b, t->producers[i]);
+        wbuf_put_uv(b, produced);
+        for (uint32_t i = 0; i < t->num_inputs; i++)
+            if (t->inputs[i].producer) {
+                wbuf_put_uv(b, i);
+                wbuf_put_uv(b, t->inputs[i].producer);
+            }
+    }
+}
+
+/* A file name read from the wire, as a command's directory takes it (one spelling: no
+ * NUL inside, so the name read back is the name sent); NULL when it is none. */
+static char *get_stage_name(struct rbuf *r)
+{
+    uint32_t len;
+    const char *name = rbuf_str(r, &len, TASK_STAGE_NAME_MAX);
+    char *s = rbuf_ok(r) && name && memchr(name, 0, len) == NULL ? xstrndup(name, len) : NULL;
+    if (s && !task_stage_name_ok(s)) {
+        free(s);
+        s = NULL;
+    }
+    return s;
+}
+
+/* The outputs and producers of a spec (S2_OUTPUTS, S2_PRODUCED), after its names. */
+static int get_task_outputs(struct rbuf *r, struct task_spec *t, uint8_t mask2)
+{
+    if (mask2 & S2_OUTPUTS) {
+        /* Each output is at least 2 bytes (an index and a one-byte name length). */
+        uint32_t k = (uint32_t)rbuf_nonzero(r, rbuf_uv32(r));
+        if (!rbuf_ok(r) || t->kind != TASK_COMMAND || k > r->left / 2)
+            return -EBADMSG;
+        t->outputs = xcalloc(k, sizeof *t->outputs);
+        t->num_outputs = k;
+        for (uint32_t i = 0; i < k; i++) {
+            uint32_t index = rbuf_uv32(r);
+            t->outputs[i].object = task_object_key(task_key_job(t->key), index);
+            t->outputs[i].file = get_stage_name(r);
+            /* An output is a workload object: its index has the top bit. */
+            if (!t->outputs[i].file || !(index & 0x80000000u))
+                return -EBADMSG;
+        }
+    }
+    if (mask2 & S2_PRODUCED) {
+        uint32_t k = rbuf_uv32(r);
+        if (!rbuf_ok(r) || k > r->left)
+            return -EBADMSG;
+        if (k) {
+            t->producers = xcalloc(k, sizeof *t->producers);
+            t->num_producers = k;
+        }
+        for (uint32_t i = 0; i < k; i++)
+            t->producers[i] = rbuf_uv32(r);
+        uint32_t m = rbuf_uv32(r);
+        if (!rbuf_ok(r) || (k == 0 && m == 0) || m > t->num_inputs)
+            return -EBADMSG;
+        for (uint32_t j = 0, next = 0; j < m; j++) {
+            uint32_t i = rbuf_uv32(r), producer = (uint32_t)rbuf_nonzero(r, rbuf_uv32(r));
+            if (!rbuf_ok(r) || i < next || i >= t->num_inputs)
+                return -EBADMSG;
+            t->inputs[i].producer = producer;
+            next = i + 1;
+        }
+    }
+    return rbuf_ok(r) ? 0 : -EBADMSG;
 }
 
 static double f64_nonzero(struct rbuf *r)
@@ -184,6 +272,10 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
     t->flags = rbuf_u8(r);
     t->names = NULL;
     t->num_names = 0;
+    t->outputs = NULL;
+    t->num_outputs = 0;
+    t->producers = NULL;
+    t->num_producers = 0;
     uint8_t mask = rbuf_u8(r);
     uint8_t mask2 = mask & S_EXT ? (uint8_t)rbuf_nonzero(r, rbuf_u8(r)) : 0;
     t->num_parents = mask & S_PARENTS ? (uint32_t)rbuf_nonzero(r, rbuf_uv32(r)) : 0;
@@ -249,16 +341,16 @@ int proto_get_task(struct rbuf *r, struct task_spec *t)
         t->names = xcalloc(k, sizeof *t->names);
         t->num_names = k;
         for (uint32_t i = 0; i < k; i++) {
-            uint32_t len;
-            const char *name = rbuf_str(r, &len, TASK_STAGE_NAME_MAX);
-            /* No NUL inside: the name read back is the name sent (one spelling). */
-            t->names[i] = rbuf_ok(r) && name && memchr(name, 0, len) == NULL
-                              ? xstrndup(name, len) : NULL;
-            if (!t->names[i] || !task_stage_name_ok(t->names[i])) {
+            t->names[i] = get_stage_name(r);
+            if (!t->names[i]) {
                 proto_task_fini(t);
                 return -EBADMSG;
             }
         }
+    }
+    if (get_task_outputs(r, t, mask2) < 0) {
+        proto_task_fini(t);
+        return -EBADMSG;
     }
     return 0;
 }
@@ -270,6 +362,14 @@ void proto_task_fini(struct task_spec *t)
     free(t->names);
     t->names = NULL;
     t->num_names = 0;
+    for (uint32_t i = 0; t->outputs && i < t->num_outputs; i++)
+        free(t->outputs[i].file);
+    free(t->outputs);
+    t->outputs = NULL;
+    t->num_outputs = 0;
+    free(t->producers);
+    t->producers = NULL;
+    t->num_producers = 0;
     free(t->cmd);
     free(t->inputs);
     t->cmd = NULL;

@@ -22,6 +22,9 @@
  * one connection), which the receiver relies on; the bytes are written on arrival,
  * only the completion waits.
  *
+ * A declared output (a task's `outputs`) is fetched before its size is known: it is
+ * learnt from the first chunk's reply, and the receiver begins then.
+ *
  * A command reads its inputs as files linked from the store.  A big input that is not a
  * file there yet (generated content, a copy held in memory) is written into the store
  * once, SPILL_PASS bytes per loop pass, while its tasks wait as for a fetch: staging
@@ -79,6 +82,8 @@ struct fetch {
     uint32_t holder;
     uint32_t req;
     uint64_t total;
+    bool sized;             /* total is known (a declared output's is learnt from the
+                               first reply; rx is NULL until then) */
     uint64_t requested;     /* bytes asked for */
     uint64_t received;
     struct objstore_recv *rx;
@@ -296,11 +301,6 @@ static void send_or_defer(struct data_plane *d, struct bucket *bucket, struct de
 
 /* ---- fetching ------------------------------------------------------------------------ */
 
-/* A workload's initial object (task_object_key), as opposed to a task's output. */
-static bool initial_object(uint64_t object)
-{
-    return (task_key_index(object) & 0x80000000u) != 0;
-}
 
 uint32_t data_input_holder(struct data_plane *d, const struct task_input *in)
 {
@@ -309,7 +309,7 @@ uint32_t data_input_holder(struct data_plane *d, const struct task_input *in)
         return DATA_NO_HOLDER;
     /* The client put an initial object's copies on the nodes after the first
      * (client_submit); a task's output lives only where it ran. */
-    if (initial_object(in->object) && node_cfg(d->n)->object_replicas > 1)
+    if (task_input_source(in) == 0 && node_cfg(d->n)->object_replicas > 1)
         copies = node_cfg(d->n)->object_replicas;
     if (copies > nodes)
         copies = nodes;
@@ -332,6 +332,21 @@ static void request_more(struct data_plane *d, struct fetch *f)
         f->requested += len;
         send_or_defer(d, NULL, x);
     }
+}
+
+/* A fetch's first requests: the empty tail of an empty object (nothing to pull but the
+ * hash), one chunk of an object whose size is not known yet, else the window. */
+static void first_request(struct data_plane *d, struct fetch *f)
+{
+    if (f->sized && f->total > 0) {
+        request_more(d, f);
+        return;
+    }
+    uint32_t len = f->sized ? 0 : FETCH_CHUNK;
+    struct deferred x = {.kind = DEFER_REQUEST, .peer = f->holder, .req = f->req,
+                         .key = f->key, .offset = 0, .len = len};
+    f->requested = len;
+    send_or_defer(d, NULL, x);
 }
 
 static struct staging *staging_of(struct data_plane *d, const struct ntask *t)
@@ -428,9 +443,11 @@ static int fetch_start(struct data_plane *d, struct ntask *t, const struct task_
         f->key = in->object;
         f->holder = holder;
         f->total = in->bytes;
+        f->sized = in->producer == 0;
         f->t_begin = node_tracing(d->n) ? node_wall_ns(d->n) : 0;
         char *cause = NULL;
-        int rc = objstore_recv_begin(d->store, in->object, in->bytes, &f->rx, &cause);
+        int rc = f->sized ? objstore_recv_begin(d->store, in->object, in->bytes, &f->rx, &cause)
+                          : 0;
         if (rc < 0) {
             log_warn("fetch: cannot receive object %llx: %s", (unsigned long long)in->object,
                      cause ? cause : strerror(-rc));
@@ -444,14 +461,7 @@ static int fetch_start(struct data_plane *d, struct ntask *t, const struct task_
         u64map_put(&d->fetches, f->key, f);
         u64map_put(&d->by_req, f->req, f);
         node_counters(d->n)->fetches++;
-        if (f->total == 0) {
-            /* Nothing to pull but the hash: ask for the empty tail. */
-            struct deferred x = {.kind = DEFER_REQUEST, .peer = f->holder, .req = f->req,
-                                 .key = f->key, .offset = 0, .len = 0};
-            send_or_defer(d, NULL, x);
-        } else {
-            request_more(d, f);
-        }
+        first_request(d, f);
     }
     f->waiters = xgrow(f->waiters, &f->cap, f->nwaiters + 1, sizeof *f->waiters);
     f->waiters[f->nwaiters++] = t;
@@ -474,6 +484,8 @@ int data_stage(struct data_plane *d, struct ntask *t)
      * `missing` must be right before any reply can arrive. */
     uint32_t absent = 0;
     for (uint32_t i = 0; i < spec->num_inputs; i++) {
+        if (!task_input_staged(&spec->inputs[i]))
+            continue;
         int rc = objstore_acquire(d->store, spec->inputs[i].object);
         if (rc == 0) {
             s->pins[s->npins++] = spec->inputs[i].object;
@@ -615,7 +627,7 @@ static void unstage_files(struct data_plane *d, const struct ntask *t)
     free(task_dir);
     char *dir = xasprintf("%s/task-%u-%u/inputs", node_cfg(d->n)->workdir, task_key_job(s->key),
                           task_key_index(s->key));
-    for (uint32_t i = 0; i < s->num_inputs; i++) {
+    for (uint32_t i = 0; i < s->num_inputs && task_input_staged(&s->inputs[i]); i++) {
         char *path = xasprintf("%s/%u", dir, i);
         if (unlink(path) < 0 && errno != ENOENT)
             log_warn("task %llx: cannot remove its staged input '%s': %s",
@@ -667,7 +679,25 @@ static int data_on_fetch_reply(struct data_plane *d, uint32_t from, struct rbuf 
         fetch_end(d, f, status);
         return 0;
     }
-    if (total != f->total || offset != f->received) {
+    if (!f->sized && offset == 0) {
+        /* A declared output's first reply: now its size is known. */
+        char *cause = NULL;
+        int rc = total > (uint64_t)INT64_MAX ? -EFBIG
+                 : objstore_recv_begin(d->store, f->key, total, &f->rx, &cause);
+        if (rc < 0) {
+            log_warn("fetch: cannot receive object %llx (%llu bytes) from node %u: %s",
+                     (unsigned long long)f->key, (unsigned long long)total, from,
+                     cause ? cause : strerror(-rc));
+            free(cause);
+            fetch_end(d, f, rc);
+            return 0;
+        }
+        f->sized = true;
+        f->total = total;
+        if (f->requested > total)
+            f->requested = total;
+    }
+    if (total != f->total || offset != f->received || !f->sized) {
         log_warn("fetch of %llx from node %u: got %llu bytes at %llu, expected a total of "
                  "%llu and offset %llu",
                  (unsigned long long)f->key, from, (unsigned long long)total,
@@ -724,10 +754,62 @@ static void arrival_done(struct data_plane *d, const struct deferred *x)
 
 /* ---- outputs and staged inputs ------------------------------------------------------- */
 
-/* The task's output becomes an object here: synthetic bytes for synthetic tasks, the
- * captured output file for commands.  Returns the object's size. */
-uint64_t data_keep_output(struct data_plane *d, struct ntask *t)
+/* A command's declared outputs, each from its file in the task's directory into the
+ * store (the store takes the file over and links it back, so the user still finds it
+ * where the command wrote it). */
+static int keep_declared(struct data_plane *d, struct ntask *t, uint64_t *size, char **why)
 {
+    const struct task_spec *s = &t->spec;
+    char *task_dir = xasprintf("%s/task-%u-%u", node_cfg(d->n)->workdir, task_key_job(s->key),
+                               task_key_index(s->key));
+    int rc = 0;
+    uint32_t kept = 0;
+    *size = 0;
+    for (; rc == 0 && kept < s->num_outputs; kept++) {
+        const struct task_output *o = &s->outputs[kept];
+        char *path = xasprintf("%s/%s", task_dir, o->file);
+        struct stat st;
+        char *cause = NULL;
+        if (lstat(path, &st) < 0) {
+            rc = -errno;
+            *why = errno == ENOENT
+                       ? xasprintf("declared output '%s' is missing after the command exited 0",
+                                   o->file)
+                       : xasprintf("declared output '%s': %s", o->file, strerror(errno));
+        } else if (!S_ISREG(st.st_mode)) {
+            rc = -EINVAL;
+            *why = xasprintf("declared output '%s' is not a regular file", o->file);
+        } else {
+            rc = objstore_put_file(d->store, o->object, path, &cause);
+            /* Kept by an earlier run of this task here (a recomputation): the same file. */
+            if (rc == -EEXIST)
+                rc = 0;
+            if (rc < 0)
+                *why = xasprintf("cannot keep declared output '%s': %s", o->file,
+                                 cause ? cause : strerror(-rc));
+            else
+                objstore_materialize(d->store, o->object, path, NULL);
+            *size += (uint64_t)st.st_size;
+        }
+        free(cause);
+        free(path);
+    }
+    /* All or none: a child never reads the outputs of a run that failed. */
+    for (uint32_t i = 0; rc < 0 && i + 1 < kept; i++)
+        objstore_remove(d->store, s->outputs[i].object);
+    free(task_dir);
+    if (rc < 0)
+        *size = 0;
+    return rc;
+}
+
+/* The task's output becomes an object here: synthetic bytes for synthetic tasks, the
+ * captured output file for commands, or a command's declared outputs. */
+int data_keep_output(struct data_plane *d, struct ntask *t, uint64_t *out_size, char **why)
+{
+    *why = NULL;
+    if (t->spec.kind == TASK_COMMAND && t->spec.num_outputs)
+        return keep_declared(d, t, out_size, why);
     uint64_t key = t->spec.key;
     char *cause = NULL;
     int rc = 0;
@@ -754,7 +836,8 @@ uint64_t data_keep_output(struct data_plane *d, struct ntask *t)
         size = 0;
     }
     free(cause);
-    return size;
+    *out_size = size;
+    return 0;
 }
 
 /*
@@ -767,10 +850,11 @@ int data_stage_files(struct data_plane *d, struct ntask *t, char **cause)
     const struct task_spec *s = &t->spec;
     char *dir = xasprintf("%s/task-%u-%u/inputs", node_cfg(d->n)->workdir, task_key_job(s->key),
                           task_key_index(s->key));
-    int rc = fs_mkdirs(dir, 0700, NULL);
+    int rc = s->num_inputs ? fs_mkdirs(dir, 0700, NULL) : 0;
     if (rc < 0)
         *cause = xasprintf("cannot create '%s': %s", dir, strerror(-rc));
-    for (uint32_t i = 0; rc == 0 && i < s->num_inputs; i++) {
+    for (uint32_t i = 0; rc == 0 && i < s->num_inputs && task_input_staged(&s->inputs[i]);
+         i++) {
         char *path = xasprintf("%s/%u", dir, i);
         rc = objstore_materialize(d->store, s->inputs[i].object, path, cause);
         if (rc == -EEXIST)
@@ -784,6 +868,21 @@ int data_stage_files(struct data_plane *d, struct ntask *t, char **cause)
         for (uint32_t i = 0; rc == 0 && i < s->num_names && i < s->num_inputs; i++)
             rc = link_name(task_dir, s->names[i], i, cause);
         free(task_dir);
+    }
+    /* The directories of its declared outputs are there for it to write into, as a
+     * workflow system's users expect ("results/x.tbl" without a mkdir in each command). */
+    for (uint32_t i = 0; rc == 0 && i < s->num_outputs; i++) {
+        const char *slash = strrchr(s->outputs[i].file, '/');
+        if (!slash)
+            continue;
+        char *path = xasprintf("%s/task-%u-%u/%.*s", node_cfg(d->n)->workdir,
+                               task_key_job(s->key), task_key_index(s->key),
+                               (int)(slash - s->outputs[i].file), s->outputs[i].file);
+        rc = fs_mkdirs(path, 0700, NULL);
+        if (rc < 0)
+            *cause = xasprintf("cannot create '%s' for output '%s': %s", path,
+                               s->outputs[i].file, strerror(-rc));
+        free(path);
     }
     return rc;
 }
@@ -890,7 +989,7 @@ static bool refetch(struct data_plane *d, struct fetch *f)
     objstore_recv_abort(f->rx);
     f->rx = NULL;
     char *cause = NULL;
-    int rc = objstore_recv_begin(d->store, f->key, f->total, &f->rx, &cause);
+    int rc = f->sized ? objstore_recv_begin(d->store, f->key, f->total, &f->rx, &cause) : 0;
     if (rc < 0) {
         log_warn("fetch: cannot receive object %llx again: %s", (unsigned long long)f->key,
                  cause ? cause : strerror(-rc));
@@ -907,13 +1006,7 @@ static bool refetch(struct data_plane *d, struct fetch *f)
     u64map_put(&d->by_req, f->req, f);
     f->holder = holder;
     f->requested = f->received = 0;
-    if (f->total == 0) {
-        struct deferred x = {.kind = DEFER_REQUEST, .peer = f->holder, .req = f->req,
-                             .key = f->key, .offset = 0, .len = 0};
-        send_or_defer(d, NULL, x);
-    } else {
-        request_more(d, f);
-    }
+    first_request(d, f);
     return true;
 }
 

@@ -22,8 +22,11 @@ int data_stage(struct data_plane *d, struct ntask *t);
 void data_release(struct data_plane *d, struct ntask *t);
 /* Whether the task is staging or running with pins here (a removal must wait for it). */
 bool data_staging(const struct data_plane *d, uint64_t task);
-/* A finished task's output becomes an object here; returns its size. */
-uint64_t data_keep_output(struct data_plane *d, struct ntask *t);
+/* A finished task's output becomes an object here, or its declared outputs objects:
+ * 0 and their size in *size, or, when a declared output cannot be kept (missing after
+ * the command exited 0, not a regular file, not storable), -errno and why in *why
+ * (owned): the run failed, and none of its outputs stays. */
+int data_keep_output(struct data_plane *d, struct ntask *t, uint64_t *size, char **why);
 /* Stages a command's inputs as files in its work directory. */
 int data_stage_files(struct data_plane *d, struct ntask *t, char **cause);
 #define DATA_NO_HOLDER UINT32_MAX

@@ -52,7 +52,7 @@
 /* An input object lost with a dead node, that tasks parked here wait for. */
 struct lost {
     struct node *n;
-    uint64_t object;        /* the producer task's key */
+    uint64_t object;        /* the producer task's key (task_input_source) */
     uint32_t dead;          /* the node it was lost with */
     bool asking;            /* a lookup is in flight (its callback's arg is this) */
     uint64_t *waiters;      /* owned: keys of parked tasks */
@@ -65,7 +65,8 @@ static uint32_t missing_inputs(const struct node *n, const struct ntask *t)
 {
     uint32_t k = 0;
     for (uint32_t i = 0; i < t->spec.num_inputs; i++)
-        k += t->spec.inputs[i].node < n->nodes && n->dead[t->spec.inputs[i].node];
+        k += task_input_staged(&t->spec.inputs[i]) && t->spec.inputs[i].node < n->nodes &&
+             n->dead[t->spec.inputs[i].node];
     return k;
 }
 
@@ -120,7 +121,7 @@ static void settle(struct node *n, struct lost *l, uint32_t node, const char *wh
             continue;
         }
         for (uint32_t i = 0; i < t->spec.num_inputs; i++)
-            if (t->spec.inputs[i].object == l->object)
+            if (task_input_source(&t->spec.inputs[i]) == l->object)
                 t->spec.inputs[i].node = node;
         if (missing_inputs(n, t) == 0) {
             u64map_del(&n->parked, l->waiters[w]);
@@ -194,9 +195,10 @@ bool node__recover_inputs(struct node *n, struct ntask *t, char **why)
     uint32_t lost = 0;
     for (uint32_t i = 0; i < t->spec.num_inputs; i++) {
         const struct task_input *in = &t->spec.inputs[i];
-        if (in->node >= n->nodes || !n->dead[in->node] || in->node == n->self)
+        if (in->node >= n->nodes || !n->dead[in->node] || in->node == n->self ||
+            !task_input_staged(in))
             continue;
-        if (task_key_index(in->object) & 0x80000000u) {
+        if (task_input_source(in) == 0) {
             if (data_input_holder(n->data, in) != DATA_NO_HOLDER)
                 continue; /* the staging failed for another reason */
             *why = xasprintf("input object %llx was lost with node %u (no live copy: "
@@ -218,20 +220,21 @@ bool node__recover_inputs(struct node *n, struct ntask *t, char **why)
     uint32_t nfresh = 0;
     for (uint32_t i = 0; i < t->spec.num_inputs; i++) {
         const struct task_input *in = &t->spec.inputs[i];
-        if (in->node >= n->nodes || !n->dead[in->node] ||
-            (task_key_index(in->object) & 0x80000000u))
+        uint64_t source = task_input_source(in);
+        if (in->node >= n->nodes || !n->dead[in->node] || !task_input_staged(in) || !source)
             continue;
-        struct lost *l = u64map_get(&n->lost, in->object);
+        /* Keyed by the task that made it: its record says where it is now. */
+        struct lost *l = u64map_get(&n->lost, source);
         if (!l) {
             l = xcalloc(1, sizeof *l);
             l->n = n;
-            l->object = in->object;
+            l->object = source;
             l->dead = in->node;
-            u64map_put(&n->lost, in->object, l);
+            u64map_put(&n->lost, source, l);
             log_info("task %llx: input object %llx was lost with node %u; asking its "
                      "producer's record", (unsigned long long)key,
                      (unsigned long long)in->object, in->node);
-            fresh[nfresh++] = in->object;
+            fresh[nfresh++] = source;
         }
         if (l->nwaiters && l->waiters[l->nwaiters - 1] == key)
             continue;

@@ -146,22 +146,57 @@ static int by_object(const void *a, const void *b)
  * metadata store says it is.  input_bytes, the ready queues' priority, is their sum.
  * Parents are sorted by key (their order in the workload file), not by when they
  * finished, so that a command's staged inputs are numbered the same on every run. */
+/* A parent that declares outputs (the spec's producers) has no object of its own: the
+ * inputs it made are on the node that ran it, and when the task reads some, its entry
+ * stays as placement's weight (TASK_INPUT_WEIGHT), after the objects to stage so that
+ * their numbering is kept.  -1 for another parent, else how many inputs it made. */
+static int producer_parent(struct task_spec *s, uint32_t first_parent,
+                           const struct tmd_parent *p)
+{
+    uint32_t index = task_key_index(p->object);
+    bool is = false;
+    for (uint32_t k = 0; k < s->num_producers && !is; k++)
+        is = s->producers[k] == index;
+    if (!is)
+        return -1;
+    int read = 0;
+    for (uint32_t i = 0; i < first_parent; i++)
+        if (s->inputs[i].producer == index + 1) {
+            s->inputs[i].node = p->node;
+            read++;
+        }
+    return read;
+}
+
 void node__add_parent_inputs(struct ntask *t, uint32_t nparents, const struct tmd_parent *parents)
 {
     struct task_spec *s = &t->spec;
-    uint32_t first_parent = s->num_inputs;
+    uint32_t first_parent = s->num_inputs, weights = 0;
     if (nparents) {
-        s->inputs = xrealloc(s->inputs, (s->num_inputs + nparents) * sizeof *s->inputs);
+        s->inputs = xrealloc(s->inputs, (s->num_inputs + 2 * nparents) * sizeof *s->inputs);
+        struct task_input *weight = s->inputs + s->num_inputs + nparents;
         /* A parent that produced nothing leaves no object to read. */
-        for (uint32_t i = 0; i < nparents; i++)
-            if (parents[i].bytes)
+        for (uint32_t i = 0; i < nparents; i++) {
+            int read = s->num_producers ? producer_parent(s, first_parent, &parents[i]) : -1;
+            bool producer = read >= 0;
+            if (read > 0 && parents[i].bytes)
+                weight[weights++] = (struct task_input){
+                    .object = parents[i].object, .bytes = parents[i].bytes,
+                    .node = parents[i].node, .producer = TASK_INPUT_WEIGHT};
+            else if (!producer && parents[i].bytes)
                 s->inputs[s->num_inputs++] = (struct task_input){
                     .object = parents[i].object, .bytes = parents[i].bytes,
                     .node = parents[i].node};
+        }
     }
     if (s->num_inputs > first_parent + 1)
         qsort(s->inputs + first_parent, s->num_inputs - first_parent, sizeof *s->inputs,
               by_object);
+    if (weights) {
+        memmove(s->inputs + s->num_inputs, s->inputs + first_parent + nparents,
+                weights * sizeof *s->inputs);
+        s->num_inputs += weights;
+    }
     s->input_bytes = 0;
     for (uint32_t i = 0; i < s->num_inputs; i++)
         s->input_bytes += s->inputs[i].bytes;
@@ -373,12 +408,26 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
         node_trace_full(n, TRACE_TASK_START, t->spec.key, -1, 0, 0, 0, (int64_t)t->spec.attempt,
                         r->t_start);
     }
+    /* Its outputs are kept before anything else: a declared one that is missing makes
+     * the run a failed one, which may be tried again as any other. */
+    uint64_t size = 0;
+    char *why = NULL;
+    struct exec_result failed;
+    if (held_slot && r->status == TASK_DONE && !u64map_get(&n->removed, t->spec.key) &&
+        data_keep_output(n->data, t, &size, &why) < 0) {
+        log_info("task %llx: %s", (unsigned long long)t->spec.key, why);
+        failed = *r;
+        failed.status = TASK_FAILED;
+        failed.error = why;
+        r = &failed;
+    }
     data_release(n->data, t);
     /* Only a run that failed is tried again: not a task that could not start (its inputs
      * are gone), nor one removed or on a node that stops. */
     if (held_slot && r->status == TASK_FAILED && t->spec.failures < t->spec.retries &&
         !n->stop_requested && !u64map_get(&n->removed, t->spec.key)) {
         retry(n, t, r);
+        free(why);
         return;
     }
     if (u64map_del(&n->removed, t->spec.key)) {
@@ -390,9 +439,7 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
     }
     n->completeq++;
     n->tasks_run++;
-    uint64_t size = 0;
     if (r->status == TASK_DONE) {
-        size = data_keep_output(n->data, t);
         /* est_task_length of Algorithm 1: the running mean of this node's tasks. */
         double len = (double)(r->t_end - r->t_start) / 1e9;
         n->busy_s += len;
@@ -423,6 +470,7 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
         ntask_free(t);
         kvs_cas(n->kvs, key, KVS_FIELD_STATUS, TASK_READY, r->status, &run, on_status_set, n);
     }
+    free(why);
     node_mark_dirty(n);
 }
 
@@ -495,7 +543,8 @@ static void run_task(struct node *n, struct ntask *t)
     struct exec_result now;
     memset(&now, 0, sizeof now);
     char *cause = NULL;
-    if (t->spec.kind == TASK_COMMAND && t->spec.num_inputs && data_stage_files(n->data, t, &cause) < 0) {
+    if (t->spec.kind == TASK_COMMAND && (t->spec.num_inputs || t->spec.num_outputs) &&
+        data_stage_files(n->data, t, &cause) < 0) {
         now.status = TASK_FAILED;
         now.exit_code = -1;
         now.t_start = now.t_end = clock_wall_ns();

@@ -4,7 +4,9 @@
 
 Checks the per-task completion records of a jackdaw run (`--records FILE`: one JSON
 line per task end) against the workload (JSON Lines, keys id and parents; its data
-object lines, {"object": ...} without an id, are not tasks and are skipped):
+object lines, {"object": ...} without an id, are not tasks and are skipped; a task that
+lists in its inputs an object another task declares in its outputs depends on that
+task as on a parent):
 
   - every record names a task of the workload, with that task's index (its 0-based
     position in the workload);
@@ -138,6 +140,8 @@ def main(argv):
     index_of = {}
     parents = {}
     cores = {}
+    producer = {}  # a declared output's object id -> the task that writes it
+    reads = {}     # task id -> the object ids it lists in inputs
     for lineno, t in read_jsonl(wl_path, "workload"):
         if "object" in t and "id" not in t:
             continue  # a data object line, not a task
@@ -150,6 +154,13 @@ def main(argv):
         ids.append(tid)
         parents[tid] = list(t.get("parents") or [])
         cores[tid] = t.get("cores", 1)
+        for o in t.get("outputs") or []:
+            producer[o["object"]] = tid
+        reads[tid] = [i["object"] if isinstance(i, dict) else i for i in t.get("inputs") or []]
+    for tid in ids:
+        for o in reads[tid]:
+            if o in producer and producer[o] not in parents[tid]:
+                parents[tid].append(producer[o])
     children = {tid: [] for tid in ids}
     for tid in ids:
         for p in parents[tid]:

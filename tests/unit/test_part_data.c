@@ -6,7 +6,8 @@
  * the cache turns a later stage into a hit; an unknown holder, a holder without the
  * object, a reply at the wrong offset or of the wrong total, or a corrupted last chunk
  * fail the staging (never a silent copy); data_release unpins; data_keep_output makes a
- * task's output an object; a command's big local input is written into the store a
+ * task's output an object, and a command's declared outputs objects of their own (all
+ * or none); a declared output is fetched before its size is known; a command's big local input is written into the store a
  * budget per pass before it is staged (then linked, and unlinked at the task's end); with bandwidth emulation replies past the burst wait for
  * the pacer timer, and with latency every request and reply does; a holder declared dead
  * ends its fetches (every waiting task staged with a reason, late replies ignored), a
@@ -26,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/fs.h"
 #include "core/net/proto.h"
 #include "core/runtime/data.h"
 #include "core/runtime/objstore.h"
@@ -241,6 +243,42 @@ static void input_on_other_node_is_fetched(void **state)
     assert_false(data_staging(p.d[0], t->spec.key));
     ntask_free(t);
     pair_close(&p);
+}
+
+/*
+ * A declared output's size is not known before its producer ran: the fetch asks for a
+ * first chunk, learns the size from the reply, and then pulls the rest as any fetch
+ * does (every byte once, in order, one request id) — for an object of several chunks,
+ * one smaller than a chunk, and an empty one.
+ */
+static void declared_output_is_fetched_before_its_size_is_known(void **state)
+{
+    (void)state;
+    const uint64_t sizes[] = {OBJECT_BYTES, 1000, 0};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        struct pair p;
+        pair_open(&p, 0, 0, 0);
+        struct node *a = p.n[0];
+        uint64_t key = object_on(&p, 1, 1, sizes[s]);
+        struct ntask *t = fake_task(1, true, 1, 1);
+        t->spec.inputs[0].bytes = 0;
+        t->spec.inputs[0].producer = 7;
+
+        assert_int_equal(data_stage(p.d[0], t), 0);
+        assert_int_equal(fake_msgs(a, MSG_FETCH_REQ), 1);
+        struct reqlog log = {.key = key};
+        pump(&p, 1, &log, false);
+        assert_int_equal(a->staged, 1);
+        assert_int_equal(a->staged_failed, 0);
+        assert_true(log.next_offset >= sizes[s]);
+        assert_true(objstore_has(store(&p, 0), key));
+        assert_int_equal(objstore_size(store(&p, 0), key), sizes[s]);
+        assert_true(same_bytes(store(&p, 0), key, sizes[s]));
+        assert_int_equal(a->c.bytes_in, sizes[s]);
+        data_release(p.d[0], t);
+        ntask_free(t);
+        pair_close(&p);
+    }
 }
 
 static void second_task_waits_on_the_same_fetch(void **state)
@@ -469,7 +507,11 @@ static void output_becomes_an_object(void **state)
     pair_open(&p, 0, 0, 0);
     struct ntask *t = fake_task(9, true, 0, 0);
     t->spec.output_bytes = 70000;
-    assert_int_equal(data_keep_output(p.d[0], t), 70000);
+    uint64_t size = 0;
+    char *why = NULL;
+    assert_int_equal(data_keep_output(p.d[0], t, &size, &why), 0);
+    assert_int_equal(size, 70000);
+    assert_null(why);
     assert_true(objstore_has(store(&p, 0), t->spec.key));
     assert_int_equal(objstore_size(store(&p, 0), t->spec.key), 70000);
     assert_true(same_bytes(store(&p, 0), t->spec.key, 70000));
@@ -477,9 +519,108 @@ static void output_becomes_an_object(void **state)
 
     /* No output, no object. */
     t = fake_task(10, true, 0, 0);
-    assert_int_equal(data_keep_output(p.d[0], t), 0);
+    assert_int_equal(data_keep_output(p.d[0], t, &size, &why), 0);
+    assert_int_equal(size, 0);
     assert_false(objstore_has(store(&p, 0), t->spec.key));
     ntask_free(t);
+    pair_close(&p);
+}
+
+/* A file of `len` bytes of `c` at PATH (relative to the node's task directory). */
+static void write_file(const char *dir, const char *name, char c, size_t len)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    mkdir(path, 0700);
+    *slash = '/';
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (size_t i = 0; i < len; i++)
+        fputc(c, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * A command's declared outputs become objects of their own, each with its file's bytes,
+ * and their sizes add up; one missing after the run fails it with the file named, and
+ * leaves none of its outputs in the store (a child never reads half a run's outputs).
+ */
+static void declared_outputs_become_objects(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p, 0, 0, 0);
+    struct ntask *t = fake_task(11, true, 0, 0);
+    t->spec.kind = TASK_COMMAND;
+    t->spec.outputs = calloc(2, sizeof *t->spec.outputs);
+    t->spec.num_outputs = 2;
+    t->spec.outputs[0] = (struct task_output){.object = task_object_key(1, 0x80000000u | 1),
+                                              .file = strdup("a.txt")};
+    t->spec.outputs[1] = (struct task_output){.object = task_object_key(1, 0x80000000u | 2),
+                                              .file = strdup("sub/b.txt")};
+    char dir[160];
+    snprintf(dir, sizeof dir, "%s/task-1-11", p.dir[0]);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    write_file(dir, "a.txt", 'a', 300);
+    write_file(dir, "sub/b.txt", 'b', 5000);
+    uint64_t size = 0;
+    char *why = NULL;
+    assert_int_equal(data_keep_output(p.d[0], t, &size, &why), 0);
+    assert_null(why);
+    assert_int_equal(size, 5300);
+    assert_int_equal(objstore_size(store(&p, 0), t->spec.outputs[0].object), 300);
+    assert_int_equal(objstore_size(store(&p, 0), t->spec.outputs[1].object), 5000);
+    /* The task's own key names no object: its stdout is a log, not an output. */
+    assert_false(objstore_has(store(&p, 0), t->spec.key));
+    uint8_t byte = 0;
+    assert_int_equal(objstore_read(store(&p, 0), t->spec.outputs[1].object, 4999, &byte, 1), 1);
+    assert_int_equal(byte, 'b');
+    /* The user still finds the file where the command wrote it. */
+    struct stat st;
+    char path[256];
+    snprintf(path, sizeof path, "%s/sub/b.txt", dir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_size, 5000);
+    ntask_free(t);
+
+    /* The second is missing: the run fails, naming it, and the first is not kept. */
+    t = fake_task(12, true, 0, 0);
+    t->spec.kind = TASK_COMMAND;
+    t->spec.outputs = calloc(2, sizeof *t->spec.outputs);
+    t->spec.num_outputs = 2;
+    t->spec.outputs[0] = (struct task_output){.object = task_object_key(1, 0x80000000u | 3),
+                                              .file = strdup("c.txt")};
+    t->spec.outputs[1] = (struct task_output){.object = task_object_key(1, 0x80000000u | 4),
+                                              .file = strdup("never.txt")};
+    snprintf(dir, sizeof dir, "%s/task-1-12", p.dir[0]);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    write_file(dir, "c.txt", 'c', 10);
+    assert_int_equal(data_keep_output(p.d[0], t, &size, &why), -ENOENT);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "'never.txt' is missing"));
+    free(why);
+    assert_false(objstore_has(store(&p, 0), t->spec.outputs[0].object));
+    assert_false(objstore_has(store(&p, 0), t->spec.outputs[1].object));
+    ntask_free(t);
+
+    /* A directory where a file was declared is no output. */
+    t = fake_task(13, true, 0, 0);
+    t->spec.kind = TASK_COMMAND;
+    t->spec.outputs = calloc(1, sizeof *t->spec.outputs);
+    t->spec.num_outputs = 1;
+    t->spec.outputs[0] = (struct task_output){.object = task_object_key(1, 0x80000000u | 5),
+                                              .file = strdup("d")};
+    snprintf(dir, sizeof dir, "%s/task-1-13/d", p.dir[0]);
+    assert_int_equal(fs_mkdirs(dir, 0700, NULL), 0);
+    assert_int_equal(data_keep_output(p.d[0], t, &size, &why), -EINVAL);
+    assert_non_null(strstr(why, "not a regular file"));
+    free(why);
+    ntask_free(t);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'/task-*", p.dir[0]);
+    assert_int_equal(system(cmd), 0);
     pair_close(&p);
 }
 
@@ -798,6 +939,8 @@ int main(void)
         cmocka_unit_test(reply_out_of_step_fails_staging),
         cmocka_unit_test(corrupted_last_chunk_fails_the_check),
         cmocka_unit_test(output_becomes_an_object),
+        cmocka_unit_test(declared_outputs_become_objects),
+        cmocka_unit_test(declared_output_is_fetched_before_its_size_is_known),
         cmocka_unit_test(big_input_is_written_into_the_store_before_staging),
         cmocka_unit_test(bandwidth_defers_replies_to_the_pacer),
         cmocka_unit_test(latency_holds_requests_and_replies),

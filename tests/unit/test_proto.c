@@ -340,6 +340,105 @@ static void test_task_names_travel(void **state)
     wbuf_fini(&b);
 }
 
+/* Round trip of t into u; the decoder's result. */
+static int reencode(const struct task_spec *t, struct wbuf *b, struct task_spec *u)
+{
+    wbuf_reset(b);
+    proto_put_task(b, t);
+    struct rbuf r;
+    rbuf_init(&r, b->data, b->len);
+    int rc = proto_get_task(&r, u);
+    if (rc == 0)
+        assert_int_equal(r.left, 0);
+    return rc;
+}
+
+/*
+ * A command's declared outputs (object and file) and its producer parents and produced
+ * inputs travel; refused: an output whose object is not a workload object's index, an
+ * output file that leaves the directory, outputs of a task that is not a command (never
+ * sent), a produced input past the inputs, pairs out of order.
+ */
+static void test_task_outputs_travel(void **state)
+{
+    (void)state;
+    struct task_input in[3] = {
+        {.object = task_object_key(3, 0x80000000u | 4), .node = UINT32_MAX, .producer = 1},
+        {.object = task_object_key(3, 0x80000000u | 5), .bytes = 9, .node = 2},
+        {.object = task_key(3, 0), .bytes = 40, .node = 1, .producer = TASK_INPUT_WEIGHT}};
+    struct task_output out[2] = {{.object = task_object_key(3, 0x80000000u | 6), .file = "a.tbl"},
+                                 {.object = task_object_key(3, 0x80000000u | 7), .file = "r/b"}};
+    uint32_t producers[2] = {0, 9};
+    struct task_spec t = {.key = task_key(3, 2), .kind = TASK_COMMAND, .cmd = "x",
+                          .inputs = in, .num_inputs = 3, .outputs = out, .num_outputs = 2,
+                          .producers = producers, .num_producers = 2};
+    struct wbuf b;
+    wbuf_init(&b);
+    struct task_spec u;
+    assert_int_equal(reencode(&t, &b, &u), 0);
+    assert_int_equal(u.num_outputs, 2);
+    assert_int_equal(u.outputs[0].object, out[0].object);
+    assert_string_equal(u.outputs[1].file, "r/b");
+    assert_int_equal(u.num_producers, 2);
+    assert_int_equal(u.producers[1], 9);
+    assert_int_equal(u.inputs[0].producer, 1);
+    assert_int_equal(u.inputs[1].producer, 0);
+    assert_int_equal(u.inputs[2].producer, TASK_INPUT_WEIGHT);
+    assert_int_equal(u.inputs[2].bytes, 40);
+    assert_int_equal(task_input_source(&u.inputs[0]), task_key(3, 0));
+    assert_int_equal(task_input_source(&u.inputs[1]), 0);
+    assert_int_equal(task_input_source(&u.inputs[2]), task_key(3, 0));
+    proto_task_fini(&u);
+    assert_null(u.outputs);
+    assert_null(u.producers);
+    /* Produced inputs alone, no producers listed (a stolen task's parents are in). */
+    t.num_producers = 0;
+    t.num_outputs = 0;
+    assert_int_equal(reencode(&t, &b, &u), 0);
+    assert_int_equal(u.num_producers, 0);
+    assert_int_equal(u.inputs[0].producer, 1);
+    proto_task_fini(&u);
+    /* An output whose object is a task's key. */
+    t.num_outputs = 1;
+    out[0].object = task_key(3, 6);
+    assert_int_equal(reencode(&t, &b, &u), -EBADMSG);
+    out[0].object = task_object_key(3, 0x80000000u | 6);
+    /* A file that climbs out. */
+    out[0].file = "../a";
+    assert_int_equal(reencode(&t, &b, &u), -EBADMSG);
+    out[0].file = "a.tbl";
+    /* A sleep sends no outputs even when given some. */
+    struct task_spec sl = t;
+    sl.kind = TASK_SLEEP;
+    sl.cmd = NULL;
+    sl.duration_s = 1;
+    assert_int_equal(reencode(&sl, &b, &u), 0);
+    assert_int_equal(u.num_outputs, 0);
+    assert_int_equal(u.inputs[0].producer, 1);
+    proto_task_fini(&u);
+    /* Pairs by hand: an input index past the inputs, then two out of order. */
+    t.num_outputs = 0;
+    t.num_inputs = 1;
+    wbuf_reset(&b);
+    proto_put_task(&b, &t);
+    /* The spec ends with the pairs: count 1, (0, 1).  Make the index 1 (past 1 input). */
+    assert_int_equal(b.data[b.len - 2], 0);
+    b.data[b.len - 2] = 1;
+    struct rbuf r;
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    t.num_inputs = 2;
+    in[1].producer = 3;
+    wbuf_reset(&b);
+    proto_put_task(&b, &t);
+    /* count 2, (0, 1), (1, 3): make the second pair's index 0. */
+    assert_int_equal(b.data[b.len - 2], 1);
+    b.data[b.len - 2] = 0;
+    rbuf_init(&r, b.data, b.len);
+    assert_int_equal(proto_get_task(&r, &u), -EBADMSG);
+    wbuf_fini(&b);
+}
+
 static void test_task_end_roundtrip(void **state)
 {
     (void)state;
@@ -583,6 +682,7 @@ int main(void)
         cmocka_unit_test(test_task_time_limit),
         cmocka_unit_test(test_task_cores_travel),
         cmocka_unit_test(test_task_names_travel),
+        cmocka_unit_test(test_task_outputs_travel),
         cmocka_unit_test(test_task_end_roundtrip),
         cmocka_unit_test(test_stats_refuses_huge_job_count),
         cmocka_unit_test(test_stats_deaths),

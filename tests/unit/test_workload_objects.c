@@ -373,6 +373,106 @@ static void test_input_names(void **state)
     workload_fini(&wl);
 }
 
+/*
+ * Declared outputs: each a new object made by its task, with bytes 0 until it runs; a
+ * task that reads one depends on its maker, listed as a parent or not (once); a task
+ * written back declares them again, and the text reads back the same.
+ */
+static void test_outputs(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"object\":\"raw\",\"bytes\":5}\n"
+        "{\"id\":\"b\",\"kind\":\"command\",\"cmd\":\"wc -l t > n\","
+        "\"inputs\":[{\"object\":\"tbl\",\"as\":\"t\"}],\"outputs\":[{\"object\":\"n\","
+        "\"file\":\"n\"}]}\n"
+        "{\"id\":\"a\",\"kind\":\"command\",\"cmd\":\"sort raw > r/t\",\"inputs\":[\"raw\"],"
+        "\"outputs\":[{\"object\":\"tbl\",\"file\":\"r/t\"},{\"object\":\"log\",\"file\":"
+        "\"l\"}]}\n"
+        "{\"id\":\"c\",\"kind\":\"command\",\"cmd\":\"cat n log\",\"parents\":[\"a\"],"
+        "\"inputs\":[\"n\",\"log\"]}\n";
+    struct workload wl;
+    char *cause = NULL;
+    assert_int_equal(parse(&wl, text, &cause), 0);
+    assert_int_equal(wl.count, 3);
+    assert_int_equal(wl.object_count, 4);
+    int64_t tbl = workload_find_object(&wl, "tbl"), log = workload_find_object(&wl, "log");
+    assert_true(tbl >= 0 && log >= 0);
+    assert_int_equal(wl.objects[tbl].producer, 2); /* task a, index 1 */
+    assert_string_equal(wl.objects[tbl].file, "r/t");
+    assert_int_equal(wl.objects[tbl].bytes, 0);
+    assert_int_equal(wl.objects[0].producer, 0);
+    assert_null(wl.objects[0].file);
+    /* b reads a's output: a is its parent, listed nowhere. */
+    assert_int_equal(wl.tasks[0].num_parents, 1);
+    assert_int_equal(wl.tasks[0].parents[0], 1);
+    /* c lists a and reads two outputs, of a and of b: two parents, a once. */
+    assert_int_equal(wl.tasks[2].num_parents, 2);
+    assert_int_equal(wl.tasks[1].num_children, 2);
+    assert_int_equal(wl.tasks[1].num_outputs, 2);
+    /* a before b before c. */
+    assert_int_equal(wl.topo[0], 1);
+    assert_true(written_has(&wl, 1, "\"outputs\":[{\"object\":\"tbl\",\"file\":\"r/t\"},"
+                                    "{\"object\":\"log\",\"file\":\"l\"}]"));
+    /* Written back, read back: the same outputs and edges. */
+    char *back = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&back, &len);
+    assert_int_equal(workload_write_object(out, &wl.objects[0]), 0);
+    assert_int_equal(workload_write_object(out, &wl.objects[tbl]), -EINVAL);
+    for (uint32_t i = 0; i < wl.count; i++)
+        assert_int_equal(workload_write_task(out, &wl.tasks[i], &wl), 0);
+    fclose(out);
+    struct workload again;
+    assert_int_equal(workload_parse(&again, back, len, "back", &cause), 0);
+    assert_int_equal(again.object_count, 4);
+    assert_int_equal(again.tasks[0].num_parents, 1);
+    assert_int_equal(again.tasks[2].num_parents, 2);
+    assert_string_equal(again.objects[workload_find_object(&again, "log")].file, "l");
+    workload_fini(&again);
+    free(back);
+    workload_fini(&wl);
+
+    const char *cmd = "{\"id\":\"t\",\"kind\":\"command\",\"cmd\":\"x\",";
+    char line[512];
+    snprintf(line, sizeof line, "{\"id\":\"t\",\"outputs\":[{\"object\":\"o\",\"file\":\"f\"}]}\n");
+    expect_error(line, "w.jsonl:1: task 't': outputs are files a command writes, and this "
+                       "task runs no command");
+    snprintf(line, sizeof line, "%s\"outputs\":[]}\n", cmd);
+    expect_error(line, "w.jsonl:1: task 't': outputs must be a non-empty array of "
+                       "{\"object\": id, \"file\": name}");
+    snprintf(line, sizeof line, "%s\"outputs\":[\"o\"]}\n", cmd);
+    expect_error(line, "w.jsonl:1: task 't': outputs[0] must be {\"object\": id, \"file\": "
+                       "name}");
+    snprintf(line, sizeof line, "%s\"outputs\":[{\"object\":\"o\"}]}\n", cmd);
+    expect_error(line, "w.jsonl:1: task 't': outputs[0] must name the file the command "
+                       "writes (\"file\": name)");
+    snprintf(line, sizeof line, "%s\"outputs\":[{\"object\":\"o\",\"file\":\"f\",\"x\":1}]}\n",
+             cmd);
+    expect_error(line, "w.jsonl:1: unknown key 'x' in an output (object, file)");
+    snprintf(line, sizeof line, "%s\"outputs\":[{\"object\":\"o\",\"file\":\"stderr\"}]}\n",
+             cmd);
+    expect_error(line, "w.jsonl:1: task 't': output file 'stderr' cannot be a file name in its "
+                       "directory (a relative path without '..' or '.', not 'output', 'stderr' "
+                       "or 'inputs'; to keep standard output, redirect it: cmd > file)");
+    snprintf(line, sizeof line, "%s\"outputs\":[{\"object\":\"o\",\"file\":\"f\"},"
+             "{\"object\":\"p\",\"file\":\"f\"}]}\n", cmd);
+    expect_error(line, "w.jsonl:1: task 't': two outputs are the file 'f'");
+    snprintf(line, sizeof line, "%s\"outputs\":[{\"object\":\"t\",\"file\":\"f\"}]}\n", cmd);
+    expect_error(line, "w.jsonl:1: duplicate id 't' (first on line 1, a task)");
+    snprintf(line, sizeof line, "{\"object\":\"o\",\"bytes\":1}\n%s\"outputs\":[{\"object\":"
+             "\"o\",\"file\":\"f\"}]}\n", cmd);
+    expect_error(line, "w.jsonl:2: duplicate object 'o' (first on line 1)");
+    snprintf(line, sizeof line, "%s\"inputs\":[\"o\"],\"outputs\":[{\"object\":\"o\",\"file\":"
+             "\"f\"}]}\n", cmd);
+    expect_error(line, "w.jsonl:1: task 't': input 'o' is its own output");
+    /* Two tasks that read each other's outputs are a cycle. */
+    snprintf(line, sizeof line, "%s\"inputs\":[\"q\"],\"outputs\":[{\"object\":\"o\",\"file\":"
+             "\"f\"}]}\n{\"id\":\"u\",\"kind\":\"command\",\"cmd\":\"x\",\"inputs\":[\"o\"],"
+             "\"outputs\":[{\"object\":\"q\",\"file\":\"f\"}]}\n", cmd);
+    expect_error(line, "w.jsonl:1: task 't' is on a cycle (t -> u -> t)");
+}
+
 static int make_dir(void **state)
 {
     (void)state;
@@ -390,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_many_objects),
         cmocka_unit_test(test_object_path),
         cmocka_unit_test(test_input_names),
+        cmocka_unit_test(test_outputs),
     };
     return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }

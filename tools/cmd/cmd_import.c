@@ -57,7 +57,8 @@ static int import_main(int argc, char **argv)
     }
     rc = 0;
     for (uint32_t k = 0; rc == 0 && k < wl.object_count; k++)
-        rc = workload_write_object(f, &wl.objects[k]);
+        if (!wl.objects[k].producer) /* a declared output is on its task's line */
+            rc = workload_write_object(f, &wl.objects[k]);
     for (uint32_t i = 0; rc == 0 && i < wl.count; i++)
         rc = workload_write_task(f, &wl.tasks[i], &wl);
     if ((out && fclose(f) != 0) || (!out && fflush(f) != 0) || rc < 0) {
