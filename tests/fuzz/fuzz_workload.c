@@ -5,12 +5,15 @@
  *
  * Besides memory safety it checks the parser's promises: an accepted workload has a
  * topological order that respects every edge, inputs that name its objects, spread and
- * pinned placements inside any cluster that workload_check_nodes accepts, and writing
- * it back (objects, then tasks) and parsing again gives the same tasks and objects, and
+ * pinned placements inside any cluster that workload_check_nodes accepts, a declared
+ * output made by a command that lists it and a parent of every task that reads it, and
+ * writing it back (initial objects, then tasks, which declare their outputs) and parsing
+ * again gives the same tasks and objects (by id: the outputs come later then), and
  * every id, cmd, duration and byte count within the documented limits; a refused one
  * comes with a cause naming the input and of bounded length, however long the strings
  * it quotes.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,8 +60,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check(pos[wl.tasks[i].parents[k]] < pos[i]);
     free(pos);
     for (uint32_t i = 0; i < wl.count; i++)
-        for (uint32_t k = 0; k < wl.tasks[i].num_inputs; k++)
-            check(wl.tasks[i].inputs[k] < wl.object_count);
+        for (uint32_t k = 0; k < wl.tasks[i].num_inputs; k++) {
+            uint32_t o = wl.tasks[i].inputs[k];
+            check(o < wl.object_count);
+            uint32_t producer = wl.objects[o].producer;
+            bool parent = producer == 0;
+            for (uint32_t j = 0; j < wl.tasks[i].num_parents && !parent; j++)
+                parent = wl.tasks[i].parents[j] == producer - 1;
+            check(parent);
+        }
+    for (uint32_t i = 0; i < wl.object_count; i++) {
+        uint32_t producer = wl.objects[i].producer;
+        check(producer <= wl.count && (producer == 0) == (wl.objects[i].file == NULL));
+        bool listed = producer == 0;
+        for (uint32_t k = 0; producer && k < wl.tasks[producer - 1].num_outputs; k++)
+            listed = listed || wl.tasks[producer - 1].outputs[k] == i;
+        check(listed && (!producer || wl.tasks[producer - 1].kind == TASK_COMMAND));
+    }
     uint32_t nodes = 1 + size % 16;
     bool fits = workload_check_nodes(&wl, nodes, &cause) == 0;
     if (!fits) {
@@ -75,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     for (uint32_t i = 0; i < wl.object_count; i++)
-        check(workload_write_object(out, &wl.objects[i]) == 0);
+        check(workload_write_object(out, &wl.objects[i]) == (wl.objects[i].producer ? -EINVAL : 0));
     for (uint32_t i = 0; i < wl.count; i++)
         check(workload_write_task(out, &wl.tasks[i], &wl) == 0);
     fclose(out);
@@ -87,14 +105,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(again.tasks[i].kind == wl.tasks[i].kind);
         check(again.tasks[i].num_parents == wl.tasks[i].num_parents);
         check(again.tasks[i].num_inputs == wl.tasks[i].num_inputs);
+        check(again.tasks[i].num_outputs == wl.tasks[i].num_outputs);
         for (uint32_t k = 0; k < wl.tasks[i].num_inputs; k++)
-            check(again.tasks[i].inputs[k] == wl.tasks[i].inputs[k]);
+            check(strcmp(again.objects[again.tasks[i].inputs[k]].id,
+                         wl.objects[wl.tasks[i].inputs[k]].id) == 0);
     }
     check(again.object_count == wl.object_count);
     for (uint32_t i = 0; i < wl.object_count; i++) {
-        check(strcmp(again.objects[i].id, wl.objects[i].id) == 0);
-        check(again.objects[i].bytes == wl.objects[i].bytes);
-        check(again.objects[i].node == wl.objects[i].node);
+        int64_t j = workload_find_object(&again, wl.objects[i].id);
+        check(j >= 0);
+        check(again.objects[j].bytes == wl.objects[i].bytes);
+        check(again.objects[j].node == wl.objects[i].node);
+        check(again.objects[j].producer == wl.objects[i].producer);
+        check(!wl.objects[i].file || strcmp(again.objects[j].file, wl.objects[i].file) == 0);
     }
     workload_fini(&again);
     free(text);

@@ -180,6 +180,19 @@ static void proto_seeds(void)
                              .num_names = 2};
     proto_put_task(&p, &wide);
     proto_seed("task-command-cores-names", C_TASK, &p);
+    struct task_input made[3] = {
+        {.object = task_object_key(1, 0x80000000u | 3), .node = UINT32_MAX, .producer = 1},
+        {.object = 8, .bytes = 1, .node = 0},
+        {.object = task_key(1, 0), .bytes = 500, .node = 1, .producer = TASK_INPUT_WEIGHT}};
+    struct task_output outs[2] = {{.object = task_object_key(1, 0x80000000u | 4), .file = "a"},
+                                  {.object = task_object_key(1, 0x80000000u | 5), .file = "r/b"}};
+    uint32_t producers[1] = {0};
+    struct task_spec outputs = {.key = task_key(1, 5), .kind = TASK_COMMAND, .cmd = "sort x > a",
+                                .inputs = made, .num_inputs = 3, .names = in_names,
+                                .num_names = 1, .outputs = outs, .num_outputs = 2,
+                                .producers = producers, .num_producers = 1};
+    proto_put_task(&p, &outputs);
+    proto_seed("task-command-outputs", C_TASK, &p);
     struct proto_resubmit rs = {.attempt = 2, .ready = 1, .t_ready = 5, .nparents = 2,
                                 .parents = in, .spec = t};
     proto_put_resubmit(&p, &rs, NULL, 0);
