@@ -16,7 +16,8 @@ A case is fully determined by its seed S and the restriction options (--policy,
 --placement, --mode, --nodes): S picks the policy, the node count, the placement and the
 submission mode (any 576 consecutive seeds cover every combination, and short runs
 spread over all of them: combo_index), then seeds a PRNG that draws the DAG, its task
-kinds, data objects and failing tasks (some with retries, which still fail), flaky commands
+kinds, data objects, declared outputs and their readers, failing tasks (some with retries,
+which still fail), flaky commands
 that succeed when retried, the slots, speeds and part overrides.  The
 timing is not fixed, so a rare hang needs --repeat.  A run draws seeds M, M+1, ...
 from the master seed M (random unless given).  Runs proceed in parallel (--workers).
@@ -290,6 +291,8 @@ def draw_dag(rng, nodes, slots=1):
 
     lines = []
     flaky = 0
+    made = []   # declared outputs of the tasks so far (a reader comes after its maker)
+    reads = []  # (task, declared output it reads)
     for i in range(n):
         t = {"id": "t%d" % i}
         kind = "command" if i in failing else kinds[i]
@@ -304,8 +307,17 @@ def draw_dag(rng, nodes, slots=1):
             t["cmd"] = FLAKY_COMMAND
             t["retries"] = rng.randint(1, 2)
             flaky += 1
+        elif kind == "command" and rng.random() < 0.3:
+            # Declared outputs: files that become objects of their own, which later
+            # tasks (never a failing one: it must not descend from another) read by id.
+            k = rng.randint(1, 2)
+            t["cmd"] = "; ".join("echo t%d > out/f%d" % (i, j) for j in range(k))
+            t["outputs"] = [{"object": "m%d_%d" % (i, j), "file": "out/f%d" % j} for j in range(k)]
+            made += [o["object"] for o in t["outputs"]]
         elif kind == "command":
             t["cmd"] = rng.choice(OK_COMMANDS)
+        if made and i not in failing and "outputs" not in t and rng.random() < 0.3:
+            reads.append((t, rng.choice(made)))
         if parents[i]:
             t["parents"] = ["t%d" % p for p in parents[i]]
         if data and rng.random() < 0.6:
@@ -317,6 +329,8 @@ def draw_dag(rng, nodes, slots=1):
         if wide and rng.random() < 0.3:
             t["cores"] = rng.randint(2, slots)
         lines.append(t)
+    for t, o in reads:
+        t["inputs"] = sorted(set(t.get("inputs", [])) | {o})
     # File order: usually topological, sometimes shuffled (a parent may follow its
     # child), objects first, last or among the tasks.
     if rng.random() < 0.2:
@@ -335,6 +349,9 @@ def draw_dag(rng, nodes, slots=1):
         extras.append("%d retried" % flaky)
     if objects:
         extras.append("%d object%s" % (len(objects), "" if len(objects) == 1 else "s"))
+    if made:
+        extras.append("%d declared output%s, %d read" % (len(made), "" if len(made) == 1 else "s",
+                                                         len(reads)))
     if data:
         extras.append("data")
     if pinned:
