@@ -313,11 +313,11 @@ def draw_dag(rng, nodes, slots=1):
             k = rng.randint(1, 2)
             t["cmd"] = "; ".join("echo t%d > out/f%d" % (i, j) for j in range(k))
             t["outputs"] = [{"object": "m%d_%d" % (i, j), "file": "out/f%d" % j} for j in range(k)]
-            made += [o["object"] for o in t["outputs"]]
+            made += [(o["object"], i) for o in t["outputs"]]
         elif kind == "command":
             t["cmd"] = rng.choice(OK_COMMANDS)
         if made and i not in failing and "outputs" not in t and rng.random() < 0.3:
-            reads.append((t, rng.choice(made)))
+            reads.append((i, t, rng.choice(made)))
         if parents[i]:
             t["parents"] = ["t%d" % p for p in parents[i]]
         if data and rng.random() < 0.6:
@@ -329,8 +329,24 @@ def draw_dag(rng, nodes, slots=1):
         if wide and rng.random() < 0.3:
             t["cores"] = rng.randint(2, slots)
         lines.append(t)
-    for t, o in reads:
+    # Reading an output makes its maker a parent: kept only where no failing task would
+    # then descend from another (a failing ancestor of the maker and a failing descendant
+    # of the reader), the edges so far counted.
+    read = 0
+    for r, t, (o, p) in reads:
+        if failing:
+            children = [[] for _ in range(n)]
+            for c, ps in enumerate(parents):
+                for q in ps:
+                    children[q].append(c)
+            up = descendants_and_ancestors(parents, p, [[] for _ in range(n)])
+            down = descendants_and_ancestors([[] for _ in range(n)], r, children)
+            if up & failing and down & failing:
+                continue
         t["inputs"] = sorted(set(t.get("inputs", [])) | {o})
+        if p not in parents[r]:
+            parents[r] = parents[r] + [p]
+        read += 1
     # File order: usually topological, sometimes shuffled (a parent may follow its
     # child), objects first, last or among the tasks.
     if rng.random() < 0.2:
@@ -351,7 +367,7 @@ def draw_dag(rng, nodes, slots=1):
         extras.append("%d object%s" % (len(objects), "" if len(objects) == 1 else "s"))
     if made:
         extras.append("%d declared output%s, %d read" % (len(made), "" if len(made) == 1 else "s",
-                                                         len(reads)))
+                                                         read))
     if data:
         extras.append("data")
     if pinned:
