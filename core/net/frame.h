@@ -25,7 +25,7 @@
 #include "core/base/wbuf.h"
 
 #define FRAME_MAGIC 0x4A44u
-#define FRAME_VERSION 12u
+#define FRAME_VERSION 13u
 #define FRAME_HEADER_BYTES 12u
 #define FRAME_MSG_HEADER_BYTES 6u
 /* Largest body accepted from an authenticated peer. */
