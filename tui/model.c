@@ -626,8 +626,12 @@ void model_jobs(struct model *m, const struct wire_job_tally *jobs, uint32_t n)
 
 void model_select_job(struct model *m, int64_t job)
 {
-    if (m)
-        m->selected_job = job < 0 || job > UINT32_MAX ? -1 : job;
+    if (!m)
+        return;
+    m->selected_job = job < 0 || job > UINT32_MAX ? -1 : job;
+    /* The view is re-derived at the same time: nothing but the choice changes. */
+    if (m->any_input)
+        model_tick(m, m->view.now_ns);
 }
 
 int64_t model_next_job(const struct model *m, int64_t job)

@@ -195,8 +195,8 @@ void model_note(struct model *m, const struct wire_note *n);
  * not counted in inputs).  A job whose tasks have all ended gets a log line at its last
  * end, once. */
 void model_jobs(struct model *m, const struct wire_job_tally *jobs, uint32_t n);
-/* Selects the job the view is of (-1: all); kept across model_reset.  Takes effect at the
- * next model_tick. */
+/* Selects the job the view is of (-1: all); kept across model_reset.  The view is derived
+ * again at once, at the latest tick's time. */
 void model_select_job(struct model *m, int64_t job);
 /* The job after `job` in the list (the first after -1), or -1 after the last: the
  * console's cycling key. */
@@ -225,7 +225,8 @@ uint64_t model_node_stolen_in(const struct model_node *n);
 uint64_t model_node_stolen_out(const struct model_node *n);
 /* Fills out[] with the indexes of the nodes that match filter (substring, ignoring case,
  * of "node N" or of a state word: "idle", "busy", "down"; NULL or "" for all), sorted by
- * key (descending when desc), ties by id.  Returns how many (at most cap). */
+ * key (descending when desc; util and done of the selected job, when one is), ties by
+ * id.  Returns how many (at most cap). */
 uint32_t model_rows(const struct model *m, enum model_sort key, bool desc, const char *filter,
                     uint32_t *out, uint32_t cap);
 /* Whether some node could ever match the filter: a piece of "node N" (letters of "node",

@@ -50,10 +50,12 @@ static void log_end(struct model_jobs *j, struct model_log *log, const struct mo
     char body[200];
     double window = job->submit_ns >= 0 && job->end_ns > job->submit_ns
                         ? (double)(job->end_ns - job->submit_ns) / 1e9 : 0.0;
-    /* The name is cut to keep the figures on a log line. */
+    /* Workloads are named by path: the file's name, cut to keep the figures on the line. */
+    const char *slash = strrchr(job->name, '/');
+    const char *name = slash && slash[1] ? slash + 1 : job->name;
     snprintf(body, sizeof body, "job %u%s%.40s%s finished: %" PRIu64 " done, %" PRIu64
-             " failed, %" PRIu64 " cancelled in %.3f s", job->id, job->name[0] ? " (" : "",
-             job->name, job->name[0] ? ")" : "", job->done, job->failed, job->cancelled, window);
+             " failed, %" PRIu64 " cancelled in %.3f s", job->id, name[0] ? " (" : "", name,
+             name[0] ? ")" : "", job->done, job->failed, job->cancelled, window);
     model_log_text(log, job->end_ns, job->id, body);
 }
 
