@@ -216,9 +216,10 @@ static void pane_jobs(const struct rect *r, const struct model_view *v)
                   "cluster's jobs as `jackdaw jobs` does).");
         return;
     }
-    draw_textf(r->y, r->x, r->w, STYLE_LABEL, "Jobs (%u; u selects one, U all): efficiency = "
-               "busy task-seconds / (%u slots x elapsed)", v->njobs, v->slots);
-    draw_textf(r->y + 1, r->x, r->w, STYLE_HEADING, "%-11s %-16s %-7s %21s %6s %8s %5s %4s",
+    /* 77 columns: an 80-column terminal shows every one. */
+    draw_textf(r->y, r->x, r->w, STYLE_LABEL, "Jobs (%u; u: one, U: all)  EFF = busy "
+               "task-seconds / (%u slots x elapsed)", v->njobs, v->slots);
+    draw_textf(r->y + 1, r->x, r->w, STYLE_HEADING, "%-10s %-12s %-7s %20s %6s %7s %4s %4s",
                "JOB", "NAME", "STATE", "DONE/FAIL/CANC/TOTAL", "PROG", "ELAPSED", "EFF", "RUN");
     int rows = r->h - 2;
     uint32_t from = v->njobs > (uint32_t)(rows > 0 ? rows : 0) ? v->njobs - (uint32_t)rows : 0;
@@ -236,7 +237,7 @@ static void pane_jobs(const struct rect *r, const struct model_view *v)
         enum draw_style s = on ? STYLE_SELECTED : strcmp(j->state, "failed") == 0 ? STYLE_ERROR
                           : j->finished ? STYLE_OK : STYLE_NORMAL;
         draw_textf(r->y + 2 + (int)(i - from), r->x, r->w, s,
-                   "%-11u %-16.16s %-7s %21s %6s %8s %4.0f%% %4u", j->id,
+                   "%-10u %-12.12s %-7s %20s %6s %7s %3.0f%% %4u", j->id,
                    j->name[0] ? draw_base_name(j->name) : "-", j->state, tasks, prog, el, 100 * j->efficiency,
                    j->running);
     }
