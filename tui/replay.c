@@ -15,6 +15,7 @@
 
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,44 +239,40 @@ int64_t replay_last_ns(const struct replay *r)
     return r ? r->last_ns : 0;
 }
 
-/* Index of the first sample with time > t. */
-static size_t samples_after(const struct replay *r, int64_t t)
+/* Index of the first of n items of `size` bytes, sorted by the int64_t time at `at` in
+ * each, whose time is > t: the three arrays share the search. */
+static size_t items_after(const void *items, size_t n, size_t size, size_t at, int64_t t)
 {
-    size_t lo = 0, hi = r->nsamples;
+    const char *base = items;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (r->samples[mid].time_ns <= t)
+        int64_t time;
+        memcpy(&time, base + mid * size + at, sizeof time);
+        if (time <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+static size_t samples_after(const struct replay *r, int64_t t)
+{
+    return items_after(r->samples, r->nsamples, sizeof *r->samples,
+                       offsetof(struct replay_sample, time_ns), t);
 }
 
 static size_t tasks_after(const struct replay *r, int64_t t)
 {
-    size_t lo = 0, hi = r->ntasks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->tasks[mid].time_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return items_after(r->tasks, r->ntasks, sizeof *r->tasks,
+                       offsetof(struct replay_task, time_ns), t);
 }
 
 static size_t notes_after(const struct replay *r, int64_t t)
 {
-    size_t lo = 0, hi = r->nnotes;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->notes[mid].n.time_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return items_after(r->notes, r->nnotes, sizeof *r->notes,
+                       offsetof(struct replay_note, n.time_ns), t);
 }
 
 int64_t replay_next_ns(const struct replay *r, int64_t t_ns)

@@ -35,13 +35,8 @@ int trace_block_reader_create(struct trace_block_reader **out)
         return -ENOMEM;
     }
     int rc = trace_event_schema(&r->schema);
-    if (rc == 0 && !(r->iface = avro_generic_class_from_schema(r->schema)))
-        rc = -ENOMEM;
-    if (rc == 0 && avro_generic_value_new(r->iface, &r->value)) {
-        avro_value_iface_decref(r->iface);
-        r->iface = NULL;
-        rc = -ENOMEM;
-    }
+    if (rc == 0)
+        rc = trace_event_value_new(r->schema, &r->iface, &r->value);
     if (rc < 0) {
         trace_block_reader_destroy(r);
         return rc;
@@ -54,10 +49,7 @@ void trace_block_reader_destroy(struct trace_block_reader *r)
 {
     if (!r)
         return;
-    if (r->iface) {
-        avro_value_decref(&r->value);
-        avro_value_iface_decref(r->iface);
-    }
+    trace_event_value_free(r->iface, &r->value);
     if (r->schema)
         avro_schema_decref(r->schema);
     inflateEnd(&r->z);
