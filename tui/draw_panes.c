@@ -217,8 +217,12 @@ static void pane_jobs(const struct rect *r, const struct model_view *v)
         return;
     }
     /* 77 columns: an 80-column terminal shows every one. */
-    draw_textf(r->y, r->x, r->w, STYLE_LABEL, "Jobs (%u; u: one, U: all)  EFF = busy "
-               "task-seconds / (%u slots x elapsed)", v->njobs, v->slots);
+    if (v->jobs_partial)
+        draw_textf(r->y, r->x, r->w, STYLE_WARN, "Jobs (%u; u: one, U: all)  PARTIAL: the "
+                   "collector missed events (see its log)", v->njobs);
+    else
+        draw_textf(r->y, r->x, r->w, STYLE_LABEL, "Jobs (%u; u: one, U: all)  EFF = busy "
+                   "task-seconds / (%u slots x elapsed)", v->njobs, v->slots);
     draw_textf(r->y + 1, r->x, r->w, STYLE_HEADING, "%-10s %-12s %-7s %20s %6s %7s %4s %4s",
                "JOB", "NAME", "STATE", "DONE/FAIL/CANC/TOTAL", "PROG", "ELAPSED", "EFF", "RUN");
     int rows = r->h - 2;

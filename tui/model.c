@@ -612,13 +612,14 @@ void model_note(struct model *m, const struct wire_note *note)
 
 /* ---- jobs -------------------------------------------------------------------------- */
 
-void model_jobs(struct model *m, const struct wire_job_tally *jobs, uint32_t n)
+void model_jobs(struct model *m, const struct wire_job_tally *jobs, uint32_t n, bool partial)
 {
     /* Not counted in inputs: a tally replaces the last one rather than adding to it, so
      * feeding it at every replay seek keeps "each item fed once" true. */
     if (!m || (n && !jobs))
         return;
     model_jobs_set(&m->tallies, &m->log, jobs, n);
+    m->view.jobs_partial = partial;
     m->view.jobs = m->tallies.jobs;
     m->view.njobs = m->tallies.njobs;
     m->view.log = model_log_lines(&m->log, &m->view.nlog);

@@ -165,6 +165,8 @@ struct model_view {
     uint32_t njobs;
     int64_t job;                /* the selected job's id; -1 for all */
     const struct model_job *selected; /* its entry in jobs; NULL when all, or not listed */
+    bool jobs_partial;          /* the tallies miss some events (a resumed or lagging
+                                   collector's) */
     double elapsed_s;           /* the header's: now - first_ns, or the selected job's */
     /* samples and notes taken since the last reset (replay checks it is still its model) */
     uint64_t inputs;
@@ -192,9 +194,9 @@ void model_sample(struct model *m, int32_t node, int64_t time_ns, const struct t
  * is the dead node it was taken from, its peer the new holder. */
 void model_note(struct model *m, const struct wire_note *n);
 /* The jobs' latest tallies (they replace the previous ones; n <= WIRE_MAX_JOBS are kept;
- * not counted in inputs).  A job whose tasks have all ended gets a log line at its last
+ * not counted in inputs); partial when they miss some events (the collector's say so).  A job whose tasks have all ended gets a log line at its last
  * end, once. */
-void model_jobs(struct model *m, const struct wire_job_tally *jobs, uint32_t n);
+void model_jobs(struct model *m, const struct wire_job_tally *jobs, uint32_t n, bool partial);
 /* Selects the job the view is of (-1: all); kept across model_reset.  The view is derived
  * again at once, at the latest tick's time. */
 void model_select_job(struct model *m, int64_t job);

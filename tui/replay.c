@@ -358,7 +358,7 @@ void replay_seek(struct replay *r, struct model *m, int64_t t_ns)
     feed_tally(r, t_ns);
     uint32_t njobs;
     const struct wire_job_tally *jobs = jobtally_export(r->tally, &njobs);
-    model_jobs(m, jobs, njobs);
+    model_jobs(m, jobs, njobs, false);
     r->fed_ns = t_ns;
     model_tick(m, t_ns);
     r->fed_inputs = model_view(m)->inputs;

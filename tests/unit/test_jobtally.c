@@ -253,8 +253,8 @@ static void put_two_jobs(struct wbuf *b)
          .nnodes = 1, .nodes = rows + 2},
     };
     struct wire_node_state nodes[1] = {{.seen = 1, .connected = 1, .time_ns = 1}};
-    struct wire_state st = {.now_ns = 100 * MS, .nnodes = 1, .nodes = nodes, .njobs = 2,
-                            .jobs = jobs};
+    struct wire_state st = {.now_ns = 100 * MS, .nnodes = 1, .nodes = nodes, .jobs_partial = 1,
+                            .njobs = 2, .jobs = jobs};
     wire_put_state(b, &st);
 }
 
@@ -269,6 +269,7 @@ static void test_state_round_trip(void **state)
     struct wire_state s;
     assert_int_equal(wire_get_state(&r, &s), 0);
     assert_int_equal(s.njobs, 2);
+    assert_int_equal(s.jobs_partial, 1);
     assert_int_equal(s.jobs[0].job, 3);
     assert_int_equal(s.jobs[0].tasks, 10);
     assert_int_equal(s.jobs[0].done, 7);
@@ -285,8 +286,10 @@ static void test_state_round_trip(void **state)
     wbuf_fini(&b);
 }
 
-/* Offsets into put_two_jobs' payload: header 20, one node 2 + 8 + 24 + 144, notes 4. */
-#define JOBS_AT (20 + 178 + 4)
+/* Offsets into put_two_jobs' payload: header 20, one node 2 + 8 + 24 + 144, notes 4, the
+ * partial flag 1. */
+#define PARTIAL_AT (20 + 178 + 4)
+#define JOBS_AT (PARTIAL_AT + 1)
 #define JOB0_NAME_AT (JOBS_AT + 4 + 4 + 4 + 24 + 4 + 24)
 #define JOB0_ROWS_AT (JOB0_NAME_AT + 4 + 8 + 4)
 
@@ -324,6 +327,9 @@ static void test_state_malformed(void **state)
         assert_int_equal(wire_get_state(&r, &s), -EBADMSG);
         assert_non_null(s.bad);
     }
+    memcpy(p, b.data, b.len);
+    p[PARTIAL_AT] = 2;
+    expect_refused(p, b.len, "partial");
     memcpy(p, b.data, b.len);
     wbuf_store_le(p + JOBS_AT, WIRE_MAX_JOBS + 1, 4);
     expect_refused(p, b.len, "job count");

@@ -936,8 +936,8 @@ static void test_jobs(void **state)
          .end_ns = 900 * MS, .busy_ns = 3 * S, .name = "/w/b.jsonl", .nnodes = 1,
          .nodes = rows9},
     };
-    model_jobs(m, tallies, 2);
-    model_jobs(m, tallies, 2); /* the next STATE says the same: one end line */
+    model_jobs(m, tallies, 2, false);
+    model_jobs(m, tallies, 2, false); /* the next STATE says the same: one end line */
     model_tick(m, 3 * S);
     const struct model_view *v = model_view(m);
     assert_int_equal(v->njobs, 2);
@@ -1008,12 +1008,12 @@ static void test_jobs(void **state)
     assert_int_equal(v->total, 14);
     assert_string_equal(v->workload, "montage");
     /* Garbage is ignored; a reset forgets the jobs but keeps the choice. */
-    model_jobs(m, NULL, 3);
+    model_jobs(m, NULL, 3, false);
     assert_int_equal(model_view(m)->njobs, 2);
     model_select_job(m, 7);
     model_reset(m);
     assert_int_equal(model_view(m)->njobs, 0);
-    model_jobs(m, tallies, 2);
+    model_jobs(m, tallies, 2, false);
     model_tick(m, 3 * S);
     assert_int_equal(model_view(m)->job, 7);
     assert_int_equal(model_view(m)->total, 10);

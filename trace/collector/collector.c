@@ -26,9 +26,8 @@
 #include "core/net/conn.h"
 #include "core/net/proto.h"
 #include "trace/collector/collect_file.h"
+#include "trace/collector/jobfold.h"
 #include "trace/collector/jobspool.h"
-#include "trace/format/blockread.h"
-#include "trace/format/jobtally.h"
 #include "trace/format/wire.h"
 
 /* Notes kept for consoles; a STATE carries at most this many, so a subscriber that fell
@@ -91,9 +90,7 @@ struct collector {
     uint64_t notes_total;          /* notes ever pushed; the newest is at total - 1 */
     struct wire_note *scratch_notes;          /* owned; NOTE_RING, for one STATE */
     struct wire_node_state *scratch_nodes;    /* owned; nnodes, for one STATE */
-    struct jobtally *jobs;         /* owned: per-job figures for consoles */
-    struct trace_block_reader *decoder; /* owned: reads the blocks' events for jobs */
-    bool decode_failed;            /* a block did not decode (said once) */
+    struct jobfold *fold;          /* owned: per-job figures for consoles */
     bool ack_due;                  /* some peer has ack_due */
     bool write_failing;            /* the last flush failed; the retry timer runs */
     bool stop_requested, stopping;
@@ -138,11 +135,12 @@ static void send_state(struct collector *col, struct peer *p)
     struct collect_file_stats st;
     collect_file_stats(col->file, &st);
     uint32_t njobs;
-    const struct wire_job_tally *jobs = jobtally_export(col->jobs, &njobs);
+    bool partial;
+    const struct wire_job_tally *jobs = jobfold_jobs(col->fold, &njobs, &partial);
     struct wire_state state = {
         .now_ns = run_now(col), .events_written = st.file_events, .nnodes = col->nnodes,
         .nodes = col->scratch_nodes, .nnotes = nnotes, .notes = col->scratch_notes,
-        .njobs = njobs, .jobs = (struct wire_job_tally *)jobs};
+        .jobs_partial = partial, .njobs = njobs, .jobs = (struct wire_job_tally *)jobs};
     size_t at;
     struct wbuf *b = conn_msg_begin(p->conn, MSG_TRACE_STATE, &at);
     wire_put_state(b, &state);
@@ -159,39 +157,6 @@ static void on_state_timer(uv_timer_t *t)
 static void free_handle(uv_handle_t *h)
 {
     free(h);
-}
-
-/* ---- per-job figures ------------------------------------------------------------------ */
-
-struct fold {
-    struct collector *col;
-    int64_t from_seq;              /* events below it are in the trace already */
-};
-
-static void fold_event(void *ctx, const struct trace_event *ev)
-{
-    const struct fold *f = ctx;
-    if (ev->seq >= f->from_seq)
-        jobtally_event(f->col->jobs, ev);
-}
-
-/* Folds the events of a block the trace takes into the job tallies.  The block's framing
- * was checked; a payload that does not decode costs consoles their job figures, never
- * the trace, so it is said once and the block is written all the same. */
-static void fold_block(struct collector *col, const struct peer *p, const struct wire_block *b,
-                       int64_t from_seq)
-{
-    if (!col->decoder)
-        return;
-    struct fold f = {.col = col, .from_seq = from_seq};
-    char why[160];
-    if (trace_block_reader_decode(col->decoder, b->data, b->len, fold_event, &f, why,
-                                  sizeof why) < 0 && !col->decode_failed) {
-        col->decode_failed = true;
-        log_warn("node %u (%s): trace-block of seq %" PRId64 "..%" PRId64 ": %s; consoles' job "
-                 "figures miss its events", p->node, conn_peer_name(p->conn), b->first_seq,
-                 b->last_seq, why);
-    }
 }
 
 /* ---- writing and acknowledging ---------------------------------------------------------- */
@@ -337,7 +302,7 @@ static int on_block(struct collector *col, struct peer *p, struct rbuf *r, const
     if (rc < 0)
         return reject(col, reason, "node %u: cannot buffer its block: %s", p->node,
                       strerror(-rc));
-    fold_block(col, p, &b, next);
+    jobfold_block(col->fold, node, next, b.data, b.len);
     return 0;
 }
 
@@ -390,7 +355,7 @@ static int on_job(struct collector *col, struct peer *p, struct rbuf *r, const c
                           .peer = -1, .count = j.tasks};
     snprintf(n.text, sizeof n.text, "%s", j.name);
     push_note(col, &n);
-    jobtally_submit(col->jobs, j.job, j.tasks, j.name, n.time_ns);
+    jobfold_submit(col->fold, j.job, j.tasks, j.name, n.time_ns);
     log_info("job %u (%u tasks, workload '%s') from %s", j.job, j.tasks, j.name,
              conn_peer_name(p->conn));
     wire_job_fini(&j);
@@ -501,7 +466,7 @@ static void take_kept_jobs(struct collector *col)
         int rc = 0;
         if (!submitted)
             rc = collect_file_append_job(col->file, j.job, j.tasks, j.name, j.digest);
-        jobtally_submit(col->jobs, j.job, j.tasks, j.name, run_now(col));
+        jobfold_submit(col->fold, j.job, j.tasks, j.name, run_now(col));
         if (rc == 0 && names_end < j.tasks)
             rc = collect_file_append_names(col->file, j.job, names_end, j.tasks - names_end,
                                            (const char *const *)j.ids + names_end);
@@ -621,6 +586,7 @@ static void collector_stop(struct collector *col)
     if (col->file)
         write_and_ack(col);
     col->stopping = true;
+    jobfold_stop(col->fold);
     for (struct peer *p = col->peers; p; p = p->next)
         conn_flush(p->conn);
     if (col->file) {
@@ -770,6 +736,8 @@ static int adopt_resumed_header(struct collector *col, char **cause)
     if (rc == 0)
         log_info("resuming trace '%s': %" PRIu64 " events already there%s", col->cfg->trace_path,
                  st.file_events, st.cut_bytes ? " (a cut tail was removed)" : "");
+    if (rc == 0 && st.file_events)
+        jobfold_mark_partial(col->fold); /* their jobs' tallies start from what comes now */
     json_decref(h);
     return rc;
 }
@@ -801,8 +769,7 @@ static void collector_free(struct collector *col)
     free(col->ring);
     free(col->scratch_notes);
     free(col->scratch_nodes);
-    jobtally_destroy(col->jobs);
-    trace_block_reader_destroy(col->decoder);
+    jobfold_destroy(col->fold);
     free(col->cause);
     free(col);
 }
@@ -823,11 +790,9 @@ int collector_run(const struct collector_config *cfg, char **cause)
     col->ring = xcalloc(NOTE_RING, sizeof *col->ring);
     col->scratch_notes = xcalloc(NOTE_RING, sizeof *col->scratch_notes);
     col->scratch_nodes = xcalloc(col->nnodes, sizeof *col->scratch_nodes);
-    col->jobs = jobtally_create();
-    if (trace_block_reader_create(&col->decoder) < 0)
-        log_warn("cannot set up the block decoder: consoles get no per-job figures");
 
     uv_loop_init(&col->loop);
+    col->fold = jobfold_create(&col->loop);
     static const struct conn_callbacks callbacks = {
         .on_ready = on_ready, .on_message = on_message, .on_close = on_close};
     /* The collector never connects out, so the role it would announce is moot. */

@@ -5,10 +5,10 @@
  * conversation); it appends them to one trace file per run
  * (trace/collector/collect_file), writes the JOB_SUBMIT and TASK_NAMES records clients
  * send, and serves live state to consoles: each node's latest sample, whether its trace
- * connection is up, a bounded ring of recent notable events, and per-job tallies
- * (trace/format/jobtally.h) folded from the events of the blocks it writes, which it
- * decodes for that alone.  A collector that resumed a trace tallies what arrives after
- * its start: the jobs' earlier ends are in the file, not in its figures.
+ * connection is up, a bounded ring of recent notable events, and per-job tallies folded
+ * from the events of the blocks it writes, decoded for that alone on a worker thread
+ * (trace/collector/jobfold.h).  A collector that resumed a trace tallies what arrives
+ * after its start, and says its tallies are partial.
  *
  * Once per loop pass (a uv_check handle, after the pass's reads) the blocks that
  * arrived are written with one write() and the nodes whose blocks were written get an
@@ -18,7 +18,7 @@
  * (trace/collector/jobspool.h, in the cluster's workdir) are written when it starts and
  * looked for every few seconds after.  A node that breaks the conversation (bad run id, bad framing, a
  * block before its HELLO) is dropped with a WARN naming it; everyone else is served on.
- * Nothing blocks the loop but the file write (and decoding the blocks, a few ms each).
+ * Nothing blocks the loop but the file write.
  *
  * Owns its loop, its conn_hub and every connection, the trace file, the nodes' latest
  * samples and the note ring; it removes the kept job files it has written.  Called by `jackdaw collector` (tools/cmd/cmd_collector.c)

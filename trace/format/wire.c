@@ -313,6 +313,7 @@ void wire_put_state(struct wbuf *b, const struct wire_state *s)
         put_sample(b, &n->sample);
     }
     put_notes(b, s->notes, s->nnotes);
+    wbuf_put_u8(b, s->jobs_partial);
     wbuf_put_u32(b, s->njobs);
     for (uint32_t i = 0; i < s->njobs; i++) {
         const struct wire_job_tally *j = &s->jobs[i];
@@ -390,9 +391,12 @@ static int get_job_tally(struct rbuf *r, struct wire_state *s, struct wire_job_t
 
 static int get_job_tallies(struct rbuf *r, struct wire_state *s)
 {
+    s->jobs_partial = rbuf_u8(r);
     s->njobs = rbuf_u32(r);
     if (!rbuf_ok(r))
         return bad_state(s, "job count (cut short)");
+    if (s->jobs_partial > 1)
+        return bad_state(s, "jobs partial flag (not 0 or 1)");
     if (s->njobs > WIRE_MAX_JOBS)
         return bad_state(s, "job count (over WIRE_MAX_JOBS)");
     s->jobs = xcalloc(s->njobs ? s->njobs : 1, sizeof *s->jobs);

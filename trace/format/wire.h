@@ -142,6 +142,7 @@ struct wire_state {
     struct wire_node_state *nodes; /* borrowed on put; owned after get */
     uint32_t nnotes;
     struct wire_note *notes;      /* borrowed on put; owned after get */
+    uint8_t jobs_partial;         /* the tallies miss some events (0 or 1) */
     uint32_t njobs;
     struct wire_job_tally *jobs;  /* borrowed on put; owned after get */
     struct wire_job_node *job_nodes; /* after get: owned, every job's rows */
