@@ -13,6 +13,8 @@
  * handed on) moves it.  JOB_SUBMIT gives the task count and, through
  * jobtally_submit, the name; a job first seen through its tasks has neither.
  *
+ * It keeps the latest 1024 jobs (a STATE sends 32 of them); older ones are forgotten.
+ *
  * Pure: no I/O, no clock.  Owns its jobs, their node rows and the running attempts, and
  * the export arrays.  Called by trace/collector/collector.c, tui/replay.c and the tests;
  * one thread.
