@@ -354,7 +354,7 @@ static const int view_script[] = {
     KEY_DOWN, KEY_NPAGE, KEY_END, KEY_HOME, KEY_PPAGE, 'm', 'm', 'm', KEY_F(1), KEY_NPAGE, 'x',
     '4', '3', '2', '1', '\n', STEP_RESIZE(0), STEP_CLICK_ROW(1), STEP_CLICK_HEADING,
     STEP_CLICK_TAB(2), STEP_RESIZE(1), '2', STEP_RESIZE(2), STEP_RESIZE(3), '4', STEP_RESIZE(4),
-    '?', 'x', STEP_RESIZE(5), '1',
+    '?', 'x', '5', 'u', '3', 'u', 'U', STEP_RESIZE(5), '1',
 };
 static const int replay_script[] = {' ', '+', '+', '+', '.', '.', 'g', '1', '\n', '[', ']',
                                     KEY_LEFT, KEY_RIGHT, '-', ' ', 'g', '+', '2', '\n', ' '};

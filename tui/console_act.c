@@ -739,6 +739,18 @@ static void view_action(struct console *c, enum action a)
         break;
     case ACT_PANE_LOG: c->ui.pane = PANE_LOG; break;
     case ACT_PANE_DETAIL: c->ui.pane = PANE_DETAIL; break;
+    case ACT_PANE_JOBS: c->ui.pane = PANE_JOBS; break;
+    case ACT_JOB_NEXT:
+    case ACT_JOB_ALL: {
+        const struct model_view *v = model_view(c->m);
+        if (a == ACT_JOB_NEXT && !v->njobs) {
+            console_message(c, false, "no job known yet: the collector lists jobs once submitted");
+            break;
+        }
+        model_select_job(c->m, a == ACT_JOB_ALL ? -1 : model_next_job(c->m, v->job));
+        console_rows(c);
+        break;
+    }
     case ACT_PLAY: case ACT_FASTER: case ACT_SLOWER: case ACT_STEP: case ACT_SEEK:
     case ACT_BACK: case ACT_FORWARD: case ACT_START: case ACT_END:
         replay_action(c, a);

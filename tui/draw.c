@@ -5,6 +5,7 @@
  */
 #include "tui/draw_internal.h"
 
+#include <inttypes.h>
 #include <langinfo.h>
 #include <math.h>
 #include <stdarg.h>
@@ -218,11 +219,6 @@ const struct model_node *draw_selected_node(const struct model_view *v, const st
 
 /* ---- header -------------------------------------------------------------------------- */
 
-static double elapsed_s(const struct model_view *v)
-{
-    return v->now_ns > v->first_ns ? (double)(v->now_ns - v->first_ns) / 1e9 : 0;
-}
-
 static void draw_progress(int y, int w, const struct model_view *v)
 {
     uint64_t ended = v->done + v->failed + v->cancelled;
@@ -279,7 +275,7 @@ static void draw_segments(int y, int w, const struct segment *seg, int n, const 
         draw_text(y, w - rw, rw, rs, right);
 }
 
-static const char *base_name(const char *path)
+const char *draw_base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash && slash[1] ? slash + 1 : path;
@@ -308,11 +304,27 @@ static void draw_header(const struct layout *l, const struct model_view *v, cons
     } else {
         snprintf(right, sizeof right, "collector up");
     }
-    struct segment top[5];
+    struct segment top[6];
     int n = 0;
     snprintf(top[n].text, sizeof top[n].text, "jackdaw %s",
              ui->mode == KEYS_REPLAY ? "replay" : "live");
     top[n++].style = STYLE_TITLE;
+    /* The job filter in force goes first: every figure below is of it. */
+    if (v->job >= 0) {
+        uint32_t at = 0;
+        for (uint32_t i = 0; i < v->njobs; i++)
+            if (v->selected == &v->jobs[i])
+                at = i + 1;
+        if (at)
+            snprintf(top[n].text, sizeof top[n].text, "  [job %u of %u: %" PRId64 " %s]", at,
+                     v->njobs, v->job, v->selected->state);
+        else
+            snprintf(top[n].text, sizeof top[n].text, "  [job %" PRId64 ": not listed]", v->job);
+        top[n++].style = STYLE_WARN;
+    } else if (v->njobs > 1) {
+        snprintf(top[n].text, sizeof top[n].text, "  [all %u jobs]", v->njobs);
+        top[n++].style = STYLE_NORMAL;
+    }
     /* In order of what goes first when the line is short: the policy, then the
      * workload, then the run id. */
     snprintf(top[n].text, sizeof top[n].text, "  placement %s", v->policy[0] ? v->policy : "-");
@@ -322,7 +334,7 @@ static void draw_header(const struct layout *l, const struct model_view *v, cons
         top[n++].style = STYLE_NORMAL;
     }
     if (v->workload[0]) {
-        snprintf(top[n].text, sizeof top[n].text, "  %s", base_name(v->workload));
+        snprintf(top[n].text, sizeof top[n].text, "  %s", draw_base_name(v->workload));
         top[n++].style = STYLE_NORMAL;
     }
     if (v->run_id[0]) {
@@ -337,7 +349,7 @@ static void draw_header(const struct layout *l, const struct model_view *v, cons
     char now[32], avg[32], el[32], eta[32];
     draw_fmt_count(now, sizeof now, v->tput_now);
     draw_fmt_count(avg, sizeof avg, v->tput_avg);
-    draw_fmt_duration(el, sizeof el, elapsed_s(v));
+    draw_fmt_duration(el, sizeof el, v->elapsed_s);
     if (ui->finished)
         snprintf(eta, sizeof eta, "done");
     else
@@ -379,7 +391,8 @@ static void draw_header(const struct layout *l, const struct model_view *v, cons
 
 /* ---- node table ------------------------------------------------------------------------ */
 
-static void draw_bar(int y, int x, int w, const struct model_node *n, bool selected)
+static void draw_bar(int y, int x, int w, const struct model_node *n, bool selected,
+                     bool of_job)
 {
     if (w < 3)
         return;
@@ -400,9 +413,12 @@ static void draw_bar(int y, int x, int w, const struct model_node *n, bool selec
         draw_text(y, x + 1, inner, STYLE_WARN, "off"); /* its stream closed: maybe back */
         return;
     }
-    snprintf(text, sizeof text, "%d/%u", n->s.busy, n->slots);
+    /* With a job selected, the slots busy with its tasks. */
+    int busy = of_job ? (int)n->job_running : n->s.busy;
+    double util = of_job ? n->job_util : n->util;
+    snprintf(text, sizeof text, "%d/%u", busy, n->slots);
     int tl = (int)strlen(text);
-    double u = n->util < 0 ? 0 : n->util > 1 ? 1 : n->util;
+    double u = util < 0 ? 0 : util > 1 ? 1 : util;
     int full = (int)(u * inner + 0.5);
     if (u > 0 && full == 0)
         full = 1;
@@ -428,7 +444,8 @@ static void cell(const struct layout *l, int y, enum table_col c, const char *te
     draw_text(y, l->table.x + l->col_x[c] + pad, w - pad, s, text);
 }
 
-static void draw_row(const struct layout *l, int y, const struct model_node *n, bool selected)
+static void draw_row(const struct layout *l, int y, const struct model_node *n, bool selected,
+                     bool of_job)
 {
     enum draw_style s = selected ? STYLE_SELECTED : STYLE_NORMAL;
     if (selected)
@@ -441,7 +458,7 @@ static void draw_row(const struct layout *l, int y, const struct model_node *n, 
         switch (c) {
         case TCOL_NODE: snprintf(buf, sizeof buf, "%d", n->id); break;
         case TCOL_UTIL:
-            draw_bar(y, l->table.x + l->col_x[c], l->col_w[c], n, selected);
+            draw_bar(y, l->table.x + l->col_x[c], l->col_w[c], n, selected, of_job);
             continue;
         case TCOL_SLOTS: snprintf(buf, sizeof buf, "%u", n->slots); break;
         case TCOL_SPEED: snprintf(buf, sizeof buf, "%.2f", n->speed); break;
@@ -449,7 +466,9 @@ static void draw_row(const struct layout *l, int y, const struct model_node *n, 
         case TCOL_LREADYQ: draw_fmt_count(buf, sizeof buf, sm->lreadyq); break;
         case TCOL_SREADYQ: draw_fmt_count(buf, sizeof buf, sm->sreadyq); break;
         case TCOL_COMPLETEQ: draw_fmt_count(buf, sizeof buf, sm->completeq); break;
-        case TCOL_DONE: draw_fmt_count(buf, sizeof buf, (double)n->done); break;
+        case TCOL_DONE:
+            draw_fmt_count(buf, sizeof buf, (double)(of_job ? n->job_done : n->done));
+            break;
         case TCOL_STEALS_IN:
             draw_fmt_count(buf, sizeof buf, (double)model_node_stolen_in(n));
             break;
@@ -503,7 +522,7 @@ static void draw_table(const struct layout *l, const struct model_view *v, const
         if (r >= nrows)
             break;
         const struct model_node *n = &v->nodes[rows[r]];
-        draw_row(l, y + 1 + i, n, n->id == ui->selected);
+        draw_row(l, y + 1 + i, n, n->id == ui->selected, v->job >= 0);
     }
 }
 
@@ -590,7 +609,7 @@ static const struct {
     const char *key, *label;
 } hints[] = {
     {KEYS_VIEW, "F1", "Help"},    {KEYS_VIEW, "/", "Filter"},  {KEYS_VIEW, "<>", "Sort"},
-    {KEYS_VIEW, "Tab", "Pane"},   {KEYS_REPLAY, "Spc", "Play"}, {KEYS_REPLAY, "+-", "Speed"},
+    {KEYS_VIEW, "Tab", "Pane"},   {KEYS_VIEW, "u", "Job"},     {KEYS_REPLAY, "Spc", "Play"}, {KEYS_REPLAY, "+-", "Speed"},
     {KEYS_REPLAY, ".", "Step"},   {KEYS_REPLAY, "g", "Go to"},  {KEYS_REPLAY, "[]", "Ends"},
     {KEYS_LIVE, "C", "Cancel"},   {KEYS_LIVE, "K", "Teardown"}, {KEYS_VIEW, "q", "Quit"},
     {KEYS_FORM, "Up/Dn", "Field"}, {KEYS_FORM, "Lt/Rt", "Choice"}, {KEYS_FORM, "Enter", "Launch"},

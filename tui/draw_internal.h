@@ -26,6 +26,9 @@ void draw_sparkline(int y, int x, int w, const struct model_hist *hist);
 void draw_pane(enum ui_pane kind, const struct rect *r, const struct model_view *v,
                const struct ui *ui);
 
+/* The last part of a path ("a.jsonl" of "/x/a.jsonl"): workloads are named by path. */
+const char *draw_base_name(const char *path);
+
 /* The node selected in the ui, or NULL. */
 const struct model_node *draw_selected_node(const struct model_view *v, const struct ui *ui);
 

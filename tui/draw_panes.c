@@ -1,10 +1,11 @@
 /*
  * draw_panes — the lower panes of the view (see draw.h): utilization over time for the
  * cluster and the selected node, steal activity (a thief x victim matrix while it fits,
- * else the largest flows), the event log, and the selected node's detail.
+ * else the largest flows), the event log, the selected node's detail, and the jobs.
  */
 #include "tui/draw_internal.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -175,16 +176,74 @@ static enum draw_style log_style(const struct model_log_line *l)
     }
 }
 
+/* With a job selected, its own lines and the cluster's (nodes up and down, policy). */
+static bool log_shown(const struct model_view *v, const struct model_log_line *l)
+{
+    return v->job < 0 || l->job < 0 || l->job == v->job;
+}
+
 static void pane_log(const struct rect *r, const struct model_view *v)
 {
-    draw_textf(r->y, r->x, r->w, STYLE_LABEL, "Event log (%u lines): node up/down, policy, "
-               "failures, drops, steals", v->nlog);
+    if (v->job >= 0)
+        draw_textf(r->y, r->x, r->w, STYLE_LABEL, "Event log of job %" PRId64 " (u: next job, "
+                   "U: all) and the cluster's node up/down, policy, drops", v->job);
+    else
+        draw_textf(r->y, r->x, r->w, STYLE_LABEL, "Event log (%u lines): node up/down, policy, "
+                   "failures, drops, steals", v->nlog);
     int lines = r->h - 1;
-    uint32_t from = v->nlog > (uint32_t)lines ? v->nlog - (uint32_t)lines : 0;
+    /* The newest lines that fit, found from the end, drawn oldest first. */
+    uint32_t from = v->nlog, shown = 0;
+    while (from > 0 && shown < (uint32_t)(lines > 0 ? lines : 0)) {
+        from--;
+        shown += log_shown(v, &v->log[from]);
+    }
+    int y = r->y + 1;
     for (uint32_t i = from; i < v->nlog; i++) {
         const struct model_log_line *l = &v->log[i];
+        if (!log_shown(v, l))
+            continue;
         /* The model's lines start with their time. */
-        draw_text(r->y + 1 + (int)(i - from), r->x, r->w, log_style(l), l->text);
+        draw_text(y++, r->x, r->w, log_style(l), l->text);
+    }
+}
+
+/* ---- jobs ------------------------------------------------------------------------------ */
+
+static void pane_jobs(const struct rect *r, const struct model_view *v)
+{
+    if (!v->njobs) {
+        draw_text(r->y, r->x, r->w, STYLE_DIM, "No job yet: `jackdaw submit` one (J lists the "
+                  "cluster's jobs as `jackdaw jobs` does).");
+        return;
+    }
+    /* 77 columns: an 80-column terminal shows every one. */
+    if (v->jobs_partial)
+        draw_textf(r->y, r->x, r->w, STYLE_WARN, "Jobs (%u; u: one, U: all)  PARTIAL: the "
+                   "collector missed events (see its log)", v->njobs);
+    else
+        draw_textf(r->y, r->x, r->w, STYLE_LABEL, "Jobs (%u; u: one, U: all)  EFF = busy "
+                   "task-seconds / (%u slots x elapsed)", v->njobs, v->slots);
+    draw_textf(r->y + 1, r->x, r->w, STYLE_HEADING, "%-10s %-12s %-7s %20s %6s %7s %4s %4s",
+               "JOB", "NAME", "STATE", "DONE/FAIL/CANC/TOTAL", "PROG", "ELAPSED", "EFF", "RUN");
+    int rows = r->h - 2;
+    uint32_t from = v->njobs > (uint32_t)(rows > 0 ? rows : 0) ? v->njobs - (uint32_t)rows : 0;
+    for (uint32_t i = from; i < v->njobs; i++) {
+        const struct model_job *j = &v->jobs[i];
+        char total[24] = "?", prog[16] = "-", el[32], tasks[96];
+        if (j->total)
+            snprintf(total, sizeof total, "%" PRIu64, j->total);
+        if (j->progress >= 0)
+            snprintf(prog, sizeof prog, "%.1f%%", 100 * j->progress);
+        draw_fmt_duration(el, sizeof el, j->elapsed_s);
+        snprintf(tasks, sizeof tasks, "%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%s", j->done,
+                 j->failed, j->cancelled, total);
+        bool on = (int64_t)j->id == v->job;
+        enum draw_style s = on ? STYLE_SELECTED : strcmp(j->state, "failed") == 0 ? STYLE_ERROR
+                          : j->finished ? STYLE_OK : STYLE_NORMAL;
+        draw_textf(r->y + 2 + (int)(i - from), r->x, r->w, s,
+                   "%-10u %-12.12s %-7s %20s %6s %7s %3.0f%% %4u", j->id,
+                   j->name[0] ? draw_base_name(j->name) : "-", j->state, tasks, prog, el, 100 * j->efficiency,
+                   j->running);
     }
 }
 
@@ -223,6 +282,12 @@ static void pane_detail(const struct rect *r, const struct model_view *v, const 
                    "tasks: started %lld  ended %lld  failed %lld  pushed %lld  busy time %s",
                    (long long)s->started, (long long)s->ended, (long long)s->failed,
                    (long long)s->pushed, bt);
+    if (y < end && v->job >= 0) {
+        char jb[16];
+        draw_fmt_duration(jb, sizeof jb, n->job_busy_s);
+        draw_textf(y++, r->x, r->w, STYLE_WARN, "job %" PRId64 " here: running %u  done %llu  "
+                   "busy time %s", v->job, n->job_running, (unsigned long long)n->job_done, jb);
+    }
     if (y < end) {
         /* The samples count every stolen task; the grants seen as notes say the same
          * unless some notes were lost on the way, which is worth showing. */
@@ -302,6 +367,7 @@ void draw_pane(enum ui_pane kind, const struct rect *r, const struct model_view 
     case PANE_STEALS: pane_steals(r, v, ui); break;
     case PANE_LOG: pane_log(r, v); break;
     case PANE_DETAIL: pane_detail(r, v, ui); break;
+    case PANE_JOBS: pane_jobs(r, v); break;
     default: break;
     }
 }

@@ -50,6 +50,12 @@ static const struct key_binding table[] = {
     {'2', ACT_PANE_STEALS, KEYS_VIEW, "2", "pane: steals (thief x victim, or top flows)"},
     {'3', ACT_PANE_LOG, KEYS_VIEW, "3", "pane: event log"},
     {'4', ACT_PANE_DETAIL, KEYS_VIEW, "4", "pane: selected node's detail"},
+    {'5', ACT_PANE_JOBS, KEYS_VIEW, "5",
+     "pane: jobs (state, tasks ended, progress, elapsed, efficiency)"},
+    /* the job every pane shows: htop's u picks a user the same way */
+    {'u', ACT_JOB_NEXT, KEYS_VIEW, "u",
+     "show one job in every pane: all, then each job in turn (header says which)"},
+    {'U', ACT_JOB_ALL, KEYS_VIEW, "U", "show all jobs again"},
     /* replay */
     {' ', ACT_PLAY, KEYS_REPLAY, "Space", "play / pause"},
     {'+', ACT_FASTER, KEYS_REPLAY, "+", "faster (x0.25 .. x64)"},

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-static const char *const pane_names[PANE_COUNT] = {"Util", "Steals", "Log", "Detail"};
+static const char *const pane_names[PANE_COUNT] = {"Util", "Steals", "Log", "Detail", "Jobs"};
 static const char *const map_names[MAP_MODE_COUNT] = {"auto", "full", "never"};
 
 /* Minimum widths add up to 97 with the separators: an 80-column terminal loses the

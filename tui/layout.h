@@ -12,7 +12,7 @@
  *   header   3 lines: run and policy; progress bar; rates, efficiency, elapsed, ETA
  *   map      a one-cell-per-node heat map, when the nodes do not fit the table's rows
  *   table    a heading and one row per node, scrolled
- *   tabs     the pane tabs ("1 Util 2 Steals 3 Log 4 Detail") and the sort and filter
+ *   tabs     the pane tabs ("1 Util 2 Steals 3 Log 4 Detail 5 Jobs") and the sort and filter
  *   pane     the chosen pane; at 160 columns and more a second pane (side) beside it
  *   status   key hints, a message, or the line being typed (filter, seek, a question)
  */
@@ -33,8 +33,10 @@
 #define LAYOUT_BAR_MIN 10
 #define LAYOUT_BAR_MAX 32
 
-enum ui_pane { PANE_UTIL = 0, PANE_STEALS, PANE_LOG, PANE_DETAIL, PANE_COUNT, PANE_NONE = -1 };
-const char *layout_pane_name(enum ui_pane p); /* "Util", "Steals", "Log", "Detail" */
+enum ui_pane {
+    PANE_UTIL = 0, PANE_STEALS, PANE_LOG, PANE_DETAIL, PANE_JOBS, PANE_COUNT, PANE_NONE = -1
+};
+const char *layout_pane_name(enum ui_pane p); /* "Util", "Steals", "Log", "Detail", "Jobs" */
 
 /* The heat map: above the table when the nodes do not fit its rows (auto), instead of the
  * table (full: the whole area, so that thousands of nodes keep a cell each), or never. */

@@ -32,6 +32,7 @@
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
+#include "tui/model_jobs.h"
 #include "tui/model_log.h"
 
 /* Times beyond this are garbage; refusing them keeps step arithmetic from overflowing. */
@@ -99,6 +100,7 @@ struct model {
 
     struct job *jobs;           /* owned; njobs */
     size_t njobs, cap_jobs;
+    uint64_t total;             /* tasks of every JOB_SUBMIT seen */
     char job_workload[128];     /* the first JOB_SUBMIT's text */
     int64_t job_ns;             /* the first JOB_SUBMIT's time; INT64_MIN before one */
     int64_t end_ns;             /* when every submitted task had ended; INT64_MAX before */
@@ -113,6 +115,8 @@ struct model {
     struct model_flow flows[MODEL_MAX_FLOWS];
 
     struct model_log log;
+    struct model_jobs tallies;  /* per-job figures (model_jobs) */
+    int64_t selected_job;       /* -1: all; survives model_reset */
     struct model_view view;
 };
 
@@ -495,15 +499,15 @@ static void add_job(struct model *m, const struct wire_note *n)
     for (size_t i = 0; i < m->njobs; i++) {
         if (m->jobs[i].id == id) {
             /* The same job announced again (a resent message): it is not more work. */
-            m->view.total -= m->jobs[i].tasks;
+            m->total -= m->jobs[i].tasks;
             m->jobs[i].tasks = tasks;
-            m->view.total += tasks;
+            m->total += tasks;
             return;
         }
     }
     m->jobs = xgrow(m->jobs, &m->cap_jobs, m->njobs + 1, sizeof *m->jobs);
     m->jobs[m->njobs++] = (struct job){.id = id, .tasks = tasks};
-    m->view.total += tasks;
+    m->total += tasks;
     if (!m->job_workload[0] && n->text[0]) {
         size_t len = strnlen(n->text, sizeof n->text - 1);
         if (len >= sizeof m->job_workload)
@@ -606,6 +610,86 @@ void model_note(struct model *m, const struct wire_note *note)
     m->view.log = model_log_lines(&m->log, &m->view.nlog);
 }
 
+/* ---- jobs -------------------------------------------------------------------------- */
+
+void model_jobs(struct model *m, const struct wire_job_tally *jobs, uint32_t n, bool partial)
+{
+    /* Not counted in inputs: a tally replaces the last one rather than adding to it, so
+     * feeding it at every replay seek keeps "each item fed once" true. */
+    if (!m || (n && !jobs))
+        return;
+    model_jobs_set(&m->tallies, &m->log, jobs, n);
+    m->view.jobs_partial = partial;
+    m->view.jobs = m->tallies.jobs;
+    m->view.njobs = m->tallies.njobs;
+    m->view.log = model_log_lines(&m->log, &m->view.nlog);
+}
+
+void model_select_job(struct model *m, int64_t job)
+{
+    if (!m)
+        return;
+    m->selected_job = job < 0 || job > UINT32_MAX ? -1 : job;
+    /* The view is re-derived at the same time: nothing but the choice changes. */
+    if (m->any_input)
+        model_tick(m, m->view.now_ns);
+}
+
+int64_t model_next_job(const struct model *m, int64_t job)
+{
+    if (!m || !m->tallies.njobs)
+        return -1;
+    if (job < 0)
+        return m->tallies.jobs[0].id;
+    for (uint32_t i = 0; i + 1 < m->tallies.njobs; i++)
+        if (m->tallies.jobs[i].id == job)
+            return m->tallies.jobs[i + 1].id;
+    return -1;
+}
+
+static void copy_string(char *out, size_t cap, const char *s);
+
+/* With a job selected, the header's figures and each node's share are of that job: a
+ * job no longer listed shows zeros rather than the cluster's figures under its name. */
+static void select_view(struct model *m)
+{
+    struct model_view *v = &m->view;
+    v->job = m->selected_job;
+    v->selected = v->job >= 0 ? model_jobs_find(&m->tallies, v->job) : NULL;
+    for (uint32_t i = 0; i < m->nnodes; i++) {
+        struct model_node *n = &m->nodes[i];
+        const struct wire_job_node *row =
+            v->job >= 0 ? model_jobs_node(&m->tallies, v->job, n->id) : NULL;
+        n->job_running = row ? row->running : 0;
+        n->job_done = row ? row->done : 0;
+        n->job_busy_s = row ? (double)row->busy_ns / 1e9 : 0.0;
+        n->job_util = n->slots ? (double)n->job_running / n->slots : 0.0;
+    }
+    if (v->job < 0)
+        return;
+    static const struct model_job none = {.submit_ns = -1, .end_ns = -1};
+    const struct model_job *j = v->selected ? v->selected : &none;
+    v->total = j->total;
+    v->done = j->done;
+    v->failed = j->failed;
+    v->cancelled = j->cancelled;
+    v->running = j->running;
+    v->efficiency = j->efficiency;
+    v->elapsed_s = j->elapsed_s;
+    if (j->name[0])
+        copy_string(v->workload, sizeof v->workload, j->name);
+    /* A job's rate is its own ends over its window: the samples' rates are the cluster's. */
+    uint64_t ended = j->done + j->failed + j->cancelled;
+    v->tput_avg = j->elapsed_s > 0 ? (double)ended / j->elapsed_s : 0.0;
+    v->tput_now = v->tput_avg;
+    if (j->finished)
+        v->eta_s = 0.0;
+    else if (j->total > ended && v->tput_avg > 0)
+        v->eta_s = (double)(j->total - ended) / v->tput_avg;
+    else
+        v->eta_s = -1.0;
+}
+
 /* ---- the clock --------------------------------------------------------------------- */
 
 /* The placement policy in force: one name when every node that announced one agrees. */
@@ -660,6 +744,7 @@ void model_tick(struct model *m, int64_t now_ns)
     record_steps(m, now_ns, true);
     struct model_view *v = &m->view;
     v->now_ns = now_ns;
+    v->total = m->total;
     if (now_ns > INT64_MIN + MODEL_STEAL_WINDOW_NS)
         grant_expire(m, now_ns - MODEL_STEAL_WINDOW_NS);
 
@@ -730,13 +815,21 @@ void model_tick(struct model *m, int64_t now_ns)
                          (uint64_t)v->total, (uint64_t)done, (uint64_t)failed,
                          (uint64_t)cancelled,
                          m->end_ns > from ? (double)(m->end_ns - from) / 1e9 : 0.0);
-                model_log_text(&m->log, m->end_ns, body);
+                model_log_text(&m->log, m->end_ns, -1, body);
                 v->log = model_log_lines(&m->log, &v->nlog);
             }
         }
         else if (v->tput_now > 0)
             v->eta_s = (double)(v->total - finished) / v->tput_now;
     }
+    v->elapsed_s = m->any_input && now_ns > v->first_ns ? (double)(now_ns - v->first_ns) / 1e9
+                                                       : 0.0;
+    copy_string(v->workload, sizeof v->workload,
+                m->header_workload[0] ? m->header_workload : m->job_workload);
+    model_jobs_derive(&m->tallies, now_ns, v->slots);
+    v->jobs = m->tallies.jobs;
+    v->njobs = m->tallies.njobs;
+    select_view(m);
     derive_policy(m);
     matrix_rebuild(m);
 }
@@ -820,6 +913,8 @@ struct model *model_create(void)
     u64map_init(&m->pairs);
     u64map_init(&m->all_pairs);
     model_log_init(&m->log);
+    model_jobs_init(&m->tallies);
+    m->selected_job = -1;
     model_reset(m);
     return m;
 }
@@ -841,6 +936,8 @@ static void clear_run(struct model *m)
     u64map_fini(&m->all_pairs);
     m->grant_head = m->grant_len = 0;
     m->njobs = 0;
+    m->total = 0;
+    model_jobs_reset(&m->tallies);
     m->job_workload[0] = '\0';
     m->any_input = false;
     m->inputs = 0;
@@ -872,6 +969,7 @@ void model_destroy(struct model *m)
         return;
     clear_run(m);
     model_log_fini(&m->log);
+    model_jobs_fini(&m->tallies);
     free(m->nodes);
     free(m->extra);
     free(m->index_of);

@@ -6,8 +6,15 @@
  * plus queue lengths: from the collector's STATE messages live, from NODE_SAMPLE events
  * in replay) and notes (struct wire_note: job submits, policy changes, failed tasks,
  * steal grants, node up/down, dropped events: from STATE live, from the same event kinds
- * in replay).  model_tick(now) then derives everything the screens show: progress,
- * rates, efficiency, ETA, histories, the steal matrix, the event log.
+ * in replay).  A third input, per-job tallies (struct wire_job_tally: from STATE live,
+ * folded from the trace's task events by trace/format/jobtally in replay), gives the job
+ * list.  model_tick(now) then derives everything the screens show: progress, rates,
+ * efficiency, ETA, histories, the steal matrix, the event log, each job's figures.
+ *
+ * With a job selected (model_select_job) the view is of that job: the header's totals,
+ * rates, efficiency, ETA and elapsed time are the job's, and each node carries its share
+ * of the job (job_running, job_done, job_util); the log lines say which job they are of
+ * (or -1, cluster-wide), for the drawing to filter.
  *
  * Pure: no I/O, no clock, no curses.  Times are ns since the run start (the trace's
  * time base).  Owns its nodes, histories and log.  Called by tui/console.c (live),
@@ -70,6 +77,27 @@ struct model_node {
     uint64_t done;              /* ended - failed - cancelled (the sample's ended counts
                                    every end, its failed only FAILED ones) */
     uint64_t cancelled;         /* cancellation notes covered by its latest sample */
+    /* its share of the selected job (zero when none is selected, or it ran none) */
+    uint32_t job_running;       /* the job's tasks running there now */
+    uint64_t job_done;          /* the job's tasks done there */
+    double job_util;            /* job_running / slots */
+    double job_busy_s;          /* run time of the job's attempts there */
+};
+
+/* A job, from its tallies, and what model_tick derives from them. */
+struct model_job {
+    uint32_t id;
+    char name[WIRE_MAX_JOB_NAME]; /* the workload; "" when unknown */
+    const char *state;          /* "running", "done" or "failed" (as `jackdaw jobs`) */
+    uint64_t total;             /* 0 when unknown */
+    uint64_t done, failed, cancelled;
+    uint32_t running;
+    int64_t submit_ns, end_ns;  /* first submit, latest end; -1 when unknown, none */
+    double busy_s;              /* busy task-seconds: the sum of its attempts' run times */
+    bool finished;              /* every task ended */
+    double progress;            /* (done + failed + cancelled) / total; -1 when unknown */
+    double elapsed_s;           /* first submit to last end once finished, else to now */
+    double efficiency;          /* busy_s / (the cluster's slots x elapsed_s) */
 };
 
 /* One log line: a note rendered for people, or a burst of similar notes folded into one
@@ -78,6 +106,7 @@ struct model_log_line {
     int64_t time_ns;            /* of the (first) note */
     uint8_t kind;               /* enum trace_kind of the note */
     int32_t node;               /* -1 for the collector or a burst over several nodes */
+    int64_t job;                /* the job it is about; -1 cluster-wide (nodes, policy) */
     char text[160];             /* seconds since the run start, then the note:
                                    "  12.345 node 4: task 2:17 failed (exit 1)" */
 };
@@ -131,6 +160,14 @@ struct model_view {
     /* log, oldest first */
     const struct model_log_line *log;
     uint32_t nlog;
+    /* jobs, in submit order (at most WIRE_MAX_JOBS, the latest), and the one selected */
+    const struct model_job *jobs;
+    uint32_t njobs;
+    int64_t job;                /* the selected job's id; -1 for all */
+    const struct model_job *selected; /* its entry in jobs; NULL when all, or not listed */
+    bool jobs_partial;          /* the tallies miss some events (a resumed or lagging
+                                   collector's) */
+    double elapsed_s;           /* the header's: now - first_ns, or the selected job's */
     /* samples and notes taken since the last reset (replay checks it is still its model) */
     uint64_t inputs;
 };
@@ -156,6 +193,16 @@ void model_sample(struct model *m, int32_t node, int64_t time_ns, const struct t
 /* A notable event (any node, -1 for the collector's JOB_SUBMIT).  A TASK_RESUBMIT's count
  * is the dead node it was taken from, its peer the new holder. */
 void model_note(struct model *m, const struct wire_note *n);
+/* The jobs' latest tallies (they replace the previous ones; n <= WIRE_MAX_JOBS are kept;
+ * not counted in inputs); partial when they miss some events (the collector's say so).  A job whose tasks have all ended gets a log line at its last
+ * end, once. */
+void model_jobs(struct model *m, const struct wire_job_tally *jobs, uint32_t n, bool partial);
+/* Selects the job the view is of (-1: all); kept across model_reset.  The view is derived
+ * again at once, at the latest tick's time. */
+void model_select_job(struct model *m, int64_t job);
+/* The job after `job` in the list (the first after -1), or -1 after the last: the
+ * console's cycling key. */
+int64_t model_next_job(const struct model *m, int64_t job);
 /* Advances the clock to now_ns and recomputes the view; histories take a point per
  * MODEL_HISTORY_STEP_NS crossed. */
 void model_tick(struct model *m, int64_t now_ns);
@@ -180,7 +227,8 @@ uint64_t model_node_stolen_in(const struct model_node *n);
 uint64_t model_node_stolen_out(const struct model_node *n);
 /* Fills out[] with the indexes of the nodes that match filter (substring, ignoring case,
  * of "node N" or of a state word: "idle", "busy", "down"; NULL or "" for all), sorted by
- * key (descending when desc), ties by id.  Returns how many (at most cap). */
+ * key (descending when desc; util and done of the selected job, when one is), ties by
+ * id.  Returns how many (at most cap). */
 uint32_t model_rows(const struct model *m, enum model_sort key, bool desc, const char *filter,
                     uint32_t *out, uint32_t cap);
 /* Whether some node could ever match the filter: a piece of "node N" (letters of "node",

@@ -223,7 +223,7 @@ static void write_line(struct model_log_line *line, int64_t t, const char *body)
 
 /* Adds a line at its place in time (after the lines of the same time or earlier) and
  * returns its sequence number; the bursts' lines after it move down one. */
-static uint64_t insert(struct model_log *l, int64_t t, uint8_t kind, int32_t node,
+static uint64_t insert(struct model_log *l, int64_t t, uint8_t kind, int32_t node, int64_t job,
                        const char *body)
 {
     if (l->len == MODEL_LOG_LINES) {
@@ -252,19 +252,34 @@ static uint64_t insert(struct model_log *l, int64_t t, uint8_t kind, int32_t nod
     line->time_ns = t;
     line->kind = kind;
     line->node = node;
+    line->job = job;
     write_line(line, t, body);
     return l->seq0 + at;
+}
+
+int64_t model_log_job_of(const struct wire_note *n)
+{
+    switch (n->kind) {
+    case TRACE_TASK_END:
+    case TRACE_TASK_RESUBMIT:
+    case TRACE_OBJECT_RECOMPUTE:
+    case TRACE_TASK_RETRY:
+    case TRACE_JOB_SUBMIT:
+        return n->task == TRACE_NO_TASK ? -1 : (int64_t)(n->task >> 32);
+    default:
+        return -1; /* a node's or the cluster's: every job's view shows it */
+    }
 }
 
 static uint64_t append(struct model_log *l, const struct wire_note *n, int32_t node,
                        const char *body)
 {
-    return insert(l, n->time_ns, n->kind, node, body);
+    return insert(l, n->time_ns, n->kind, node, model_log_job_of(n), body);
 }
 
-void model_log_text(struct model_log *l, int64_t t, const char *body)
+void model_log_text(struct model_log *l, int64_t t, int64_t job, const char *body)
 {
-    insert(l, t, TRACE_KIND_COUNT, -1, body);
+    insert(l, t, TRACE_KIND_COUNT, -1, job, body);
 }
 
 static int64_t text_hash(const char *s, size_t max)
@@ -303,7 +318,9 @@ static void burst_note(struct model_log *l, const struct wire_note *n, int64_t k
     struct model_log_burst *b = NULL;
     for (int i = 0; i < MODEL_LOG_BURSTS && !b; i++) {
         struct model_log_burst *c = &l->bursts[i];
+        /* Two jobs' failures are two lines: each job's view shows its own. */
         if (c->open && near(c, n->time_ns) && c->kind == n->kind && c->key == key &&
+            model_log_job_of(&c->first) == model_log_job_of(n) &&
             (n->kind != TRACE_POLICY_CHANGE || strncmp(c->first.text, n->text, sizeof n->text) == 0))
             b = c;
     }

@@ -52,8 +52,11 @@ void model_log_fini(struct model_log *l);
 void model_log_reset(struct model_log *l);
 /* Logs a note (steal grants are left to the matrix, done task ends are not notes). */
 void model_log_note(struct model_log *l, const struct wire_note *n);
-/* A line of the model's own (not a note), at time t: "all 40 tasks ended …". */
-void model_log_text(struct model_log *l, int64_t t, const char *body);
+/* A line of the model's own (not a note), at time t, about job (-1: the cluster): "all
+ * 40 tasks ended …". */
+void model_log_text(struct model_log *l, int64_t t, int64_t job, const char *body);
+/* The job a note is about (its task's), or -1 for a node's or the cluster's. */
+int64_t model_log_job_of(const struct wire_note *n);
 /* The lines, oldest first; valid until the next call that changes l. */
 const struct model_log_line *model_log_lines(const struct model_log *l, uint32_t *n);
 

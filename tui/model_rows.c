@@ -55,17 +55,18 @@ uint64_t model_node_stolen_out(const struct model_node *n)
     return n->seen && n->s.stolen_out >= 0 ? (uint64_t)n->s.stolen_out : n->steals_out;
 }
 
-static double sort_value(const struct model_node *n, enum model_sort key)
+/* With a job selected, the table shows the node's share of it: its columns sort so. */
+static double sort_value(const struct model_node *n, enum model_sort key, bool of_job)
 {
     switch (key) {
-    case MODEL_SORT_UTIL: return n->util;
+    case MODEL_SORT_UTIL: return of_job ? n->job_util : n->util;
     case MODEL_SORT_SLOTS: return n->slots;
     case MODEL_SORT_SPEED: return n->speed;
     case MODEL_SORT_WAITQ: return n->s.waitq;
     case MODEL_SORT_LREADYQ: return n->s.lreadyq;
     case MODEL_SORT_SREADYQ: return n->s.sreadyq;
     case MODEL_SORT_COMPLETEQ: return n->s.completeq;
-    case MODEL_SORT_DONE: return (double)n->done;
+    case MODEL_SORT_DONE: return (double)(of_job ? n->job_done : n->done);
     case MODEL_SORT_STEALS_IN: return (double)model_node_stolen_in(n);
     case MODEL_SORT_STEALS_OUT: return (double)model_node_stolen_out(n);
     case MODEL_SORT_STEALS_FAILED: return (double)n->s.steal_fails;
@@ -149,7 +150,7 @@ uint32_t model_rows(const struct model *m, enum model_sort key, bool desc, const
         const struct model_node *node = &v->nodes[i];
         if (!row_matches(node, filter))
             continue;
-        double value = sort_value(node, key);
+        double value = sort_value(node, key, v->job >= 0);
         if (value != value)
             value = 0; /* NaN would break the ordering */
         rows[n++] = (struct row){.value = desc ? -value : value, .id = node->id, .index = i};

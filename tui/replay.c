@@ -1,9 +1,11 @@
 /*
  * replay — see replay.h.
  *
- * Only samples and notes are kept (a few percent of a trace's events), each with its
- * position in the file: items are sorted by time, ties by file order, which within a node
- * is the order it recorded them.  The model is fed by merging the two arrays.
+ * Only samples, notes and the task events the job tallies need (starts, ends, retries,
+ * job submits; 32 bytes each) are kept, each with its position in the file: items are
+ * sorted by time, ties by file order, which within a node is the order it recorded them.
+ * The model is fed by merging samples and notes; the task events go through a
+ * trace/format/jobtally, the collector's fold, whose result the model takes at each seek.
  *
  * The replay remembers which model it fed and how far (by the model's input count, which
  * anything else feeding it would change), so that seeking forward only feeds what lies
@@ -13,11 +15,13 @@
 
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/base/xalloc.h"
+#include "trace/format/jobtally.h"
 #include "trace/format/reader.h"
 #include "trace/format/wire.h"
 
@@ -33,24 +37,51 @@ struct replay_note {
     struct wire_note n;
 };
 
+struct replay_task {
+    int64_t time_ns;
+    uint64_t order;
+    uint64_t task;
+    int32_t node;
+    uint8_t kind;      /* TASK_START, TASK_END, TASK_RETRY, JOB_SUBMIT */
+    uint8_t status;
+};
+
+struct replay_job {    /* a JOB_SUBMIT's count and name, which task items leave out */
+    uint32_t job, tasks;
+    char name[WIRE_MAX_JOB_NAME];
+};
+
 struct replay {
     char *header;                   /* owned; NULL when the file has none */
     struct replay_sample *samples;  /* owned; nsamples, by time then order */
     size_t nsamples, cap_samples;
     struct replay_note *notes;      /* owned; nnotes, by time then order */
     size_t nnotes, cap_notes;
+    struct replay_task *tasks;      /* owned; ntasks, by time then order */
+    size_t ntasks, cap_tasks;
+    struct replay_job *jobs;        /* owned; njobs, in file order */
+    size_t njobs, cap_jobs;
+    struct jobtally *tally;         /* owned: the jobs' figures up to fed_ns */
     int64_t first_ns, last_ns;
 
     /* The model fed last, and where it stands. */
     const struct model *fed;        /* borrowed; NULL before the first seek */
     uint64_t fed_inputs;            /* its input count after our last seek */
-    size_t next_sample, next_note;  /* first items not fed yet */
+    size_t next_sample, next_note, next_task; /* first items not fed yet */
     int64_t fed_ns;                 /* time it was brought to */
 };
 
 static int sample_cmp(const void *a, const void *b)
 {
     const struct replay_sample *x = a, *y = b;
+    if (x->time_ns != y->time_ns)
+        return x->time_ns < y->time_ns ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+static int task_cmp(const void *a, const void *b)
+{
+    const struct replay_task *x = a, *y = b;
     if (x->time_ns != y->time_ns)
         return x->time_ns < y->time_ns ? -1 : 1;
     return (x->order > y->order) - (x->order < y->order);
@@ -77,9 +108,28 @@ static void sort_items(void *base, size_t n, size_t size, int (*cmp)(const void 
     }
 }
 
+static void keep_task(struct replay *r, const struct trace_event *ev, uint64_t order,
+                      const char *name)
+{
+    r->tasks = xgrow(r->tasks, &r->cap_tasks, r->ntasks + 1, sizeof *r->tasks);
+    r->tasks[r->ntasks++] = (struct replay_task){
+        .time_ns = ev->time_ns, .order = order, .task = ev->task, .node = ev->node,
+        .kind = (uint8_t)ev->kind, .status = (uint8_t)ev->status};
+    if (ev->kind != TRACE_JOB_SUBMIT)
+        return;
+    r->jobs = xgrow(r->jobs, &r->cap_jobs, r->njobs + 1, sizeof *r->jobs);
+    struct replay_job *j = &r->jobs[r->njobs++];
+    j->job = (uint32_t)(ev->task >> 32);
+    j->tasks = ev->count > 0 && ev->count <= UINT32_MAX ? (uint32_t)ev->count : 0;
+    snprintf(j->name, sizeof j->name, "%s", name ? name : "");
+}
+
 static void keep_event(struct replay *r, struct trace_reader *rd, const struct trace_event *ev,
                        uint64_t order)
 {
+    if (ev->kind == TRACE_TASK_START || ev->kind == TRACE_TASK_RETRY ||
+        (ev->kind == TRACE_TASK_END && ev->status >= 0 && ev->status <= UINT8_MAX))
+        keep_task(r, ev, order, NULL);
     if (ev->kind == TRACE_NODE_SAMPLE) {
         r->samples = xgrow(r->samples, &r->cap_samples, r->nsamples + 1, sizeof *r->samples);
         r->samples[r->nsamples++] = (struct replay_sample){
@@ -99,6 +149,7 @@ static void keep_event(struct replay *r, struct trace_reader *rd, const struct t
         size_t n;
         if (trace_reader_names(rd, &names, &n) == 0 && n > 0 && names[0] && names[0][0])
             snprintf(rn->n.text, sizeof rn->n.text, "%s", names[0]);
+        keep_task(r, ev, order, rn->n.text);
     }
 }
 
@@ -154,6 +205,8 @@ int replay_open(struct replay **out, const char *path, char **warning, char **ca
     trace_reader_destroy(rd);
     sort_items(r->samples, r->nsamples, sizeof *r->samples, sample_cmp);
     sort_items(r->notes, r->nnotes, sizeof *r->notes, note_cmp);
+    sort_items(r->tasks, r->ntasks, sizeof *r->tasks, task_cmp);
+    r->tally = jobtally_create();
     *out = r;
     return 0;
 }
@@ -165,6 +218,9 @@ void replay_destroy(struct replay *r)
     free(r->header);
     free(r->samples);
     free(r->notes);
+    free(r->tasks);
+    free(r->jobs);
+    jobtally_destroy(r->tally);
     free(r);
 }
 
@@ -183,13 +239,17 @@ int64_t replay_last_ns(const struct replay *r)
     return r ? r->last_ns : 0;
 }
 
-/* Index of the first sample with time > t. */
-static size_t samples_after(const struct replay *r, int64_t t)
+/* Index of the first of n items of `size` bytes, sorted by the int64_t time at `at` in
+ * each, whose time is > t: the three arrays share the search. */
+static size_t items_after(const void *items, size_t n, size_t size, size_t at, int64_t t)
 {
-    size_t lo = 0, hi = r->nsamples;
+    const char *base = items;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (r->samples[mid].time_ns <= t)
+        int64_t time;
+        memcpy(&time, base + mid * size + at, sizeof time);
+        if (time <= t)
             lo = mid + 1;
         else
             hi = mid;
@@ -197,17 +257,22 @@ static size_t samples_after(const struct replay *r, int64_t t)
     return lo;
 }
 
+static size_t samples_after(const struct replay *r, int64_t t)
+{
+    return items_after(r->samples, r->nsamples, sizeof *r->samples,
+                       offsetof(struct replay_sample, time_ns), t);
+}
+
+static size_t tasks_after(const struct replay *r, int64_t t)
+{
+    return items_after(r->tasks, r->ntasks, sizeof *r->tasks,
+                       offsetof(struct replay_task, time_ns), t);
+}
+
 static size_t notes_after(const struct replay *r, int64_t t)
 {
-    size_t lo = 0, hi = r->nnotes;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->notes[mid].n.time_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return items_after(r->notes, r->nnotes, sizeof *r->notes,
+                       offsetof(struct replay_note, n.time_ns), t);
 }
 
 int64_t replay_next_ns(const struct replay *r, int64_t t_ns)
@@ -237,8 +302,34 @@ static void start_over(struct replay *r, struct model *m)
     if (r->header)
         model_set_header(m, r->header); /* a header of another shape: nodes come with samples */
     r->fed = m;
-    r->next_sample = r->next_note = 0;
+    r->next_sample = r->next_note = r->next_task = 0;
+    jobtally_reset(r->tally);
     r->fed_ns = INT64_MIN;
+}
+
+/* Feeds the tally the task events up to t.  A job submit's count and name, which task
+ * items leave out, are looked up by job (jobs are few). */
+static void feed_tally(struct replay *r, int64_t t_ns)
+{
+    size_t end = tasks_after(r, t_ns);
+    for (size_t i = r->next_task; i < end; i++) {
+        const struct replay_task *it = &r->tasks[i];
+        if (it->kind == TRACE_JOB_SUBMIT) {
+            uint32_t job = (uint32_t)(it->task >> 32);
+            for (size_t k = 0; k < r->njobs; k++)
+                if (r->jobs[k].job == job)
+                    jobtally_submit(r->tally, job, r->jobs[k].tasks, r->jobs[k].name,
+                                    it->time_ns);
+            continue;
+        }
+        struct trace_event ev;
+        trace_event_init(&ev, (enum trace_kind)it->kind, it->node);
+        ev.time_ns = it->time_ns;
+        ev.task = it->task;
+        ev.status = it->status;
+        jobtally_event(r->tally, &ev);
+    }
+    r->next_task = end;
 }
 
 void replay_seek(struct replay *r, struct model *m, int64_t t_ns)
@@ -264,6 +355,10 @@ void replay_seek(struct replay *r, struct model *m, int64_t t_ns)
     }
     r->next_sample = s;
     r->next_note = n;
+    feed_tally(r, t_ns);
+    uint32_t njobs;
+    const struct wire_job_tally *jobs = jobtally_export(r->tally, &njobs);
+    model_jobs(m, jobs, njobs, false);
     r->fed_ns = t_ns;
     model_tick(m, t_ns);
     r->fed_inputs = model_view(m)->inputs;

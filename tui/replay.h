@@ -5,7 +5,9 @@
  * The file is read once (trace/format/reader) into two time-sorted arrays: NODE_SAMPLE
  * events and the note kinds (wire_is_note: failed/cancelled ends, steal grants, node
  * up/down, policy changes, drops, job submits; plus NODE_UP/NODE_DOWN for the connected
- * flag).  Seeking forward feeds what lies between; seeking back resets the model and
+ * flag), and the task events per-job tallies are folded from (trace/format/jobtally, as
+ * the collector folds them live), handed to the model at each seek with model_jobs.
+ * Seeking forward feeds what lies between; seeking back resets the model and
  * feeds from the start (fast enough: arrays in memory, a few million entries per second).
  *
  * Owns the arrays and the header copy.  Called by tui/console.c and the tests.

@@ -190,6 +190,7 @@ int session_poll(struct session *s, struct model *m)
     }
     for (uint32_t i = 0; i < st->nnotes; i++)
         model_note(m, &st->notes[i]);
+    model_jobs(m, st->jobs, st->njobs, st->jobs_partial);
     model_tick(m, st->now_ns);
     return 1;
 }

@@ -170,10 +170,12 @@ static int decode_encode(enum codec codec, struct rbuf *r, struct wbuf *out, boo
     case C_STATE: {
         struct wire_state s;
         if ((rc = wire_get_state(r, &s)) < 0) {
-            check(s.nodes == NULL && s.notes == NULL);
+            check(s.nodes == NULL && s.notes == NULL && s.jobs == NULL && s.job_nodes == NULL);
+            check(s.bad != NULL);
             return rc;
         }
-        check(s.nnodes <= WIRE_MAX_NODES && s.nnotes <= WIRE_MAX_NOTES);
+        check(s.nnodes <= WIRE_MAX_NODES && s.nnotes <= WIRE_MAX_NOTES &&
+              s.njobs <= WIRE_MAX_JOBS);
         *exact = s.nnotes == 0;
         wire_put_state(out, &s);
         wire_state_fini(&s);

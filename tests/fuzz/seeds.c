@@ -271,8 +271,13 @@ static void proto_seeds(void)
     wire_put_subscribe(&p, 250);
     proto_seed("wire-subscribe", C_SUBSCRIBE, &p);
     struct wire_node_state ns[2] = {{.seen = 1, .connected = 1, .time_ns = 4}, {0}};
+    struct wire_job_node job_rows[2] = {{.node = 0, .running = 1, .done = 2, .busy_ns = 30},
+                                        {.node = 1, .done = 1, .busy_ns = 5}};
+    struct wire_job_tally tally = {.job = 1, .tasks = 4, .done = 3, .running = 1,
+                                   .submit_ns = 2, .end_ns = 9, .busy_ns = 35,
+                                   .name = "dag.jsonl", .nnodes = 2, .nodes = job_rows};
     struct wire_state st = {.now_ns = 10, .events_written = 20, .nnodes = 2, .nodes = ns,
-                            .nnotes = 1, .notes = &note};
+                            .nnotes = 1, .notes = &note, .njobs = 1, .jobs = &tally};
     wire_put_state(&p, &st);
     proto_seed("wire-state", C_STATE, &p);
     wbuf_fini(&p);

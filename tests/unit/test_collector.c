@@ -434,6 +434,27 @@ static void test_collector_conversation(void **state)
     assert_true(cl.state.nodes[0].seen && cl.state.nodes[0].connected);
     assert_int_equal(cl.state.nodes[0].sample.busy, 3);
     assert_true(cl.state.nodes[1].connected && !cl.state.nodes[1].seen);
+    /* Per-job tallies from the blocks' events (folded off the loop, so a STATE or two
+     * later): node 1's starts of tasks 0..4 move them off node 0, node 0's resent block
+     * counts once; the client's job comes with its name. */
+    RUN_UNTIL(w, cl.state.njobs == 2 && cl.state.jobs[1].tasks == 3 &&
+                     cl.state.jobs[0].nnodes == 2 && cl.state.jobs[0].nodes[1].running == 5);
+    assert_false(cl.state.jobs_partial);
+    assert_int_equal(cl.state.njobs, 2);
+    const struct wire_job_tally *j0 = &cl.state.jobs[0], *j1 = &cl.state.jobs[1];
+    assert_int_equal(j0->job, 0);
+    assert_int_equal(j0->running, 15);
+    assert_int_equal(j0->submit_ns, -1);
+    assert_int_equal(j0->nnodes, 2);
+    assert_int_equal(j0->nodes[0].node, 0);
+    assert_int_equal(j0->nodes[0].running, 10);
+    assert_int_equal(j0->nodes[1].node, 1);
+    assert_int_equal(j0->nodes[1].running, 5);
+    assert_int_equal(j1->job, 1);
+    assert_int_equal(j1->tasks, 3);
+    assert_string_equal(j1->name, "wl-1");
+    assert_true(j1->submit_ns >= 0);
+    assert_int_equal(j1->running + j1->done + j1->nnodes, 0);
     /* Notes already sent are not sent again. */
     int states = cl.nstate;
     RUN_UNTIL(w, cl.nstate >= states + 2);

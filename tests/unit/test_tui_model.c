@@ -897,6 +897,129 @@ static void test_garbage(void **state)
     model_destroy(m);
 }
 
+/* ---- jobs -------------------------------------------------------------------------- */
+
+static const struct model_log_line *log_line(const struct model_view *v, const char *start)
+{
+    for (uint32_t i = 0; i < v->nlog; i++)
+        if (strncmp(v->log[i].text, start, strlen(start)) == 0)
+            return &v->log[i];
+    return NULL;
+}
+
+/*
+ * Two jobs' tallies on the header's 14 slots: job 7 finished (10 done between 0.1 s and
+ * 2.1 s, 14 busy task-seconds: 50 %), job 9 running (1 done, 1 failed of 4 since 0.5 s).
+ * The list's figures at 3 s; job 9 selected: the header's figures and each node's share
+ * are the job's, log lines say whose they are; all again: the cluster's.
+ */
+static void test_jobs(void **state)
+{
+    (void)state;
+    struct model *m = model_create();
+    assert_int_equal(model_set_header(m, HEADER_JSON), 0);
+    job(m, 7, 100 * MS, 10, "/w/a.jsonl");
+    job(m, 9, 500 * MS, 4, "/w/b.jsonl");
+    task_end(m, 2, 900 * MS, (uint64_t)9 << 32 | 1, TASK_FAILED, 3);
+    model_note(m, &(struct wire_note){.kind = TRACE_NODE_UP, .node = 1, .time_ns = 50 * MS,
+                                      .task = UINT64_MAX, .peer = -1, .count = 8});
+    feed(m, 0, 3 * S, sample(0, 4, 6, 0, 0));
+    feed(m, 1, 3 * S, sample(0, 8, 4, 0, 0));
+    feed(m, 2, 3 * S, sample(2, 2, 2, 1, 0));
+    struct wire_job_node rows7[2] = {{.node = 0, .done = 6, .busy_ns = 8 * S},
+                                     {.node = 1, .done = 4, .busy_ns = 6 * S}};
+    struct wire_job_node rows9[1] = {{.node = 2, .running = 2, .done = 1, .busy_ns = 3 * S}};
+    struct wire_job_tally tallies[2] = {
+        {.job = 7, .tasks = 10, .done = 10, .submit_ns = 100 * MS, .end_ns = 2100 * MS,
+         .busy_ns = 14 * S, .name = "/w/a.jsonl", .nnodes = 2, .nodes = rows7},
+        {.job = 9, .tasks = 4, .done = 1, .failed = 1, .running = 2, .submit_ns = 500 * MS,
+         .end_ns = 900 * MS, .busy_ns = 3 * S, .name = "/w/b.jsonl", .nnodes = 1,
+         .nodes = rows9},
+    };
+    model_jobs(m, tallies, 2, false);
+    model_jobs(m, tallies, 2, false); /* the next STATE says the same: one end line */
+    model_tick(m, 3 * S);
+    const struct model_view *v = model_view(m);
+    assert_int_equal(v->njobs, 2);
+    const struct model_job *a = &v->jobs[0], *b = &v->jobs[1];
+    assert_int_equal(a->id, 7);
+    assert_string_equal(a->state, "done");
+    assert_true(a->finished);
+    assert_true(fabs(a->progress - 1.0) < 1e-9);
+    assert_true(fabs(a->elapsed_s - 2.0) < 1e-9);
+    assert_true(fabs(a->efficiency - 14.0 / (14 * 2.0)) < 1e-9);
+    assert_string_equal(b->state, "running");
+    assert_false(b->finished);
+    assert_true(fabs(b->progress - 0.5) < 1e-9);
+    assert_true(fabs(b->elapsed_s - 2.5) < 1e-9);
+    assert_true(fabs(b->efficiency - 3.0 / (14 * 2.5)) < 1e-9);
+    const struct model_log_line *end = log_line(v, "   2.100 job 7 (a.jsonl) finished: 10 done");
+    assert_non_null(end);
+    assert_int_equal(end->job, 7);
+    uint32_t ends = 0;
+    for (uint32_t i = 0; i < v->nlog; i++)
+        ends += strstr(v->log[i].text, "finished") != NULL;
+    assert_int_equal(ends, 1);
+    assert_int_equal(log_line(v, "   0.900 node 2: task 9:1 failed")->job, 9);
+    assert_int_equal(log_line(v, "   0.500 job 9 submitted")->job, 9);
+    assert_int_equal(log_line(v, "   0.050 node 1 up")->job, -1);
+    /* All: the cluster's figures. */
+    assert_int_equal(v->job, -1);
+    assert_null(v->selected);
+    assert_int_equal(v->total, 14);
+    assert_int_equal(v->done, 11);
+    assert_int_equal(node_by_id(v, 2)->job_running, 0);
+
+    assert_int_equal(model_next_job(m, -1), 7);
+    assert_int_equal(model_next_job(m, 7), 9);
+    assert_int_equal(model_next_job(m, 9), -1);
+    model_select_job(m, 9);
+    v = model_view(m);
+    assert_int_equal(v->job, 9);
+    assert_ptr_equal(v->selected, &v->jobs[1]);
+    assert_int_equal(v->total, 4);
+    assert_int_equal(v->done, 1);
+    assert_int_equal(v->failed, 1);
+    assert_int_equal(v->cancelled, 0);
+    assert_int_equal(v->running, 2);
+    assert_string_equal(v->workload, "/w/b.jsonl");
+    assert_true(fabs(v->elapsed_s - 2.5) < 1e-9);
+    assert_true(fabs(v->tput_avg - 2 / 2.5) < 1e-9);
+    assert_true(fabs(v->eta_s - 2 / (2 / 2.5)) < 1e-9);
+    assert_true(fabs(v->efficiency - b->efficiency) < 1e-9);
+    assert_int_equal(node_by_id(v, 2)->job_running, 2);
+    assert_int_equal(node_by_id(v, 2)->job_done, 1);
+    assert_true(fabs(node_by_id(v, 2)->job_util - 1.0) < 1e-9);
+    assert_true(fabs(node_by_id(v, 2)->job_busy_s - 3.0) < 1e-9);
+    assert_int_equal(node_by_id(v, 0)->job_done, 0);
+    /* The table sorts by the job's share. */
+    uint32_t order[3];
+    assert_int_equal(model_rows(m, MODEL_SORT_DONE, true, NULL, order, 3), 3);
+    assert_int_equal(v->nodes[order[0]].id, 2);
+    /* Still the job's after a tick; a job no longer listed shows zeros, not the cluster's. */
+    model_tick(m, 3 * S);
+    assert_int_equal(model_view(m)->total, 4);
+    model_select_job(m, 12345);
+    v = model_view(m);
+    assert_null(v->selected);
+    assert_int_equal(v->total + v->done + v->running, 0);
+    model_select_job(m, -1);
+    v = model_view(m);
+    assert_int_equal(v->total, 14);
+    assert_string_equal(v->workload, "montage");
+    /* Garbage is ignored; a reset forgets the jobs but keeps the choice. */
+    model_jobs(m, NULL, 3, false);
+    assert_int_equal(model_view(m)->njobs, 2);
+    model_select_job(m, 7);
+    model_reset(m);
+    assert_int_equal(model_view(m)->njobs, 0);
+    model_jobs(m, tallies, 2, false);
+    model_tick(m, 3 * S);
+    assert_int_equal(model_view(m)->job, 7);
+    assert_int_equal(model_view(m)->total, 10);
+    model_destroy(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -914,6 +1037,7 @@ int main(void)
         cmocka_unit_test(test_steal_columns_from_samples),
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_jobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

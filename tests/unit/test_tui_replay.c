@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,6 +397,80 @@ static void test_seek_back_and_forth(void **state)
     model_destroy(m);
 }
 
+/*
+ * The jobs' figures are the collector's fold of the same events (trace/format/jobtally)
+ * up to the time shown, whichever way the replay got there: here the job's tally
+ * computed by hand from the run, at the middle and at the end.
+ */
+static void jobs_equal(const struct model_job *j, const struct run *r, int64_t t)
+{
+    uint64_t done = 0, failed = 0, cancelled = 0, running = 0;
+    int64_t busy = 0, end = -1;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct trace_event *ev = &r->ev[i];
+        if (ev->time_ns > t)
+            continue;
+        if (ev->kind == TRACE_TASK_START)
+            running++;
+        if (ev->kind != TRACE_TASK_END)
+            continue;
+        done += ev->status == TASK_DONE;
+        failed += ev->status == TASK_FAILED;
+        cancelled += ev->status == TASK_CANCELLED;
+        if (ev->status != TASK_CANCELLED) {
+            running--;
+            busy += 3 * MS;
+        }
+        end = ev->time_ns > end ? ev->time_ns : end;
+    }
+    assert_int_equal(j->id, JOB);
+    assert_string_equal(j->name, job_names[0]);
+    assert_int_equal(j->total, TASKS);
+    assert_int_equal(j->done, done);
+    assert_int_equal(j->failed, failed);
+    assert_int_equal(j->cancelled, cancelled);
+    assert_int_equal(j->running, running);
+    assert_true(j->submit_ns == 10 * MS);
+    assert_true(j->end_ns == end);
+    assert_true(fabs(j->busy_s - (double)busy / 1e9) < 1e-9);
+}
+
+static void test_jobs(void **state)
+{
+    struct ctx *c = *state;
+    int64_t mid = c->run.first_ns + (c->run.last_ns - c->run.first_ns) / 2;
+    struct model *m = model_create(), *stepped = model_create();
+    replay_seek(c->replay, m, mid);
+    const struct model_view *v = model_view(m);
+    assert_int_equal(v->njobs, 1);
+    jobs_equal(&v->jobs[0], &c->run, mid);
+    assert_string_equal(v->jobs[0].state, "running");
+    /* Another model brought there in steps, after a seek past it: the same figures. */
+    struct replay *other;
+    assert_int_equal(replay_open(&other, c->path, NULL, NULL), 0);
+    replay_seek(other, stepped, c->run.last_ns);
+    for (int64_t t = c->run.first_ns; t < mid; t += 53 * MS + 7)
+        replay_seek(other, stepped, t);
+    replay_seek(other, stepped, mid);
+    jobs_equal(&model_view(stepped)->jobs[0], &c->run, mid);
+
+    replay_seek(c->replay, m, c->run.last_ns);
+    v = model_view(m);
+    jobs_equal(&v->jobs[0], &c->run, c->run.last_ns);
+    assert_true(v->jobs[0].finished);
+    assert_string_equal(v->jobs[0].state, "failed");
+    assert_int_equal(v->jobs[0].done, c->run.done);
+    /* Selected, the header's figures are the job's: here the whole run's. */
+    model_select_job(m, JOB);
+    v = model_view(m);
+    assert_int_equal(v->total, TASKS);
+    assert_int_equal(v->done + v->failed + v->cancelled, TASKS);
+    assert_true(v->eta_s == 0.0);
+    replay_destroy(other);
+    model_destroy(stepped);
+    model_destroy(m);
+}
+
 static void test_next_ns(void **state)
 {
     struct ctx *c = *state;
@@ -494,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_seek_middle),
         cmocka_unit_test(test_seek_end),
         cmocka_unit_test(test_seek_back_and_forth),
+        cmocka_unit_test(test_jobs),
         cmocka_unit_test(test_next_ns),
         cmocka_unit_test(test_cut_file),
         cmocka_unit_test(test_failure),

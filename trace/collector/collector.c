@@ -26,6 +26,7 @@
 #include "core/net/conn.h"
 #include "core/net/proto.h"
 #include "trace/collector/collect_file.h"
+#include "trace/collector/jobfold.h"
 #include "trace/collector/jobspool.h"
 #include "trace/format/wire.h"
 
@@ -89,6 +90,7 @@ struct collector {
     uint64_t notes_total;          /* notes ever pushed; the newest is at total - 1 */
     struct wire_note *scratch_notes;          /* owned; NOTE_RING, for one STATE */
     struct wire_node_state *scratch_nodes;    /* owned; nnodes, for one STATE */
+    struct jobfold *fold;          /* owned: per-job figures for consoles */
     bool ack_due;                  /* some peer has ack_due */
     bool write_failing;            /* the last flush failed; the retry timer runs */
     bool stop_requested, stopping;
@@ -132,9 +134,13 @@ static void send_state(struct collector *col, struct peer *p)
     }
     struct collect_file_stats st;
     collect_file_stats(col->file, &st);
+    uint32_t njobs;
+    bool partial;
+    const struct wire_job_tally *jobs = jobfold_jobs(col->fold, &njobs, &partial);
     struct wire_state state = {
         .now_ns = run_now(col), .events_written = st.file_events, .nnodes = col->nnodes,
-        .nodes = col->scratch_nodes, .nnotes = nnotes, .notes = col->scratch_notes};
+        .nodes = col->scratch_nodes, .nnotes = nnotes, .notes = col->scratch_notes,
+        .jobs_partial = partial, .njobs = njobs, .jobs = (struct wire_job_tally *)jobs};
     size_t at;
     struct wbuf *b = conn_msg_begin(p->conn, MSG_TRACE_STATE, &at);
     wire_put_state(b, &state);
@@ -296,6 +302,7 @@ static int on_block(struct collector *col, struct peer *p, struct rbuf *r, const
     if (rc < 0)
         return reject(col, reason, "node %u: cannot buffer its block: %s", p->node,
                       strerror(-rc));
+    jobfold_block(col->fold, node, next, b.data, b.len);
     return 0;
 }
 
@@ -348,6 +355,7 @@ static int on_job(struct collector *col, struct peer *p, struct rbuf *r, const c
                           .peer = -1, .count = j.tasks};
     snprintf(n.text, sizeof n.text, "%s", j.name);
     push_note(col, &n);
+    jobfold_submit(col->fold, j.job, j.tasks, j.name, n.time_ns);
     log_info("job %u (%u tasks, workload '%s') from %s", j.job, j.tasks, j.name,
              conn_peer_name(p->conn));
     wire_job_fini(&j);
@@ -458,6 +466,7 @@ static void take_kept_jobs(struct collector *col)
         int rc = 0;
         if (!submitted)
             rc = collect_file_append_job(col->file, j.job, j.tasks, j.name, j.digest);
+        jobfold_submit(col->fold, j.job, j.tasks, j.name, run_now(col));
         if (rc == 0 && names_end < j.tasks)
             rc = collect_file_append_names(col->file, j.job, names_end, j.tasks - names_end,
                                            (const char *const *)j.ids + names_end);
@@ -577,6 +586,7 @@ static void collector_stop(struct collector *col)
     if (col->file)
         write_and_ack(col);
     col->stopping = true;
+    jobfold_stop(col->fold);
     for (struct peer *p = col->peers; p; p = p->next)
         conn_flush(p->conn);
     if (col->file) {
@@ -726,6 +736,8 @@ static int adopt_resumed_header(struct collector *col, char **cause)
     if (rc == 0)
         log_info("resuming trace '%s': %" PRIu64 " events already there%s", col->cfg->trace_path,
                  st.file_events, st.cut_bytes ? " (a cut tail was removed)" : "");
+    if (rc == 0 && st.file_events)
+        jobfold_mark_partial(col->fold); /* their jobs' tallies start from what comes now */
     json_decref(h);
     return rc;
 }
@@ -757,6 +769,7 @@ static void collector_free(struct collector *col)
     free(col->ring);
     free(col->scratch_notes);
     free(col->scratch_nodes);
+    jobfold_destroy(col->fold);
     free(col->cause);
     free(col);
 }
@@ -779,6 +792,7 @@ int collector_run(const struct collector_config *cfg, char **cause)
     col->scratch_nodes = xcalloc(col->nnodes, sizeof *col->scratch_nodes);
 
     uv_loop_init(&col->loop);
+    col->fold = jobfold_create(&col->loop);
     static const struct conn_callbacks callbacks = {
         .on_ready = on_ready, .on_message = on_message, .on_close = on_close};
     /* The collector never connects out, so the role it would announce is moot. */

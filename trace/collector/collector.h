@@ -5,7 +5,10 @@
  * conversation); it appends them to one trace file per run
  * (trace/collector/collect_file), writes the JOB_SUBMIT and TASK_NAMES records clients
  * send, and serves live state to consoles: each node's latest sample, whether its trace
- * connection is up, and a bounded ring of recent notable events.
+ * connection is up, a bounded ring of recent notable events, and per-job tallies folded
+ * from the events of the blocks it writes, decoded for that alone on a worker thread
+ * (trace/collector/jobfold.h).  A collector that resumed a trace tallies what arrives
+ * after its start, and says its tallies are partial.
  *
  * Once per loop pass (a uv_check handle, after the pass's reads) the blocks that
  * arrived are written with one write() and the nodes whose blocks were written get an

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@ struct tclient {
     bool proto_error;
     uint64_t records_sent;      /* JOB and NAMES messages sent */
     int64_t records_written;    /* the collector's latest ACK: how many it wrote */
+    char reason[200];           /* a refusal handed to conn.c (copied at once) */
 };
 
 static void on_ready(struct conn *c)
@@ -67,7 +69,9 @@ static int on_message(struct conn *c, uint16_t type, struct rbuf *r, const char 
     if (type == MSG_TRACE_STATE) {
         struct wire_state s;
         if (wire_get_state(r, &s) < 0) {
-            *reason = "malformed trace-state";
+            snprintf(t->reason, sizeof t->reason, "malformed trace-state from collector %s: %s",
+                     conn_peer_name(c), s.bad ? s.bad : "unreadable");
+            *reason = t->reason;
             return -EBADMSG;
         }
         /* STATEs that arrive between two polls replace each other's samples, but their

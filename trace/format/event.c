@@ -418,3 +418,24 @@ int trace_event_from_value(avro_value_t *rec, const struct trace_event *prev,
     }
     return 0;
 }
+
+int trace_event_value_new(avro_schema_t schema, avro_value_iface_t **iface, avro_value_t *value)
+{
+    *iface = avro_generic_class_from_schema(schema);
+    if (!*iface)
+        return -ENOMEM;
+    if (avro_generic_value_new(*iface, value)) {
+        avro_value_iface_decref(*iface);
+        *iface = NULL;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void trace_event_value_free(avro_value_iface_t *iface, avro_value_t *value)
+{
+    if (!iface)
+        return;
+    avro_value_decref(value);
+    avro_value_iface_decref(iface);
+}

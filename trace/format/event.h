@@ -60,6 +60,11 @@ const char *trace_kind_name(int kind);
 int trace_event_cmp_time(const void *a, const void *b);
 /* Parses the embedded schema; *out is a new reference (avro_schema_decref it). */
 int trace_event_schema(avro_schema_t *out);
+/* A generic value of schema to decode records into (its class in *iface), or -ENOMEM;
+ * trace_event_value_free releases both (iface NULL: a no-op).  The trace reader and the
+ * in-memory block reader share them. */
+int trace_event_value_new(avro_schema_t schema, avro_value_iface_t **iface, avro_value_t *value);
+void trace_event_value_free(avro_value_iface_t *iface, avro_value_t *value);
 
 /* Fills a generic jackdaw.Event value.  `prev` is the event written just before this one
  * in the same block, or NULL to write an anchor; a prev of another node also gives an

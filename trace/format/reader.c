@@ -194,15 +194,7 @@ static int open_avro(struct trace_reader *r, const char *path, char **cause)
         return -EBADMSG;
     }
     r->schema = avro_file_reader_get_writer_schema(r->avro);
-    r->iface = avro_generic_class_from_schema(r->schema);
-    if (!r->iface)
-        return -ENOMEM;
-    if (avro_generic_value_new(r->iface, &r->value)) {
-        avro_value_iface_decref(r->iface);
-        r->iface = NULL;
-        return -ENOMEM;
-    }
-    return 0;
+    return trace_event_value_new(r->schema, &r->iface, &r->value);
 }
 
 static int open_reader(struct trace_reader **out, const char *path, bool verify,
@@ -243,10 +235,7 @@ void trace_reader_destroy(struct trace_reader *r)
 {
     if (!r)
         return;
-    if (r->iface) {
-        avro_value_decref(&r->value);
-        avro_value_iface_decref(r->iface);
-    }
+    trace_event_value_free(r->iface, &r->value);
     if (r->schema)
         avro_schema_decref(r->schema);
     if (r->avro)

@@ -313,6 +313,108 @@ void wire_put_state(struct wbuf *b, const struct wire_state *s)
         put_sample(b, &n->sample);
     }
     put_notes(b, s->notes, s->nnotes);
+    wbuf_put_u8(b, s->jobs_partial);
+    wbuf_put_u32(b, s->njobs);
+    for (uint32_t i = 0; i < s->njobs; i++) {
+        const struct wire_job_tally *j = &s->jobs[i];
+        wbuf_put_u32(b, j->job);
+        wbuf_put_u32(b, j->tasks);
+        wbuf_put_u64(b, j->done);
+        wbuf_put_u64(b, j->failed);
+        wbuf_put_u64(b, j->cancelled);
+        wbuf_put_u32(b, j->running);
+        wbuf_put_i64(b, j->submit_ns);
+        wbuf_put_i64(b, j->end_ns);
+        wbuf_put_i64(b, j->busy_ns);
+        put_cstr(b, j->name);
+        wbuf_put_u32(b, j->nnodes);
+        for (uint32_t k = 0; k < j->nnodes; k++) {
+            const struct wire_job_node *n = &j->nodes[k];
+            wbuf_put_u32(b, (uint32_t)n->node);
+            wbuf_put_u32(b, n->running);
+            wbuf_put_u64(b, n->done);
+            wbuf_put_i64(b, n->busy_ns);
+        }
+    }
+}
+
+/* Refuses a STATE, naming the field for the receiver's error. */
+static int bad_state(struct wire_state *s, const char *field)
+{
+    wire_state_fini(s);
+    s->bad = field;
+    return -EBADMSG;
+}
+
+/* One job's tally; its node rows are appended to s->job_nodes (*cap its capacity) and
+ * pointed at once every job is read, since the array may move until then. */
+static int get_job_tally(struct rbuf *r, struct wire_state *s, struct wire_job_tally *j,
+                         uint32_t *rows, size_t *cap)
+{
+    j->job = rbuf_u32(r);
+    j->tasks = rbuf_u32(r);
+    j->done = rbuf_u64(r);
+    j->failed = rbuf_u64(r);
+    j->cancelled = rbuf_u64(r);
+    j->running = rbuf_u32(r);
+    j->submit_ns = rbuf_i64(r);
+    j->end_ns = rbuf_i64(r);
+    j->busy_ns = rbuf_i64(r);
+    if (!rbuf_ok(r))
+        return bad_state(s, "job tally (cut short)");
+    if (j->submit_ns < -1 || j->end_ns < -1 || j->busy_ns < 0)
+        return bad_state(s, "job submit, end or busy time (negative)");
+    const char *name = get_cstr(r, WIRE_MAX_JOB_NAME - 1);
+    if (!name)
+        return bad_state(s, "job name (unterminated or too long)");
+    snprintf(j->name, sizeof j->name, "%s", name);
+    j->nnodes = rbuf_u32(r);
+    if (!rbuf_ok(r) || j->nnodes > WIRE_MAX_JOB_NODES - *rows)
+        return bad_state(s, "job node rows (more than a STATE carries)");
+    s->job_nodes = xgrow(s->job_nodes, cap, (size_t)*rows + j->nnodes + 1, sizeof *s->job_nodes);
+    for (uint32_t k = 0; k < j->nnodes; k++) {
+        struct wire_job_node *n = &s->job_nodes[*rows + k];
+        n->node = (int32_t)rbuf_u32(r);
+        n->running = rbuf_u32(r);
+        n->done = rbuf_u64(r);
+        n->busy_ns = rbuf_i64(r);
+        if (!rbuf_ok(r))
+            return bad_state(s, "job node row (cut short)");
+        if (n->node < 0 || n->node >= WIRE_MAX_NODES)
+            return bad_state(s, "job node id (out of range)");
+        if (n->busy_ns < 0)
+            return bad_state(s, "job node busy time (negative)");
+    }
+    *rows += j->nnodes;
+    return 0;
+}
+
+static int get_job_tallies(struct rbuf *r, struct wire_state *s)
+{
+    s->jobs_partial = rbuf_u8(r);
+    s->njobs = rbuf_u32(r);
+    if (!rbuf_ok(r))
+        return bad_state(s, "job count (cut short)");
+    if (s->jobs_partial > 1)
+        return bad_state(s, "jobs partial flag (not 0 or 1)");
+    if (s->njobs > WIRE_MAX_JOBS)
+        return bad_state(s, "job count (over WIRE_MAX_JOBS)");
+    s->jobs = xcalloc(s->njobs ? s->njobs : 1, sizeof *s->jobs);
+    uint32_t rows = 0;
+    size_t cap = 0;
+    for (uint32_t i = 0; i < s->njobs; i++) {
+        if (get_job_tally(r, s, &s->jobs[i], &rows, &cap) < 0)
+            return -EBADMSG;
+        for (uint32_t k = 0; k < i; k++)
+            if (s->jobs[k].job == s->jobs[i].job)
+                return bad_state(s, "job id (repeated)");
+    }
+    rows = 0;
+    for (uint32_t i = 0; i < s->njobs; i++) {
+        s->jobs[i].nodes = s->jobs[i].nnodes ? &s->job_nodes[rows] : NULL;
+        rows += s->jobs[i].nnodes;
+    }
+    return 0;
 }
 
 int wire_get_state(struct rbuf *r, struct wire_state *s)
@@ -322,7 +424,7 @@ int wire_get_state(struct rbuf *r, struct wire_state *s)
     s->events_written = rbuf_u64(r);
     s->nnodes = rbuf_u32(r);
     if (!rbuf_ok(r) || s->nnodes > WIRE_MAX_NODES)
-        return -EBADMSG;
+        return bad_state(s, rbuf_ok(r) ? "node count (over WIRE_MAX_NODES)" : "header (cut short)");
     s->nodes = xcalloc(s->nnodes ? s->nnodes : 1, sizeof *s->nodes);
     for (uint32_t i = 0; i < s->nnodes && rbuf_ok(r); i++) {
         struct wire_node_state *n = &s->nodes[i];
@@ -331,16 +433,18 @@ int wire_get_state(struct rbuf *r, struct wire_state *s)
         n->time_ns = rbuf_i64(r);
         get_sample(r, &n->sample);
     }
-    if (!rbuf_ok(r) || get_notes(r, &s->notes, &s->nnotes) < 0) {
-        wire_state_fini(s);
-        return -EBADMSG;
-    }
-    return 0;
+    if (!rbuf_ok(r))
+        return bad_state(s, "node samples (cut short)");
+    if (get_notes(r, &s->notes, &s->nnotes) < 0)
+        return bad_state(s, "notes (count or contents)");
+    return get_job_tallies(r, s);
 }
 
 void wire_state_fini(struct wire_state *s)
 {
     free(s->nodes);
     free(s->notes);
+    free(s->jobs);
+    free(s->job_nodes);
     memset(s, 0, sizeof *s);
 }

@@ -12,7 +12,8 @@
  * A client submitting a job sends JOB and NAMES (the collector writes them as JOB_SUBMIT
  * and TASK_NAMES records) and hears ACK {how many of its JOB and NAMES messages are
  * written} once they are; a console sends SUBSCRIBE {period} and gets INFO {run header
- * JSON} once, then STATE {every node's latest sample, notable events} every period.
+ * JSON} once, then STATE {every node's latest sample, notable events, per-job tallies}
+ * every period.
  *
  * Owns nothing.  Decoders return 0 or -EBADMSG and never read past the payload; strings
  * are bounded.  Called by trace/tracer/tracer (node side), trace/collector/collector and
@@ -97,6 +98,36 @@ int wire_get_names(struct rbuf *r, struct wire_names *n);
 void wire_put_subscribe(struct wbuf *b, uint32_t period_ms);
 int wire_get_subscribe(struct rbuf *r, uint32_t *period_ms);
 
+/*
+ * Per-job tallies, for consoles (trace/format/jobtally folds them from the events).  A
+ * STATE carries at most WIRE_MAX_JOBS jobs, the most recently submitted (older ones are
+ * long finished; `jackdaw jobs` lists every one), and at most WIRE_MAX_JOB_NODES node
+ * rows over all of them (a node appears under a job once it ran some of its tasks), so
+ * that a STATE of a large cluster running many jobs stays far below FRAME_MAX_BODY: 32
+ * jobs of 2048 nodes' rows at 24 bytes is 1.5 MiB.
+ */
+#define WIRE_MAX_JOBS 32
+#define WIRE_MAX_JOB_NODES 65536
+#define WIRE_MAX_JOB_NAME 128
+struct wire_job_node {
+    int32_t node;
+    uint32_t running;             /* its tasks of the job running there now */
+    uint64_t done;                /* ended DONE there */
+    int64_t busy_ns;              /* run time of its attempts there that ended */
+};
+struct wire_job_tally {
+    uint32_t job;
+    uint32_t tasks;               /* from its submit; 0 when unknown */
+    uint64_t done, failed, cancelled;
+    uint32_t running;
+    int64_t submit_ns;            /* its first submit; -1 when not seen */
+    int64_t end_ns;               /* its latest task end; -1 before any */
+    int64_t busy_ns;              /* sum of its attempts' run times */
+    char name[WIRE_MAX_JOB_NAME]; /* the workload's name; "" when not seen */
+    uint32_t nnodes;
+    struct wire_job_node *nodes;  /* borrowed on put; after get: into the state's array */
+};
+
 /* STATE: the collector's view, for consoles. */
 struct wire_node_state {
     uint8_t seen;                 /* a LIVE arrived from it at least once */
@@ -111,6 +142,11 @@ struct wire_state {
     struct wire_node_state *nodes; /* borrowed on put; owned after get */
     uint32_t nnotes;
     struct wire_note *notes;      /* borrowed on put; owned after get */
+    uint8_t jobs_partial;         /* the tallies miss some events (0 or 1) */
+    uint32_t njobs;
+    struct wire_job_tally *jobs;  /* borrowed on put; owned after get */
+    struct wire_job_node *job_nodes; /* after get: owned, every job's rows */
+    const char *bad;              /* after a refused get: the field at fault (static) */
 };
 void wire_put_state(struct wbuf *b, const struct wire_state *s);
 int wire_get_state(struct rbuf *r, struct wire_state *s);
