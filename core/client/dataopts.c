@@ -202,6 +202,7 @@ int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cau
         /* The clamps and the resume point follow the initial value, as by default. */
         double scale = tt / cfg->placement.tt_initial_s;
         cfg->placement.tt_initial_s = tt;
+        cfg->placement.tt_from_tasks = false; /* the user's tt holds */
         cfg->placement.tt_min_s *= scale;
         cfg->placement.tt_max_s *= scale;
         cfg->placement.tt_resume_s *= scale;

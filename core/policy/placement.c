@@ -25,9 +25,9 @@
  *     A caller that wants the per-node reading of the prose ("the scheduler that has
  *     the largest portion of the required data") can sum per node before calling.
  *     Lines 6-9 break ties by parent order (strict >), which depends on the order in
- *     which completions arrived; here ties go to this node when it holds one of the
- *     tied objects, else to the first listed — the runtime lists declared inputs in
- *     workload order, then parents by key, so the choice is reproducible, and objects
+ *     which completions arrived; here ties go to the first listed — the runtime lists
+ *     declared inputs in workload order, then parents by key, so the choice is
+ *     reproducible and does not depend on where the task was submitted, and objects
  *     spread round-robin spread their tasks too (the lowest node id would not).
  *
  *   - tt's reaction: 000 (§IV.C all-pairs, §IV.E benchmarks) halves tt when ready tasks
@@ -47,6 +47,14 @@
  *   - The papers give no period for the FLDS monitoring thread ("periodically") and no
  *     bounds for tt; 1 s and initial·2^∓10 are our choices.  The est_run_time uses "the
  *     overall throughput of the scheduler so far" (000 §III.B.3 d), passed in.
+ *
+ *   - Algorithm 1's transfer time is all_data_size / net_band, as if the task had the
+ *     link to itself.  A node with S slots fetches for up to S tasks at once, so a
+ *     task's share is net_band / S (link_share): with the whole link, all-pairs' 4.8 MB
+ *     over 1 Gbit/s for a 0.1 s task is a ratio of 0.38, under t = 0.5, and FLDS moved
+ *     every task's data as MLB does, though four slots fetching at once need 190 MB/s
+ *     of a 125 MB/s link.  At the share, t keeps its meaning (the tolerated ratio of
+ *     moving to running) and the papers' 0.5 holds without retuning per cluster.
  *
  *   - Auto (002 §4.4): start with FLDS; "if too much data is transferred" switch to
  *     MDL, "if few data is transmitted" to MLB.  "Too much" is measured with the same
@@ -107,6 +115,7 @@ void placement_params_default(struct placement_params *p)
     p->tt_resume_s = p->tt_initial_s;
     p->tt_rule = FLDS_TT_HALVE_ON_MOVE;
     p->monitor_interval_s = 1.0;
+    p->tt_from_tasks = true;
     p->auto_interval_s = 1.0;
     p->auto_high = 1.0;
     p->auto_low = 0.25;
@@ -246,7 +255,8 @@ struct placement_decision placement_decide(const struct placement_params *p,
         return decided(PLACE_SREADY, 0, PLACE_WHY_WS, policy);
     }
 
-    double bw = p->bandwidth_Bps, est = in->est_task_length_s;
+    double bw = p->bandwidth_Bps / (in->link_share > 1 ? in->link_share : 1);
+    double est = in->est_task_length_s;
     if (transfer_ratio(in->all_data_size, bw, est) <= t)
         return decided(PLACE_SREADY, 0, PLACE_WHY_SMALL_ALL, policy);
 
@@ -254,11 +264,13 @@ struct placement_decision placement_decide(const struct placement_params *p,
     uint32_t holder = in->self;
     for (uint32_t i = 0; in->inputs && i < in->num_inputs; i++) {
         const struct placement_object *o = &in->inputs[i];
-        /* Ties: this node if it holds one of the largest (nothing to move), else the
-         * first listed.  Not the lowest node id: with objects spread round-robin, as in
-         * all-pairs, "lowest id" sends most tasks to node 0. */
-        if (i == 0 || o->bytes > max_bytes ||
-            (o->bytes == max_bytes && o->node == in->self && holder != in->self)) {
+        /* Ties: the first listed, as Algorithm 1's strict > (lines 6-9).  Not this
+         * node when it holds one of the tied: then where a task goes would depend on
+         * where it was submitted (hashed), and under MDL, which never moves a task
+         * again, all-pairs' nodes ended with 185 to 211 tasks where each holds the
+         * first file of 200.  Not the lowest node id either: with objects spread
+         * round-robin that sends most tasks to node 0. */
+        if (i == 0 || o->bytes > max_bytes) {
             max_bytes = o->bytes;
             holder = o->node;
         }
@@ -290,6 +302,21 @@ void placement_flds_init(struct flds_state *s, const struct placement_params *p)
     s->tt_s = p->tt_initial_s;
 }
 
+void placement_flds_pace(const struct placement_params *p, struct flds_state *s,
+                         double est_task_length_s)
+{
+    if (!p || !s || !p->tt_from_tasks || !(est_task_length_s > 0) ||
+        !isfinite(est_task_length_s))
+        return;
+    if (!s->tt_paced) {
+        s->tt_s = clamp(FLDS_TT_TASKS * est_task_length_s, p->tt_min_s, p->tt_max_s);
+        s->tt_paced = true;
+    }
+    double hi = p->monitor_interval_s > FLDS_MONITOR_MIN_S ? p->monitor_interval_s
+                                                           : FLDS_MONITOR_MIN_S;
+    s->interval_s = clamp(est_task_length_s, FLDS_MONITOR_MIN_S, hi);
+}
+
 uint64_t placement_flds_move_count(uint64_t lready_len, double throughput_tps, double tt_s)
 {
     if (lready_len == 0 || !(throughput_tps > 0) || !(tt_s >= 0))
@@ -309,7 +336,7 @@ uint64_t placement_flds_monitor(const struct placement_params *p,
 {
     if (!s || placement_in_force(p, a) != PLACEMENT_FLDS || now_s < s->next_check_s)
         return 0;
-    s->next_check_s = now_s + p->monitor_interval_s;
+    s->next_check_s = now_s + (s->interval_s > 0 ? s->interval_s : p->monitor_interval_s);
     uint64_t n = placement_flds_move_count(lready_len, throughput_tps, s->tt_s);
     if (n == 0)
         return 0;

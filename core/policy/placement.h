@@ -62,6 +62,10 @@ struct placement_params {
                                 * below this a parked thief restarts its polling */
     enum flds_tt_rule tt_rule;
     double monitor_interval_s; /* how often the monitor looks (papers: "periodically") */
+    /* tt and the monitor's pace follow the task lengths the node measures
+     * (placement_flds_pace) rather than tt_initial_s and monitor_interval_s alone;
+     * false once the user gives tt (--tt) */
+    bool tt_from_tasks;
 
     /* auto (002 §4.4) */
     double auto_interval_s;    /* length of one observation interval */
@@ -86,6 +90,9 @@ struct placement_input {
     const struct placement_object *inputs; /* borrowed, num_inputs entries; NULL when 0:
                                             * one per parent output / declared input */
     uint32_t num_inputs;
+    /* Tasks that share this node's link while they fetch (its slots: each may be
+     * fetching for its next task): a move gets bandwidth / link_share.  0 or 1: all. */
+    uint32_t link_share;
 };
 
 enum placement_queue { PLACE_LREADY = 0, PLACE_SREADY = 1, PLACE_PUSH = 2 };
@@ -132,7 +139,7 @@ struct placement_auto;
  *     bounce the task between nodes);
  *   - ws → SReadyQ;
  *   - all_data_size / bandwidth / est_task_length ≤ t → SReadyQ (line 1);
- *   - the largest input (ties: this node's, else the first listed) has ratio ≤ t →
+ *   - the largest input (ties: the first listed) has ratio ≤ t →
  *     SReadyQ (line 12);
  *   - it is on this node → LReadyQ (line 14), else PUSH to its node (line 17).
  * A ratio is 0 for 0 bytes, above 0 for any data (so MDL keeps every task that has
@@ -150,6 +157,8 @@ struct placement_decision placement_decide(const struct placement_params *p,
 
 struct flds_state {
     double tt_s;               /* current time threshold tt */
+    bool tt_paced;             /* tt was set from a measured task length */
+    double interval_s;         /* the monitor's period; 0: p->monitor_interval_s */
     double next_check_s;       /* the monitor's next due time; 0: at once */
     uint64_t moves;            /* monitor passes that moved tasks */
     uint64_t tasks_moved;
@@ -157,6 +166,20 @@ struct flds_state {
 };
 
 void placement_flds_init(struct flds_state *s, const struct placement_params *p);
+
+/*
+ * With p->tt_from_tasks, the monitor keeps the pace of the tasks the node runs: the
+ * first estimate of a task's length (est_task_length_s > 0) sets tt to
+ * FLDS_TT_TASKS of them (a queue longer than that at the node's pace spills; tt then
+ * adapts by p->tt_rule as before), and every estimate sets the monitor's period to one
+ * task length, between FLDS_MONITOR_MIN_S and p->monitor_interval_s.  The papers' 10 s
+ * and "periodically" fit their minutes-long runs; a run of 0.1 s tasks is over before
+ * such a monitor looks once.  No effect without the flag or an estimate.
+ */
+#define FLDS_TT_TASKS 2.0
+#define FLDS_MONITOR_MIN_S 0.02
+void placement_flds_pace(const struct placement_params *p, struct flds_state *s,
+                         double est_task_length_s);
 
 /*
  * How many tasks to move from the bottom of an LReadyQ of `lready_len` tasks so that

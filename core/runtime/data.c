@@ -889,6 +889,18 @@ int data_stage_files(struct data_plane *d, struct ntask *t, char **cause)
 
 /* ---- life cycle and the part ---------------------------------------------------------- */
 
+uint64_t data_missing_bytes(struct data_plane *d, const struct ntask *t)
+{
+    uint64_t missing = 0;
+    for (uint32_t i = 0; i < t->spec.num_inputs; i++) {
+        const struct task_input *in = &t->spec.inputs[i];
+        /* At least 1 a missing input: a declared output's size is not known yet. */
+        if (task_input_staged(in) && !objstore_has(d->store, in->object))
+            missing += in->bytes ? in->bytes : 1;
+    }
+    return missing;
+}
+
 bool data_staging(const struct data_plane *d, uint64_t task)
 {
     return u64map_get(&d->staging, task) != NULL;

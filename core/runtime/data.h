@@ -20,6 +20,9 @@ struct objstore;
 int data_stage(struct data_plane *d, struct ntask *t);
 /* Releases the task's pins; a command's staged input files are removed. */
 void data_release(struct data_plane *d, struct ntask *t);
+/* Bytes of the inputs the task stages that are not in this node's store now (at least
+ * 1 per missing input): 0 for a start without a fetch. */
+uint64_t data_missing_bytes(struct data_plane *d, const struct ntask *t);
 /* Whether the task is staging or running with pins here (a removal must wait for it). */
 bool data_staging(const struct data_plane *d, uint64_t task);
 /* A finished task's output becomes an object here, or its declared outputs objects:

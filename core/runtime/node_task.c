@@ -652,6 +652,27 @@ static void stage(struct node *n, struct ntask *t)
     }
 }
 
+/* How far into a ready queue the dispatcher looks for the task of its inputs that is
+ * cheapest to start: the heap's top levels, a few dozen checks of the store per start. */
+#define CHEAP_SCAN 63
+
+struct cheap {
+    struct node *n;
+    uint64_t max;           /* the most missing bytes that may be fetched now */
+};
+
+/* What starting a queued one-core task costs in bytes to fetch; wide tasks keep their
+ * place (a narrow one must not pass a wide one for ever). */
+static uint64_t start_cost(void *item, void *arg)
+{
+    struct ntask *t = item;
+    const struct cheap *c = arg;
+    if (task_cores(&t->spec) != 1)
+        return UINT64_MAX;
+    uint64_t missing = data_missing_bytes(c->n->data, t);
+    return missing <= c->max ? missing : UINT64_MAX;
+}
+
 /*
  * Fills free slots, and overlaps data movement with execution: up to `slots` tasks
  * fetch their inputs at a time, besides the running ones, so that each is ready when a
@@ -690,6 +711,20 @@ static bool dispatch(struct node *n)
         uint32_t pf = n->cfg.prefetch == NODE_PREFETCH_SLOTS ? slots : n->cfg.prefetch;
         bool window_free = pf ? n->staging < pf && spoken + n->staging < slots + pf
                               : spoken + n->staging < slots;
+        /* Near the head, the task whose inputs cost least to bring starts first: one
+         * whose inputs are all here (held or cached) runs in a free slot at once, and
+         * the fetch window takes the one missing the fewest bytes.  At the start of a
+         * data workload every slot would otherwise idle until its first fetch, each
+         * slowed by the others sharing the link, and later a task reading a cached
+         * file would wait behind one that moves two. */
+        if (head->spec.num_inputs && task_cores(&head->spec) == 1 && (slot_free || window_free)) {
+            struct cheap c = {.n = n, .max = window_free ? UINT64_MAX - 1 : 0};
+            struct ntask *t = readyq_take_cheapest(q, CHEAP_SCAN, start_cost, &c, NULL);
+            if (t) {
+                stage(n, t);
+                continue;
+            }
+        }
         if (head->spec.num_inputs == 0 ? slot_free : window_free) {
             stage(n, readyq_pop(q));
             continue;

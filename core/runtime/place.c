@@ -64,7 +64,7 @@ static bool place_ready(void *state, struct ntask *t)
     struct placement_input in = {
         .stealable = (t->spec.flags & TASK_FLAG_STEALABLE) != 0,
         .all_data_size = t->spec.input_bytes, .self = node_self(n), .est_task_length_s = est,
-        .inputs = objs, .num_inputs = k,
+        .inputs = objs, .num_inputs = k, .link_share = cfg->slots,
     };
     struct placement_decision d = placement_decide(&cfg->placement, &pl->autop, &in);
     if (objs != small)
@@ -116,6 +116,7 @@ static void flds_spill(struct place *pl, int64_t now_ns)
     if (!load.first_start_ns)
         return;
     struct readyq *lready = node_readyq(n, NODE_LREADY);
+    placement_flds_pace(p, &pl->flds, load.est_samples ? load.est_task_length_s : 0);
     double elapsed = (double)(now_ns - load.first_start_ns) / 1e9;
     double tps = elapsed > 0 ? (double)load.tasks_run / elapsed : 0;
     uint64_t move = placement_flds_monitor(p, &pl->autop, &pl->flds, readyq_len(lready), tps,
@@ -222,6 +223,10 @@ static void *place_init(struct node *n, char **cause)
     double s = p->policy == PLACEMENT_AUTO && p->auto_interval_s < p->monitor_interval_s
                    ? p->auto_interval_s
                    : p->monitor_interval_s;
+    /* Paced by the tasks (placement_flds_pace), the monitor may be due as often as
+     * FLDS_MONITOR_MIN_S; the timer looks that often and the monitor says when. */
+    if (p->tt_from_tasks && s > FLDS_MONITOR_MIN_S)
+        s = FLDS_MONITOR_MIN_S;
     uint64_t ms = s > 0.001 ? (uint64_t)(s * 1000) : 1;
     uv_timer_start(&pl->monitor, monitor_cb, ms, ms);
     /* The timer only serves running jobs: it must not keep a finished loop alive. */

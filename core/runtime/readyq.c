@@ -112,21 +112,26 @@ static void *heap_pop(struct readyq_heap *h)
     return top;
 }
 
+static void heap_delete_at(struct readyq_heap *h, size_t i)
+{
+    h->len--;
+    if (i == h->len)
+        return;
+    /* The last entry fills the hole; it may belong above or below it. */
+    h->e[i] = h->e[h->len];
+    if (i > 0 && before(&h->e[i], &h->e[(i - 1) / 2]))
+        sift_up(h->e, i);
+    else
+        sift_down(h->e, h->len, i);
+}
+
 static int heap_remove(struct readyq_heap *h, void *item)
 {
     for (size_t i = 0; i < h->len; i++) {
-        if (h->e[i].item != item)
-            continue;
-        h->len--;
-        if (i == h->len)
+        if (h->e[i].item == item) {
+            heap_delete_at(h, i);
             return 1;
-        /* The last entry fills the hole; it may belong above or below it. */
-        h->e[i] = h->e[h->len];
-        if (i > 0 && before(&h->e[i], &h->e[(i - 1) / 2]))
-            sift_up(h->e, i);
-        else
-            sift_down(h->e, h->len, i);
-        return 1;
+        }
     }
     return 0;
 }
@@ -264,6 +269,31 @@ void *readyq_peek_low(const struct readyq *q)
         return q->zero.e[0].item;
     /* The last slot is a leaf of the heap: low, though not always the lowest. */
     return q->data.len ? q->data.e[q->data.len - 1].item : NULL;
+}
+
+void *readyq_take_cheapest(struct readyq *q, size_t scan,
+                           uint64_t (*cost)(void *item, void *ctx), void *ctx, uint64_t *out)
+{
+    assert(q && cost);
+    struct readyq_heap *h = &q->data;
+    size_t best = SIZE_MAX;
+    uint64_t best_cost = UINT64_MAX;
+    for (size_t i = 0; i < h->len && i < scan && best_cost > 0; i++) {
+        uint64_t c = cost(h->e[i].item, ctx);
+        if (c < best_cost ||
+            (c == best_cost && c != UINT64_MAX && before(&h->e[i], &h->e[best]))) {
+            best = i;
+            best_cost = c;
+        }
+    }
+    if (best == SIZE_MAX)
+        return NULL;
+    void *item = h->e[best].item;
+    heap_delete_at(h, best);
+    settle(q);
+    if (out)
+        *out = best_cost;
+    return item;
 }
 
 void *readyq_take_low(struct readyq *q)

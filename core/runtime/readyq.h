@@ -18,6 +18,7 @@
 #ifndef JACKDAW_READYQ_H
 #define JACKDAW_READYQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,12 @@ void *readyq_peek(const struct readyq *q);
  * arbitrary low one otherwise), and its removal; NULL when empty.  O(log n). */
 void *readyq_peek_low(const struct readyq *q);
 void *readyq_take_low(struct readyq *q);
+/* Of the tasks that need data, among the first `scan` entries of the heap (its top
+ * levels: the highest priorities and oldest orders, roughly), the one of least cost()
+ * (UINT64_MAX: not eligible; ties in queue order), removed, its cost in *out; NULL when
+ * none is eligible.  Stops at the first of cost 0.  O(scan + log n). */
+void *readyq_take_cheapest(struct readyq *q, size_t scan,
+                           uint64_t (*cost)(void *item, void *ctx), void *ctx, uint64_t *out);
 /* Removes up to n items for a thief into out[] (in no particular order): the lowest
  * priorities first; of the priority-0 items a share spread evenly over their order
  * (one item: the oldest), of the others the lowest orders.  O(len log len).  Returns

@@ -211,13 +211,14 @@ static const struct row table[] = {
     {"rlds per object", RLDS, 0, true, false, 150 * MB, 1, 1,
      IN3(2, 30 * MB, 3, 60 * MB, 2, 60 * MB - 1), P, 3, PLACE_WHY_LARGEST_THERE},
 
-    /* ties on the largest object: this node when it holds one, else the first listed */
+    /* ties on the largest object: the first listed, even when this node holds a later
+     * one (where a task lands must not depend on where it was submitted) */
     {"mdl tie first listed", MDL, 0, true, false, 120 * MB, 1, 5,
      IN3(3, 40 * MB, 2, 40 * MB, 4, 40 * MB), P, 3, PLACE_WHY_LARGEST_THERE},
     {"rlds tie first listed", RLDS, 0, true, false, 140 * MB, 1, 1, IN2(4, 70 * MB, 2, 70 * MB), P,
      4, PLACE_WHY_LARGEST_THERE},
     {"rlds tie self listed last", RLDS, 0, true, false, 140 * MB, 1, 1,
-     IN2(3, 70 * MB, 1, 70 * MB), L, 0, PLACE_WHY_LARGEST_HERE},
+     IN2(3, 70 * MB, 1, 70 * MB), P, 3, PLACE_WHY_LARGEST_THERE},
     {"rlds tie self absent", RLDS, 0, true, false, 140 * MB, 1, 2, IN2(3, 70 * MB, 1, 70 * MB), P,
      3, PLACE_WHY_LARGEST_THERE},
     {"rlds tie self listed first", RLDS, 0, true, false, 140 * MB, 1, 1,

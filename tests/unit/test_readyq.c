@@ -1,6 +1,6 @@
 /*
  * test_readyq — unit tests for core/runtime/readyq.c: ordering, stealing from the
- * tail, removal, and a long random run checked against a plain-array model.  Run by
+ * tail, removal, taking the cheapest near the head, and a long random run checked against a plain-array model.  Run by
  * `make unit`.
  */
 #include <stdarg.h>
@@ -515,6 +515,57 @@ static void test_random_against_model(void **state)
     free(out);
 }
 
+/* The cost of a token for test_take_cheapest: costs[index]. */
+static uint64_t costs[64];
+static uint64_t token_cost(void *item, void *ctx)
+{
+    (void)ctx;
+    return costs[token_index(item)];
+}
+
+/*
+ * The cheapest of the first `scan` entries leaves (ties in queue order), the heap stays
+ * valid, tasks without data are never offered, and none leaves when every scanned one
+ * is ineligible; a zero cost ends the scan.
+ */
+static void test_take_cheapest(void **state)
+{
+    (void)state;
+    struct readyq q;
+    readyq_init(&q);
+    for (size_t i = 0; i < 20; i++) {
+        readyq_push_ordered(&q, token(i), 100, i);
+        costs[i] = 50;
+    }
+    readyq_push(&q, token(30), 0); /* needs no data: never offered */
+    costs[30] = 0;
+    costs[7] = 10;
+    costs[12] = 10;
+    costs[3] = UINT64_MAX;
+    uint64_t cost = 0;
+    void *t = readyq_take_cheapest(&q, 63, token_cost, NULL, &cost);
+    assert_ptr_equal(t, token(7)); /* cheapest, and before 12 in queue order */
+    assert_int_equal(cost, 10);
+    assert_heap_valid(&q);
+    assert_int_equal(readyq_len(&q), 20);
+    assert_ptr_equal(readyq_take_cheapest(&q, 63, token_cost, NULL, &cost), token(12));
+    /* All equal now but the ineligible 3: the head of the queue. */
+    assert_ptr_equal(readyq_take_cheapest(&q, 63, token_cost, NULL, &cost), token(0));
+    /* Only the top of the heap is looked at: a cheap one deep down stays. */
+    costs[19] = 0;
+    for (size_t i = 0; i < 20; i++)
+        if (i != 19)
+            costs[i] = UINT64_MAX;
+    assert_null(readyq_take_cheapest(&q, 1, token_cost, NULL, &cost));
+    assert_ptr_equal(readyq_take_cheapest(&q, 63, token_cost, NULL, &cost), token(19));
+    assert_int_equal(cost, 0);
+    assert_null(readyq_take_cheapest(&q, 63, token_cost, NULL, &cost));
+    assert_heap_valid(&q);
+    assert_int_equal(readyq_len(&q), 17);
+    assert_ptr_equal(readyq_pop(&q), token(1));
+    readyq_fini(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -527,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_take_low),
         cmocka_unit_test(test_remove),
         cmocka_unit_test(test_remove_sifts_up),
+        cmocka_unit_test(test_take_cheapest),
         cmocka_unit_test(test_random_against_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
