@@ -67,6 +67,7 @@ static void test_defaults(void **state)
     assert_near(p.tt_initial_s, 10.0);    /* 002 Table 3, 000 §IV.E */
     assert_near(p.tt_resume_s, 10.0);
     assert_int_equal(p.tt_rule, FLDS_TT_HALVE_ON_MOVE);
+    assert_true(p.tt_from_tasks);
     assert_true(p.tt_min_s > 0 && p.tt_min_s < p.tt_initial_s);
     assert_true(p.tt_max_s > p.tt_initial_s);
     const char *why = "untouched";
@@ -526,6 +527,74 @@ static void test_flds_monitor_interval(void **state)
     assert_near(s.tt_s, 1.25);
 }
 
+/*
+ * Paced by the tasks: the first estimate sets tt to two task lengths (once: tt then
+ * adapts by its rule, and later estimates leave it), every estimate sets the monitor's
+ * period to one task length within [FLDS_MONITOR_MIN_S, monitor_interval_s]; nothing
+ * without the flag, without an estimate or with a broken one.
+ */
+static void test_flds_pace(void **state)
+{
+    (void)state;
+    struct placement_params p = params_for(PLACEMENT_FLDS);
+    struct flds_state s;
+    placement_flds_init(&s, &p);
+    placement_flds_pace(&p, &s, 0);
+    placement_flds_pace(&p, &s, NAN);
+    placement_flds_pace(&p, &s, INFINITY);
+    assert_near(s.tt_s, 10.0);
+    assert_false(s.tt_paced);
+    placement_flds_pace(&p, &s, 0.1);
+    assert_near(s.tt_s, 0.2);
+    assert_near(s.interval_s, 0.1);
+    /* 400 queued at 40 tasks/s run 10 s, above 0.2 s: all but 8 spill; tt halves. */
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 400, 40, 0.0), 392);
+    assert_near(s.tt_s, 0.1);
+    assert_near(s.next_check_s, 0.1);
+    placement_flds_pace(&p, &s, 0.5); /* a new estimate: the period follows, tt does not */
+    assert_near(s.tt_s, 0.1);
+    assert_near(s.interval_s, 0.5);
+    placement_flds_pace(&p, &s, 0.001);
+    assert_near(s.interval_s, FLDS_MONITOR_MIN_S);
+    placement_flds_pace(&p, &s, 100);
+    assert_near(s.interval_s, p.monitor_interval_s);
+    /* tt's clamps hold: a 1 us task does not make tt 2 us. */
+    placement_flds_init(&s, &p);
+    placement_flds_pace(&p, &s, 1e-6);
+    assert_near(s.tt_s, p.tt_min_s);
+    /* The user's tt (--tt) holds. */
+    p.tt_from_tasks = false;
+    placement_flds_init(&s, &p);
+    placement_flds_pace(&p, &s, 0.1);
+    assert_near(s.tt_s, 10.0);
+    assert_near(s.interval_s, 0);
+    placement_flds_pace(NULL, &s, 0.1);
+    placement_flds_pace(&p, NULL, 0.1);
+}
+
+/* A move's time is at the link's share of one slot: 40 MB over 1 Gbit/s is 0.32 s, a
+ * ratio of 0.32 for a 1 s task (under t = 0.5: stealable), but with 4 slots sharing
+ * the link 1.28 (over t: follows its data). */
+static void test_link_share(void **state)
+{
+    (void)state;
+    struct placement_params p = params_for(PLACEMENT_RLDS);
+    p.threshold = 0.5;
+    struct placement_object o = {.node = 3, .bytes = 40000000};
+    struct placement_input in = {.stealable = true, .all_data_size = 40000000, .self = 1,
+                                 .est_task_length_s = 1.0, .inputs = &o, .num_inputs = 1};
+    assert_int_equal(placement_decide(&p, NULL, &in).queue, PLACE_SREADY);
+    in.link_share = 1;
+    assert_int_equal(placement_decide(&p, NULL, &in).queue, PLACE_SREADY);
+    in.link_share = 4;
+    struct placement_decision d = placement_decide(&p, NULL, &in);
+    assert_int_equal(d.queue, PLACE_PUSH);
+    assert_int_equal(d.node, 3);
+    /* MLB and MDL do not weigh: the same either way. */
+    p = params_for(PLACEMENT_MLB);
+    assert_int_equal(placement_decide(&p, NULL, &in).queue, PLACE_SREADY);
+}
+
 static void test_flds_monitor_only_under_flds(void **state)
 {
     (void)state;
@@ -895,6 +964,8 @@ int main(void)
         cmocka_unit_test(test_flds_worked_example),
         cmocka_unit_test(test_flds_move_count_edges),
         cmocka_unit_test(test_flds_monitor_interval),
+        cmocka_unit_test(test_flds_pace),
+        cmocka_unit_test(test_link_share),
         cmocka_unit_test(test_flds_monitor_only_under_flds),
         cmocka_unit_test(test_flds_tt_rule_000),
         cmocka_unit_test(test_flds_tt_rule_002),
