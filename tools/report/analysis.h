@@ -129,6 +129,8 @@ enum report_figure {
     RF_MEAN_TASK_S,
     RF_UTILIZATION,
     RF_SETUP_S,
+    RF_RAMP_UP_S,       /* first submit to every slot busy at once (or every task, when
+                           there are fewer); NaN when never */
     RF_NODES,
     RF_SLOTS,
     RF_TASKS_SUBMITTED,

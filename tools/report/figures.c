@@ -23,6 +23,8 @@ static const struct report_figure_info figure_info[RF_COUNT] = {
                         "summary"},
     [RF_SETUP_S] = {"setup_s", "setup (first submit to first start)", RU_SECONDS,
                     REPORT_LOWER_BETTER, "summary"},
+    [RF_RAMP_UP_S] = {"ramp_up_s", "ramp-up (first submit to every slot busy)", RU_SECONDS,
+                      REPORT_LOWER_BETTER, "summary"},
     [RF_NODES] = {"nodes", "nodes", RU_COUNT, REPORT_NEUTRAL, "summary"},
     [RF_SLOTS] = {"slots", "slots", RU_COUNT, REPORT_NEUTRAL, "summary"},
     [RF_TASKS_SUBMITTED] = {"tasks_submitted", "tasks submitted", RU_COUNT, REPORT_NEUTRAL,

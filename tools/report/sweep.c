@@ -73,7 +73,19 @@ struct sweep {
     double *poll_max;   /* nbins */
     struct audit *aud;
     size_t naud, cap_aud;
+    int64_t running;    /* tasks running on all nodes */
+    int64_t full;       /* that many make every slot busy: min(slots, tasks) */
+    int64_t full_at;    /* when `running` first reached `full`, NO_TIME before */
 };
+
+/* A node's running count changes: the cluster's is followed to see every slot busy. */
+static void set_running(struct sweep *s, struct snode *n, int32_t v, int64_t t)
+{
+    s->running += v - n->running;
+    n->running = v;
+    if (s->full_at == NO_TIME && s->full > 0 && s->running >= s->full)
+        s->full_at = t;
+}
 
 /* ---- sorting ---------------------------------------------------------------------------- */
 
@@ -350,9 +362,9 @@ static void apply(struct sweep *s, const struct sweep_rec *r)
             if (m != i)
                 charge(s, m, r->t);
             if (s->n[m].running > 0)
-                s->n[m].running--;
+                set_running(s, &s->n[m], s->n[m].running - 1, r->t);
         }
-        n->running++;
+        set_running(s, n, n->running + 1, r->t);
         tk->run_node = (int32_t)i;
         n->ring[n->ring_at] = r->t;
         n->ring_at = (n->ring_at + 1) % RING;
@@ -366,7 +378,7 @@ static void apply(struct sweep *s, const struct sweep_rec *r)
             if (m != i)
                 charge(s, m, r->t);
             if (s->n[m].running > 0)
-                s->n[m].running--;
+                set_running(s, &s->n[m], s->n[m].running - 1, r->t);
             tk->run_node = -1;
             if (tk->start_ns != NO_TIME && tk->start_ns <= r->t) {
                 struct snode *rn = &s->n[m];
@@ -405,11 +417,11 @@ static void apply(struct sweep *s, const struct sweep_rec *r)
             s->recovering--;
         break;
     case SW_LOST_BEGIN:
-        n->running++;
+        set_running(s, n, n->running + 1, r->t);
         break;
     case SW_LOST_END:
         if (n->running > 0)
-            n->running--;
+            set_running(s, n, n->running - 1, r->t);
         break;
     }
     struct signature now = signature_of(&s->h);
@@ -517,12 +529,16 @@ void report_sweep(struct report_analysis *a, struct sweep_input *in)
                       .t1 = (double)in->t1, .nbins = a->nbins};
     s.width = s.nbins ? (s.t1 - s.t0) / (double)s.nbins : 1;
     s.n = xcalloc(s.nn ? s.nn : 1, sizeof *s.n);
+    s.full_at = NO_TIME;
     for (size_t i = 0; i < s.nn; i++) {
+        s.full += a->nodes[i].slots > 0 ? a->nodes[i].slots : 0;
         s.n[i].slots = a->nodes[i].slots;
         s.n[i].since = in->t0;
         s.n[i].first_start = in->pn[i].first_start_ns;
         s.n[i].last_end = in->pn[i].last_end_ns;
     }
+    if ((size_t)s.full > in->ntasks)
+        s.full = (int64_t)in->ntasks;
     size_t cells = s.nbins * s.nn + 1;
     s.busy = xcalloc(cells, sizeof *s.busy);
     s.ready_area = xcalloc(cells, sizeof *s.ready_area);
@@ -536,6 +552,7 @@ void report_sweep(struct report_analysis *a, struct sweep_input *in)
     for (size_t k = 0; k < in->nrecs; k++)
         apply(&s, &in->recs[k]);
     charge_all(&s, in->t1);
+    a->figures[RF_RAMP_UP_S] = s.full_at == NO_TIME ? NAN : (double)(s.full_at - in->t0) / 1e9;
 
     finish_bins(&s);
     finish_audit(&s);
