@@ -46,9 +46,9 @@ struct dataopts {
     {"widen-after", OPT_STRING, &(d)->widen_after,                                              \
      "N  failures in a row before asking more victims (3)"},                                    \
     {"widen-by", OPT_STRING, &(d)->widen_by, "N  victims added each time (2)"},                 \
-    {"placement", OPT_STRING, &(d)->placement, "P  ws | mlb | mdl | rlds | flds | auto (ws)"}, \
+    {"placement", OPT_STRING, &(d)->placement, "P  ws | mlb | mdl | rlds | flds | auto (flds)"}, \
     {"threshold", OPT_STRING, &(d)->threshold, "T  Algorithm 1's ratio threshold t"},            \
-    {"tt", OPT_STRING, &(d)->tt, "S  FLDS: initial LReadyQ run-time threshold tt (10)"},         \
+    {"tt", OPT_STRING, &(d)->tt, "S  FLDS: LReadyQ run-time threshold tt (two task lengths)"},   \
     {"bandwidth", OPT_STRING, &(d)->bandwidth,                                                   \
      "RATE  emulated per-node link, e.g. 1Gbit (off); also Algorithm 1's net_band"},            \
     {"latency", OPT_STRING, &(d)->latency, "T  emulated one-way latency, e.g. 100us (off)"},    \

@@ -106,7 +106,10 @@ void placement_params_default(struct placement_params *p)
     if (!p)
         return;
     memset(p, 0, sizeof *p);
-    p->policy = PLACEMENT_WS;
+    /* FLDS, not ws: a task without input data goes to SReadyQ under Algorithm 1 as it
+     * does under ws, so a workload that declares no data runs as before, and one that
+     * does gets its data weighed without a flag (issue 19). */
+    p->policy = PLACEMENT_FLDS;
     p->threshold = 0.5;
     p->bandwidth_Bps = DEFAULT_BANDWIDTH_BPS;
     p->tt_initial_s = 10.0;

@@ -115,7 +115,7 @@ struct placement_decision {
     enum placement_policy policy; /* the policy that decided (auto resolved) */
 };
 
-/* The papers' experiment settings (002 Table 3) with policy ws. */
+/* The papers' experiment settings (002 Table 3) with policy FLDS. */
 void placement_params_default(struct placement_params *p);
 /* 0, or -EINVAL with *why (static string, may be NULL) naming the bad field. */
 int placement_params_check(const struct placement_params *p, const char **why);

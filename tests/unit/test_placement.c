@@ -61,7 +61,7 @@ static void test_defaults(void **state)
     (void)state;
     struct placement_params p;
     placement_params_default(&p);
-    assert_int_equal(p.policy, PLACEMENT_WS);
+    assert_int_equal(p.policy, PLACEMENT_FLDS);
     assert_near(p.threshold, 0.5);        /* 002 Table 3 */
     assert_near(p.bandwidth_Bps, 125e6);  /* 1 Gbit/s */
     assert_near(p.tt_initial_s, 10.0);    /* 002 Table 3, 000 §IV.E */
@@ -349,13 +349,24 @@ static void test_legacy_ws(void **state)
     d = placement_decide(NULL, NULL, &in);
     assert_int_equal(d.queue, PLACE_LREADY);
 
-    /* The defaults are ws, too. */
+    /* The defaults are FLDS, which leaves a task without data stealable as ws does,
+     * and keeps one with much data where its data is. */
     struct placement_params p;
     placement_params_default(&p);
     in.stealable = true;
+    in.all_data_size = 0;
+    in.self = 1;
+    in.est_task_length_s = 1;
     d = placement_decide(&p, NULL, &in);
     assert_int_equal(d.queue, PLACE_SREADY);
-    assert_int_equal(d.why, PLACE_WHY_WS);
+    assert_int_equal(d.why, PLACE_WHY_SMALL_ALL);
+    struct placement_object o = {.node = 1, .bytes = 900 * MB};
+    in.all_data_size = 900 * MB;
+    in.inputs = &o;
+    in.num_inputs = 1;
+    d = placement_decide(&p, NULL, &in);
+    assert_int_equal(d.queue, PLACE_LREADY);
+    assert_int_equal(d.why, PLACE_WHY_LARGEST_HERE);
 }
 
 static void test_auto_without_state_is_flds(void **state)

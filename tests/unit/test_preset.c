@@ -114,7 +114,7 @@ static void test_presets(void **state)
     assert_int_equal(preset_apply("DAWS", &s, &p), -EINVAL);
     assert_int_equal(preset_apply(NULL, &s, &p), -EINVAL);
     assert_int_equal(s.mode, STEAL_ADAPTIVE); /* untouched by a refused name */
-    assert_int_equal(p.policy, PLACEMENT_WS);
+    assert_int_equal(p.policy, PLACEMENT_FLDS); /* the default */
 }
 
 static void test_parts(void **state)
