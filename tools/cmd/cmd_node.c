@@ -30,6 +30,28 @@ static char *spool_header(const struct cluster *cl, uint32_t id)
     return s;
 }
 
+/* Trace memory a host's daemons share by default: each gets its part, between 4 MiB
+ * and the tracer's 32 MiB.  The ring is touched whole at start (its page faults must not
+ * land on the scheduler later), so 128 local daemons at 32 MiB each zeroed 4 GiB before
+ * the cluster was up: most of its 4-5 s start.  A daemon among many on one host also
+ * sees a share of the events, so a smaller ring absorbs the same bursts. */
+#define HOST_TRACE_BYTES (256u << 20)
+#define NODE_TRACE_MIN (4u << 20)
+
+static size_t default_ring(const struct cluster *cl, uint32_t id)
+{
+    const char *host = NULL;
+    for (uint32_t i = 0; i < cl->count; i++)
+        if (cl->nodes[i].id == id)
+            host = cl->nodes[i].host;
+    uint32_t here = 0;
+    for (uint32_t i = 0; host && i < cl->count; i++)
+        here += strcmp(cl->nodes[i].host, host) == 0;
+    size_t share = here > 1 ? HOST_TRACE_BYTES / here : TRACER_DEFAULT_RING_BYTES;
+    return share < NODE_TRACE_MIN ? NODE_TRACE_MIN
+           : share > TRACER_DEFAULT_RING_BYTES ? TRACER_DEFAULT_RING_BYTES : share;
+}
+
 static int start_tracer(const struct cluster *cl, const struct node_config *cfg,
                         struct tracer **out, char **cause)
 {
@@ -43,7 +65,8 @@ static int start_tracer(const struct cluster *cl, const struct node_config *cfg,
             .node = (int32_t)cfg->id, .host = cl->collector.host, .port = cl->collector.port,
             .key = cfg->key, .run_id = cl->run_id,
             .start_ns = cl->start_ns ? cl->start_ns : clock_wall_ns(), .spool_path = spool,
-            .header_json = header, .ring_bytes = cfg->trace_buffer,
+            .header_json = header,
+            .ring_bytes = cfg->trace_buffer ? cfg->trace_buffer : default_ring(cl, cfg->id),
         };
         rc = tracer_start(out, &tc, cause);
     }
