@@ -542,6 +542,21 @@ static void write_file(const char *dir, const char *name, char c, size_t len)
     assert_int_equal(fclose(f), 0);
 }
 
+/* A command task `index` declaring the files (n of them) as outputs, their objects
+ * numbered from `first`. */
+static struct ntask *with_outputs(uint32_t index, const char *const *files, uint32_t n,
+                                  uint32_t first)
+{
+    struct ntask *t = fake_task(index, true, 0, 0);
+    t->spec.kind = TASK_COMMAND;
+    t->spec.outputs = calloc(n, sizeof *t->spec.outputs);
+    t->spec.num_outputs = n;
+    for (uint32_t i = 0; i < n; i++)
+        t->spec.outputs[i] = (struct task_output){
+            .object = task_object_key(1, 0x80000000u | (first + i)), .file = strdup(files[i])};
+    return t;
+}
+
 /*
  * A command's declared outputs become objects of their own, each with its file's bytes,
  * and their sizes add up; one missing after the run fails it with the file named, and
@@ -552,14 +567,7 @@ static void declared_outputs_become_objects(void **state)
     (void)state;
     struct pair p;
     pair_open(&p, 0, 0, 0);
-    struct ntask *t = fake_task(11, true, 0, 0);
-    t->spec.kind = TASK_COMMAND;
-    t->spec.outputs = calloc(2, sizeof *t->spec.outputs);
-    t->spec.num_outputs = 2;
-    t->spec.outputs[0] = (struct task_output){.object = task_object_key(1, 0x80000000u | 1),
-                                              .file = strdup("a.txt")};
-    t->spec.outputs[1] = (struct task_output){.object = task_object_key(1, 0x80000000u | 2),
-                                              .file = strdup("sub/b.txt")};
+    struct ntask *t = with_outputs(11, (const char *[]){"a.txt", "sub/b.txt"}, 2, 1);
     char dir[160];
     snprintf(dir, sizeof dir, "%s/task-1-11", p.dir[0]);
     assert_int_equal(mkdir(dir, 0700), 0);
@@ -586,14 +594,7 @@ static void declared_outputs_become_objects(void **state)
     ntask_free(t);
 
     /* The second is missing: the run fails, naming it, and the first is not kept. */
-    t = fake_task(12, true, 0, 0);
-    t->spec.kind = TASK_COMMAND;
-    t->spec.outputs = calloc(2, sizeof *t->spec.outputs);
-    t->spec.num_outputs = 2;
-    t->spec.outputs[0] = (struct task_output){.object = task_object_key(1, 0x80000000u | 3),
-                                              .file = strdup("c.txt")};
-    t->spec.outputs[1] = (struct task_output){.object = task_object_key(1, 0x80000000u | 4),
-                                              .file = strdup("never.txt")};
+    t = with_outputs(12, (const char *[]){"c.txt", "never.txt"}, 2, 3);
     snprintf(dir, sizeof dir, "%s/task-1-12", p.dir[0]);
     assert_int_equal(mkdir(dir, 0700), 0);
     write_file(dir, "c.txt", 'c', 10);
@@ -606,12 +607,7 @@ static void declared_outputs_become_objects(void **state)
     ntask_free(t);
 
     /* A directory where a file was declared is no output. */
-    t = fake_task(13, true, 0, 0);
-    t->spec.kind = TASK_COMMAND;
-    t->spec.outputs = calloc(1, sizeof *t->spec.outputs);
-    t->spec.num_outputs = 1;
-    t->spec.outputs[0] = (struct task_output){.object = task_object_key(1, 0x80000000u | 5),
-                                              .file = strdup("d")};
+    t = with_outputs(13, (const char *[]){"d"}, 1, 5);
     snprintf(dir, sizeof dir, "%s/task-1-13/d", p.dir[0]);
     assert_int_equal(fs_mkdirs(dir, 0700, NULL), 0);
     assert_int_equal(data_keep_output(p.d[0], t, &size, &why), -EINVAL);
