@@ -41,9 +41,6 @@
 /* Waves before the size reaches SUBMIT_WAVE: 256 · 2^6 = 16,384. */
 #define SUBMIT_GROWING 6u
 
-/* Tasks made between looks for a wave whose records are in (a poll of the loop). */
-#define SUBMIT_POLL 64u
-
 /* Where wave w starts, in task indices. */
 static uint64_t wave_start(uint32_t w)
 {
@@ -1035,12 +1032,10 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
          * a task's end is reported only once its backups have its final status, which
          * follows its insert on the same link; and the barrier that ends the submission
          * does wait, so a primary lost before its backups had a wave fails the submit. */
-        bool wave_end = i + 1 == wave_start(w + 1) || i + 1 == wl->count;
-        if (wave_end)
+        /* Looked for at wave ends only: a poll of the loop every 64 tasks made flushed
+         * the records in smaller writes, and 200,000 noops ran 7 % slower. */
+        if (i + 1 == wave_start(w + 1) || i + 1 == wl->count) {
             token[inserted++] = sync_send(c, true);
-        /* Between wave ends too, every SUBMIT_POLL tasks: a wave whose sync came back
-         * goes at once rather than after the next wave is made. */
-        if (wave_end || (next < inserted && (i + 1) % SUBMIT_POLL == 0)) {
             uv_run(&c->loop, UV_RUN_NOWAIT);
             while (next < inserted && reach[next] < inserted && !c->lost &&
                    synced(c, &token[reach[next]]))
