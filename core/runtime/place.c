@@ -25,7 +25,23 @@ struct place {
     double auto_last_s;         /* when the auto interval started */
     double auto_busy_mark;
     uv_timer_t monitor;         /* FLDS monitor and auto controller */
+    uint64_t slow_ms;           /* its period while nothing is queued here */
+    bool fast;                  /* at FLDS_MONITOR_MIN_S, paced by the tasks */
 };
+
+static void monitor_cb(uv_timer_t *h);
+
+/* The monitor looks every FLDS_MONITOR_MIN_S while tasks are queued here (it may be due
+ * that often, placement_flds_pace), at its own period otherwise: 128 idle daemons of one
+ * host ticking every 20 ms cost their start a fifth of a second. */
+static void monitor_pace(struct place *pl, bool fast)
+{
+    if (pl->fast == fast || !pl->slow_ms)
+        return;
+    pl->fast = fast;
+    uint64_t ms = fast ? (uint64_t)(FLDS_MONITOR_MIN_S * 1000) : pl->slow_ms;
+    uv_timer_start(&pl->monitor, monitor_cb, ms, ms);
+}
 
 static void push_task(struct node *n, struct ntask *t, uint32_t to)
 {
@@ -47,6 +63,8 @@ static bool place_ready(void *state, struct ntask *t)
     struct place *pl = state;
     struct node *n = pl->n;
     const struct node_config *cfg = node_cfg(n);
+    if (cfg->placement.tt_from_tasks)
+        monitor_pace(pl, true);
     struct node_load load = node_load(n);
     node_trace(n, TRACE_TASK_READY, t->spec.key, -1, 0, t->t_ready);
     struct placement_object small[16];
@@ -95,6 +113,8 @@ static int place_on_push(void *state, uint32_t from, uint16_t type, struct rbuf 
     uint32_t count = rbuf_u32(r);
     if (!rbuf_ok(r) || count > PROTO_MAX_BATCH)
         return -EBADMSG;
+    if (count && node_cfg(n)->placement.tt_from_tasks)
+        monitor_pace(pl, true); /* pushed tasks land in LReadyQ without place_ready */
     for (uint32_t i = 0; i < count; i++) {
         struct ntask *t = ntask_decode(r);
         if (!t)
@@ -190,6 +210,8 @@ static void monitor_cb(uv_timer_t *h)
     int64_t now_ns = node_mono_ns(pl->n);
     flds_spill(pl, now_ns);
     auto_observe(pl, (double)now_ns / 1e9);
+    if (readyq_len(node_readyq(pl->n, NODE_LREADY)) == 0)
+        monitor_pace(pl, false);
 }
 
 /*
@@ -223,11 +245,8 @@ static void *place_init(struct node *n, char **cause)
     double s = p->policy == PLACEMENT_AUTO && p->auto_interval_s < p->monitor_interval_s
                    ? p->auto_interval_s
                    : p->monitor_interval_s;
-    /* Paced by the tasks (placement_flds_pace), the monitor may be due as often as
-     * FLDS_MONITOR_MIN_S; the timer looks that often and the monitor says when. */
-    if (p->tt_from_tasks && s > FLDS_MONITOR_MIN_S)
-        s = FLDS_MONITOR_MIN_S;
     uint64_t ms = s > 0.001 ? (uint64_t)(s * 1000) : 1;
+    pl->slow_ms = ms;
     uv_timer_start(&pl->monitor, monitor_cb, ms, ms);
     /* The timer only serves running jobs: it must not keep a finished loop alive. */
     uv_unref((uv_handle_t *)&pl->monitor);
