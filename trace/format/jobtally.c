@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/search.h"
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
@@ -101,14 +102,7 @@ static struct tally_job *job_get(struct jobtally *t, uint32_t job)
 
 static struct wire_job_node *node_row(struct tally_job *j, int32_t node)
 {
-    size_t lo = 0, hi = j->t.nnodes;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (j->nodes[mid].node < node)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = SEARCH_BY(j->nodes, j->t.nnodes, node, node);
     if (lo < j->t.nnodes && j->nodes[lo].node == node)
         return &j->nodes[lo];
     j->nodes = xgrow(j->nodes, &j->cap_nodes, j->t.nnodes + 1, sizeof *j->nodes);

@@ -16,6 +16,8 @@
 
 #include <avro.h>
 
+#include "core/base/search.h"
+
 struct trace_reader {
     struct trace_reader_info info;
     char *header_json;          /* owned copy of jackdaw.header; NULL if absent */
@@ -320,14 +322,7 @@ int trace_tally_add(struct trace_tally *t, const struct trace_event *ev)
 {
     /* Nodes are few (tens to thousands) and arrive in runs, so a sorted array searched by
      * bisection is enough and keeps the printed order. */
-    size_t lo = 0, hi = t->n_nodes;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->by_node[mid].node < ev->node)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = SEARCH_BY(t->by_node, t->n_nodes, node, ev->node);
     if (lo == t->n_nodes || t->by_node[lo].node != ev->node) {
         if (t->n_nodes == t->cap_nodes) {
             size_t cap = t->cap_nodes ? 2 * t->cap_nodes : 16;

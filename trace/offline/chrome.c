@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "core/base/hash.h"
+#include "core/base/search.h"
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
@@ -185,14 +186,7 @@ static void name_thread(struct trace_chrome *c, int32_t node, uint32_t tid, cons
  * until the next call: a new node moves the array. */
 static struct node_view *node_view(struct trace_chrome *c, int32_t node)
 {
-    size_t lo = 0, hi = c->nnodes;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->nodes[mid].node < node)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = SEARCH_BY(c->nodes, c->nnodes, node, node);
     if (lo < c->nnodes && c->nodes[lo].node == node)
         return &c->nodes[lo];
     c->nodes = xgrow(c->nodes, &c->cap_nodes, c->nnodes + 1, sizeof *c->nodes);

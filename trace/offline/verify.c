@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/search.h"
 #include "core/base/text.h"
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
@@ -225,14 +226,7 @@ static struct node_seq *node_for(struct trace_verify *v, int32_t node)
 {
     if (v->last_node < v->nnodes && v->nodes[v->last_node].node == node)
         return &v->nodes[v->last_node];
-    size_t lo = 0, hi = v->nnodes;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v->nodes[mid].node < node)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = SEARCH_BY(v->nodes, v->nnodes, node, node);
     if (lo == v->nnodes || v->nodes[lo].node != node) {
         v->nodes = xgrow(v->nodes, &v->cap_nodes, v->nnodes + 1, sizeof *v->nodes);
         memmove(&v->nodes[lo + 1], &v->nodes[lo], (v->nnodes - lo) * sizeof *v->nodes);
