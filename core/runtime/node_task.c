@@ -173,7 +173,9 @@ void node__add_parent_inputs(struct ntask *t, uint32_t nparents, const struct tm
     struct task_spec *s = &t->spec;
     uint32_t first_parent = s->num_inputs, weights = 0;
     if (nparents) {
-        s->inputs = xrealloc(s->inputs, (s->num_inputs + 2 * nparents) * sizeof *s->inputs);
+        /* Room for the weight entries behind, only when some parent may give one. */
+        s->inputs = xrealloc(s->inputs, (s->num_inputs + (s->num_producers ? 2 : 1) * nparents) *
+                                            sizeof *s->inputs);
         struct task_input *weight = s->inputs + s->num_inputs + nparents;
         /* A parent that produced nothing leaves no object to read. */
         for (uint32_t i = 0; i < nparents; i++) {
