@@ -144,7 +144,7 @@ struct node_load node_load(const struct node *n)
         .staged = (uint32_t)readyq_len(&n->staged), .staged_slots = n->staged_slots,
         .lready = (uint32_t)readyq_len(&n->lready), .sready = (uint32_t)readyq_len(&n->sready),
         .lready_zero = (uint32_t)n->lready.zero.len, .sready_zero = (uint32_t)n->sready.zero.len,
-        .waiting = u64map_len(&n->waitq), .running_successors = n->running_successors,
+        .waiting = waitq_len(&n->waitq), .running_successors = n->running_successors,
         .arriving = n->arriving, .tasks_run = n->tasks_run,
         .est_task_length_s = n->est_task_length_s, .est_samples = n->est_samples,
         .busy_s = n->busy_s, .first_start_ns = n->first_start_ns,
@@ -324,7 +324,7 @@ static void trace_sample(struct node *n)
     memset(&s, 0, sizeof s);
     s.busy = (int32_t)n->busy;
     s.slots = (int32_t)n->cfg.slots;
-    s.waitq = (int32_t)u64map_len(&n->waitq);
+    s.waitq = (int32_t)waitq_len(&n->waitq);
     s.lreadyq = (int32_t)readyq_len(&n->lready);
     s.sreadyq = (int32_t)readyq_len(&n->sready);
     s.completeq = (int32_t)(n->completeq > INT32_MAX ? INT32_MAX : n->completeq);
@@ -458,7 +458,7 @@ static void node_free(struct node *n)
     readyq_fini(&n->staged);
     readyq_fini(&n->lready);
     readyq_fini(&n->sready);
-    free_map(&n->waitq, free_ntask);
+    waitq_fini(&n->waitq);
     free_map(&n->running, free_ntask);
     u64map_fini(&n->removed);
     u64map_fini(&n->moved);
@@ -558,7 +558,7 @@ int node_run(const struct node_config *cfg, char **cause)
     n->deaths = xcalloc(n->nodes, sizeof *n->deaths);
     for (uint32_t i = 0; i < n->nodes; i++)
         n->peers[i].heard_ms = n->peers[i].sent_ms = (int64_t)uv_now(&n->loop);
-    u64map_init(&n->waitq);
+    waitq_init(&n->waitq);
     u64map_init(&n->early);
     u64map_init(&n->jobs);
     u64map_init(&n->puts);

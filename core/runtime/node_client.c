@@ -133,7 +133,7 @@ static void send_stats(struct node *n, struct conn *c, uint32_t req)
 {
     struct proto_stats s = {
         .node = n->self, .slots = n->cfg.slots, .busy = n->busy, .speed = n->cfg.speed,
-        .waitq = (uint32_t)u64map_len(&n->waitq), .lready = (uint32_t)readyq_len(&n->lready),
+        .waitq = (uint32_t)waitq_len(&n->waitq), .lready = (uint32_t)readyq_len(&n->lready),
         .sready = (uint32_t)readyq_len(&n->sready), .completeq = n->completeq,
         .tasks_run = n->tasks_run, .tasks_failed = n->tasks_failed,
         .steals_attempted = n->c.steals_attempted, .steals_succeeded = n->c.steals_succeeded,
@@ -239,6 +239,7 @@ static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char 
     }
     int64_t now = clock_wall_ns();
     for (uint32_t i = 0; i < count; i++) {
+        const uint8_t *encoded = r->p;
         struct ntask *t = ntask_decode(r);
         if (!t) {
             *reason = "malformed task in submit";
@@ -249,7 +250,7 @@ static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char 
             j->arriving--;
             n->arriving--;
         }
-        if (u64map_get(&n->waitq, t->spec.key)) {
+        if (waitq_has(&n->waitq, t->spec.key)) {
             log_warn("duplicate submit of task %llx from %s ignored",
                      (unsigned long long)t->spec.key, conn_peer_name(c));
             ntask_free(t);
@@ -265,7 +266,9 @@ static int on_submit(struct node *n, struct conn *c, struct rbuf *r, const char 
             t->t_ready = now;
             node__make_ready(n, t);
         } else {
-            u64map_put(&n->waitq, t->spec.key, t);
+            /* Kept as the bytes it came in (waitq.h), not as what they decoded to. */
+            waitq_put_bytes(&n->waitq, encoded, (size_t)(r->p - encoded));
+            ntask_free(t);
         }
     }
     return 0;

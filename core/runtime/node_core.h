@@ -32,6 +32,7 @@
 #include "core/runtime/info.h"
 #include "core/runtime/objstore.h"
 #include "core/runtime/parts.h"
+#include "core/runtime/waitq.h"
 
 struct peer {
     struct conn *out;       /* connection we opened; NULL when none */
@@ -72,7 +73,7 @@ struct node {
                                   node (itself when it declared it) and when (wall ns);
                                   what STATS reports to status and the summary */
     char *expelled;         /* owned: why a peer said this node was declared dead */
-    struct u64map waitq;    /* key -> struct ntask * (owned) */
+    struct waitq waitq;     /* WaitQ: tasks whose parents have not all ended (waitq.h) */
     struct u64map early;    /* key -> struct early * (owned): notices that beat their task */
     struct readyq lready, sready; /* items: struct ntask * (owned) */
     struct readyq staged;   /* inputs all here, waiting for a slot (oldest first); owned */

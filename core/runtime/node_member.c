@@ -115,7 +115,7 @@ static void on_take_back(void *arg, int status, const struct tmd *rec)
 {
     struct node *n = arg;
     if (status != 0 || !rec || task_status_final((enum task_status)rec->status) ||
-        rec->holder != n->self || u64map_get(&n->waitq, rec->key) ||
+        rec->holder != n->self || waitq_has(&n->waitq, rec->key) ||
         u64map_get(&n->running, rec->key))
         return;
     log_info("task %llx: given to a node that died before its move was recorded; "
@@ -126,7 +126,7 @@ static void on_take_back(void *arg, int status, const struct tmd *rec)
 /* Whether the task is here, in any state short of its end. */
 static bool holds(struct node *n, uint64_t key)
 {
-    return u64map_get(&n->waitq, key) || u64map_get(&n->running, key) ||
+    return waitq_has(&n->waitq, key) || u64map_get(&n->running, key) ||
            u64map_get(&n->parked, key) || node__find_ready(n, key) ||
            data_staging(n->data, key);
 }
@@ -329,9 +329,13 @@ int node__on_resubmit(struct node *n, uint32_t from, struct rbuf *r)
     t->spec.attempt = attempt;
     /* Held here already (the record named the dead node because the move here died with
      * its primary): the copy here becomes the new attempt, so its completion counts. */
-    struct ntask *held = u64map_get(&n->waitq, key);
-    if (!held)
-        held = u64map_get(&n->running, key);
+    if (waitq_has(&n->waitq, key)) {
+        waitq_set_attempt(&n->waitq, key, attempt);
+        ntask_free(t);
+        free(parents);
+        return 0;
+    }
+    struct ntask *held = u64map_get(&n->running, key);
     if (!held)
         held = u64map_get(&n->parked, key);
     if (!held)
@@ -353,7 +357,7 @@ int node__on_resubmit(struct node *n, uint32_t from, struct rbuf *r)
         node__ready_or_cancel(n, t, e->event, e->t_ready, e->nparents, e->parents);
         node__early_free(e);
     } else {
-        u64map_put(&n->waitq, key, t);
+        waitq_put(&n->waitq, t);
     }
     free(parents);
     return 0;

@@ -250,7 +250,7 @@ static struct ntask *take_ready(struct node *n, uint64_t key)
 void node__on_notify(void *ctx, const struct kvs_notice *notice)
 {
     struct node *n = ctx;
-    struct ntask *t = u64map_del(&n->waitq, notice->key);
+    struct ntask *t = waitq_take(&n->waitq, notice->key);
     if (t) {
         node__ready_or_cancel(n, t, notice->event, notice->t_ready, notice->nparents, notice->parents);
         return;
@@ -515,7 +515,7 @@ static void count_waiting_children(void *arg, int status, const struct tmd *rec)
     if (status != 0 || !rec)
         return;
     for (uint32_t i = 0; i < rec->num_children; i++)
-        if (u64map_get(&c->n->waitq, tmd_child(rec, i)))
+        if (waitq_has(&c->n->waitq, tmd_child(rec, i)))
             c->count++;
 }
 
