@@ -62,8 +62,8 @@
  * Owns the local shard (the records it is primary or backup for), the table of
  * requests awaiting replies, the actions waiting for acknowledgements and the messages
  * waiting for this node to learn of a death.  Called on one loop thread by
- * core/runtime/node.c (self = its node id) and by core/client/client.c (self =
- * KVS_NO_SHARD: a client stores nothing and only inserts).
+ * core/runtime/node.c (self = its node id) and by core/client/client.c and submit.c
+ * (self = KVS_NO_SHARD: a client stores nothing and only inserts).
  */
 #ifndef JACKDAW_KVS_H
 #define JACKDAW_KVS_H

@@ -16,7 +16,7 @@
  * CONN_HANDSHAKE_MS is dropped with a WARN log naming its address and the reason; the
  * hub goes on serving everyone else.
  *
- * Called by core/runtime (node daemon) and core/client/client.c (the client library), on
+ * Called by core/runtime (node daemon) and core/client (client.c, submit.c), on
  * their loop thread only.  Callbacks run on that thread.  A connection is never freed
  * inside one of its own callbacks: conn_close/conn_drop mark it, and the hub frees it
  * after the callback returns, calling on_close exactly once first.

@@ -175,7 +175,7 @@ static void stop(void)
     kvs_destroy(b.kvs[CLIENT]);
 }
 
-/* The encoding of a noop task, as client.c stores it in the record. */
+/* The encoding of a noop task, as submit.c stores it in the record. */
 static void noop_spec(uint64_t key, struct wbuf *out)
 {
     struct task_spec spec = {.key = key, .kind = TASK_NOOP, .flags = TASK_FLAG_STEALABLE};
