@@ -17,6 +17,8 @@
  */
 #include "core/runtime/node_core.h"
 
+#include <malloc.h>
+
 static void idle_cb(uv_idle_t *h)
 {
     (void)h; /* only there so that the loop polls without blocking */
@@ -536,8 +538,17 @@ static int parts_init(struct node *n, char **cause)
     return 0;
 }
 
+/* Buffers of a megabyte or more (a SUBMIT message read whole, a map's slot array as
+ * it doubles) are mapped and unmapped on their own.  glibc's default raises that
+ * threshold to the largest such buffer freed, after which each one is carved from the
+ * heap between the records that outlive it, and its pages stay resident once it is
+ * freed: 36 bytes a waiting task at 10^6 tasks (tools/bench/memory.sh).  A map costs
+ * a few faults per megabyte, nothing beside what the megabyte carries. */
+#define NODE_MMAP_THRESHOLD (1 << 20)
+
 int node_run(const struct node_config *cfg, char **cause)
 {
+    mallopt(M_MMAP_THRESHOLD, NODE_MMAP_THRESHOLD);
     struct node *n = xcalloc(1, sizeof *n);
     n->cfg = *cfg;
     n->self = cfg->id;
