@@ -446,9 +446,10 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         }
         struct tmd t = {
             .key = task_key(job, i), .num_parents = wt->num_parents,
-            .num_wait_parent = wt->num_parents, .data_size = wt->output_bytes,
-            .t_submit = *t_submit,
+            .num_wait_parent = wt->num_parents, .t_submit = *t_submit,
         };
+        if (wt->output_bytes)
+            tmd_late_mut(&t)->data_size = wt->output_bytes;
         t.holder = target(c, wl, mode, t.key, i);
         if (wt->num_children > u.keys_cap) {
             u.keys_cap = wt->num_children;

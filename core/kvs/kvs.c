@@ -170,7 +170,7 @@ void kvs__send_notice(struct kvs *kvs, uint32_t holder, uint64_t key, uint8_t ev
     const struct tmd *rec = event == KVS_EVENT_READY ? shard_get(&kvs->shard, key) : NULL;
     struct kvs_notice notice = {
         .key = key, .event = event, .all_data_size = bytes, .t_ready = when,
-        .nparents = rec ? tmd_parents_done(rec) : 0, .parents = rec ? rec->parent_list : NULL,
+        .nparents = rec ? tmd_parents_done(rec) : 0, .parents = rec ? tmd_late(rec)->parent_list : NULL,
     };
     if (holder == kvs->self) {
         kvs->t.notify(kvs->t.ctx, &notice);
@@ -755,7 +755,7 @@ size_t kvs_ends_lost_with(const struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn
         if (!task_status_final((enum task_status)rec->status) || !kvs__is_primary(kvs, key))
             continue;
         bool cancelled = rec->status == TASK_CANCELLED;
-        if ((!cancelled && rec->runner != dead) || (cancelled && rec->holder != dead))
+        if ((!cancelled && tmd_late(rec)->runner != dead) || (cancelled && rec->holder != dead))
             continue;
         fn(arg, rec);
         count++;

@@ -76,8 +76,8 @@ static void reissue_children(struct kvs *kvs, const struct tmd *rec, bool (*filt
                              uint32_t arg)
 {
     uint8_t field = rec->status == TASK_DONE ? KVS_FIELD_PARENT : KVS_FIELD_PARENT_FAILED;
-    uint32_t node = rec->status == TASK_CANCELLED ? kvs->self : rec->runner;
-    uint64_t value = rec->status == TASK_DONE ? rec->data_size : 0;
+    uint32_t node = rec->status == TASK_CANCELLED ? kvs->self : tmd_late(rec)->runner;
+    uint64_t value = rec->status == TASK_DONE ? tmd_late(rec)->data_size : 0;
     uint64_t object = rec->status == TASK_DONE ? rec->key : 0;
     /* Keys first: appending to a local child may change nothing here, but the record
      * is borrowed and the loop must not depend on it. */
@@ -118,7 +118,7 @@ static void reissue_all(struct kvs *kvs, const struct tmd *rec)
     case TASK_READY:
         /* Parentless tasks start where they are submitted: no notice was ever due. */
         if (rec->num_parents)
-            kvs__notify(kvs, rec->holder, rec->key, KVS_EVENT_READY, rec->all_data_size,
+            kvs__notify(kvs, rec->holder, rec->key, KVS_EVENT_READY, tmd_late(rec)->all_data_size,
                         rec->t_ready);
         break;
     case TASK_CANCELLED:
@@ -217,7 +217,7 @@ int kvs_set_down(struct kvs *kvs, uint32_t dead)
             /* A dead runner may have died between its completion and telling the
              * children; otherwise only the children whose primary died may have lost
              * what it told them. */
-            reissue_children(kvs, rec, rec->runner == dead ? NULL : was_on, dead);
+            reissue_children(kvs, rec, tmd_late(rec)->runner == dead ? NULL : was_on, dead);
     }
     free(list);
 
@@ -253,8 +253,9 @@ static bool orphan(const struct kvs *kvs, const struct tmd *rec, uint32_t dead)
 /* Not final, held by a live node, and its last move came from `dead`. */
 static bool moved_from(const struct kvs *kvs, const struct tmd *rec, uint32_t dead)
 {
-    return !task_status_final((enum task_status)rec->status) && rec->num_history >= 2 &&
-           rec->num_history < TMD_MAX_HISTORY && rec->history[rec->num_history - 2] == dead &&
+    const struct tmd_late *l = tmd_late(rec);
+    return !task_status_final((enum task_status)rec->status) && l->num_history >= 2 &&
+           l->num_history < TMD_MAX_HISTORY && l->history[l->num_history - 2] == dead &&
            rec->holder != dead && !view_is_down(&kvs->view, rec->holder);
 }
 
@@ -283,7 +284,7 @@ static int each_primary(struct kvs *kvs, uint32_t dead,
         if (!rec || !pick(kvs, rec, dead))
             continue;
         log_debug("kvs: %llx (status %u, holder %u, attempt %u) for node %u's death",
-                  (unsigned long long)rec->key, rec->status, rec->holder, rec->attempt, dead);
+                  (unsigned long long)rec->key, rec->status, rec->holder, tmd_late(rec)->attempt, dead);
         fn(arg, rec);
         count++;
     }

@@ -139,7 +139,7 @@ int shard_remove(struct shard *s, uint64_t key)
 static void cancel(struct tmd *rec, int64_t now, struct kvs_effects *fx)
 {
     rec->status = TASK_CANCELLED;
-    rec->t_end = now;
+    tmd_late_mut(rec)->t_end = now;
     shard_effects_push(fx, &(struct kvs_effect){.kind = KVS_EFFECT_CANCEL, .node = rec->holder,
                                                 .key = rec->key});
     for (uint32_t i = 0; i < rec->num_children; i++)
@@ -151,8 +151,9 @@ static void cancel(struct tmd *rec, int64_t now, struct kvs_effects *fx)
  * re-issued completion reached (TMD_FLAG_REPLAYED). */
 static bool parent_counted(const struct tmd *rec, uint64_t object)
 {
+    const struct tmd_parent *list = tmd_late(rec)->parent_list;
     for (uint32_t i = 0; i < tmd_parents_done(rec); i++)
-        if (rec->parent_list[i].object == object)
+        if (list[i].object == object)
             return true;
     return false;
 }
@@ -161,15 +162,16 @@ static void moved(struct tmd *rec, uint32_t node)
 {
     /* The first move records where the task was first, too: a death must tell which
      * tasks came from the dead node (kvs_moved_from). */
-    if (rec->num_history == 0 && rec->holder != node) {
-        rec->history = xmalloc(sizeof *rec->history);
-        rec->history[rec->num_history++] = rec->holder;
+    struct tmd_late *l = tmd_late_mut(rec);
+    if (l->num_history == 0 && rec->holder != node) {
+        l->history = xmalloc(sizeof *l->history);
+        l->history[l->num_history++] = rec->holder;
     }
     rec->holder = node;
-    if (rec->num_history == TMD_MAX_HISTORY)
+    if (l->num_history == TMD_MAX_HISTORY)
         return;
-    rec->history = xrealloc(rec->history, (rec->num_history + 1) * sizeof *rec->history);
-    rec->history[rec->num_history++] = node;
+    l->history = xrealloc(l->history, (l->num_history + 1) * sizeof *l->history);
+    l->history[l->num_history++] = node;
 }
 
 int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
@@ -188,17 +190,17 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
         if ((rec->flags & TMD_FLAG_REPLAYED) && parent_counted(rec, object))
             return 0;
         uint32_t done = tmd_parents_done(rec);
-        rec->parent_list = xrealloc(rec->parent_list, (done + 1) * sizeof *rec->parent_list);
-        rec->parent_list[done] =
-            (struct tmd_parent){.object = object, .bytes = value, .node = node};
-        rec->all_data_size += value;
+        struct tmd_late *l = tmd_late_mut(rec);
+        l->parent_list = xrealloc(l->parent_list, (done + 1) * sizeof *l->parent_list);
+        l->parent_list[done] = (struct tmd_parent){.object = object, .bytes = value, .node = node};
+        l->all_data_size += value;
         rec->num_wait_parent--;
         if (rec->num_wait_parent == 0) {
             rec->status = TASK_READY;
             rec->t_ready = now;
             shard_effects_push(fx, &(struct kvs_effect){.kind = KVS_EFFECT_READY,
                                                         .node = rec->holder, .key = key,
-                                                        .value = rec->all_data_size,
+                                                        .value = l->all_data_size,
                                                         .when = now});
         }
         return 0;
@@ -213,23 +215,25 @@ int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, ui
         return 0;
     case KVS_FIELD_HISTORY:
         /* Said again by the holder itself (after a primary's death): already so. */
-        if (rec->holder == node && rec->num_history && rec->history[rec->num_history - 1] == node)
+        if (rec->holder == node && tmd_late(rec)->num_history &&
+            tmd_late(rec)->history[tmd_late(rec)->num_history - 1] == node)
             return 0;
         moved(rec, node);
         return 0;
     case KVS_FIELD_RESUBMIT:
-        if (task_status_final((enum task_status)rec->status) || rec->attempt != value)
+        if (task_status_final((enum task_status)rec->status) || tmd_late(rec)->attempt != value)
             return 0;
-        rec->attempt++;
+        tmd_late_mut(rec)->attempt++;
         if (rec->status == TASK_RUNNING)
             rec->status = TASK_READY;
         moved(rec, node);
         return 1;
     case KVS_FIELD_REOPEN:
-        if (rec->status != TASK_DONE || rec->runner != node || rec->attempt != value)
+        if (rec->status != TASK_DONE || tmd_late(rec)->runner != node ||
+            tmd_late(rec)->attempt != value)
             return 0;
         rec->status = TASK_READY;
-        rec->attempt++;
+        tmd_late_mut(rec)->attempt++;
         rec->flags |= TMD_FLAG_REOPENED;
         moved(rec, node);
         return 1;
@@ -242,10 +246,11 @@ static void set_status(struct tmd *rec, uint8_t status, const struct tmd_run *ru
 {
     rec->status = status;
     if (run && task_status_final((enum task_status)status)) {
-        rec->runner = run->node;
-        rec->t_start = run->t_start;
-        rec->t_end = run->t_end;
-        rec->data_size = run->data_size;
+        struct tmd_late *l = tmd_late_mut(rec);
+        l->runner = run->node;
+        l->t_start = run->t_start;
+        l->t_end = run->t_end;
+        l->data_size = run->data_size;
     }
 }
 
@@ -262,11 +267,11 @@ int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, u
     if (run && task_status_final((enum task_status)desired)) {
         /* The runner asks again what was done already: the first answer was lost with
          * the primary that gave it. */
-        if (rec->status == desired && run->node == from && rec->runner == run->node &&
-            rec->attempt == run->attempt && rec->t_start == run->t_start &&
-            rec->t_end == run->t_end)
+        const struct tmd_late *l = tmd_late(rec);
+        if (rec->status == desired && run->node == from && l->runner == run->node &&
+            l->attempt == run->attempt && l->t_start == run->t_start && l->t_end == run->t_end)
             return 1;
-        if (run->attempt != rec->attempt)
+        if (run->attempt != l->attempt)
             return -ESTALE;
     }
     if (rec->status != expected)

@@ -40,19 +40,30 @@ void tmd_set_spec(struct tmd *t, const void *spec, uint32_t len)
     }
 }
 
+const struct tmd_late tmd_late_none;
+
+struct tmd_late *tmd_late_mut(struct tmd *t)
+{
+    if (!t->late)
+        t->late = xcalloc(1, sizeof *t->late);
+    return t->late;
+}
+
 void tmd_fini(struct tmd *t)
 {
     if (t->num_children > 1)
         free(t->children);
-    free(t->parent_list);
-    free(t->history);
+    if (t->late) {
+        free(t->late->parent_list);
+        free(t->late->history);
+        free(t->late);
+    }
     if (!(t->flags & TMD_FLAG_SPEC_LENT))
         free(t->spec);
     t->flags &= (uint8_t)~TMD_FLAG_SPEC_LENT;
     t->num_children = 0;
     t->children = NULL;
-    t->parent_list = NULL;
-    t->history = NULL;
+    t->late = NULL;
     t->spec = NULL;
     t->spec_len = 0;
 }
@@ -72,14 +83,15 @@ enum {
 
 void tmd_put(struct wbuf *b, const struct tmd *t)
 {
+    const struct tmd_late *l = tmd_late(t);
     uint8_t flags = t->flags & TMD_WIRE_FLAGS;
-    bool ext = t->spec_len || t->attempt || flags;
+    bool ext = t->spec_len || l->attempt || flags;
     uint32_t done = tmd_parents_done(t);
-    uint8_t mask = (uint8_t)((t->runner ? W_RUNNER : 0) | (t->data_size ? W_DATA_SIZE : 0) |
-                             (t->all_data_size ? W_ALL_DATA_SIZE : 0) |
-                             (t->t_ready ? W_T_READY : 0) | (t->t_start ? W_T_START : 0) |
-                             (t->t_end ? W_T_END : 0) | (done ? W_PARENTS : 0) |
-                             (t->num_history ? W_HISTORY : 0));
+    uint8_t mask = (uint8_t)((l->runner ? W_RUNNER : 0) | (l->data_size ? W_DATA_SIZE : 0) |
+                             (l->all_data_size ? W_ALL_DATA_SIZE : 0) |
+                             (t->t_ready ? W_T_READY : 0) | (l->t_start ? W_T_START : 0) |
+                             (l->t_end ? W_T_END : 0) | (done ? W_PARENTS : 0) |
+                             (l->num_history ? W_HISTORY : 0));
     wbuf_put_u64(b, t->key);
     wbuf_put_u8(b, (uint8_t)(t->status | (ext ? TMD_WIRE_EXT : 0)));
     wbuf_put_u8(b, mask);
@@ -87,34 +99,34 @@ void tmd_put(struct wbuf *b, const struct tmd *t)
     wbuf_put_uv(b, t->num_parents);
     wbuf_put_uv(b, t->num_wait_parent);
     if (mask & W_RUNNER)
-        wbuf_put_uv(b, t->runner);
+        wbuf_put_uv(b, l->runner);
     if (mask & W_DATA_SIZE)
-        wbuf_put_uv(b, t->data_size);
+        wbuf_put_uv(b, l->data_size);
     if (mask & W_ALL_DATA_SIZE)
-        wbuf_put_uv(b, t->all_data_size);
+        wbuf_put_uv(b, l->all_data_size);
     wbuf_put_i64(b, t->t_submit);
     if (mask & W_T_READY)
         wbuf_put_i64(b, t->t_ready);
     if (mask & W_T_START)
-        wbuf_put_i64(b, t->t_start);
+        wbuf_put_i64(b, l->t_start);
     if (mask & W_T_END)
-        wbuf_put_i64(b, t->t_end);
+        wbuf_put_i64(b, l->t_end);
     wbuf_put_uv(b, t->num_children);
     for (uint32_t i = 0; i < t->num_children; i++)
         wbuf_put_u64(b, tmd_child(t, i));
     for (uint32_t i = 0; i < done; i++) {
-        wbuf_put_u64(b, t->parent_list[i].object);
-        wbuf_put_uv(b, t->parent_list[i].bytes);
-        wbuf_put_uv(b, t->parent_list[i].node);
+        wbuf_put_u64(b, l->parent_list[i].object);
+        wbuf_put_uv(b, l->parent_list[i].bytes);
+        wbuf_put_uv(b, l->parent_list[i].node);
     }
     if (mask & W_HISTORY) {
-        wbuf_put_uv(b, t->num_history);
-        for (uint32_t i = 0; i < t->num_history; i++)
-            wbuf_put_uv(b, t->history[i]);
+        wbuf_put_uv(b, l->num_history);
+        for (uint32_t i = 0; i < l->num_history; i++)
+            wbuf_put_uv(b, l->history[i]);
     }
     if (ext) {
         wbuf_put_u8(b, flags);
-        wbuf_put_uv(b, t->attempt);
+        wbuf_put_uv(b, l->attempt);
         wbuf_put_uv(b, t->spec_len);
         wbuf_put(b, t->spec, t->spec_len);
     }
@@ -123,6 +135,8 @@ void tmd_put(struct wbuf *b, const struct tmd *t)
 static int get(struct rbuf *r, struct tmd *t, bool lend)
 {
     memset(t, 0, sizeof *t);
+    /* The later fields are read here and kept only when one is not 0. */
+    struct tmd_late l = {0};
     t->key = rbuf_u64(r);
     uint8_t status = rbuf_u8(r);
     uint8_t mask = rbuf_u8(r);
@@ -131,18 +145,18 @@ static int get(struct rbuf *r, struct tmd *t, bool lend)
     t->num_parents = rbuf_uv32(r);
     t->num_wait_parent = rbuf_uv32(r);
     if (mask & W_RUNNER)
-        t->runner = (uint32_t)rbuf_nonzero(r, rbuf_uv32(r));
+        l.runner = (uint32_t)rbuf_nonzero(r, rbuf_uv32(r));
     if (mask & W_DATA_SIZE)
-        t->data_size = rbuf_nonzero(r, rbuf_uv(r));
+        l.data_size = rbuf_nonzero(r, rbuf_uv(r));
     if (mask & W_ALL_DATA_SIZE)
-        t->all_data_size = rbuf_nonzero(r, rbuf_uv(r));
+        l.all_data_size = rbuf_nonzero(r, rbuf_uv(r));
     t->t_submit = rbuf_i64(r);
     if (mask & W_T_READY)
         t->t_ready = (int64_t)rbuf_nonzero(r, (uint64_t)rbuf_i64(r));
     if (mask & W_T_START)
-        t->t_start = (int64_t)rbuf_nonzero(r, (uint64_t)rbuf_i64(r));
+        l.t_start = (int64_t)rbuf_nonzero(r, (uint64_t)rbuf_i64(r));
     if (mask & W_T_END)
-        t->t_end = (int64_t)rbuf_nonzero(r, (uint64_t)rbuf_i64(r));
+        l.t_end = (int64_t)rbuf_nonzero(r, (uint64_t)rbuf_i64(r));
     uint32_t n = rbuf_uv32(r);
     if (!rbuf_ok(r) || t->status >= TASK_STATUS_COUNT || t->num_wait_parent > t->num_parents ||
         n > r->left / 8 || !(mask & W_PARENTS) != !tmd_parents_done(t))
@@ -160,31 +174,31 @@ static int get(struct rbuf *r, struct tmd *t, bool lend)
     if (n > r->left / 10)
         goto bad;
     if (n) {
-        t->parent_list = xcalloc(n, sizeof *t->parent_list);
+        l.parent_list = xcalloc(n, sizeof *l.parent_list);
         for (uint32_t i = 0; i < n; i++) {
-            t->parent_list[i].object = rbuf_u64(r);
-            t->parent_list[i].bytes = rbuf_uv(r);
-            t->parent_list[i].node = rbuf_uv32(r);
+            l.parent_list[i].object = rbuf_u64(r);
+            l.parent_list[i].bytes = rbuf_uv(r);
+            l.parent_list[i].node = rbuf_uv32(r);
         }
     }
     if (mask & W_HISTORY) {
         n = rbuf_uv32(r);
         if (!rbuf_ok(r) || !n || n > r->left || n > TMD_MAX_HISTORY)
             goto bad;
-        t->num_history = (uint16_t)n;
-        t->history = xmalloc(n * sizeof *t->history);
+        l.num_history = (uint16_t)n;
+        l.history = xmalloc(n * sizeof *l.history);
         for (uint32_t i = 0; i < n; i++)
-            t->history[i] = rbuf_uv32(r);
+            l.history[i] = rbuf_uv32(r);
     }
     if (status & TMD_WIRE_EXT) {
         /* A peer cannot set a shard-local mark; and the extension is there only when it
          * says something (one spelling per record: tmd_put's). */
         uint8_t flags = rbuf_u8(r);
         t->flags = flags;
-        t->attempt = rbuf_uv32(r);
+        l.attempt = rbuf_uv32(r);
         n = rbuf_uv32(r);
         if (!rbuf_ok(r) || n > r->left || (flags & (uint8_t)~TMD_WIRE_FLAGS) ||
-            (!flags && !t->attempt && !n))
+            (!flags && !l.attempt && !n))
             goto bad;
         const uint8_t *spec = rbuf_bytes(r, n);
         if (n && lend) {
@@ -197,8 +211,13 @@ static int get(struct rbuf *r, struct tmd *t, bool lend)
     }
     if (!rbuf_ok(r))
         goto bad;
+    if (l.data_size || l.all_data_size || l.t_start || l.t_end || l.parent_list ||
+        l.history || l.runner || l.attempt)
+        *tmd_late_mut(t) = l;
     return 0;
 bad:
+    free(l.parent_list);
+    free(l.history);
     tmd_fini(t);
     return -EBADMSG;
 }

@@ -10,11 +10,12 @@
  *
  * Owns the record's arrays.  Used by the shard (storage), the kvs client (messages) and
  * the client library (building records from a workload).  Laid out for memory, since a
- * daemon holds one per waiting task (the target is 300 bytes a waiting task, all
- * structures included): the record is 120 bytes; a single child is kept in place, more
- * in an array; parent_list and history are allocated only when the first parent
- * finishes / the task first moves; the count of finished parents is not stored, it is
- * num_parents - num_wait_parent.
+ * daemon holds one per waiting task (issue 19: 200 bytes a waiting task, all
+ * structures included, with a backup's copy): the record is 72 bytes, and with a noop's
+ * spec after it one 96-byte allocation; a single child is kept in place, more in an
+ * array; what a record gains later (its run, its moves, its finished parents, a new
+ * attempt) is in a struct tmd_late made when the first of it comes; the count of
+ * finished parents is not stored, it is num_parents - num_wait_parent.
  *
  * Wire form: the fields in the order of tmd_put, compact (issue 15: every record crosses
  * the wire to its primary and again to each backup, which keeps the bytes): counts,
@@ -39,17 +40,31 @@ struct tmd_parent {
     uint32_t pad_;
 };
 
-struct tmd {
-    uint64_t key;
+/* What a record gains once it has moved, a parent has ended, it was handed on or it
+ * ran: apart, so that a waiting record that has none of it (most of them, at 10^6
+ * waiting tasks) does not carry its 64 bytes (tmd_late, tmd_late_mut). */
+struct tmd_late {
     uint64_t data_size;     /* this task's output object; its name is the task key */
     uint64_t all_data_size; /* sum of the parents' objects: what the task must read */
-    int64_t t_submit, t_ready, t_start, t_end; /* wall ns; 0 = not yet */
+    int64_t t_start, t_end; /* wall ns; 0 = not yet */
+    struct tmd_parent *parent_list; /* owned, tmd_parents_done() entries; NULL until one */
+    uint32_t *history;      /* owned, num_history node ids, oldest first; NULL if never moved */
+    uint32_t runner;        /* node that ran it, once it ran */
+    uint32_t attempt;       /* 0 for the first; +1 each time the task is handed to a new
+                               holder because its holder died (KVS_FIELD_RESUBMIT) */
+    uint16_t num_history;   /* holders recorded (at most TMD_MAX_HISTORY): the first
+                               holder, then one per move, so that the node a task last
+                               moved from is history[num_history - 2] */
+};
+
+struct tmd {
+    uint64_t key;
+    int64_t t_submit, t_ready; /* wall ns; 0 = not yet */
     union {
         uint64_t *children; /* owned array of keys when num_children > 1 */
         uint64_t child;     /* the key itself when num_children == 1 */
     };
-    struct tmd_parent *parent_list; /* owned, tmd_parents_done() entries; NULL until one */
-    uint32_t *history;      /* owned, num_history node ids, oldest first; NULL if never moved */
+    struct tmd_late *late;  /* owned; NULL while all its fields are 0 */
     uint8_t *spec;          /* owned, spec_len bytes: the task as the client submitted it
                                (proto_put_task); NULL when the client sent none */
     uint32_t spec_len;
@@ -57,12 +72,6 @@ struct tmd {
     uint32_t num_parents;
     uint32_t num_wait_parent;
     uint32_t holder;        /* node that holds the task now (receives notifications) */
-    uint32_t runner;        /* node that ran it, once it ran */
-    uint32_t attempt;       /* 0 for the first; +1 each time the task is handed to a new
-                               holder because its holder died (KVS_FIELD_RESUBMIT) */
-    uint16_t num_history;   /* holders recorded (at most TMD_MAX_HISTORY): the first
-                               holder, then one per move, so that the node a task last
-                               moved from is history[num_history - 2] */
     uint8_t status;         /* enum task_status */
     uint8_t flags;          /* enum tmd_flags */
 };
@@ -95,6 +104,15 @@ static inline uint32_t tmd_parents_done(const struct tmd *t)
 {
     return t->num_parents - t->num_wait_parent;
 }
+
+/* The record's later fields, all 0 when it has none yet (never NULL). */
+extern const struct tmd_late tmd_late_none;
+static inline const struct tmd_late *tmd_late(const struct tmd *t)
+{
+    return t->late ? t->late : &tmd_late_none;
+}
+/* The same, to write: made (zeroed) on first use. */
+struct tmd_late *tmd_late_mut(struct tmd *t);
 
 static inline uint64_t tmd_child(const struct tmd *t, uint32_t i)
 {

@@ -182,11 +182,12 @@ struct ended_list {
 struct proto_task_end node__end_of_record(const struct tmd *rec)
 {
     /* A cancelled task never ran: the record names where it was held. */
-    bool ran = rec->status != TASK_CANCELLED && rec->t_start;
+    const struct tmd_late *l = tmd_late(rec);
+    bool ran = rec->status != TASK_CANCELLED && l->t_start;
     return (struct proto_task_end){
-        .key = rec->key, .status = rec->status, .node = ran ? rec->runner : rec->holder,
+        .key = rec->key, .status = rec->status, .node = ran ? l->runner : rec->holder,
         .exit_code = rec->status == TASK_DONE ? 0 : -1, .t_ready = rec->t_ready,
-        .t_start = rec->t_start, .t_end = rec->t_end};
+        .t_start = l->t_start, .t_end = l->t_end};
 }
 
 static void collect_end(void *arg, const struct tmd *rec)

@@ -48,15 +48,16 @@ static void hand_on(struct node *n, const struct tmd *rec, uint32_t to, bool bum
     /* The record changes in kvs_resubmit: what the new holder needs is taken first. */
     struct wbuf b;
     wbuf_init(&b);
-    uint32_t attempt = rec->attempt + (bump ? 1 : 0), nparents = tmd_parents_done(rec);
+    const struct tmd_late *l = tmd_late(rec);
+    uint32_t attempt = l->attempt + (bump ? 1 : 0), nparents = tmd_parents_done(rec);
     struct proto_resubmit m = {.attempt = attempt, .ready = rec->num_wait_parent == 0,
                                .t_ready = rec->t_ready, .nparents = nparents,
                                .parents = nparents ? xcalloc(nparents, sizeof *m.parents)
                                                    : NULL};
     for (uint32_t i = 0; i < nparents; i++)
-        m.parents[i] = (struct task_input){.object = rec->parent_list[i].object,
-                                           .bytes = rec->parent_list[i].bytes,
-                                           .node = rec->parent_list[i].node};
+        m.parents[i] = (struct task_input){.object = l->parent_list[i].object,
+                                           .bytes = l->parent_list[i].bytes,
+                                           .node = l->parent_list[i].node};
     proto_put_resubmit(&b, &m, rec->spec, rec->spec_len);
     free(m.parents);
     uint64_t key = rec->key;
@@ -65,7 +66,7 @@ static void hand_on(struct node *n, const struct tmd *rec, uint32_t to, bool bum
         struct rbuf r;
         rbuf_init(&r, b.data, b.len);
         node__on_resubmit(n, n->self, &r);
-    } else if (kvs_resubmit(n->kvs, key, rec->attempt, to) == 1) {
+    } else if (kvs_resubmit(n->kvs, key, l->attempt, to) == 1) {
         log_info("task %llx: its holder died; attempt %u goes to node %u",
                  (unsigned long long)key, attempt, to);
         n->c.tasks_resubmitted++;
@@ -136,11 +137,13 @@ static bool holds(struct node *n, uint64_t key)
 static void on_not_held(void *arg, int status, const struct tmd *rec)
 {
     struct node *n = arg;
-    if (status != 0 || !rec || task_status_final((enum task_status)rec->status) ||
-        rec->num_history < 2 || !n->dead[rec->history[rec->num_history - 2]])
+    if (status != 0 || !rec || task_status_final((enum task_status)rec->status))
+        return;
+    const struct tmd_late *l = tmd_late(rec);
+    if (l->num_history < 2 || !n->dead[l->history[l->num_history - 2]])
         return;
     log_info("task %llx: moved here from node %u, which died, it never reached node %u",
-             (unsigned long long)rec->key, rec->history[rec->num_history - 2], rec->holder);
+             (unsigned long long)rec->key, l->history[l->num_history - 2], rec->holder);
     node__hand_on_orphan(n, rec);
 }
 

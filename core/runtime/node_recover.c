@@ -148,23 +148,24 @@ static void on_lookup(void *arg, int status, const struct tmd *rec)
         free(why);
         return;
     }
+    uint32_t runner = tmd_late(rec)->runner;
     switch (rec->status) {
     case TASK_DONE:
-        if (rec->runner < n->nodes && !n->dead[rec->runner]) {
+        if (runner < n->nodes && !n->dead[runner]) {
             log_info("object %llx: lost with node %u; now on node %u",
-                     (unsigned long long)l->object, l->dead, rec->runner);
-            settle(n, l, rec->runner, NULL);
+                     (unsigned long long)l->object, l->dead, runner);
+            settle(n, l, runner, NULL);
             return;
         }
         if (!rec->spec_len) {
             char *why = xasprintf("input object %llx was lost with node %u, and its producer "
                                   "cannot run again: its record carries no spec (--replicas 1)",
-                                  (unsigned long long)l->object, rec->runner);
+                                  (unsigned long long)l->object, runner);
             settle(n, l, 0, why);
             free(why);
             return;
         }
-        recompute(n, rec->key, rec->runner);
+        recompute(n, rec->key, runner);
         break;
     case TASK_FAILED:
     case TASK_CANCELLED: {
@@ -259,9 +260,10 @@ static void reopen_here(struct node *n, uint64_t task, uint32_t runner)
 {
     const struct tmd *rec = kvs_local_record(n->kvs, task);
     if (!rec || kvs_primary(n->kvs, task) != n->self || rec->status != TASK_DONE ||
-        rec->runner != runner || runner >= n->nodes || !n->dead[runner] || !rec->spec_len)
+        tmd_late(rec)->runner != runner || runner >= n->nodes || !n->dead[runner] ||
+        !rec->spec_len)
         return; /* not ours yet, or done already: the asker asks again */
-    if (kvs_reopen(n->kvs, task, rec->attempt, runner) != 1)
+    if (kvs_reopen(n->kvs, task, tmd_late(rec)->attempt, runner) != 1)
         return;
     log_info("object %llx: lost with node %u; producer task %llx runs again",
              (unsigned long long)task, runner, (unsigned long long)task);
@@ -269,7 +271,7 @@ static void reopen_here(struct node *n, uint64_t task, uint32_t runner)
     rec = kvs_local_record(n->kvs, task);
     if (rec) {
         /* The re-opened record's attempt is the one the hand-over bumps from. */
-        node_trace_recompute(n, task, runner, rec->attempt + 1);
+        node_trace_recompute(n, task, runner, tmd_late(rec)->attempt + 1);
         node__hand_on_orphan(n, rec);
     }
 }
@@ -302,7 +304,7 @@ int node__on_recompute(struct node *n, uint32_t from, struct rbuf *r)
 void node__recomputed(struct node *n, const struct tmd *rec)
 {
     log_info("task %llx: recomputed on node %u (attempt %u); its output is there now",
-             (unsigned long long)rec->key, rec->runner, rec->attempt);
+             (unsigned long long)rec->key, tmd_late(rec)->runner, tmd_late(rec)->attempt);
     node_mark_dirty(n);
 }
 

@@ -293,7 +293,8 @@ static void tell_children(struct node *n, const struct tmd *rec)
 {
     uint8_t field = rec->status == TASK_DONE ? KVS_FIELD_PARENT : KVS_FIELD_PARENT_FAILED;
     for (uint32_t i = 0; i < rec->num_children; i++)
-        kvs_append(n->kvs, tmd_child(rec, i), field, n->self, rec->data_size, rec->key);
+        kvs_append(n->kvs, tmd_child(rec, i), field, n->self, tmd_late(rec)->data_size,
+                   rec->key);
 }
 
 static void on_status_set(void *arg, int status, const struct tmd *rec)

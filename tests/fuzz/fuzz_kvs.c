@@ -70,9 +70,9 @@ static uint64_t touch_tmd(const struct tmd *t)
     for (uint32_t i = 0; i < t->num_children; i++)
         sum += tmd_child(t, i);
     for (uint32_t i = 0; i < tmd_parents_done(t); i++)
-        sum += t->parent_list[i].object + t->parent_list[i].node;
-    for (uint32_t i = 0; i < t->num_history; i++)
-        sum += t->history[i];
+        sum += tmd_late(t)->parent_list[i].object + tmd_late(t)->parent_list[i].node;
+    for (uint32_t i = 0; i < tmd_late(t)->num_history; i++)
+        sum += tmd_late(t)->history[i];
     return sum;
 }
 
@@ -248,7 +248,7 @@ static void resubmit_orphan(void *arg, const struct tmd *rec)
             to = i;
             break;
         }
-    int rc = kvs_resubmit(w->kvs, rec->key, rec->attempt, to);
+    int rc = kvs_resubmit(w->kvs, rec->key, tmd_late(rec)->attempt, to);
     check(rc == 0 || rc == 1);
 }
 

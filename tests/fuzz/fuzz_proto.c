@@ -93,7 +93,7 @@ static int decode_encode(enum codec codec, struct rbuf *r, struct wbuf *out, boo
     case C_TMD: {
         struct tmd t;
         if ((rc = tmd_get(r, &t)) < 0) {
-            check(t.parent_list == NULL && t.history == NULL && t.num_children == 0);
+            check(t.late == NULL && t.num_children == 0);
             return rc;
         }
         check(t.num_wait_parent <= t.num_parents && t.status < TASK_STATUS_COUNT);

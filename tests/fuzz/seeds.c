@@ -128,7 +128,9 @@ static void sample_tmd(struct tmd *t, uint32_t children, uint32_t done, uint16_t
     static uint64_t kids[4];
     static struct tmd_parent parents[4];
     static uint32_t history[4];
+    static struct tmd_late late;
     memset(t, 0, sizeof *t);
+    memset(&late, 0, sizeof late);
     t->key = task_key(1, 5);
     t->status = done ? TASK_WAITING : TASK_READY;
     t->num_parents = 3;
@@ -143,9 +145,10 @@ static void sample_tmd(struct tmd *t, uint32_t children, uint32_t done, uint16_t
         t->child = kids[0];
     else if (children > 1)
         t->children = kids;
-    t->parent_list = done ? parents : NULL;
-    t->num_history = moves;
-    t->history = moves ? history : NULL;
+    late.parent_list = done ? parents : NULL;
+    late.num_history = moves;
+    late.history = moves ? history : NULL;
+    t->late = done || moves ? &late : NULL;
 }
 
 static void proto_seed(const char *name, uint8_t codec, struct wbuf *payload)

@@ -299,7 +299,9 @@ static inline void put_record(uint32_t via, uint64_t key, uint32_t parents, cons
                        uint32_t nchildren, uint32_t holder, uint64_t size)
 {
     struct tmd t = {.key = key, .num_parents = parents, .num_wait_parent = parents,
-                    .holder = holder, .data_size = size, .t_submit = 5};
+                    .holder = holder, .t_submit = 5};
+    if (size)
+        tmd_late_mut(&t)->data_size = size;
     tmd_set_children(&t, children, nchildren);
     assert_int_equal(kvs_insert(net.kvs[via], &t), 0);
     tmd_fini(&t);

@@ -330,8 +330,8 @@ static void test_tmd_spec_and_attempt(void **state)
     uint8_t spec[37];
     for (size_t i = 0; i < sizeof spec; i++)
         spec[i] = (uint8_t)(i * 7);
-    struct tmd t = {.key = 42, .status = TASK_READY, .holder = 3, .attempt = 2,
-                    .flags = TMD_FLAG_REPLAYED};
+    struct tmd t = {.key = 42, .status = TASK_READY, .holder = 3, .flags = TMD_FLAG_REPLAYED};
+    tmd_late_mut(&t)->attempt = 2;
     tmd_set_spec(&t, spec, sizeof spec);
     struct wbuf b;
     wbuf_init(&b);
@@ -342,7 +342,7 @@ static void test_tmd_spec_and_attempt(void **state)
     assert_int_equal(tmd_get(&r, &u), 0);
     assert_int_equal(r.left, 0);
     assert_int_equal(u.status, TASK_READY);
-    assert_int_equal(u.attempt, 2);
+    assert_int_equal(tmd_late(&u)->attempt, 2);
     assert_int_equal(u.flags, TMD_FLAG_REPLAYED);
     assert_int_equal(u.spec_len, sizeof spec);
     assert_memory_equal(u.spec, spec, sizeof spec);
@@ -364,7 +364,7 @@ static void test_tmd_spec_and_attempt(void **state)
     wbuf_fini(&bad);
     /* Without spec, attempt and flags: no extension. */
     tmd_set_spec(&t, NULL, 0);
-    t.attempt = 0;
+    tmd_late_mut(&t)->attempt = 0;
     t.flags = 0;
     wbuf_reset(&b);
     tmd_put(&b, &t);
@@ -535,7 +535,8 @@ static void test_forget_mark_never_sent(void **state)
     /* A lent spec lies in the message; a shard's record takes a copy of its own, and the
      * mark never travels. */
     static const uint8_t spec[] = "the task as submitted";
-    struct tmd w = {.key = task_key(3, 1), .attempt = 2};
+    struct tmd w = {.key = task_key(3, 1)};
+    tmd_late_mut(&w)->attempt = 2;
     tmd_set_spec(&w, spec, sizeof spec);
     wbuf_reset(&b);
     tmd_put(&b, &w);
@@ -557,7 +558,7 @@ static void test_forget_mark_never_sent(void **state)
     rbuf_init(&r, c.data, c.len);
     assert_int_equal(tmd_get(&r, &u), 0);
     assert_int_equal(u.flags, 0);
-    assert_int_equal(u.attempt, 2);
+    assert_int_equal(tmd_late(&u)->attempt, 2);
     assert_memory_equal(u.spec, spec, sizeof spec);
     tmd_fini(&u);
     wbuf_fini(&c);

@@ -161,8 +161,8 @@ static void test_orphans_listed_once(void **state)
         assert_int_equal(kvs_resubmit(net.kvs[primary], seen.keys[j], 0, 5), 0);
         const struct tmd *rec = kvs_local_record(net.kvs[primary], seen.keys[j]);
         assert_int_equal(rec->holder, 4);
-        assert_int_equal(rec->attempt, 1);
-        assert_int_equal(rec->history[rec->num_history - 1], 4);
+        assert_int_equal(tmd_late(rec)->attempt, 1);
+        assert_int_equal(tmd_late(rec)->history[tmd_late(rec)->num_history - 1], 4);
         assert_int_not_equal(rec->status, TASK_RUNNING);
     }
     assert_int_equal(kvs_resubmit(net.kvs[0], seen.keys[0], 1, 6), -EINVAL);
@@ -239,9 +239,9 @@ static void test_moved_from_dead_listed(void **state)
     /* Their records name where they came from: the first holder, then the move. */
     uint64_t k0 = task_key(5, 0);
     const struct tmd *rec = kvs_local_record(net.kvs[kvs_primary(net.kvs[0], k0)], k0);
-    assert_int_equal(rec->num_history, 2);
-    assert_int_equal(rec->history[0], dead);
-    assert_int_equal(rec->history[1], 4);
+    assert_int_equal(tmd_late(rec)->num_history, 2);
+    assert_int_equal(tmd_late(rec)->history[0], dead);
+    assert_int_equal(tmd_late(rec)->history[1], 4);
 }
 
 /*
@@ -340,12 +340,12 @@ static void test_late_completion_refused(void **state)
     assert_int_equal(again.status, 1);
     assert_int_equal(other.status, 0);
     const struct tmd *rec = kvs_local_record(net.kvs[0], k);
-    assert_int_equal(rec->runner, 2);
-    assert_int_equal(rec->attempt, 1);
-    assert_int_equal(rec->data_size, 5);
+    assert_int_equal(tmd_late(rec)->runner, 2);
+    assert_int_equal(tmd_late(rec)->attempt, 1);
+    assert_int_equal(tmd_late(rec)->data_size, 5);
     /* Node 1 was the backup: node 0 restored R on node 2 when it learned. */
     assert_non_null(kvs_local_record(net.kvs[2], k));
-    assert_int_equal(kvs_local_record(net.kvs[2], k)->attempt, 1);
+    assert_int_equal(tmd_late(kvs_local_record(net.kvs[2], k))->attempt, 1);
 }
 
 /* Lineage: a DONE task's output died with its runner; its primary re-opens the record
@@ -380,7 +380,7 @@ static void test_reopen_lost_output(void **state)
         const struct tmd *rec = kvs_local_record(net.kvs[node], k);
         assert_non_null(rec);
         assert_int_equal(rec->status, TASK_READY);
-        assert_int_equal(rec->attempt, 1);
+        assert_int_equal(tmd_late(rec)->attempt, 1);
         assert_int_equal(rec->holder, 3);
         assert_true(rec->flags & TMD_FLAG_REOPENED);
     }
@@ -399,7 +399,7 @@ static void test_reopen_lost_output(void **state)
     assert_int_equal(rerun.status, 1);
     const struct tmd *rec = kvs_local_record(net.kvs[1], k);
     assert_int_equal(rec->status, TASK_DONE);
-    assert_int_equal(rec->runner, 2);
+    assert_int_equal(tmd_late(rec)->runner, 2);
     assert_true(rec->flags & TMD_FLAG_REOPENED);
     /* Recomputed: a late request naming the old runner changes nothing. */
     assert_int_equal(kvs_reopen(net.kvs[0], k, 2, 3), 0);
@@ -542,7 +542,7 @@ static void on_completed(void *arg, int status, const struct tmd *rec)
     uint8_t field = rec->status == TASK_DONE ? KVS_FIELD_PARENT : KVS_FIELD_PARENT_FAILED;
     for (uint32_t i = 0; i < dag.nchildren[c->task]; i++)
         kvs_append(net.kvs[c->node], dag.key[dag.child[c->task][i]], field, c->node,
-                   rec->data_size, rec->key);
+                   tmd_late(rec)->data_size, rec->key);
 }
 
 static uint32_t next_live(uint32_t from)
@@ -669,7 +669,7 @@ static void on_orphan(void *arg, const struct tmd *rec)
         dag.stale_orphans++;
     }
     uint8_t status = rec->status;
-    uint32_t attempt = rec->attempt;
+    uint32_t attempt = tmd_late(rec)->attempt;
     uint32_t to = next_live(rec->holder + (uint32_t)task % 3);
     assert_int_equal(kvs_resubmit(net.kvs[o->node], rec->key, attempt, to), 1);
     dag.resubmitted++;
@@ -786,7 +786,7 @@ static void dag_through_deaths(uint32_t nodes, uint32_t r, uint32_t n, uint64_t 
             fail_msg("seed %llu: task %u is %s, not %s (holder %u, attempt %u; the driver's "
                      "holder %u, waiting %d, moved %d from %u, starts %d, taken back %d)",
                      (unsigned long long)seed, t, task_status_name(rec->status),
-                     task_status_name(want), rec->holder, rec->attempt, dag.holder[t],
+                     task_status_name(want), rec->holder, tmd_late(rec)->attempt, dag.holder[t],
                      dag.waiting[t], dag.moved[t], dag.moved_from[t], dag.starts[t],
                      dag.taken[t]);
         if (want == TASK_CANCELLED) {
@@ -806,12 +806,12 @@ static void dag_through_deaths(uint32_t nodes, uint32_t r, uint32_t n, uint64_t 
         if (dag.successes[t] == 0) {
             int runner_dead = 0;
             for (uint32_t k = 0; k < kills; k++)
-                runner_dead |= rec->runner == victims[k];
+                runner_dead |= tmd_late(rec)->runner == victims[k];
             if (!runner_dead)
                 fail_msg("seed %llu: task %u done by live node %u that never heard",
-                         (unsigned long long)seed, t, rec->runner);
+                         (unsigned long long)seed, t, tmd_late(rec)->runner);
         }
-        assert_int_equal(rec->attempt, dag.attempt[t]);
+        assert_int_equal(tmd_late(rec)->attempt, dag.attempt[t]);
         /* Started once per attempt at most (repeated notices were ignored), and again
          * for each lost move taken back. */
         assert_true(dag.starts[t] >= 1 &&
@@ -821,7 +821,7 @@ static void dag_through_deaths(uint32_t nodes, uint32_t r, uint32_t n, uint64_t 
         for (uint32_t i = 0; i < dag.nparents[t]; i++) {
             int found = 0;
             for (uint32_t j = 0; j < dag.nparents[t]; j++)
-                found |= rec->parent_list[j].object == dag.key[dag.parent[t][i]];
+                found |= tmd_late(rec)->parent_list[j].object == dag.key[dag.parent[t][i]];
             assert_true(found);
         }
         check_copies(dag.key[t], r, 0);
