@@ -103,6 +103,11 @@ size_t kvs_local_records(struct kvs *kvs)
     return shard_len(&kvs->shard);
 }
 
+size_t kvs_compact(struct kvs *kvs, size_t budget, bool *more)
+{
+    return kvs__backlog_compact(kvs, budget, more);
+}
+
 size_t kvs_records_held(const struct kvs *kvs)
 {
     return shard_len(&kvs->shard) + kvs__backlog_records(kvs);

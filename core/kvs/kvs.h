@@ -175,6 +175,13 @@ int kvs_handle(struct kvs *kvs, uint32_t from, uint16_t type, struct rbuf *paylo
  * no write ever counts.  Cheap when there is nothing to say.
  */
 void kvs_flush(struct kvs *kvs);
+/*
+ * Deflates the backup copies this node keeps as bytes (kvs_backlog.c) that have stayed
+ * unread since the last call, at most about `budget` bytes of them; returns the bytes
+ * packed, and in *more whether some wait for a later call.  The node calls it on a
+ * timer, so that a big job's cold copies shrink while short jobs are never packed.
+ */
+size_t kvs_compact(struct kvs *kvs, size_t budget, bool *more);
 
 /* Calls fn(arg) once every write this store applied so far has reached every live
  * backup (at once if none is missing, or at R = 1).  E.g. before answering a client's

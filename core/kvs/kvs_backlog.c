@@ -37,11 +37,21 @@
  * removal, a cancelling or re-opening append, a non-final swap) makes the log one that
  * is built at forget, as before.
  *
+ * A log that stays unread is cold, and at 10^6 waiting tasks it is a third of a
+ * daemon's memory (issue 19: 200 bytes a waiting task with its backup copy).  So the
+ * node asks now and then (kvs_compact) that the chunks that were full already at its
+ * last call be deflated: the payloads of one job are alike (the same job number,
+ * submit time and spec bytes), and a chunk packs to about a quarter.  A chunk is
+ * packed a call after it filled, so a job that ends and is forgotten within that time
+ * (a NOOP run) costs no compression; a replay inflates each packed chunk in turn.
+ *
  * Owns the logs (struct backlog in kvs_impl.h).  Called by kvs.c, kvs_replica.c and
  * kvs_takeover.c only.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <zlib.h>
 
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
@@ -51,6 +61,12 @@
 /* The size of a log's chunks once it is past its first few (4 KiB, doubling): no copy
  * as they fill, and a few dozen for a job of 10^5 tasks. */
 #define BACKLOG_CHUNK (256u * 1024)
+
+/* A chunk's life: appended to, full (and so cold at the next kvs_compact), packed; or
+ * kept as it is when deflating did not make it smaller. */
+enum { CHUNK_FILLING, CHUNK_COLD, CHUNK_PACKED, CHUNK_RAW };
+/* Speed over size: deflate's fastest level packs these logs nearly as well as its best. */
+#define PACK_LEVEL 1
 
 static struct backlog *find(struct kvs *kvs, uint32_t job)
 {
@@ -96,12 +112,13 @@ static void count(struct backlog *b, const uint8_t *bytes, size_t len)
  * one buffer, which would be copied as it doubles (megabytes a job). */
 static void put(struct backlog *b, const uint8_t *bytes, size_t len)
 {
-    struct wbuf *last = b->nchunks ? &b->chunks[b->nchunks - 1] : NULL;
+    struct wbuf *last = b->nchunks ? &b->chunks[b->nchunks - 1].buf : NULL;
     if (!last || last->cap - last->len < 4 + len) {
         b->chunks = xgrow(b->chunks, &b->chunks_cap, b->nchunks + 1, sizeof *b->chunks);
         /* 4 KiB first, doubling up to BACKLOG_CHUNK: a small job keeps little. */
         size_t size = b->nchunks < 6 ? (size_t)4096 << b->nchunks : BACKLOG_CHUNK;
-        last = &b->chunks[b->nchunks++];
+        b->chunks[b->nchunks] = (struct backlog_chunk){.state = CHUNK_FILLING};
+        last = &b->chunks[b->nchunks++].buf;
         wbuf_init(last);
         wbuf_reserve(last, 4 + len > size ? 4 + len : size);
     }
@@ -112,7 +129,7 @@ static void put(struct backlog *b, const uint8_t *bytes, size_t len)
 static void drop_chunks(struct backlog *b)
 {
     for (size_t i = 0; i < b->nchunks; i++)
-        wbuf_fini(&b->chunks[i]);
+        wbuf_fini(&b->chunks[i].buf);
     free(b->chunks);
     b->chunks = NULL;
     b->nchunks = b->chunks_cap = 0;
@@ -154,25 +171,53 @@ bool kvs__backlog_keep(struct kvs *kvs, uint32_t from, uint64_t key, const uint8
     return true;
 }
 
+/* Applies the payloads of one chunk's bytes, in order. */
+static void replay_chunk(struct kvs *kvs, struct rbuf *r)
+{
+    while (r->left) {
+        uint32_t len = rbuf_u32(r);
+        const uint8_t *p = rbuf_bytes(r, len);
+        if (!p)
+            break;
+        struct rbuf one;
+        rbuf_init(&one, p, len);
+        const char *reason = NULL;
+        /* Checked when kept: a failure here is this file's bug, not the sender's. */
+        if (kvs__apply_replicate(kvs, &one, &reason) < 0)
+            log_error("kvs: a kept replicated write does not apply: %s", reason);
+    }
+}
+
 /* Applies a log's payloads in order, then frees them. */
 static void replay(struct kvs *kvs, struct backlog *b)
 {
+    uint8_t *raw = NULL;
     for (size_t i = 0; i < b->nchunks; i++) {
+        struct backlog_chunk *ch = &b->chunks[i];
         struct rbuf r;
-        rbuf_init(&r, b->chunks[i].data, b->chunks[i].len);
-        while (r.left) {
-            uint32_t len = rbuf_u32(&r);
-            const uint8_t *p = rbuf_bytes(&r, len);
-            if (!p)
-                break;
-            struct rbuf one;
-            rbuf_init(&one, p, len);
-            const char *reason = NULL;
-            /* Checked when kept: a failure here is this file's bug, not the sender's. */
-            if (kvs__apply_replicate(kvs, &one, &reason) < 0)
-                log_error("kvs: a kept replicated write does not apply: %s", reason);
+        rbuf_init(&r, ch->buf.data, ch->buf.len);
+        if (ch->state == CHUNK_PACKED) {
+            raw = raw ? raw : xmalloc(BACKLOG_CHUNK);
+            uLongf n = ch->raw_len;
+            uint8_t *into = ch->raw_len <= BACKLOG_CHUNK ? raw : xmalloc(ch->raw_len);
+            int zrc = uncompress(into, &n, ch->buf.data, ch->buf.len);
+            if (zrc != Z_OK || n != ch->raw_len) {
+                /* This node deflated it: not the sender's fault, and not recoverable. */
+                log_error("kvs: job %u: a packed chunk of kept copies does not inflate "
+                          "(zlib %d); %u bytes of them lost", b->job, zrc, ch->raw_len);
+                if (into != raw)
+                    free(into);
+                continue;
+            }
+            rbuf_init(&r, into, n);
+            replay_chunk(kvs, &r);
+            if (into != raw)
+                free(into);
+            continue;
         }
+        replay_chunk(kvs, &r);
     }
+    free(raw);
     drop_chunks(b);
 }
 
@@ -227,4 +272,53 @@ void kvs__backlog_fini(struct kvs *kvs)
     free(kvs->backlogs);
     kvs->backlogs = NULL;
     kvs->nbacklogs = kvs->backlogs_cap = 0;
+}
+
+/* Deflates one cold chunk in place; false when that did not make it smaller (it stays as
+ * it is, and is not tried again). */
+static bool pack(struct backlog_chunk *ch)
+{
+    uLongf n = compressBound(ch->buf.len);
+    uint8_t *out = xmalloc(n);
+    if (compress2(out, &n, ch->buf.data, ch->buf.len, PACK_LEVEL) != Z_OK || n >= ch->buf.len) {
+        free(out);
+        ch->state = CHUNK_RAW;
+        return false;
+    }
+    /* Its own allocation of the packed size: the bound is about the raw size. */
+    struct wbuf packed;
+    wbuf_init(&packed);
+    wbuf_reserve(&packed, n);
+    wbuf_put(&packed, out, n);
+    free(out);
+    ch->raw_len = (uint32_t)ch->buf.len;
+    wbuf_fini(&ch->buf);
+    ch->buf = packed;
+    ch->state = CHUNK_PACKED;
+    return true;
+}
+
+size_t kvs__backlog_compact(struct kvs *kvs, size_t budget, bool *more)
+{
+    size_t done = 0;
+    *more = false;
+    for (size_t i = 0; i < kvs->nbacklogs; i++) {
+        struct backlog *b = &kvs->backlogs[i];
+        /* The last chunk is the one appended to: never cold. */
+        for (size_t k = 0; k + 1 < b->nchunks; k++) {
+            struct backlog_chunk *ch = &b->chunks[k];
+            if (ch->state == CHUNK_FILLING) {
+                ch->state = CHUNK_COLD;
+                *more = true;
+            } else if (ch->state == CHUNK_COLD) {
+                if (done >= budget) {
+                    *more = true;
+                    continue;
+                }
+                done += ch->buf.len;
+                pack(ch);
+            }
+        }
+    }
+    return done;
 }

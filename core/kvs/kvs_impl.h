@@ -71,10 +71,17 @@ struct deferred {
 
 /* A backup's copies of one job's records, kept as the REPLICATE payloads their primary
  * sent until someone needs the records (kvs_backlog.c). */
+/* A log chunk: (u32 length, payload) in the order received, BACKLOG_CHUNK bytes or one
+ * payload; once cold, deflated (kvs_compact). */
+struct backlog_chunk {
+    struct wbuf buf;        /* owned: the payloads, or their deflated bytes when packed */
+    uint32_t raw_len;       /* the payloads' length once packed; 0 while not */
+    uint8_t state;          /* enum in kvs_backlog.c: filling, cold, packed, kept raw */
+};
+
 struct backlog {
     uint32_t job;
-    struct wbuf *chunks;    /* owned, nchunks: (u32 length, payload) in the order
-                               received, in chunks of BACKLOG_CHUNK bytes or one payload */
+    struct backlog_chunk *chunks; /* owned, nchunks, oldest first */
     size_t nchunks, chunks_cap;
     size_t records;         /* whole records and inserts among them */
     size_t inserts;         /* inserts among them: each a new record */
@@ -224,6 +231,8 @@ void kvs__backlog_forget(struct kvs *kvs, uint32_t job);
  * then on (after a death). */
 void kvs__backlog_build_all(struct kvs *kvs, bool for_good);
 void kvs__backlog_fini(struct kvs *kvs);
+/* kvs_compact's work (kvs.h). */
+size_t kvs__backlog_compact(struct kvs *kvs, size_t budget, bool *more);
 int kvs__handle_ack(struct kvs *kvs, uint32_t from, struct rbuf *r, const char **reason);
 
 /* kvs_takeover.c */

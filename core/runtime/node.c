@@ -356,6 +356,26 @@ static void sampler_cb(uv_timer_t *h)
     trace_sample(h->data);
 }
 
+/* How often the store's cold backup copies are packed, and how many bytes of them a
+ * pass may deflate: a megabyte is a few milliseconds of one core, so a big job's copies
+ * shrink within seconds without a pass that holds up the tasks. */
+#define NODE_COMPACT_MS 100
+#define NODE_COMPACT_BYTES (1u << 20)
+/* Packed bytes after which the heap's freed pages go back to the system even while more
+ * wait: the raw chunks lie between records, where only a trim hands them back. */
+#define NODE_COMPACT_TRIM (16u << 20)
+
+static void compactor_cb(uv_timer_t *h)
+{
+    struct node *n = h->data;
+    bool more;
+    n->packed += kvs_compact(n->kvs, NODE_COMPACT_BYTES, &more);
+    if (n->packed && (!more || n->packed >= NODE_COMPACT_TRIM)) {
+        malloc_trim(0);
+        n->packed = 0;
+    }
+}
+
 static void trace_start(struct node *n)
 {
     n->sink = n->cfg.trace;
@@ -415,6 +435,7 @@ void node__stop(struct node *n)
     n->exec = NULL;
     trace_stop(n);
     uv_close((uv_handle_t *)&n->sampler, NULL);
+    uv_close((uv_handle_t *)&n->compactor, NULL);
     node__recover_close(n);
     /* Files being sent in go before the store that receives them. */
     node__puts_drop(n, NULL);
@@ -611,6 +632,9 @@ int node_run(const struct node_config *cfg, char **cause)
     n->idle.data = n;
     uv_timer_init(&n->loop, &n->sampler);
     n->sampler.data = n;
+    uv_timer_init(&n->loop, &n->compactor);
+    n->compactor.data = n;
+    uv_timer_start(&n->compactor, compactor_cb, NODE_COMPACT_MS, NODE_COMPACT_MS);
     node__recover_init(n);
     if (rc == 0)
         trace_start(n);

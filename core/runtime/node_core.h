@@ -114,6 +114,8 @@ struct node {
 
     const struct trace_sink *sink; /* borrowed from the config; NULL when not tracing */
     uv_timer_t sampler;         /* NODE_SAMPLE every sample_ms */
+    uv_timer_t compactor;       /* packs the store's cold backup copies (kvs_compact) */
+    size_t packed;              /* bytes packed since the last malloc_trim */
     uv_check_t check;       /* the once-per-pass step: dispatch, then the parts' steps */
     uv_idle_t idle;         /* running while the check step has work: no blocking poll */
     uv_signal_t sigterm, sigint;

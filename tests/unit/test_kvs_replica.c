@@ -632,10 +632,67 @@ static void test_forget_drops_final_logs_r2(void **state)
         assert_int_equal(kvs_local_records(net.kvs[node]), 0);
 }
 
+/*
+ * A backup's kept copies, packed once cold (kvs_compact): a chunk is packed only at the
+ * call after the one that found it full, what comes after the packing goes on in raw
+ * chunks, and a backup that builds its copies (a take-over would) gets each record as
+ * its primary has it.
+ */
+static void test_cold_copies_packed_r2(void **state)
+{
+    (void)state;
+    net_start(4, 29);
+    use_replicas(2);
+    net.fifo = 1;
+    /* About 15,000 copies a backup, ~800 KB of log: past the 4 KiB..128 KiB chunks and
+     * into full-size ones. */
+    enum { N = 60000 };
+    for (uint32_t i = 0; i < N; i++) {
+        uint64_t child = task_key(21, i + 1);
+        put_record(CLIENT, task_key(21, i), i % 2, i % 2 == 0 ? &child : NULL, i % 2 == 0,
+                   i % 4, i);
+    }
+    settle();
+    size_t held = held_everywhere();
+    assert_int_equal(held, (size_t)N * 2);
+    bool more;
+    for (uint32_t node = 0; node < net.nodes; node++) {
+        assert_int_equal(kvs_compact(net.kvs[node], SIZE_MAX, &more), 0);
+        assert_true(more); /* found full: cold from now on */
+    }
+    size_t packed = 0;
+    for (uint32_t node = 0; node < net.nodes; node++) {
+        size_t n = kvs_compact(net.kvs[node], SIZE_MAX, &more);
+        assert_true(n > 0);
+        assert_false(more);
+        packed += n;
+        assert_int_equal(kvs_compact(net.kvs[node], SIZE_MAX, &more), 0);
+    }
+    assert_true(packed > (size_t)N * 20);
+    assert_int_equal(held_everywhere(), held);
+    /* Later writes land after the packed chunks: finish the even tasks, tell their
+     * children, move some. */
+    for (uint32_t i = 0; i + 1 < N; i += 2) {
+        uint32_t runner = i % 4;
+        struct tmd_run run = {.node = runner, .t_start = i + 1, .t_end = i + 2, .data_size = i};
+        kvs_cas(net.kvs[runner], task_key(21, i), KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run,
+                NULL, NULL);
+        kvs_append(net.kvs[runner], task_key(21, i + 1), KVS_FIELD_PARENT, runner, i,
+                   task_key(21, i));
+        if (i % 6 == 0)
+            kvs_append(net.kvs[(runner + 1) % 4], task_key(21, i + 1), KVS_FIELD_HISTORY,
+                       (runner + 1) % 4, 0, 0);
+    }
+    settle();
+    for (uint32_t i = 0; i < N; i++)
+        check_copies(task_key(21, i), 2, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_r1_wire_unchanged, teardown),
+        cmocka_unit_test_teardown(test_cold_copies_packed_r2, teardown),
         cmocka_unit_test_teardown(test_writes_reach_every_replica_r2, teardown),
         cmocka_unit_test_teardown(test_writes_reach_every_replica_r3, teardown),
         cmocka_unit_test_teardown(test_writes_joined_reach_every_replica, teardown),
