@@ -83,6 +83,7 @@ enum fuzz_kvs_op {
     FUZZ_KVS_FLUSH = 8,      /* no payload: the pass's acknowledgements (kvs_flush) */
     FUZZ_KVS_BARRIER = 9,    /* no payload: kvs_barrier */
     FUZZ_KVS_FORGET = 10,    /* payload: u32 job (kvs_forget_job) */
+    FUZZ_KVS_COMPACT = 11,   /* no payload: kvs_compact on the store and its backups' */
     FUZZ_KVS_OPS
 };
 

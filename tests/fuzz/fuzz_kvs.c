@@ -16,10 +16,10 @@
  * key's owner).
  *
  * Replication (issue 15): the setup byte also picks R, and ops declare members dead,
- * resubmit the orphans, flush acknowledgements, wait on barriers and forget jobs.  What
- * the store forwards to its backups (MSG_KVS_REPLICATE) is fed, in order, to a real
- * store playing each backup, which must accept it: a backup that refused what a correct
- * primary sends would drop the link.
+ * resubmit the orphans, flush acknowledgements, wait on barriers, forget jobs and pack
+ * the backups' cold copies (kvs_compact).  What the store forwards to its backups
+ * (MSG_KVS_REPLICATE) is fed, in order, to a real store playing each backup, which must
+ * accept it: a backup that refused what a correct primary sends would drop the link.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -333,6 +333,25 @@ static void run_record(struct world *w, uint8_t op, uint8_t from_pick, const uin
     case FUZZ_KVS_FORGET:
         kvs_forget_job(w->kvs, (uint32_t)get_u64(p, len, 0));
         return;
+    case FUZZ_KVS_COMPACT: {
+        /* Packed copies must build as the raw ones would: the backups' stores are
+         * checked through what they answer later, and freed whole at the end. */
+        bool more;
+        uint8_t how = get_u8(p, len, 0);
+        kvs_compact(w->kvs, SIZE_MAX, &more);
+        for (uint32_t i = 0; i < MAX_NODES; i++) {
+            if (!w->peer[i])
+                continue;
+            size_t held = kvs_records_held(w->peer[i]);
+            kvs_compact(w->peer[i], (size_t)(how >> 1) << 12, &more);
+            check(kvs_records_held(w->peer[i]) == held);
+            /* An odd byte builds the copies at once, packed or not, as a take-over
+             * would: nothing is lost (a whole record may replace another of its key). */
+            if (how & 1)
+                check(kvs_local_records(w->peer[i]) <= held);
+        }
+        return;
+    }
     default:
         return;
     }

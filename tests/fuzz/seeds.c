@@ -441,6 +441,36 @@ static void kvs_seeds(void)
     simple_record(&b, FUZZ_KVS_ORPHANS, &pick, 1);
     simple_record(&b, FUZZ_KVS_FORGET, job, sizeof job);
     save("kvs", "replicated", &b);
+
+    /* Packed (issue 19): node 0 of 3 at R = 2 inserts enough of its own records that its
+     * backup's log fills its first chunks; they are packed two calls later, a swap
+     * lands after them, and the backup builds its copies from the packed chunks. */
+    wbuf_reset(&b);
+    wbuf_put_u8(&b, 0);
+    wbuf_put_u8(&b, 2 + 8);
+    uint64_t first = 0;
+    for (uint32_t i = 0, k = 0; k < 400 && i < 4000; i++) {
+        if (task_key_owner(task_key(5, i), 3) != 0)
+            continue;
+        sample_tmd(&rec, 1, 0, 0);
+        rec.key = task_key(5, i);
+        rec.holder = 1 + (uint32_t)(k++ % 2);
+        first = first ? first : rec.key;
+        at = record_begin(&b, FUZZ_KVS_INSERT, 0);
+        tmd_put(&b, &rec);
+        record_end(&b, at);
+    }
+    uint8_t mark = 0xfe, build = 0xff;
+    simple_record(&b, FUZZ_KVS_COMPACT, &mark, 1);
+    simple_record(&b, FUZZ_KVS_COMPACT, &mark, 1);
+    at = record_begin(&b, FUZZ_KVS_CAS, 0);
+    wbuf_put_u64(&b, first);
+    wbuf_put_u8(&b, TASK_READY);
+    wbuf_put_u8(&b, TASK_RUNNING);
+    wbuf_put_u8(&b, 2);
+    record_end(&b, at);
+    simple_record(&b, FUZZ_KVS_COMPACT, &build, 1);
+    save("kvs", "packed", &b);
     wbuf_fini(&b);
 }
 
