@@ -755,7 +755,7 @@ size_t kvs_ends_lost_with(const struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn
     size_t count = 0;
     uint64_t key;
     void *v;
-    for (size_t i = 0; (i = u64map_next(&kvs->shard.records, i, &key, &v)) != 0;) {
+    for (size_t i = 0; (i = shard_next(&kvs->shard, i, &key, &v)) != 0;) {
         const struct tmd *rec = v;
         if (!task_status_final((enum task_status)rec->status) || !kvs__is_primary(kvs, key))
             continue;
@@ -773,7 +773,7 @@ size_t kvs_job_ends(const struct kvs *kvs, uint32_t job, kvs_orphan_fn fn, void 
     size_t count = 0;
     uint64_t key;
     void *v;
-    for (size_t i = 0; (i = u64map_next(&kvs->shard.records, i, &key, &v)) != 0;) {
+    for (size_t i = 0; (i = shard_next(&kvs->shard, i, &key, &v)) != 0;) {
         const struct tmd *rec = v;
         if (task_key_job(key) != job || !task_status_final((enum task_status)rec->status) ||
             !kvs__is_primary(kvs, key))

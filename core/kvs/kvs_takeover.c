@@ -155,7 +155,7 @@ static struct visit *records_to_visit(struct kvs *kvs, uint32_t dead, size_t *co
     size_t n = 0, cap = 0;
     uint64_t key;
     void *v;
-    for (size_t i = 0; (i = u64map_next(&kvs->shard.records, i, &key, &v)) != 0;) {
+    for (size_t i = 0; (i = shard_next(&kvs->shard, i, &key, &v)) != 0;) {
         const struct tmd *rec = v;
         uint32_t now[KVS_MAX_REPLICAS], before[KVS_MAX_REPLICAS];
         uint32_t nn = view_replicas(&kvs->view, key, now);
@@ -272,7 +272,7 @@ static int each_primary(struct kvs *kvs, uint32_t dead,
     size_t n = 0, cap = 0;
     uint64_t key;
     void *v;
-    for (size_t i = 0; (i = u64map_next(&kvs->shard.records, i, &key, &v)) != 0;) {
+    for (size_t i = 0; (i = shard_next(&kvs->shard, i, &key, &v)) != 0;) {
         if (!pick(kvs, v, dead) || !kvs__is_primary(kvs, key))
             continue;
         keys = xgrow(keys, &cap, n + 1, sizeof *keys);

@@ -5,27 +5,31 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
 
+/* The map reads a record's key from its first bytes. */
+_Static_assert(offsetof(struct tmd, key) == 0, "struct tmd starts with its key");
+
 void shard_init(struct shard *s)
 {
     memset(s, 0, sizeof *s);
-    u64map_init(&s->records);
+    keymap_init(&s->records);
 }
 
 void shard_fini(struct shard *s)
 {
     uint64_t key;
     void *v;
-    for (size_t i = 0; (i = u64map_next(&s->records, i, &key, &v)) != 0;) {
+    for (size_t i = 0; (i = shard_next(s, i, &key, &v)) != 0;) {
         tmd_fini(v);
         free(v);
     }
-    u64map_fini(&s->records);
+    keymap_fini(&s->records);
 }
 
 void shard_effects_push(struct kvs_effects *fx, const struct kvs_effect *e)
@@ -45,7 +49,7 @@ static void mark(struct shard *s, struct tmd *rec)
 
 int shard_insert(struct shard *s, struct tmd *t, int64_t now)
 {
-    if (u64map_get(&s->records, t->key))
+    if (keymap_get(&s->records, t->key))
         return -EEXIST;
     /* A lent spec is copied after the record, in one allocation with it. */
     bool lent = t->flags & TMD_FLAG_SPEC_LENT;
@@ -57,7 +61,7 @@ int shard_insert(struct shard *s, struct tmd *t, int64_t now)
     }
     memset(t, 0, sizeof *t);
     shard_new_record(rec, now);
-    u64map_put(&s->records, rec->key, rec);
+    keymap_put(&s->records, rec);
     return 0;
 }
 
@@ -93,7 +97,7 @@ void shard_put(struct shard *s, struct tmd *t)
     *rec = *t;
     memset(t, 0, sizeof *t);
     rec->flags &= (uint8_t)~TMD_FLAG_FORGET;
-    struct tmd *old = u64map_put(&s->records, rec->key, rec);
+    struct tmd *old = keymap_put(&s->records, rec);
     /* The mark is this shard's, never sent: a copy that arrives after the forget (a
      * take-over's copy, a forward overtaken by the client's FORGET) is marked here, or
      * not kept when final, as shard_forget_job would have done.  Hazard: a new job that
@@ -120,12 +124,12 @@ void shard_put(struct shard *s, struct tmd *t)
 
 struct tmd *shard_get(const struct shard *s, uint64_t key)
 {
-    return u64map_get(&s->records, key);
+    return keymap_get(&s->records, key);
 }
 
 int shard_remove(struct shard *s, uint64_t key)
 {
-    struct tmd *rec = u64map_del(&s->records, key);
+    struct tmd *rec = keymap_del(&s->records, key);
     if (!rec)
         return -ENOENT;
     if (rec->flags & TMD_FLAG_FORGET)
@@ -177,7 +181,7 @@ static void moved(struct tmd *rec, uint32_t node)
 int shard_append(struct shard *s, uint64_t key, uint8_t field, uint32_t node, uint64_t value,
                  uint64_t object, int64_t now, struct kvs_effects *fx)
 {
-    struct tmd *rec = u64map_get(&s->records, key);
+    struct tmd *rec = keymap_get(&s->records, key);
     if (!rec)
         return -ENOENT;
     bool replay = field & KVS_FIELD_REPLAY;
@@ -257,7 +261,7 @@ static void set_status(struct tmd *rec, uint8_t status, const struct tmd_run *ru
 int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
               const struct tmd_run *run, uint32_t from, struct tmd **found)
 {
-    struct tmd *rec = u64map_get(&s->records, key);
+    struct tmd *rec = keymap_get(&s->records, key);
     if (found)
         *found = rec;
     if (!rec)
@@ -282,7 +286,7 @@ int shard_cas(struct shard *s, uint64_t key, uint8_t field, uint64_t expected, u
 
 int shard_set_status(struct shard *s, uint64_t key, uint8_t status, const struct tmd_run *run)
 {
-    struct tmd *rec = u64map_get(&s->records, key);
+    struct tmd *rec = keymap_get(&s->records, key);
     if (!rec)
         return -ENOENT;
     set_status(rec, status, run);
@@ -292,13 +296,13 @@ int shard_set_status(struct shard *s, uint64_t key, uint8_t status, const struct
 size_t shard_forget_job(struct shard *s, uint32_t job)
 {
     s->forgotten[s->nforgotten++ % SHARD_FORGOTTEN_JOBS] = job;
-    /* Keys first, removals after: u64map_del's backward shift may move a record the
+    /* Keys first, removals after: keymap_del's backward shift may move a record the
      * iteration has not reached into a slot it has passed. */
     uint64_t *drop = NULL;
     size_t n = 0, cap = 0;
     uint64_t key;
     void *v;
-    for (size_t i = 0; (i = u64map_next(&s->records, i, &key, &v)) != 0;) {
+    for (size_t i = 0; (i = shard_next(s, i, &key, &v)) != 0;) {
         struct tmd *rec = v;
         if (task_key_job(key) != job)
             continue;
@@ -318,7 +322,7 @@ size_t shard_forget_job(struct shard *s, uint32_t job)
 
 void shard_forget_later(struct shard *s, uint64_t key)
 {
-    struct tmd *rec = u64map_get(&s->records, key);
+    struct tmd *rec = keymap_get(&s->records, key);
     if (rec)
         mark(s, rec);
 }
@@ -328,7 +332,7 @@ void shard_settle(struct shard *s, uint64_t key)
     /* The common case, every status swap of a running job, costs one comparison. */
     if (!s->marked)
         return;
-    struct tmd *rec = u64map_get(&s->records, key);
+    struct tmd *rec = keymap_get(&s->records, key);
     if (rec && (rec->flags & TMD_FLAG_FORGET) && task_status_final((enum task_status)rec->status))
         shard_remove(s, key);
 }

@@ -56,7 +56,7 @@
  * a whole record or a status as the primary has it (shard_put keeps no record of a
  * forgotten job that is final: see forget).
  *
- * Owns the records (struct tmd, heap-allocated, indexed by a u64map).  Called by
+ * Owns the records (struct tmd, heap-allocated, indexed by a keymap).  Called by
  * core/kvs/kvs.c only.
  */
 #ifndef JACKDAW_SHARD_H
@@ -66,7 +66,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/base/u64map.h"
+#include "core/base/keymap.h"
 #include "core/kvs/tmd.h"
 
 enum kvs_field {
@@ -107,7 +107,7 @@ struct kvs_effects {
 #define SHARD_FORGOTTEN_JOBS 256
 
 struct shard {
-    struct u64map records;  /* key -> struct tmd * (owned) */
+    struct keymap records;  /* struct tmd * (owned), by their key */
     size_t marked;          /* records with TMD_FLAG_FORGET, waiting to be final */
     uint32_t forgotten[SHARD_FORGOTTEN_JOBS]; /* the last jobs forgotten, a ring */
     uint64_t nforgotten;    /* jobs forgotten so far; the ring's next slot */
@@ -122,7 +122,15 @@ void shard_init(struct shard *s);
 void shard_fini(struct shard *s);
 static inline size_t shard_len(const struct shard *s)
 {
-    return u64map_len(&s->records);
+    return keymap_len(&s->records);
+}
+/* Iteration over the records, as u64map_next (no insertion or removal meanwhile). */
+static inline size_t shard_next(const struct shard *s, size_t pos, uint64_t *key, void **rec)
+{
+    pos = keymap_next(&s->records, pos, rec);
+    if (pos)
+        *key = keymap_key(*rec);
+    return pos;
 }
 /* Takes over *t's arrays on success (and zeroes *t), and copies a lent spec
  * (TMD_FLAG_SPEC_LENT) into the record's allocation; -EEXIST leaves *t to the caller. */
