@@ -27,7 +27,7 @@ LAYERS = [
     ["trace/tracer"],
     ["trace/format"],
     ["workloads"],
-    ["core/runtime"],
+    ["core/runtime", "core/sim"],
     ["core/kvs"],
     ["core/net"],
     ["core/policy"],

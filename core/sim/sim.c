@@ -1,0 +1,701 @@
+/*
+ * sim — the engine (sim.h says what it models and why its own event core).
+ *
+ * One heap of events; each is a message arriving or a timer firing at a node, handled
+ * by that node's state machine, which may schedule more.  A node's ready queue is a
+ * min-heap on the task index (the daemons run the oldest task of a job first); a grant
+ * takes the heap's last entries, leaves that are among its newest, as a victim gives away
+ * the low end of its queue.  A waiting task never moves (only ready tasks are stolen),
+ * so its holder is where its readiness goes, as the record's holder field says in the
+ * daemons.
+ */
+#include "core/sim/sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/xalloc.h"
+#include "core/model/task.h"
+
+#define NS_PER_S 1e9
+
+enum ev_type {
+    EV_READY,       /* node: the task's holder; a: task */
+    EV_PARENT_DONE, /* node: the child's metadata owner; a: child; b: the parent's runner */
+    EV_TASK_END,    /* node: runner; a: task */
+    EV_TASK_START,  /* node: runner; a: task (its inputs have arrived) */
+    EV_QUERY,       /* node: victim; a: thief; b: attempt */
+    EV_QUERY_REPLY, /* node: thief; a: victim; b: attempt; c: load */
+    EV_STEAL_REQ,   /* node: victim; a: thief; b: attempt */
+    EV_GRANT,       /* node: thief; a: victim; b: attempt; c: grant index */
+    EV_THIEF_TIMER, /* node: thief; b: timer generation */
+    EV_WAKE,        /* node: a parked thief */
+    EV_SAMPLE,      /* node */
+};
+
+struct event {
+    int64_t t;
+    uint64_t seq;
+    uint8_t type;
+    uint32_t node, a, b;
+    uint64_t c;
+};
+
+enum thief_state { TH_IDLE, TH_QUERY, TH_REQUEST, TH_WAIT, TH_PARKED };
+
+struct node {
+    double speed;
+    uint32_t free_slots;
+    uint32_t *ready;        /* min-heap of task indices */
+    size_t nready, ready_cap;
+    /* The thief. */
+    struct steal_state st;
+    enum thief_state state;
+    uint32_t attempt;
+    uint32_t timer_gen;
+    uint32_t nvictims, nreplies;
+    uint32_t *victims, *loads; /* victims_cap each, made at the first attempt: at 10^6
+                                  nodes most never steal */
+    size_t victims_cap;
+    /* Counters for the samples. */
+    int64_t started, ended, stolen_in, stolen_out, steal_requests, steal_fails;
+    int64_t fetches, fetch_bytes, busy_ns_done;
+    uint32_t busy;          /* slots running a task */
+    bool parked_listed;
+};
+
+struct task_state {
+    uint32_t waiting;       /* parents not ended */
+    uint32_t holder;        /* the node that holds it (receives its readiness) */
+    uint32_t runner;        /* the node that ran it, once it ran */
+    int64_t t_start;
+};
+
+struct grant {
+    uint32_t *tasks;
+    uint32_t n;
+};
+
+struct sim {
+    const struct workload *wl;
+    const struct sim_config *cfg;
+    struct sim_result *res;
+    struct event *heap;
+    size_t nheap, heap_cap;
+    uint64_t seq;
+    int64_t now;
+    int64_t latency_ns;
+    struct node *nodes;
+    struct task_state *tasks;
+    uint64_t rng;
+    uint64_t left;          /* tasks not ended */
+    struct grant *grants;
+    size_t ngrants, grants_cap;
+    uint32_t *free_grants;  /* indices of grants whose tasks arrived */
+    size_t nfree_grants, free_grants_cap;
+    uint32_t *parked;       /* nodes whose thief is parked */
+    size_t nparked, parked_cap;
+    uint32_t victims_max;
+};
+
+/* ---- the event heap ------------------------------------------------------------- */
+
+static bool ev_before(const struct event *x, const struct event *y)
+{
+    return x->t != y->t ? x->t < y->t : x->seq < y->seq;
+}
+
+static void push(struct sim *s, int64_t t, uint8_t type, uint32_t node, uint32_t a, uint32_t b,
+                 uint64_t c)
+{
+    s->heap = xgrow(s->heap, &s->heap_cap, s->nheap + 1, sizeof *s->heap);
+    struct event e = {.t = t, .seq = s->seq++, .type = type, .node = node, .a = a, .b = b, .c = c};
+    size_t i = s->nheap++;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (!ev_before(&e, &s->heap[up]))
+            break;
+        s->heap[i] = s->heap[up];
+        i = up;
+    }
+    s->heap[i] = e;
+}
+
+static struct event pop(struct sim *s)
+{
+    struct event top = s->heap[0];
+    struct event last = s->heap[--s->nheap];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const struct event *best = &last;
+        if (l < s->nheap && ev_before(&s->heap[l], best)) {
+            m = l;
+            best = &s->heap[l];
+        }
+        if (r < s->nheap && ev_before(&s->heap[r], best))
+            m = r;
+        if (m == i)
+            break;
+        s->heap[i] = s->heap[m];
+        i = m;
+    }
+    if (s->nheap)
+        s->heap[i] = last;
+    return top;
+}
+
+/* A message from `from` to `to`: one latency, none within a node. */
+static void send(struct sim *s, uint32_t from, uint32_t to, uint8_t type, uint32_t a, uint32_t b,
+                 uint64_t c)
+{
+    if (from != to)
+        s->res->messages++;
+    push(s, s->now + (from == to ? 0 : s->latency_ns), type, to, a, b, c);
+}
+
+/* ---- the ready queues --------------------------------------------------------- */
+
+static void ready_push(struct node *n, uint32_t task)
+{
+    n->ready = xgrow(n->ready, &n->ready_cap, n->nready + 1, sizeof *n->ready);
+    size_t i = n->nready++;
+    while (i > 0 && n->ready[(i - 1) / 2] > task) {
+        n->ready[i] = n->ready[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    n->ready[i] = task;
+}
+
+static uint32_t ready_pop(struct node *n)
+{
+    uint32_t top = n->ready[0], last = n->ready[--n->nready];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        uint32_t best = last;
+        if (l < n->nready && n->ready[l] < best) {
+            m = l;
+            best = n->ready[l];
+        }
+        if (r < n->nready && n->ready[r] < best)
+            m = r;
+        if (m == i)
+            break;
+        n->ready[i] = n->ready[m];
+        i = m;
+    }
+    if (n->nready)
+        n->ready[i] = last;
+    return top;
+}
+
+/* ---- trace --------------------------------------------------------------------- */
+
+static uint64_t key_of(const struct sim *s, uint32_t task)
+{
+    return task == UINT32_MAX ? TRACE_NO_TASK : task_key(s->cfg->job, task);
+}
+
+static void trace(struct sim *s, uint32_t node, enum trace_kind kind, uint32_t task, int32_t peer,
+                  int32_t status, int64_t count, int64_t bytes, int64_t duration_ns)
+{
+    if (!s->cfg->sinks || !s->cfg->sinks[node])
+        return;
+    const struct trace_sink *k = s->cfg->sinks[node];
+    k->put(k->ctx, kind, key_of(s, task), peer, status, count, bytes, duration_ns,
+           s->cfg->start_wall_ns + s->now);
+}
+
+static void sample(struct sim *s, uint32_t id)
+{
+    if (!s->cfg->sinks || !s->cfg->sinks[id])
+        return;
+    struct node *n = &s->nodes[id];
+    struct trace_sample x = {
+        .busy = (int32_t)n->busy, .slots = (int32_t)s->cfg->slots,
+        .sreadyq = (int32_t)n->nready, .started = n->started, .ended = n->ended,
+        .stolen_in = n->stolen_in, .stolen_out = n->stolen_out,
+        .steal_requests = n->steal_requests, .steal_fails = n->steal_fails,
+        .fetches = n->fetches, .fetch_bytes = n->fetch_bytes, .busy_ns = n->busy_ns_done,
+    };
+    const struct trace_sink *k = s->cfg->sinks[id];
+    k->sample(k->ctx, &x, s->cfg->start_wall_ns + s->now);
+}
+
+/* ---- running tasks ------------------------------------------------------------- */
+
+static uint32_t cores_of(const struct workload_task *t)
+{
+    return t->cores > 1 ? t->cores : 1;
+}
+
+/* Bytes of the task's parents' outputs that live on another node than `node`. */
+static uint64_t remote_bytes(const struct sim *s, uint32_t task, uint32_t node)
+{
+    const struct workload_task *t = &s->wl->tasks[task];
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < t->num_parents; i++) {
+        uint32_t p = t->parents[i];
+        if (s->tasks[p].runner != node)
+            sum += s->wl->tasks[p].output_bytes;
+    }
+    return sum;
+}
+
+static void maybe_steal(struct sim *s, uint32_t id);
+
+/* Starts what fits in the node's free slots, oldest first; a task that needs more
+ * slots than are free waits at the head, as the daemons' dispatcher holds it. */
+static void dispatch(struct sim *s, uint32_t id)
+{
+    struct node *n = &s->nodes[id];
+    while (n->nready && cores_of(&s->wl->tasks[n->ready[0]]) <= n->free_slots) {
+        uint32_t task = ready_pop(n);
+        uint32_t cores = cores_of(&s->wl->tasks[task]);
+        n->free_slots -= cores;
+        n->busy += cores;
+        uint64_t bytes = s->cfg->bandwidth_Bps > 0 ? remote_bytes(s, task, id) : 0;
+        if (bytes) {
+            int64_t d = s->latency_ns + (int64_t)ceil((double)bytes / s->cfg->bandwidth_Bps * NS_PER_S);
+            n->fetches++;
+            n->fetch_bytes += (int64_t)bytes;
+            s->res->bytes_moved += bytes;
+            trace(s, id, TRACE_DATA_FETCH, task, -1, 0, 0, (int64_t)bytes, d);
+            push(s, s->now + d, EV_TASK_START, id, task, 0, 0);
+        } else {
+            push(s, s->now, EV_TASK_START, id, task, 0, 0);
+        }
+    }
+}
+
+static void task_start(struct sim *s, uint32_t id, uint32_t task)
+{
+    struct node *n = &s->nodes[id];
+    const struct workload_task *t = &s->wl->tasks[task];
+    s->tasks[task].t_start = s->now;
+    n->started++;
+    trace(s, id, TRACE_TASK_START, task, -1, 0, 0, 0, 0);
+    /* A sleep lasts its duration over the node's speed, never less (exec.c). */
+    int64_t d = (int64_t)ceil(t->duration_s / n->speed * NS_PER_S);
+    push(s, s->now + d, EV_TASK_END, id, task, 0, 0);
+}
+
+static void task_end(struct sim *s, uint32_t id, uint32_t task)
+{
+    struct node *n = &s->nodes[id];
+    const struct workload_task *t = &s->wl->tasks[task];
+    uint32_t cores = cores_of(t);
+    int64_t ran = s->now - s->tasks[task].t_start;
+    n->free_slots += cores;
+    n->busy -= cores;
+    n->ended++;
+    n->busy_ns_done += ran * cores;
+    s->res->busy_s += (double)ran * cores / NS_PER_S;
+    s->res->tasks_done++;
+    s->tasks[task].runner = id;
+    s->left--;
+    if (s->left == 0)
+        s->res->makespan_s = (double)s->now / NS_PER_S;
+    trace(s, id, TRACE_TASK_END, task, -1, TASK_DONE, 0, 0, 0);
+    /* Each child's record learns of it on the child's owner, which tells the holder
+     * once the last parent has ended (paper 002's notification path). */
+    for (uint32_t i = 0; i < t->num_children; i++) {
+        uint32_t c = t->children[i];
+        uint32_t owner = task_key_owner(task_key(s->cfg->job, c), s->cfg->nodes);
+        send(s, id, owner, EV_PARENT_DONE, c, id, 0);
+    }
+    dispatch(s, id);
+    maybe_steal(s, id);
+}
+
+/* ---- stealing ------------------------------------------------------------------ */
+
+static bool steals(const struct sim *s)
+{
+    return s->cfg->steal.mode != STEAL_NONE && s->cfg->nodes > 1;
+}
+
+/* What a victim would give away now: its queue beyond what its free slots take. */
+static uint32_t stealable(const struct node *n)
+{
+    uint32_t q = (uint32_t)n->nready;
+    return q - steal_keep(n->free_slots, 0, q);
+}
+
+static void wake_parked(struct sim *s, uint32_t from)
+{
+    for (size_t i = 0; i < s->nparked; i++) {
+        uint32_t p = s->parked[i];
+        s->nodes[p].parked_listed = false;
+        send(s, from, p, EV_WAKE, 0, 0, 0);
+    }
+    s->nparked = 0;
+}
+
+/* Tasks arrived at a node: it starts what it can, and has work to share with parked
+ * thieves when some is left over. */
+static void on_new_ready(struct sim *s, uint32_t id)
+{
+    dispatch(s, id);
+    if (s->nparked && stealable(&s->nodes[id]) > 0)
+        wake_parked(s, id);
+}
+
+static bool starving(const struct sim *s, const struct node *n)
+{
+    struct steal_self self = {.sready = (uint32_t)n->nready, .free_slots = n->free_slots};
+    return steal_starving(&s->cfg->steal, &self);
+}
+
+static void backoff(struct sim *s, uint32_t id)
+{
+    struct node *n = &s->nodes[id];
+    steal_on_result(&s->cfg->steal, &n->st, false, s->cfg->nodes);
+    if (n->st.parked) {
+        n->state = TH_PARKED;
+        if (!n->parked_listed) {
+            s->parked = xgrow(s->parked, &s->parked_cap, s->nparked + 1, sizeof *s->parked);
+            s->parked[s->nparked++] = id;
+            n->parked_listed = true;
+        }
+        return;
+    }
+    n->state = TH_WAIT;
+    int64_t wait = (int64_t)ceil(n->st.interval_ms * 1e6);
+    push(s, s->now + (wait > 0 ? wait : 1), EV_THIEF_TIMER, id, 0, ++n->timer_gen, 0);
+}
+
+static void maybe_steal(struct sim *s, uint32_t id)
+{
+    struct node *n = &s->nodes[id];
+    if (!steals(s) || n->state != TH_IDLE || s->left == 0 || !starving(s, n))
+        return;
+    n->attempt++;
+    s->res->steal_attempts++;
+    const struct steal_params *p = &s->cfg->steal;
+    uint32_t want = p->mode == STEAL_RANDOM1 ? 1
+                    : p->victims == STEAL_VICTIMS_RANDOM ? p->victims_k : n->st.neighbours;
+    want = want < s->victims_max ? want : s->victims_max;
+    want = want ? want : 1;
+    if (n->victims_cap < want) {
+        size_t cap = n->victims_cap;
+        n->victims = xgrow(n->victims, &cap, want, sizeof *n->victims);
+        n->loads = xrealloc(n->loads, cap * sizeof *n->loads);
+        n->victims_cap = cap;
+    }
+    n->nvictims = steal_pick_victims(&s->cfg->steal, &n->st, id, s->cfg->nodes, &s->rng,
+                                     n->victims, want);
+    n->nreplies = 0;
+    if (n->nvictims == 0) {
+        n->steal_fails++;
+        trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, -1, STEAL_FAIL_NO_VICTIM, 0, 0, 0);
+        backoff(s, id);
+        return;
+    }
+    n->state = TH_QUERY;
+    for (uint32_t i = 0; i < n->nvictims; i++)
+        send(s, id, n->victims[i], EV_QUERY, id, n->attempt, 0);
+}
+
+static void on_query_reply(struct sim *s, uint32_t id, uint32_t victim, uint32_t attempt,
+                           uint32_t load)
+{
+    struct node *n = &s->nodes[id];
+    if (n->state != TH_QUERY || attempt != n->attempt)
+        return;
+    for (uint32_t i = 0; i < n->nvictims; i++)
+        if (n->victims[i] == victim)
+            n->loads[i] = load;
+    if (++n->nreplies < n->nvictims)
+        return;
+    int best = steal_choose_victim(n->loads, n->nvictims);
+    if (best < 0) {
+        n->steal_fails++;
+        trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, -1, STEAL_FAIL_EMPTY, 0, 0, 0);
+        backoff(s, id);
+        return;
+    }
+    uint32_t v = n->victims[best];
+    n->state = TH_REQUEST;
+    n->steal_requests++;
+    trace(s, id, TRACE_STEAL_REQUEST, UINT32_MAX, (int32_t)v, 0, n->loads[best], 0, 0);
+    send(s, id, v, EV_STEAL_REQ, id, n->attempt, 0);
+}
+
+static void on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t attempt)
+{
+    struct node *n = &s->nodes[id];
+    uint32_t k = steal_grant(&s->cfg->steal, stealable(n), 0);
+    s->grants = xgrow(s->grants, &s->grants_cap, s->ngrants + 1, sizeof *s->grants);
+    uint32_t gi;
+    if (s->nfree_grants) {
+        gi = s->free_grants[--s->nfree_grants];
+    } else {
+        gi = (uint32_t)s->ngrants++;
+        s->grants[gi] = (struct grant){0};
+    }
+    struct grant *g = &s->grants[gi];
+    g->tasks = xrealloc(g->tasks, (k ? k : 1) * sizeof *g->tasks);
+    g->n = k;
+    /* The heap's last entries: leaves, among the newest it holds. */
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t task = n->ready[--n->nready];
+        g->tasks[i] = task;
+        s->tasks[task].holder = thief;
+        trace(s, id, TRACE_TASK_STOLEN_OUT, task, (int32_t)thief, 0, 0, 0, 0);
+    }
+    n->stolen_out += k;
+    send(s, id, thief, EV_GRANT, id, attempt, gi);
+}
+
+static void on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi)
+{
+    struct node *n = &s->nodes[id];
+    struct grant *g = &s->grants[gi];
+    for (uint32_t i = 0; i < g->n; i++) {
+        ready_push(n, g->tasks[i]);
+        trace(s, id, TRACE_TASK_STOLEN_IN, g->tasks[i], (int32_t)victim, 0, 0, 0, 0);
+    }
+    uint32_t k = g->n;
+    s->free_grants = xgrow(s->free_grants, &s->free_grants_cap, s->nfree_grants + 1,
+                           sizeof *s->free_grants);
+    s->free_grants[s->nfree_grants++] = gi;
+    if (k) {
+        n->stolen_in += k;
+        s->res->steals_ok++;
+        s->res->tasks_stolen += k;
+        trace(s, id, TRACE_STEAL_GRANT, UINT32_MAX, (int32_t)victim, 0, k, 0, 0);
+        steal_on_result(&s->cfg->steal, &n->st, true, s->cfg->nodes);
+        n->state = TH_IDLE;
+        on_new_ready(s, id);
+        maybe_steal(s, id);
+        return;
+    }
+    n->steal_fails++;
+    trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, (int32_t)victim, STEAL_FAIL_EMPTY, 0, 0, 0);
+    backoff(s, id);
+}
+
+/* ---- the run ------------------------------------------------------------------- */
+
+void sim_config_default(struct sim_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->nodes = 4;
+    cfg->slots = 4;
+    cfg->submit = SIM_SUBMIT_HASHED;
+    steal_params_default(&cfg->steal);
+    cfg->latency_s = 100e-6;
+    cfg->sample_s = 0.1;
+    cfg->seed = 1;
+    cfg->job = 1;
+}
+
+int sim_check(const struct sim_config *cfg, const struct workload *wl, const char **why)
+{
+    const struct steal_params *p = &cfg->steal;
+    if (cfg->nodes == 0 || cfg->slots == 0) {
+        *why = "a simulated cluster needs at least one node and one slot";
+        return -EINVAL;
+    }
+    if (!(cfg->latency_s >= 0 && cfg->latency_s < 3600) || !(cfg->bandwidth_Bps >= 0) ||
+        !(cfg->sample_s >= 0)) {
+        *why = "latency, bandwidth and sample period must be finite and not negative";
+        return -EINVAL;
+    }
+    for (uint32_t i = 0; cfg->speeds && i < cfg->nodes; i++) {
+        if (!(cfg->speeds[i] > 0 && cfg->speeds[i] < 1e6)) {
+            *why = "every node's speed must be positive";
+            return -EINVAL;
+        }
+    }
+    if (p->mode != STEAL_NONE) {
+        if (p->victims != STEAL_VICTIMS_SQRT && p->victims != STEAL_VICTIMS_RANDOM) {
+            *why = "the simulator models the sqrt and random:K victims only (A2WS, CTWS and "
+                   "LW victims are not simulated yet)";
+            return -ENOTSUP;
+        }
+        if (p->amount == STEAL_AMOUNT_A2WS) {
+            *why = "the A2WS steal amount is not simulated yet";
+            return -ENOTSUP;
+        }
+        if (p->starvation != STEAL_STARVE_READY) {
+            *why = "the simulator models the ready starvation test only (ready+successors and "
+                   "preemptive are not simulated yet)";
+            return -ENOTSUP;
+        }
+        if (p->info != STEAL_INFO_LOAD_QUERY) {
+            *why = "the simulator's thieves ask their victims' loads (--info load-query); the "
+                   "A2WS ring and the CTWS token are not simulated yet";
+            return -ENOTSUP;
+        }
+    }
+    for (uint32_t i = 0; wl && i < wl->count; i++) {
+        const struct workload_task *t = &wl->tasks[i];
+        if (t->kind == TASK_COMMAND) {
+            *why = "a command task: the simulator needs every task's duration, and only a "
+                   "sleep task has one (duration_s)";
+            return -EINVAL;
+        }
+        if (!(t->duration_s >= 0 && t->duration_s < 1e9)) {
+            *why = "a task's duration_s is out of range";
+            return -EINVAL;
+        }
+        if (cores_of(t) > cfg->slots) {
+            *why = "a task needs more cores than a simulated node has slots";
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+static uint32_t holder_at_submit(const struct sim_config *cfg, uint32_t task)
+{
+    switch (cfg->submit) {
+    case SIM_SUBMIT_ONE:
+        return 0;
+    case SIM_SUBMIT_ROUND_ROBIN:
+        return task % cfg->nodes;
+    case SIM_SUBMIT_HASHED:
+    default:
+        return task_key_owner(task_key(cfg->job, task), cfg->nodes);
+    }
+}
+
+static void handle(struct sim *s, const struct event *e)
+{
+    struct node *n = &s->nodes[e->node];
+    switch ((enum ev_type)e->type) {
+    case EV_READY:
+        trace(s, e->node, TRACE_TASK_READY, e->a, -1, 0, 0, 0, 0);
+        ready_push(n, e->a);
+        on_new_ready(s, e->node);
+        break;
+    case EV_PARENT_DONE: {
+        struct task_state *ts = &s->tasks[e->a];
+        if (ts->waiting && --ts->waiting == 0)
+            send(s, e->node, ts->holder, EV_READY, e->a, 0, 0);
+        break;
+    }
+    case EV_TASK_START:
+        task_start(s, e->node, e->a);
+        break;
+    case EV_TASK_END:
+        task_end(s, e->node, e->a);
+        break;
+    case EV_QUERY:
+        send(s, e->node, e->a, EV_QUERY_REPLY, e->node, e->b, stealable(n));
+        break;
+    case EV_QUERY_REPLY:
+        on_query_reply(s, e->node, e->a, e->b, (uint32_t)e->c);
+        break;
+    case EV_STEAL_REQ:
+        on_steal_req(s, e->node, e->a, e->b);
+        break;
+    case EV_GRANT:
+        on_grant(s, e->node, e->a, (uint32_t)e->c);
+        break;
+    case EV_THIEF_TIMER:
+        if (n->state == TH_WAIT && e->b == n->timer_gen) {
+            n->state = TH_IDLE;
+            maybe_steal(s, e->node);
+        }
+        break;
+    case EV_WAKE:
+        if (n->state == TH_PARKED) {
+            steal_on_wake(&s->cfg->steal, &n->st);
+            n->state = TH_IDLE;
+            maybe_steal(s, e->node);
+        }
+        break;
+    case EV_SAMPLE:
+        sample(s, e->node);
+        if (s->left)
+            push(s, s->now + (int64_t)(s->cfg->sample_s * NS_PER_S), EV_SAMPLE, e->node, 0, 0, 0);
+        break;
+    }
+}
+
+static void sim_free(struct sim *s)
+{
+    for (uint32_t i = 0; s->nodes && i < s->cfg->nodes; i++) {
+        free(s->nodes[i].ready);
+        free(s->nodes[i].victims);
+        free(s->nodes[i].loads);
+    }
+    for (size_t i = 0; i < s->ngrants; i++)
+        free(s->grants[i].tasks);
+    free(s->grants);
+    free(s->free_grants);
+    free(s->parked);
+    free(s->nodes);
+    free(s->tasks);
+    free(s->heap);
+}
+
+int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_result *out,
+            const char **why)
+{
+    int rc = sim_check(cfg, wl, why);
+    if (rc < 0)
+        return rc;
+    memset(out, 0, sizeof *out);
+    struct sim s = {.wl = wl, .cfg = cfg, .res = out, .left = wl->count,
+                    .rng = cfg->seed ? cfg->seed : 1,
+                    .latency_ns = (int64_t)llround(cfg->latency_s * NS_PER_S)};
+    s.nodes = xcalloc(cfg->nodes, sizeof *s.nodes);
+    s.tasks = xcalloc(wl->count ? wl->count : 1, sizeof *s.tasks);
+    /* As a daemon's thief (thief.c): at most 1024 victims an attempt. */
+    s.victims_max = cfg->nodes - 1 < 1024 ? cfg->nodes - 1 : 1024;
+    for (uint32_t i = 0; i < cfg->nodes; i++) {
+        struct node *n = &s.nodes[i];
+        n->speed = cfg->speeds ? cfg->speeds[i] : 1.0;
+        n->free_slots = cfg->slots;
+        steal_state_init(&n->st, &cfg->steal, cfg->nodes);
+        trace(&s, i, TRACE_NODE_UP, UINT32_MAX, -1, 0, cfg->slots, 0, 0);
+    }
+    for (uint32_t i = 0; i < wl->count; i++) {
+        out->work_s += wl->tasks[i].duration_s * cores_of(&wl->tasks[i]);
+        s.tasks[i].waiting = wl->tasks[i].num_parents;
+        s.tasks[i].holder = holder_at_submit(cfg, i);
+        s.tasks[i].runner = UINT32_MAX;
+    }
+    /* Every task is at its holder at time 0, parents first (the workload's order). */
+    for (uint32_t k = 0; k < wl->count; k++) {
+        uint32_t i = wl->topo[k];
+        trace(&s, s.tasks[i].holder, TRACE_TASK_SUBMIT, i, -1, 0, 0, 0, 0);
+        if (!s.tasks[i].waiting)
+            push(&s, 0, EV_READY, s.tasks[i].holder, i, 0, 0);
+    }
+    for (uint32_t i = 0; i < cfg->nodes; i++) {
+        if (cfg->sample_s > 0 && wl->count)
+            push(&s, 0, EV_SAMPLE, i, 0, 0, 0);
+        /* Idle nodes turn thief at once, as a daemon with nothing to run does. */
+        if (steals(&s))
+            push(&s, 0, EV_THIEF_TIMER, i, 0, 0, 0);
+    }
+    for (uint32_t i = 0; i < cfg->nodes; i++)
+        s.nodes[i].state = TH_WAIT; /* the timers above start them */
+    while (s.nheap && s.left) {
+        struct event e = pop(&s);
+        s.now = e.t;
+        out->events++;
+        handle(&s, &e);
+    }
+    for (uint32_t i = 0; i < cfg->nodes; i++) {
+        sample(&s, i);
+        trace(&s, i, TRACE_NODE_DOWN, UINT32_MAX, -1, 0, 0, 0, 0);
+    }
+    uint64_t left = s.left;
+    sim_free(&s);
+    if (left) {
+        /* Every ready task is dispatched when a slot frees: nothing left means a bug in
+         * the engine or in a policy it calls, which a test must see. */
+        *why = "the simulation ran out of events with tasks left (an engine or policy bug)";
+        return -EDEADLK;
+    }
+    return 0;
+}

@@ -1,0 +1,85 @@
+/*
+ * sim — the cluster simulator (issue 20): a workload run on N simulated nodes by the
+ * same core/policy functions the daemons call, in simulated time, with no thread, no
+ * socket and no clock.  A discrete-event core of our own (a binary heap of events keyed
+ * on simulated nanoseconds, ties broken by insertion order, so a run is a function of
+ * its inputs and its seed): SimGrid's actors would cost a context switch per message,
+ * and the scales the issue asks for (10^6 nodes) are millions of messages.
+ *
+ * What is modelled, per node: its slots and speed; the ready queue (oldest task first,
+ * as the daemons' readyq orders equal priorities); the metadata of paper 002 — a task's
+ * record lives on task_key_owner's node, a parent's end travels to it and its
+ * readiness from it to the task's holder, each message one `latency_s`; the thief of
+ * core/policy/steal.h — starvation test, victims drawn by steal_pick_victims, load
+ * queries and the most loaded chosen, the victim's grant (steal_grant after steal_keep),
+ * exponential back-off and parking, woken when a node has stealable work again; and
+ * the inputs a task reads from its parents' runners, `bandwidth` bytes a second over
+ * one link per task, before it starts.  What is not (yet): placement (MLB, MDL, RLDS,
+ * FLDS), A2WS, PaRSEC, LW and CTWS — sim_check refuses them by name; the CPU time a
+ * daemon spends per message; link contention.
+ *
+ * Events go out through one trace_sink per node (core/model/trace_kind.h), with `wall`
+ * the simulated time plus cfg->start_wall_ns, so the trace tools read a simulated run as
+ * they read a real one; the writer of that file is the caller's (tools/cmd/cmd_sim.c).
+ *
+ * Owns its run's state, freed before sim_run returns.  Called by tools/cmd/cmd_sim.c and
+ * tests/unit/test_sim.c.
+ */
+#ifndef JACKDAW_SIM_H
+#define JACKDAW_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/model/trace_kind.h"
+#include "core/model/workload.h"
+#include "core/policy/steal.h"
+
+/* Where the client puts each task at submission, as `jackdaw run --mode`. */
+enum sim_submit {
+    SIM_SUBMIT_HASHED = 0,  /* the task's metadata owner (task_key_owner) */
+    SIM_SUBMIT_ONE = 1,     /* node 0 */
+    SIM_SUBMIT_ROUND_ROBIN = 2, /* task i on node i mod N */
+};
+
+struct sim_config {
+    uint32_t nodes;
+    uint32_t slots;         /* per node */
+    const double *speeds;   /* `nodes` entries (> 0), or NULL: all 1.0 */
+    enum sim_submit submit;
+    struct steal_params steal;
+    double latency_s;       /* one way, any two nodes; 0 allowed */
+    double bandwidth_Bps;   /* per transfer; 0: inputs move in no time */
+    double sample_s;        /* NODE_SAMPLE period in simulated seconds; 0: none */
+    uint64_t seed;          /* the thieves' random draws (non-zero) */
+    uint32_t job;           /* the job number in the tasks' keys */
+    /* NULL, or `nodes` sinks: node i's events.  Called in simulated-time order. */
+    const struct trace_sink *const *sinks;
+    int64_t start_wall_ns;  /* `wall` of simulated time 0 */
+};
+
+struct sim_result {
+    double makespan_s;      /* first submit (time 0) to the last task's end */
+    double work_s;          /* sum of the tasks' durations at speed 1 */
+    double busy_s;          /* slot time spent running tasks (their cores counted) */
+    uint64_t tasks_done;
+    uint64_t events;        /* events the engine processed */
+    uint64_t messages;      /* simulated messages between nodes */
+    uint64_t steal_attempts, steals_ok, tasks_stolen;
+    uint64_t bytes_moved;   /* inputs read from another node */
+};
+
+/* The defaults: 100 us latency, no bandwidth limit, samples every 100 ms, hashed
+ * submission, the papers' stealing (steal_params_default), seed 1, job 1. */
+void sim_config_default(struct sim_config *cfg);
+
+/* Whether the simulator can run this configuration and workload: 0, or -EINVAL /
+ * -ENOTSUP with *why (static text) naming what it cannot do (a policy part it does not
+ * model, a task without a duration, a task needing more cores than a node has). */
+int sim_check(const struct sim_config *cfg, const struct workload *wl, const char **why);
+
+/* Runs the workload to its end.  0, or what sim_check returns. */
+int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_result *out,
+            const char **why);
+
+#endif

@@ -1,0 +1,374 @@
+/*
+ * test_sim — unit tests for core/sim/sim.c, the simulator's engine: from the events it
+ * reports, every task starts once and ends once, after each of its parents ended (and
+ * after the notification's latency when the parent ran elsewhere); the makespan is
+ * never below the capacity bound or the critical path, and equals them where the
+ * workload leaves no choice; a seed gives one run; speeds scale durations; work moves
+ * by stealing under --mode one and not under --steal none; what it does not model is
+ * refused by name.  Run by `make unit`.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/xalloc.h"
+#include "core/model/task.h"
+#include "core/sim/sim.h"
+
+#define MAX_NODES 16
+
+/* What the sinks saw. */
+struct seen {
+    uint32_t nodes;
+    uint32_t tasks;
+    int64_t *start, *end;   /* per task: simulated ns of its start / end, -1 if none */
+    int32_t *start_node, *end_node;
+    uint32_t *starts, *ends; /* per task: how many */
+    uint64_t events[MAX_NODES];
+    uint64_t started_on[MAX_NODES];
+    int64_t last_wall[MAX_NODES];
+    bool out_of_order;
+    uint64_t hash;          /* of every event, in order */
+};
+
+struct sink_ctx {
+    struct seen *seen;
+    uint32_t node;
+};
+
+#define WALL0 1000000000000LL
+
+static void put(void *ctx, enum trace_kind kind, uint64_t task, int32_t peer, int32_t status,
+                int64_t count, int64_t bytes, int64_t duration_ns, int64_t wall)
+{
+    struct sink_ctx *c = ctx;
+    struct seen *s = c->seen;
+    s->events[c->node]++;
+    if (wall < s->last_wall[c->node])
+        s->out_of_order = true;
+    s->last_wall[c->node] = wall;
+    s->hash = s->hash * 1000003u ^ ((uint64_t)kind << 56 ^ task ^ (uint64_t)peer << 40 ^
+                                    (uint64_t)status ^ (uint64_t)count ^ (uint64_t)bytes ^
+                                    (uint64_t)duration_ns ^ (uint64_t)wall ^ c->node);
+    if (task == TRACE_NO_TASK)
+        return;
+    uint32_t i = task_key_index(task);
+    assert_true(i < s->tasks);
+    if (kind == TRACE_TASK_START) {
+        s->starts[i]++;
+        s->start[i] = wall - WALL0;
+        s->start_node[i] = (int32_t)c->node;
+        s->started_on[c->node]++;
+    } else if (kind == TRACE_TASK_END) {
+        s->ends[i]++;
+        s->end[i] = wall - WALL0;
+        s->end_node[i] = (int32_t)c->node;
+        assert_int_equal(status, TASK_DONE);
+    }
+}
+
+static void policy(void *ctx, const char *name, int32_t reason, int64_t wall)
+{
+    (void)ctx, (void)name, (void)reason, (void)wall;
+}
+
+static void sample(void *ctx, const struct trace_sample *x, int64_t wall)
+{
+    struct sink_ctx *c = ctx;
+    assert_true(x->busy >= 0 && x->busy <= x->slots);
+    (void)wall;
+    c->seen->events[c->node]++;
+}
+
+static uint64_t dropped(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+struct rig {
+    struct workload wl;
+    struct sim_config cfg;
+    struct sim_result res;
+    struct seen seen;
+    struct sink_ctx ctx[MAX_NODES];
+    struct trace_sink sinks[MAX_NODES];
+    const struct trace_sink *sink_ptrs[MAX_NODES];
+};
+
+static void rig_load(struct rig *r, const char *text)
+{
+    memset(r, 0, sizeof *r);
+    char *cause = NULL;
+    if (workload_parse(&r->wl, text, strlen(text), "test", &cause) != 0)
+        fail_msg("workload: %s", cause ? cause : "?");
+    sim_config_default(&r->cfg);
+}
+
+/* Runs the rig's workload; returns sim_run's code, the sinks' view in r->seen. */
+static int rig_run(struct rig *r)
+{
+    struct seen *s = &r->seen;
+    free(s->start), free(s->end), free(s->start_node), free(s->end_node);
+    free(s->starts), free(s->ends);
+    memset(s, 0, sizeof *s);
+    s->nodes = r->cfg.nodes;
+    s->tasks = r->wl.count;
+    s->start = xcalloc(r->wl.count, sizeof *s->start);
+    s->end = xcalloc(r->wl.count, sizeof *s->end);
+    s->start_node = xcalloc(r->wl.count, sizeof *s->start_node);
+    s->end_node = xcalloc(r->wl.count, sizeof *s->end_node);
+    s->starts = xcalloc(r->wl.count, sizeof *s->starts);
+    s->ends = xcalloc(r->wl.count, sizeof *s->ends);
+    assert_true(r->cfg.nodes <= MAX_NODES);
+    for (uint32_t i = 0; i < r->cfg.nodes; i++) {
+        r->ctx[i] = (struct sink_ctx){.seen = s, .node = i};
+        r->sinks[i] = (struct trace_sink){.ctx = &r->ctx[i], .put = put, .policy = policy,
+                                          .sample = sample, .dropped = dropped};
+        r->sink_ptrs[i] = &r->sinks[i];
+    }
+    r->cfg.sinks = r->sink_ptrs;
+    r->cfg.start_wall_ns = WALL0;
+    const char *why = NULL;
+    int rc = sim_run(&r->wl, &r->cfg, &r->res, &why);
+    if (rc == 0)
+        assert_null(why);
+    else
+        assert_non_null(why);
+    return rc;
+}
+
+static void rig_free(struct rig *r)
+{
+    struct seen *s = &r->seen;
+    free(s->start), free(s->end), free(s->start_node), free(s->end_node);
+    free(s->starts), free(s->ends);
+    workload_fini(&r->wl);
+}
+
+/* Every task once, after its parents; the latency between a parent's end elsewhere
+ * and the child's start is at least one message. */
+static void check_records(const struct rig *r)
+{
+    const struct seen *s = &r->seen;
+    assert_false(s->out_of_order);
+    assert_int_equal(r->res.tasks_done, r->wl.count);
+    int64_t last = 0;
+    int64_t lat = (int64_t)(r->cfg.latency_s * 1e9 + 0.5);
+    for (uint32_t i = 0; i < r->wl.count; i++) {
+        const struct workload_task *t = &r->wl.tasks[i];
+        assert_int_equal(s->starts[i], 1);
+        assert_int_equal(s->ends[i], 1);
+        assert_int_equal(s->start_node[i], s->end_node[i]);
+        double speed = r->cfg.speeds ? r->cfg.speeds[s->start_node[i]] : 1.0;
+        assert_true((double)(s->end[i] - s->start[i]) >= t->duration_s / speed * 1e9 - 1);
+        for (uint32_t k = 0; k < t->num_parents; k++) {
+            uint32_t p = t->parents[k];
+            assert_true(s->start[i] >= s->end[p]);
+            if (s->end_node[p] != s->start_node[i])
+                assert_true(s->start[i] >= s->end[p] + lat);
+        }
+        last = s->end[i] > last ? s->end[i] : last;
+    }
+    assert_true(r->res.makespan_s * 1e9 >= (double)last - 1);
+    assert_true(r->res.makespan_s * 1e9 <= (double)last + 1);
+}
+
+static char *bag(uint32_t n, double duration_s)
+{
+    size_t cap = (size_t)n * 64 + 1;
+    char *text = xmalloc(cap), *p = text;
+    for (uint32_t i = 0; i < n; i++)
+        p += snprintf(p, cap - (size_t)(p - text), "{\"id\":\"t%u\",\"kind\":\"sleep\",\"duration_s\":%g}\n", i,
+                      duration_s);
+    return text;
+}
+
+/* Equal tasks, as many per slot on every node, no latency: the capacity bound exactly. */
+static void test_bag_meets_the_capacity_bound(void **state)
+{
+    (void)state;
+    struct rig r;
+    char *text = bag(64, 0.01);
+    rig_load(&r, text);
+    r.cfg.nodes = 4;
+    r.cfg.slots = 4;
+    r.cfg.submit = SIM_SUBMIT_ROUND_ROBIN;
+    r.cfg.latency_s = 0;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r);
+    assert_true(r.res.makespan_s >= 0.04 - 1e-9 && r.res.makespan_s <= 0.04 + 1e-9);
+    assert_true(r.res.busy_s >= 0.64 - 1e-6 && r.res.busy_s <= 0.64 + 1e-6);
+    assert_true(r.res.work_s >= 0.64 - 1e-9 && r.res.work_s <= 0.64 + 1e-9);
+    free(text);
+    rig_free(&r);
+}
+
+/* A chain: the critical path plus at most two messages per edge (the parent's end to
+ * the child's record, its readiness to the child's holder). */
+static void test_chain_is_its_critical_path(void **state)
+{
+    (void)state;
+    const char *text = "{\"id\":\"a\",\"kind\":\"sleep\",\"duration_s\":0.001}\n"
+                       "{\"id\":\"b\",\"kind\":\"sleep\",\"duration_s\":0.001,\"parents\":[\"a\"]}\n"
+                       "{\"id\":\"c\",\"kind\":\"sleep\",\"duration_s\":0.001,\"parents\":[\"b\"]}\n"
+                       "{\"id\":\"d\",\"kind\":\"sleep\",\"duration_s\":0.001,\"parents\":[\"c\"]}\n"
+                       "{\"id\":\"e\",\"kind\":\"sleep\",\"duration_s\":0.001,\"parents\":[\"d\"]}\n";
+    struct rig r;
+    rig_load(&r, text);
+    r.cfg.nodes = 3;
+    r.cfg.slots = 2;
+    r.cfg.latency_s = 250e-6;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r);
+    assert_true(r.res.makespan_s >= 0.005 - 1e-9);
+    assert_true(r.res.makespan_s <= 0.005 + 4 * 2 * 250e-6 + 1e-9);
+    rig_free(&r);
+}
+
+/* A fan-in over fan-outs, with data: inputs from another node cost their transfer. */
+static void test_dag_with_data(void **state)
+{
+    (void)state;
+    char text[8192], *p = text;
+    p += sprintf(p, "{\"id\":\"root\",\"kind\":\"sleep\",\"duration_s\":0.002,\"output_bytes\":1000000}\n");
+    for (int i = 0; i < 24; i++)
+        p += sprintf(p, "{\"id\":\"m%d\",\"kind\":\"sleep\",\"duration_s\":0.0%02d,\"output_bytes\":%d,"
+                        "\"parents\":[\"root\"]}\n", i, 1 + i % 9, 100000 * (i + 1));
+    p += sprintf(p, "{\"id\":\"sink\",\"kind\":\"sleep\",\"duration_s\":0.001,\"parents\":[");
+    for (int i = 0; i < 24; i++)
+        p += sprintf(p, "%s\"m%d\"", i ? "," : "", i);
+    sprintf(p, "]}\n");
+    struct rig r;
+    rig_load(&r, text);
+    r.cfg.nodes = 5;
+    r.cfg.slots = 2;
+    r.cfg.bandwidth_Bps = 125e6;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r);
+    assert_true(r.res.bytes_moved > 0);
+    /* The sink reads every middle task's output not made where it runs. */
+    uint32_t sink = r.wl.count - 1;
+    uint64_t want = 0;
+    for (uint32_t i = 1; i < sink; i++)
+        if (r.seen.end_node[i] != r.seen.start_node[sink])
+            want += r.wl.tasks[i].output_bytes;
+    int64_t last_parent = 0;
+    for (uint32_t i = 1; i < sink; i++)
+        last_parent = r.seen.end[i] > last_parent ? r.seen.end[i] : last_parent;
+    assert_true(want > 0);
+    assert_true((double)r.seen.start[sink] >= (double)last_parent + (double)want / 125e6 * 1e9 - 1);
+    rig_free(&r);
+}
+
+/* Everything submitted to node 0: the others steal, and every node runs some; without
+ * stealing node 0 runs them all.  One seed, one run. */
+static void test_mode_one_steals(void **state)
+{
+    (void)state;
+    struct rig r;
+    char *text = bag(2000, 0.001);
+    rig_load(&r, text);
+    r.cfg.nodes = 8;
+    r.cfg.slots = 4;
+    r.cfg.submit = SIM_SUBMIT_ONE;
+    r.cfg.seed = 7;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r);
+    assert_true(r.res.tasks_stolen > 0);
+    assert_true(r.res.steals_ok > 0);
+    for (uint32_t i = 0; i < r.cfg.nodes; i++)
+        assert_true(r.seen.started_on[i] > 0);
+    double once = r.res.makespan_s;
+    uint64_t hash = r.seen.hash, events = r.res.events;
+    assert_int_equal(rig_run(&r), 0);
+    assert_true(r.res.makespan_s == once);
+    assert_int_equal(r.seen.hash, hash);
+    assert_int_equal(r.res.events, events);
+    /* 2000 ms of work on 32 slots: 62.5 ms at best. */
+    assert_true(r.res.makespan_s >= 0.0625 - 1e-9);
+
+    r.cfg.steal.mode = STEAL_NONE;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r);
+    assert_int_equal(r.res.tasks_stolen, 0);
+    assert_int_equal(r.seen.started_on[0], 2000);
+    assert_true(r.res.makespan_s >= 0.5 - 1e-9);
+    free(text);
+    rig_free(&r);
+}
+
+/* A node twice as fast runs a task in half the time (never less). */
+static void test_speeds(void **state)
+{
+    (void)state;
+    struct rig r;
+    char *text = bag(4, 0.01);
+    rig_load(&r, text);
+    double speeds[2] = {1.0, 2.0};
+    r.cfg.nodes = 2;
+    r.cfg.slots = 1;
+    r.cfg.speeds = speeds;
+    r.cfg.submit = SIM_SUBMIT_ROUND_ROBIN;
+    r.cfg.steal.mode = STEAL_NONE;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r);
+    for (uint32_t i = 0; i < 4; i++) {
+        int64_t ran = r.seen.end[i] - r.seen.start[i];
+        assert_int_equal(ran, r.seen.end_node[i] == 1 ? 5000000 : 10000000);
+    }
+    assert_true(r.res.makespan_s >= 0.02 - 1e-9 && r.res.makespan_s <= 0.02 + 1e-9);
+    free(text);
+    rig_free(&r);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_load(&r, "{\"id\":\"a\",\"kind\":\"sleep\",\"duration_s\":0.001}\n");
+    const char *why = NULL;
+    r.cfg.steal.amount = STEAL_AMOUNT_A2WS;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -ENOTSUP);
+    assert_non_null(strstr(why, "A2WS"));
+    sim_config_default(&r.cfg);
+    r.cfg.steal.victims = STEAL_VICTIMS_LEADER;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -ENOTSUP);
+    sim_config_default(&r.cfg);
+    r.cfg.nodes = 0;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -EINVAL);
+    rig_free(&r);
+
+    rig_load(&r, "{\"id\":\"a\",\"kind\":\"command\",\"cmd\":\"true\"}\n");
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -EINVAL);
+    assert_non_null(strstr(why, "duration"));
+    rig_free(&r);
+
+    rig_load(&r, "{\"id\":\"a\",\"kind\":\"sleep\",\"duration_s\":0.001,\"cores\":8}\n");
+    r.cfg.slots = 4;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -EINVAL);
+    r.cfg.slots = 8;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r);
+    rig_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bag_meets_the_capacity_bound),
+        cmocka_unit_test(test_chain_is_its_critical_path),
+        cmocka_unit_test(test_dag_with_data),
+        cmocka_unit_test(test_mode_one_steals),
+        cmocka_unit_test(test_speeds),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
