@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
 
@@ -25,7 +26,7 @@ enum ev_type {
     EV_READY,       /* node: the task's holder; a: task */
     EV_PARENT_DONE, /* node: the child's metadata owner; a: child; b: the parent's runner */
     EV_TASK_END,    /* node: runner; a: task */
-    EV_TASK_START,  /* node: runner; a: task (its inputs have arrived) */
+    EV_STAGED,      /* node: holder; a: task, whose inputs have all arrived */
     EV_QUERY,       /* node: victim; a: thief; b: attempt */
     EV_QUERY_REPLY, /* node: thief; a: victim; b: attempt; c: load */
     EV_STEAL_REQ,   /* node: victim; a: thief; b: attempt */
@@ -63,6 +64,11 @@ struct node {
     int64_t started, ended, stolen_in, stolen_out, steal_requests, steal_fails;
     int64_t fetches, fetch_bytes, busy_ns_done;
     uint32_t busy;          /* slots running a task */
+    struct u64map cache;    /* object keys held here: fetched, so never fetched again */
+    int64_t ingress_free;   /* when its link finishes what it carries now */
+    uint32_t staging;       /* tasks whose inputs are on their way here */
+    uint32_t *staged;       /* a FIFO of tasks whose inputs are here, waiting for slots */
+    size_t nstaged, staged_head, staged_cap;
     bool parked_listed;
 };
 
@@ -232,55 +238,139 @@ static uint32_t cores_of(const struct workload_task *t)
     return t->cores > 1 ? t->cores : 1;
 }
 
-/* Bytes of the task's parents' outputs that live on another node than `node`. */
-static uint64_t remote_bytes(const struct sim *s, uint32_t task, uint32_t node)
+/* One input object's move to `node`, if it is not there: over the reader's ingress, a
+ * link of `bandwidth` that carries one transfer at a time (the daemons' ingress bucket,
+ * data.c; the sender's egress is not modelled: a shared egress reserved in the order of
+ * requests rather than of time left readers idle that the daemons keep busy), then
+ * cached where it arrived, as the data plane keeps what it fetched.  Returns when it is
+ * there. */
+static int64_t fetch_one(struct sim *s, uint32_t node, uint32_t src, uint64_t key, uint64_t bytes)
+{
+    struct node *n = &s->nodes[node];
+    if (src == node || src == UINT32_MAX || u64map_get(&n->cache, key))
+        return s->now;
+    u64map_put(&n->cache, key, (void *)1);
+    int64_t t0 = n->ingress_free > s->now ? n->ingress_free : s->now;
+    int64_t t1 = t0 + (int64_t)ceil((double)bytes / s->cfg->bandwidth_Bps * NS_PER_S);
+    n->ingress_free = t1;
+    n->fetches++;
+    n->fetch_bytes += (int64_t)bytes;
+    s->res->bytes_moved += bytes;
+    trace(s, node, TRACE_DATA_FETCH, UINT32_MAX, (int32_t)src, 0, 0, (int64_t)bytes,
+          t1 + s->latency_ns - s->now);
+    return t1 + s->latency_ns;
+}
+
+/* When the task's inputs are all on `node`: its parents' outputs (on their runners) and
+ * the workload's objects it reads (an initial one where workload_object_node put it, a
+ * declared output on its writer's runner). */
+static int64_t inputs_at(struct sim *s, uint32_t task, uint32_t node)
 {
     const struct workload_task *t = &s->wl->tasks[task];
-    uint64_t sum = 0;
+    int64_t at = s->now;
     for (uint32_t i = 0; i < t->num_parents; i++) {
         uint32_t p = t->parents[i];
-        if (s->tasks[p].runner != node)
-            sum += s->wl->tasks[p].output_bytes;
+        uint64_t bytes = s->wl->tasks[p].output_bytes;
+        if (bytes) {
+            int64_t x = fetch_one(s, node, s->tasks[p].runner, task_key(s->cfg->job, p), bytes);
+            at = x > at ? x : at;
+        }
     }
-    return sum;
+    for (uint32_t i = 0; i < t->num_inputs; i++) {
+        uint32_t o = t->inputs[i];
+        const struct workload_object *obj = &s->wl->objects[o];
+        uint32_t src = obj->producer ? s->tasks[obj->producer - 1].runner
+                                     : workload_object_node(s->wl, o, s->cfg->nodes);
+        if (obj->bytes) {
+            int64_t x = fetch_one(s, node, src, task_object_key(s->cfg->job, o), obj->bytes);
+            at = x > at ? x : at;
+        }
+    }
+    return at;
 }
 
 static void maybe_steal(struct sim *s, uint32_t id);
+static void on_new_ready(struct sim *s, uint32_t id);
 
-/* Starts what fits in the node's free slots, oldest first; a task that needs more
- * slots than are free waits at the head, as the daemons' dispatcher holds it. */
-static void dispatch(struct sim *s, uint32_t id)
+/* A ready task arrives at a node (its readiness, or a grant): it joins the queue, where
+ * thieves may take it until the dispatcher takes it out to fetch its inputs or run. */
+static void enqueue(struct sim *s, uint32_t id, uint32_t task)
 {
-    struct node *n = &s->nodes[id];
-    while (n->nready && cores_of(&s->wl->tasks[n->ready[0]]) <= n->free_slots) {
-        uint32_t task = ready_pop(n);
-        uint32_t cores = cores_of(&s->wl->tasks[task]);
-        n->free_slots -= cores;
-        n->busy += cores;
-        uint64_t bytes = s->cfg->bandwidth_Bps > 0 ? remote_bytes(s, task, id) : 0;
-        if (bytes) {
-            int64_t d = s->latency_ns + (int64_t)ceil((double)bytes / s->cfg->bandwidth_Bps * NS_PER_S);
-            n->fetches++;
-            n->fetch_bytes += (int64_t)bytes;
-            s->res->bytes_moved += bytes;
-            trace(s, id, TRACE_DATA_FETCH, task, -1, 0, 0, (int64_t)bytes, d);
-            push(s, s->now + d, EV_TASK_START, id, task, 0, 0);
-        } else {
-            push(s, s->now, EV_TASK_START, id, task, 0, 0);
-        }
-    }
+    ready_push(&s->nodes[id], task);
+    on_new_ready(s, id);
 }
 
-static void task_start(struct sim *s, uint32_t id, uint32_t task)
+/* Whether some input of the task is neither on `node` nor cached there. */
+static bool needs_fetch(const struct sim *s, uint32_t task, uint32_t node)
+{
+    const struct workload_task *t = &s->wl->tasks[task];
+    const struct u64map *cache = &s->nodes[node].cache;
+    for (uint32_t i = 0; i < t->num_parents; i++) {
+        uint32_t p = t->parents[i];
+        if (s->wl->tasks[p].output_bytes && s->tasks[p].runner != node &&
+            !u64map_get(cache, task_key(s->cfg->job, p)))
+            return true;
+    }
+    for (uint32_t i = 0; i < t->num_inputs; i++) {
+        uint32_t o = t->inputs[i];
+        const struct workload_object *obj = &s->wl->objects[o];
+        uint32_t src = obj->producer ? s->tasks[obj->producer - 1].runner
+                                     : workload_object_node(s->wl, o, s->cfg->nodes);
+        if (obj->bytes && src != node && !u64map_get(cache, task_object_key(s->cfg->job, o)))
+            return true;
+    }
+    return false;
+}
+
+static void start(struct sim *s, uint32_t id, uint32_t task)
 {
     struct node *n = &s->nodes[id];
     const struct workload_task *t = &s->wl->tasks[task];
+    uint32_t cores = cores_of(t);
+    n->free_slots -= cores;
+    n->busy += cores;
     s->tasks[task].t_start = s->now;
     n->started++;
     trace(s, id, TRACE_TASK_START, task, -1, 0, 0, 0, 0);
     /* A sleep lasts its duration over the node's speed, never less (exec.c). */
     int64_t d = (int64_t)ceil(t->duration_s / n->speed * NS_PER_S);
     push(s, s->now + d, EV_TASK_END, id, task, 0, 0);
+}
+
+/*
+ * Starts what fits in the node's free slots, oldest first, as the daemons' dispatcher
+ * (node_task.c): a task whose inputs are all here runs when a slot is free; one that
+ * needs data is taken out of the queue to fetch while up to `slots` others fetch or wait
+ * fetched, and runs once they are here and a slot is free.  A task that needs more
+ * slots than are free waits at the head.
+ */
+static void dispatch(struct sim *s, uint32_t id)
+{
+    struct node *n = &s->nodes[id];
+    for (;;) {
+        if (n->nstaged && cores_of(&s->wl->tasks[n->staged[n->staged_head]]) <= n->free_slots) {
+            uint32_t task = n->staged[n->staged_head++];
+            n->nstaged--;
+            if (!n->nstaged)
+                n->staged_head = 0;
+            start(s, id, task);
+            continue;
+        }
+        if (!n->nready)
+            return;
+        uint32_t head = n->ready[0];
+        if (!(s->cfg->bandwidth_Bps > 0) || !needs_fetch(s, head, id)) {
+            if (cores_of(&s->wl->tasks[head]) > n->free_slots)
+                return;
+            start(s, id, ready_pop(n));
+            continue;
+        }
+        if (n->staging + n->nstaged >= s->cfg->slots)
+            return;
+        ready_pop(n);
+        n->staging++;
+        push(s, inputs_at(s, head, id), EV_STAGED, id, head, 0, 0);
+    }
 }
 
 static void task_end(struct sim *s, uint32_t id, uint32_t task)
@@ -456,8 +546,8 @@ static void on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi)
     struct node *n = &s->nodes[id];
     struct grant *g = &s->grants[gi];
     for (uint32_t i = 0; i < g->n; i++) {
-        ready_push(n, g->tasks[i]);
         trace(s, id, TRACE_TASK_STOLEN_IN, g->tasks[i], (int32_t)victim, 0, 0, 0, 0);
+        enqueue(s, id, g->tasks[i]);
     }
     uint32_t k = g->n;
     s->free_grants = xgrow(s->free_grants, &s->free_grants_cap, s->nfree_grants + 1,
@@ -470,7 +560,6 @@ static void on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi)
         trace(s, id, TRACE_STEAL_GRANT, UINT32_MAX, (int32_t)victim, 0, k, 0, 0);
         steal_on_result(&s->cfg->steal, &n->st, true, s->cfg->nodes);
         n->state = TH_IDLE;
-        on_new_ready(s, id);
         maybe_steal(s, id);
         return;
     }
@@ -571,8 +660,7 @@ static void handle(struct sim *s, const struct event *e)
     switch ((enum ev_type)e->type) {
     case EV_READY:
         trace(s, e->node, TRACE_TASK_READY, e->a, -1, 0, 0, 0, 0);
-        ready_push(n, e->a);
-        on_new_ready(s, e->node);
+        enqueue(s, e->node, e->a);
         break;
     case EV_PARENT_DONE: {
         struct task_state *ts = &s->tasks[e->a];
@@ -580,8 +668,17 @@ static void handle(struct sim *s, const struct event *e)
             send(s, e->node, ts->holder, EV_READY, e->a, 0, 0);
         break;
     }
-    case EV_TASK_START:
-        task_start(s, e->node, e->a);
+    case EV_STAGED:
+        n->staging--;
+        if (n->staged_head + n->nstaged == n->staged_cap && n->staged_head) {
+            memmove(n->staged, n->staged + n->staged_head, n->nstaged * sizeof *n->staged);
+            n->staged_head = 0;
+        }
+        n->staged = xgrow(n->staged, &n->staged_cap, n->staged_head + n->nstaged + 1,
+                          sizeof *n->staged);
+        n->staged[n->staged_head + n->nstaged++] = e->a;
+        dispatch(s, e->node);
+        maybe_steal(s, e->node);
         break;
     case EV_TASK_END:
         task_end(s, e->node, e->a);
@@ -625,6 +722,8 @@ static void sim_free(struct sim *s)
         free(s->nodes[i].ready);
         free(s->nodes[i].victims);
         free(s->nodes[i].loads);
+        u64map_fini(&s->nodes[i].cache);
+        free(s->nodes[i].staged);
     }
     for (size_t i = 0; i < s->ngrants; i++)
         free(s->grants[i].tasks);

@@ -12,11 +12,16 @@
  * readiness from it to the task's holder, each message one `latency_s`; the thief of
  * core/policy/steal.h — starvation test, victims drawn by steal_pick_victims, load
  * queries and the most loaded chosen, the victim's grant (steal_grant after steal_keep),
- * exponential back-off and parking, woken when a node has stealable work again; and
- * the inputs a task reads from its parents' runners, `bandwidth` bytes a second over
- * one link per task, before it starts.  What is not (yet): placement (MLB, MDL, RLDS,
- * FLDS), A2WS, PaRSEC, LW and CTWS — sim_check refuses them by name; the CPU time a
- * daemon spends per message; link contention.
+ * exponential back-off and parking, woken when a node has stealable work again; the
+ * dispatcher's staging — a task that needs data leaves the queue to fetch its inputs
+ * while up to `slots` others fetch or wait fetched, and runs once they are here — with
+ * its inputs (its parents' outputs on their runners, the workload's objects where
+ * workload_object_node puts them) moved over the reader's ingress link, `bandwidth`
+ * bytes a second, one transfer at a time, and cached where they arrive.  What is not
+ * (yet): placement (MLB, MDL, RLDS, FLDS), A2WS, PaRSEC, LW and CTWS — sim_check refuses
+ * them by name; the CPU time a daemon spends per message and per byte; the sender's
+ * egress (a FIFO reservation of it was tried: it queued transfers in request order and
+ * left fan-in readers idle that the daemons' token buckets keep busy).
  *
  * Events go out through one trace_sink per node (core/model/trace_kind.h), with `wall`
  * the simulated time plus cfg->start_wall_ns, so the trace tools read a simulated run as
