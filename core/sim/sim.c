@@ -19,6 +19,7 @@
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
+#include "core/policy/placement.h"
 
 #define NS_PER_S 1e9
 
@@ -34,6 +35,8 @@ enum ev_type {
     EV_THIEF_TIMER, /* node: thief; b: timer generation */
     EV_WAKE,        /* node: a parked thief */
     EV_SAMPLE,      /* node */
+    EV_PUSHED,      /* node: where placement sent it; a: task */
+    EV_MONITOR,     /* node: the FLDS monitor's pass */
 };
 
 struct event {
@@ -46,11 +49,25 @@ struct event {
 
 enum thief_state { TH_IDLE, TH_QUERY, TH_REQUEST, TH_WAIT, TH_PARKED };
 
+/* A ready queue: a binary heap, most input bytes first, then the oldest task. */
+struct qent {
+    uint64_t prio;          /* the task's input bytes */
+    uint32_t task;
+};
+
+struct queue {
+    struct qent *v;
+    size_t n, cap;
+};
+
 struct node {
     double speed;
     uint32_t free_slots;
-    uint32_t *ready;        /* min-heap of task indices */
-    size_t nready, ready_cap;
+    struct queue lready, sready; /* DAWS: runs here / may be stolen (readyq.h's order) */
+    struct flds_state flds;
+    int64_t first_start;    /* when it started its first task; -1 before */
+    double ran_s;           /* run time of the tasks that ended here */
+    bool monitor_on;        /* an EV_MONITOR is due */
     /* The thief. */
     struct steal_state st;
     enum thief_state state;
@@ -104,6 +121,7 @@ struct sim {
     uint32_t *parked;       /* nodes whose thief is parked */
     size_t nparked, parked_cap;
     uint32_t victims_max;
+    struct placement_object *objs; /* SIM_MAX_INPUTS, placement's scratch */
 };
 
 /* ---- the event heap ------------------------------------------------------------- */
@@ -164,38 +182,51 @@ static void send(struct sim *s, uint32_t from, uint32_t to, uint8_t type, uint32
 
 /* ---- the ready queues --------------------------------------------------------- */
 
-static void ready_push(struct node *n, uint32_t task)
+static bool q_before(const struct qent *x, const struct qent *y)
 {
-    n->ready = xgrow(n->ready, &n->ready_cap, n->nready + 1, sizeof *n->ready);
-    size_t i = n->nready++;
-    while (i > 0 && n->ready[(i - 1) / 2] > task) {
-        n->ready[i] = n->ready[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    n->ready[i] = task;
+    return x->prio != y->prio ? x->prio > y->prio : x->task < y->task;
 }
 
-static uint32_t ready_pop(struct node *n)
+static void q_push(struct queue *q, uint64_t prio, uint32_t task)
 {
-    uint32_t top = n->ready[0], last = n->ready[--n->nready];
+    q->v = xgrow(q->v, &q->cap, q->n + 1, sizeof *q->v);
+    struct qent e = {.prio = prio, .task = task};
+    size_t i = q->n++;
+    while (i > 0 && q_before(&e, &q->v[(i - 1) / 2])) {
+        q->v[i] = q->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    q->v[i] = e;
+}
+
+static struct qent q_pop(struct queue *q)
+{
+    struct qent top = q->v[0], last = q->v[--q->n];
     size_t i = 0;
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
-        uint32_t best = last;
-        if (l < n->nready && n->ready[l] < best) {
+        const struct qent *best = &last;
+        if (l < q->n && q_before(&q->v[l], best)) {
             m = l;
-            best = n->ready[l];
+            best = &q->v[l];
         }
-        if (r < n->nready && n->ready[r] < best)
+        if (r < q->n && q_before(&q->v[r], best))
             m = r;
         if (m == i)
             break;
-        n->ready[i] = n->ready[m];
+        q->v[i] = q->v[m];
         i = m;
     }
-    if (n->nready)
-        n->ready[i] = last;
+    if (q->n)
+        q->v[i] = last;
     return top;
+}
+
+/* The heap's last entry: a leaf, among the least urgent it holds (a grant's and the
+ * FLDS monitor's end of the queue). */
+static struct qent q_take_tail(struct queue *q)
+{
+    return q->v[--q->n];
 }
 
 /* ---- trace --------------------------------------------------------------------- */
@@ -222,7 +253,7 @@ static void sample(struct sim *s, uint32_t id)
     struct node *n = &s->nodes[id];
     struct trace_sample x = {
         .busy = (int32_t)n->busy, .slots = (int32_t)s->cfg->slots,
-        .sreadyq = (int32_t)n->nready, .started = n->started, .ended = n->ended,
+        .lreadyq = (int32_t)n->lready.n, .sreadyq = (int32_t)n->sready.n, .started = n->started, .ended = n->ended,
         .stolen_in = n->stolen_in, .stolen_out = n->stolen_out,
         .steal_requests = n->steal_requests, .steal_fails = n->steal_fails,
         .fetches = n->fetches, .fetch_bytes = n->fetch_bytes, .busy_ns = n->busy_ns_done,
@@ -292,11 +323,78 @@ static int64_t inputs_at(struct sim *s, uint32_t task, uint32_t node)
 static void maybe_steal(struct sim *s, uint32_t id);
 static void on_new_ready(struct sim *s, uint32_t id);
 
-/* A ready task arrives at a node (its readiness, or a grant): it joins the queue, where
- * thieves may take it until the dispatcher takes it out to fetch its inputs or run. */
-static void enqueue(struct sim *s, uint32_t id, uint32_t task)
+/* The task's inputs as placement sees them (at most `max`; its parents' outputs where
+ * they ran, then the objects it reads where they are), and their sum. */
+static uint32_t inputs_of(const struct sim *s, uint32_t task, struct placement_object *out,
+                          uint32_t max, uint64_t *sum)
 {
-    ready_push(&s->nodes[id], task);
+    const struct workload_task *t = &s->wl->tasks[task];
+    uint32_t k = 0;
+    *sum = 0;
+    for (uint32_t i = 0; i < t->num_parents; i++) {
+        uint32_t p = t->parents[i];
+        uint64_t bytes = s->wl->tasks[p].output_bytes;
+        *sum += bytes;
+        if (bytes && k < max)
+            out[k++] = (struct placement_object){.node = s->tasks[p].runner, .bytes = bytes};
+    }
+    for (uint32_t i = 0; i < t->num_inputs; i++) {
+        uint32_t o = t->inputs[i];
+        const struct workload_object *obj = &s->wl->objects[o];
+        *sum += obj->bytes;
+        if (obj->bytes && k < max)
+            out[k++] = (struct placement_object){
+                .node = obj->producer ? s->tasks[obj->producer - 1].runner
+                                      : workload_object_node(s->wl, o, s->cfg->nodes),
+                .bytes = obj->bytes};
+    }
+    return k;
+}
+
+/* The node's estimate of a task's length: the mean of those that ended here, or before
+ * any, the task's own duration at its speed (place.c does the same). */
+static double est_length(const struct sim *s, const struct node *n, uint32_t task)
+{
+    return n->ended ? n->ran_s / (double)n->ended : s->wl->tasks[task].duration_s / n->speed;
+}
+
+#define SIM_MAX_INPUTS 4096
+
+/*
+ * A task becomes ready at its holder: Algorithm 1 (placement_decide, as place.c calls
+ * it) puts it in LReadyQ, in SReadyQ where thieves may take it, or pushes it to the
+ * node that holds its largest input, whose LReadyQ takes it.  A stolen task joins the
+ * thief's SReadyQ, as node_take_granted queues it.
+ */
+static void enqueue(struct sim *s, uint32_t id, uint32_t task, bool pushed)
+{
+    struct node *n = &s->nodes[id];
+    uint64_t sum;
+    uint32_t k = inputs_of(s, task, s->objs, SIM_MAX_INPUTS, &sum);
+    struct placement_input in = {
+        .stealable = s->wl->tasks[task].stealable, .pushed = pushed, .all_data_size = sum,
+        .self = id, .est_task_length_s = est_length(s, n, task), .inputs = s->objs,
+        .num_inputs = k, .link_share = s->cfg->slots,
+    };
+    struct placement_decision d = placement_decide(&s->cfg->placement, NULL, &in);
+    if (d.queue == PLACE_PUSH && d.node < s->cfg->nodes && d.node != id) {
+        s->tasks[task].holder = d.node;
+        s->res->tasks_pushed++;
+        trace(s, id, TRACE_TASK_PUSHED, task, (int32_t)d.node, 0, 0, 0, 0);
+        send(s, id, d.node, EV_PUSHED, task, 0, 0);
+        return;
+    }
+    if (d.queue == PLACE_SREADY) {
+        trace(s, id, TRACE_TASK_QUEUED_SHARED, task, -1, 0, 0, 0, 0);
+        q_push(&n->sready, sum, task);
+    } else {
+        trace(s, id, TRACE_TASK_QUEUED_LOCAL, task, -1, 0, 0, 0, 0);
+        q_push(&n->lready, sum, task);
+        if (s->cfg->placement.policy == PLACEMENT_FLDS && !n->monitor_on) {
+            n->monitor_on = true;
+            push(s, s->now + (int64_t)(FLDS_MONITOR_MIN_S * NS_PER_S), EV_MONITOR, id, 0, 0, 0);
+        }
+    }
     on_new_ready(s, id);
 }
 
@@ -330,6 +428,8 @@ static void start(struct sim *s, uint32_t id, uint32_t task)
     n->free_slots -= cores;
     n->busy += cores;
     s->tasks[task].t_start = s->now;
+    if (n->first_start < 0)
+        n->first_start = s->now;
     n->started++;
     trace(s, id, TRACE_TASK_START, task, -1, 0, 0, 0, 0);
     /* A sleep lasts its duration over the node's speed, never less (exec.c). */
@@ -356,18 +456,20 @@ static void dispatch(struct sim *s, uint32_t id)
             start(s, id, task);
             continue;
         }
-        if (!n->nready)
+        /* LReadyQ first, then SReadyQ (the papers' executors). */
+        struct queue *q = n->lready.n ? &n->lready : &n->sready;
+        if (!q->n)
             return;
-        uint32_t head = n->ready[0];
+        uint32_t head = q->v[0].task;
         if (!(s->cfg->bandwidth_Bps > 0) || !needs_fetch(s, head, id)) {
             if (cores_of(&s->wl->tasks[head]) > n->free_slots)
                 return;
-            start(s, id, ready_pop(n));
+            start(s, id, q_pop(q).task);
             continue;
         }
         if (n->staging + n->nstaged >= s->cfg->slots)
             return;
-        ready_pop(n);
+        q_pop(q);
         n->staging++;
         push(s, inputs_at(s, head, id), EV_STAGED, id, head, 0, 0);
     }
@@ -383,6 +485,7 @@ static void task_end(struct sim *s, uint32_t id, uint32_t task)
     n->busy -= cores;
     n->ended++;
     n->busy_ns_done += ran * cores;
+    n->ran_s += (double)ran / NS_PER_S;
     s->res->busy_s += (double)ran * cores / NS_PER_S;
     s->res->tasks_done++;
     s->tasks[task].runner = id;
@@ -411,8 +514,8 @@ static bool steals(const struct sim *s)
 /* What a victim would give away now: its queue beyond what its free slots take. */
 static uint32_t stealable(const struct node *n)
 {
-    uint32_t q = (uint32_t)n->nready;
-    return q - steal_keep(n->free_slots, 0, q);
+    uint32_t q = (uint32_t)n->sready.n;
+    return q - steal_keep(n->free_slots, (uint32_t)n->lready.n, q);
 }
 
 static void wake_parked(struct sim *s, uint32_t from)
@@ -436,7 +539,8 @@ static void on_new_ready(struct sim *s, uint32_t id)
 
 static bool starving(const struct sim *s, const struct node *n)
 {
-    struct steal_self self = {.sready = (uint32_t)n->nready, .free_slots = n->free_slots};
+    struct steal_self self = {.lready = (uint32_t)n->lready.n, .sready = (uint32_t)n->sready.n,
+                              .free_slots = n->free_slots};
     return steal_starving(&s->cfg->steal, &self);
 }
 
@@ -444,6 +548,10 @@ static void backoff(struct sim *s, uint32_t id)
 {
     struct node *n = &s->nodes[id];
     steal_on_result(&s->cfg->steal, &n->st, false, s->cfg->nodes);
+    placement_flds_on_steal_failed(&s->cfg->placement, &n->flds);
+    /* FLDS: a small enough tt lets the thief poll again instead of parking (place.c). */
+    if (n->st.parked && placement_flds_poll_should_reset(&s->cfg->placement, NULL, &n->flds))
+        steal_on_wake(&s->cfg->steal, &n->st);
     if (n->st.parked) {
         n->state = TH_PARKED;
         if (!n->parked_listed) {
@@ -532,7 +640,7 @@ static void on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t at
     g->n = k;
     /* The heap's last entries: leaves, among the newest it holds. */
     for (uint32_t i = 0; i < k; i++) {
-        uint32_t task = n->ready[--n->nready];
+        uint32_t task = q_take_tail(&n->sready).task;
         g->tasks[i] = task;
         s->tasks[task].holder = thief;
         trace(s, id, TRACE_TASK_STOLEN_OUT, task, (int32_t)thief, 0, 0, 0, 0);
@@ -547,9 +655,13 @@ static void on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi)
     struct grant *g = &s->grants[gi];
     for (uint32_t i = 0; i < g->n; i++) {
         trace(s, id, TRACE_TASK_STOLEN_IN, g->tasks[i], (int32_t)victim, 0, 0, 0, 0);
-        enqueue(s, id, g->tasks[i]);
+        uint64_t sum;
+        inputs_of(s, g->tasks[i], s->objs, 0, &sum);
+        q_push(&n->sready, sum, g->tasks[i]);
     }
     uint32_t k = g->n;
+    if (k)
+        on_new_ready(s, id);
     s->free_grants = xgrow(s->free_grants, &s->free_grants_cap, s->nfree_grants + 1,
                            sizeof *s->free_grants);
     s->free_grants[s->nfree_grants++] = gi;
@@ -577,6 +689,7 @@ void sim_config_default(struct sim_config *cfg)
     cfg->slots = 4;
     cfg->submit = SIM_SUBMIT_HASHED;
     steal_params_default(&cfg->steal);
+    placement_params_default(&cfg->placement);
     cfg->latency_s = 100e-6;
     cfg->sample_s = 0.1;
     cfg->seed = 1;
@@ -600,6 +713,15 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
             *why = "every node's speed must be positive";
             return -EINVAL;
         }
+    }
+    if (cfg->placement.policy == PLACEMENT_AUTO) {
+        *why = "placement auto is not simulated yet (ws, mlb, mdl, rlds and flds are)";
+        return -ENOTSUP;
+    }
+    if (placement_params_check(&cfg->placement, why) < 0) {
+        if (!*why)
+            *why = "bad placement parameters";
+        return -EINVAL;
     }
     if (p->mode != STEAL_NONE) {
         if (p->victims != STEAL_VICTIMS_SQRT && p->victims != STEAL_VICTIMS_RANDOM) {
@@ -641,6 +763,49 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
     return 0;
 }
 
+/*
+ * FLDS: an LReadyQ that would take longer than tt at the node's pace spills its least
+ * urgent tasks into SReadyQ, where thieves can take them (place.c's flds_spill, pinned
+ * tasks held back).  The monitor looks every FLDS_MONITOR_MIN_S, or at its paced period.
+ */
+static void flds_monitor(struct sim *s, uint32_t id)
+{
+    struct node *n = &s->nodes[id];
+    const struct placement_params *p = &s->cfg->placement;
+    if (n->first_start >= 0) {
+        placement_flds_pace(p, &n->flds, n->ended ? n->ran_s / (double)n->ended : 0);
+        double elapsed = (double)(s->now - n->first_start) / NS_PER_S;
+        double tps = elapsed > 0 ? (double)n->ended / elapsed : 0;
+        uint64_t move = placement_flds_monitor(p, NULL, &n->flds, n->lready.n, tps,
+                                               (double)s->now / NS_PER_S);
+        struct qent held[64];
+        size_t nheld = 0;
+        uint64_t moved = 0;
+        while (moved < move && n->lready.n) {
+            struct qent e = q_take_tail(&n->lready);
+            if (!s->wl->tasks[e.task].stealable && nheld < 64) {
+                held[nheld++] = e;
+                continue;
+            }
+            if (!s->wl->tasks[e.task].stealable) {
+                q_push(&n->lready, e.prio, e.task);
+                break;
+            }
+            q_push(&n->sready, e.prio, e.task);
+            trace(s, id, TRACE_TASK_QUEUED_SHARED, e.task, -1, 0, 0, 0, 0);
+            moved++;
+        }
+        for (size_t i = 0; i < nheld; i++)
+            q_push(&n->lready, held[i].prio, held[i].task);
+        if (moved && s->nparked && stealable(n) > 0)
+            wake_parked(s, id);
+    }
+    /* It looks again while tasks are queued here; a task queued later restarts it. */
+    n->monitor_on = s->left && n->lready.n;
+    if (n->monitor_on)
+        push(s, s->now + (int64_t)(FLDS_MONITOR_MIN_S * NS_PER_S), EV_MONITOR, id, 0, 0, 0);
+}
+
 static uint32_t holder_at_submit(const struct sim_config *cfg, uint32_t task)
 {
     switch (cfg->submit) {
@@ -660,7 +825,13 @@ static void handle(struct sim *s, const struct event *e)
     switch ((enum ev_type)e->type) {
     case EV_READY:
         trace(s, e->node, TRACE_TASK_READY, e->a, -1, 0, 0, 0, 0);
-        enqueue(s, e->node, e->a);
+        enqueue(s, e->node, e->a, false);
+        break;
+    case EV_PUSHED:
+        enqueue(s, e->node, e->a, true);
+        break;
+    case EV_MONITOR:
+        flds_monitor(s, e->node);
         break;
     case EV_PARENT_DONE: {
         struct task_state *ts = &s->tasks[e->a];
@@ -719,7 +890,8 @@ static void handle(struct sim *s, const struct event *e)
 static void sim_free(struct sim *s)
 {
     for (uint32_t i = 0; s->nodes && i < s->cfg->nodes; i++) {
-        free(s->nodes[i].ready);
+        free(s->nodes[i].lready.v);
+        free(s->nodes[i].sready.v);
         free(s->nodes[i].victims);
         free(s->nodes[i].loads);
         u64map_fini(&s->nodes[i].cache);
@@ -733,6 +905,7 @@ static void sim_free(struct sim *s)
     free(s->nodes);
     free(s->tasks);
     free(s->heap);
+    free(s->objs);
 }
 
 int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_result *out,
@@ -749,11 +922,14 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     s.tasks = xcalloc(wl->count ? wl->count : 1, sizeof *s.tasks);
     /* As a daemon's thief (thief.c): at most 1024 victims an attempt. */
     s.victims_max = cfg->nodes - 1 < 1024 ? cfg->nodes - 1 : 1024;
+    s.objs = xcalloc(SIM_MAX_INPUTS, sizeof *s.objs);
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         struct node *n = &s.nodes[i];
         n->speed = cfg->speeds ? cfg->speeds[i] : 1.0;
         n->free_slots = cfg->slots;
         steal_state_init(&n->st, &cfg->steal, cfg->nodes);
+        placement_flds_init(&n->flds, &cfg->placement);
+        n->first_start = -1;
         trace(&s, i, TRACE_NODE_UP, UINT32_MAX, -1, 0, cfg->slots, 0, 0);
     }
     for (uint32_t i = 0; i < wl->count; i++) {

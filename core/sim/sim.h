@@ -12,14 +12,15 @@
  * readiness from it to the task's holder, each message one `latency_s`; the thief of
  * core/policy/steal.h — starvation test, victims drawn by steal_pick_victims, load
  * queries and the most loaded chosen, the victim's grant (steal_grant after steal_keep),
+ * placement (placement_decide: LReadyQ, SReadyQ or a push to the data, and the FLDS
+ * monitor spilling LReadyQ into SReadyQ),
  * exponential back-off and parking, woken when a node has stealable work again; the
  * dispatcher's staging — a task that needs data leaves the queue to fetch its inputs
  * while up to `slots` others fetch or wait fetched, and runs once they are here — with
  * its inputs (its parents' outputs on their runners, the workload's objects where
  * workload_object_node puts them) moved over the reader's ingress link, `bandwidth`
  * bytes a second, one transfer at a time, and cached where they arrive.  What is not
- * (yet): placement (MLB, MDL, RLDS, FLDS), A2WS, PaRSEC, LW and CTWS — sim_check refuses
- * them by name; the CPU time a daemon spends per message and per byte; the sender's
+ * (yet): placement auto, A2WS, PaRSEC, LW and CTWS — sim_check refuses them by name; the CPU time a daemon spends per message and per byte; the sender's
  * egress (a FIFO reservation of it was tried: it queued transfers in request order and
  * left fan-in readers idle that the daemons' token buckets keep busy).
  *
@@ -38,6 +39,7 @@
 
 #include "core/model/trace_kind.h"
 #include "core/model/workload.h"
+#include "core/policy/placement.h"
 #include "core/policy/steal.h"
 
 /* Where the client puts each task at submission, as `jackdaw run --mode`. */
@@ -53,6 +55,9 @@ struct sim_config {
     const double *speeds;   /* `nodes` entries (> 0), or NULL: all 1.0 */
     enum sim_submit submit;
     struct steal_params steal;
+    /* Where a ready task goes (Algorithm 1, the FLDS monitor); its bandwidth_Bps is what
+     * Algorithm 1 weighs, as the daemons take it from --bandwidth. */
+    struct placement_params placement;
     double latency_s;       /* one way, any two nodes; 0 allowed */
     double bandwidth_Bps;   /* per transfer; 0: inputs move in no time */
     double sample_s;        /* NODE_SAMPLE period in simulated seconds; 0: none */
@@ -71,11 +76,13 @@ struct sim_result {
     uint64_t events;        /* events the engine processed */
     uint64_t messages;      /* simulated messages between nodes */
     uint64_t steal_attempts, steals_ok, tasks_stolen;
+    uint64_t tasks_pushed;  /* sent to their data by placement */
     uint64_t bytes_moved;   /* inputs read from another node */
 };
 
 /* The defaults: 100 us latency, no bandwidth limit, samples every 100 ms, hashed
- * submission, the papers' stealing (steal_params_default), seed 1, job 1. */
+ * submission, the papers' stealing (steal_params_default), the daemons' placement
+ * (placement_params_default: FLDS), seed 1, job 1. */
 void sim_config_default(struct sim_config *cfg);
 
 /* Whether the simulator can run this configuration and workload: 0, or -EINVAL /
