@@ -4,8 +4,8 @@
  * after the notification's latency when the parent ran elsewhere); the makespan is
  * never below the capacity bound or the critical path, and equals them where the
  * workload leaves no choice; a seed gives one run; speeds scale durations; work moves
- * by stealing under --mode one and not under --steal none; what it does not model is
- * refused by name.  Run by `make unit`.
+ * by stealing under --mode one and not under --steal none; MDL keeps tasks with their
+ * data and MLB spreads them; what it does not model is refused by name.  Run by `make unit`.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -329,6 +329,46 @@ static void test_speeds(void **state)
     rig_free(&r);
 }
 
+/* Algorithm 1 through the engine: under MDL every child of a root with a big output runs
+ * where the root ran (pushed there when held elsewhere, never stolen); under MLB they
+ * spread over the nodes and the output moves. */
+static void test_placement_mdl_and_mlb(void **state)
+{
+    (void)state;
+    char text[4096], *p = text;
+    p += sprintf(p, "{\"id\":\"root\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                    "\"output_bytes\":10000000}\n");
+    for (int i = 0; i < 16; i++)
+        p += sprintf(p, "{\"id\":\"c%d\",\"kind\":\"sleep\",\"duration_s\":0.01,"
+                        "\"parents\":[\"root\"]}\n", i);
+    struct rig r;
+    rig_load(&r, text);
+    r.cfg.nodes = 4;
+    r.cfg.slots = 2;
+    r.cfg.bandwidth_Bps = r.cfg.placement.bandwidth_Bps = 125e6;
+    r.cfg.placement.policy = PLACEMENT_MDL;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r);
+    int32_t home = r.seen.end_node[0];
+    for (uint32_t i = 1; i < r.wl.count; i++)
+        assert_int_equal(r.seen.start_node[i], home);
+    assert_true(r.res.tasks_pushed > 0);
+    assert_int_equal(r.res.bytes_moved, 0);
+    /* 16 tasks of 10 ms on 2 slots after the root. */
+    assert_true(r.res.makespan_s >= 0.081 - 1e-9);
+
+    r.cfg.placement.policy = PLACEMENT_MLB;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r);
+    uint32_t elsewhere = 0;
+    for (uint32_t i = 1; i < r.wl.count; i++)
+        elsewhere += r.seen.start_node[i] != r.seen.end_node[0];
+    assert_true(elsewhere > 0);
+    assert_true(r.res.bytes_moved >= 10000000);
+    assert_int_equal(r.res.tasks_pushed, 0);
+    rig_free(&r);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -341,6 +381,10 @@ static void test_refusals(void **state)
     sim_config_default(&r.cfg);
     r.cfg.steal.victims = STEAL_VICTIMS_LEADER;
     assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -ENOTSUP);
+    sim_config_default(&r.cfg);
+    r.cfg.placement.policy = PLACEMENT_AUTO;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -ENOTSUP);
+    assert_non_null(strstr(why, "auto"));
     sim_config_default(&r.cfg);
     r.cfg.nodes = 0;
     assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -EINVAL);
@@ -368,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_dag_with_data),
         cmocka_unit_test(test_mode_one_steals),
         cmocka_unit_test(test_speeds),
+        cmocka_unit_test(test_placement_mdl_and_mlb),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
