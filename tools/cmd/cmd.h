@@ -33,7 +33,7 @@ int cmd_attach_job(const char *who, const char *cluster, const char *job_text, b
 /* The console and replay commands' shared main (tools/cmd/cmd_console.c): `replay` is
  * non-NULL for `jackdaw replay FILE`. */
 int console_command(const struct cmd *cmd, int argc, char **argv, const char *replay);
-extern const struct cmd cmd_bound;
+extern const struct cmd cmd_bound, cmd_sim;
 extern const struct cmd cmd_report, cmd_compare, cmd_diff;
 extern const struct cmd cmd_bench;
 

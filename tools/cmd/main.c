@@ -15,7 +15,7 @@
 static const struct cmd *const commands[] = {
     &cmd_run, &cmd_launch, &cmd_submit, &cmd_attach, &cmd_jobs, &cmd_tasks, &cmd_task, &cmd_status, &cmd_logs, &cmd_get, &cmd_cancel, &cmd_stop, &cmd_node,
     &cmd_collector, &cmd_gen, &cmd_import, &cmd_trace,
-    &cmd_bound, &cmd_console, &cmd_replay,
+    &cmd_bound, &cmd_sim, &cmd_console, &cmd_replay,
     &cmd_report, &cmd_compare, &cmd_diff,
     &cmd_bench, &cmd_agent,
 };
