@@ -253,7 +253,8 @@ static void sample(struct sim *s, uint32_t id)
     struct node *n = &s->nodes[id];
     struct trace_sample x = {
         .busy = (int32_t)n->busy, .slots = (int32_t)s->cfg->slots,
-        .lreadyq = (int32_t)n->lready.n, .sreadyq = (int32_t)n->sready.n, .started = n->started, .ended = n->ended,
+        .lreadyq = (int32_t)n->lready.n, .sreadyq = (int32_t)n->sready.n,
+        .started = n->started, .ended = n->ended,
         .stolen_in = n->stolen_in, .stolen_out = n->stolen_out,
         .steal_requests = n->steal_requests, .steal_fails = n->steal_fails,
         .fetches = n->fetches, .fetch_bytes = n->fetch_bytes, .busy_ns = n->busy_ns_done,
@@ -931,6 +932,10 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
         placement_flds_init(&n->flds, &cfg->placement);
         n->first_start = -1;
         trace(&s, i, TRACE_NODE_UP, UINT32_MAX, -1, 0, cfg->slots, 0, 0);
+        /* The placement in force, as a daemon reports it after NODE_UP (node.c). */
+        if (cfg->sinks && cfg->sinks[i])
+            cfg->sinks[i]->policy(cfg->sinks[i]->ctx, placement_policy_name(cfg->placement.policy),
+                                  -1, cfg->start_wall_ns);
     }
     for (uint32_t i = 0; i < wl->count; i++) {
         out->work_s += wl->tasks[i].duration_s * cores_of(&wl->tasks[i]);

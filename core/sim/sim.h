@@ -20,9 +20,10 @@
  * its inputs (its parents' outputs on their runners, the workload's objects where
  * workload_object_node puts them) moved over the reader's ingress link, `bandwidth`
  * bytes a second, one transfer at a time, and cached where they arrive.  What is not
- * (yet): placement auto, A2WS, PaRSEC, LW and CTWS — sim_check refuses them by name; the CPU time a daemon spends per message and per byte; the sender's
- * egress (a FIFO reservation of it was tried: it queued transfers in request order and
- * left fan-in readers idle that the daemons' token buckets keep busy).
+ * (yet): placement auto, A2WS, PaRSEC, LW and CTWS — sim_check refuses them by name;
+ * the CPU time a daemon spends per message and per byte; the sender's egress (a FIFO
+ * reservation of it was tried: it queued transfers in request order and left fan-in
+ * readers idle that the daemons' token buckets keep busy).
  *
  * Events go out through one trace_sink per node (core/model/trace_kind.h), with `wall`
  * the simulated time plus cfg->start_wall_ns, so the trace tools read a simulated run as

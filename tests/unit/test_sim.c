@@ -186,7 +186,8 @@ static char *bag(uint32_t n, double duration_s)
     size_t cap = (size_t)n * 64 + 1;
     char *text = xmalloc(cap), *p = text;
     for (uint32_t i = 0; i < n; i++)
-        p += snprintf(p, cap - (size_t)(p - text), "{\"id\":\"t%u\",\"kind\":\"sleep\",\"duration_s\":%g}\n", i,
+        p += snprintf(p, cap - (size_t)(p - text),
+                      "{\"id\":\"t%u\",\"kind\":\"sleep\",\"duration_s\":%g}\n", i,
                       duration_s);
     return text;
 }
@@ -216,11 +217,12 @@ static void test_bag_meets_the_capacity_bound(void **state)
 static void test_chain_is_its_critical_path(void **state)
 {
     (void)state;
-    const char *text = "{\"id\":\"a\",\"kind\":\"sleep\",\"duration_s\":0.001}\n"
-                       "{\"id\":\"b\",\"kind\":\"sleep\",\"duration_s\":0.001,\"parents\":[\"a\"]}\n"
-                       "{\"id\":\"c\",\"kind\":\"sleep\",\"duration_s\":0.001,\"parents\":[\"b\"]}\n"
-                       "{\"id\":\"d\",\"kind\":\"sleep\",\"duration_s\":0.001,\"parents\":[\"c\"]}\n"
-                       "{\"id\":\"e\",\"kind\":\"sleep\",\"duration_s\":0.001,\"parents\":[\"d\"]}\n";
+#define SLEEP_1MS "\"kind\":\"sleep\",\"duration_s\":0.001"
+    const char *text = "{\"id\":\"a\"," SLEEP_1MS "}\n"
+                       "{\"id\":\"b\"," SLEEP_1MS ",\"parents\":[\"a\"]}\n"
+                       "{\"id\":\"c\"," SLEEP_1MS ",\"parents\":[\"b\"]}\n"
+                       "{\"id\":\"d\"," SLEEP_1MS ",\"parents\":[\"c\"]}\n"
+                       "{\"id\":\"e\"," SLEEP_1MS ",\"parents\":[\"d\"]}\n";
     struct rig r;
     rig_load(&r, text);
     r.cfg.nodes = 3;
@@ -238,10 +240,12 @@ static void test_dag_with_data(void **state)
 {
     (void)state;
     char text[8192], *p = text;
-    p += sprintf(p, "{\"id\":\"root\",\"kind\":\"sleep\",\"duration_s\":0.002,\"output_bytes\":1000000}\n");
+    p += sprintf(p, "{\"id\":\"root\",\"kind\":\"sleep\",\"duration_s\":0.002,"
+                    "\"output_bytes\":1000000}\n");
     for (int i = 0; i < 24; i++)
-        p += sprintf(p, "{\"id\":\"m%d\",\"kind\":\"sleep\",\"duration_s\":0.0%02d,\"output_bytes\":%d,"
-                        "\"parents\":[\"root\"]}\n", i, 1 + i % 9, 100000 * (i + 1));
+        p += sprintf(p, "{\"id\":\"m%d\",\"kind\":\"sleep\",\"duration_s\":0.0%02d,"
+                        "\"output_bytes\":%d,\"parents\":[\"root\"]}\n",
+                     i, 1 + i % 9, 100000 * (i + 1));
     p += sprintf(p, "{\"id\":\"sink\",\"kind\":\"sleep\",\"duration_s\":0.001,\"parents\":[");
     for (int i = 0; i < 24; i++)
         p += sprintf(p, "%s\"m%d\"", i ? "," : "", i);
@@ -264,7 +268,8 @@ static void test_dag_with_data(void **state)
     for (uint32_t i = 1; i < sink; i++)
         last_parent = r.seen.end[i] > last_parent ? r.seen.end[i] : last_parent;
     assert_true(want > 0);
-    assert_true((double)r.seen.start[sink] >= (double)last_parent + (double)want / 125e6 * 1e9 - 1);
+    assert_true((double)r.seen.start[sink] >=
+                (double)last_parent + (double)want / 125e6 * 1e9 - 1);
     rig_free(&r);
 }
 
