@@ -17,7 +17,9 @@
 #
 #   tools/bench/netns.sh [BUILD_DIR]
 #
-# Environment: N (40), FILE_BYTES (2400000), NODES (8), SLOTS (4), RATE (1gbit),
+# Environment: N (40), FILE_BYTES (2400000), DATA_NODES (unset: the files spread over every
+# node; K: on the first K nodes only, the skew under which FLDS's monitor differs from
+# MDL), NODES (8), SLOTS (4), RATE (1gbit),
 # BANDWIDTH (1Gbit), RUNS (2), NOOP_TASKS (200000), BOT_TASKS (4000), PAIRS (3),
 # PARTS ("a b"), POLICIES ("mlb mdl flds"), RUN_TIMEOUT (180 s per run), AP_ARGS (more `run` flags for (a), e.g.
 # "--prefetch 0" for executors that fetch a task's inputs only once it holds a slot, as
@@ -26,6 +28,7 @@
 
 N="${N:-40}"
 FILE_BYTES="${FILE_BYTES:-2400000}"
+DATA_NODES="${DATA_NODES:-}"
 NODES="${NODES:-8}"
 SLOTS="${SLOTS:-4}"
 RATE="${RATE:-1gbit}"
@@ -80,7 +83,22 @@ if [[ " $PARTS " == *" a "* ]]; then
     wl="$B/allpairs.jsonl"
     "$JACKDAW" gen allpairs -n "$N" --file-bytes "$FILE_BYTES" --duration-s 0.1 -o "$wl" ||
         { echo "netns: jackdaw gen failed" >&2; exit 1; }
-    section "netns (a): all-pairs $N x $N, 0.1 s tasks, inputs of $FILE_BYTES B, $NODES x $SLOTS" \
+    if [ -n "$DATA_NODES" ]; then
+        # Skewed: the input files live on the first DATA_NODES nodes only, round robin.
+        "$PY" - "$wl" "$DATA_NODES" <<'EOF_PY' || { echo "netns: cannot pin the objects" >&2; exit 1; }
+import json, sys
+path, k = sys.argv[1], int(sys.argv[2])
+lines, i = [], 0
+for line in open(path):
+    o = json.loads(line)
+    if "object" in o:
+        o["node"] = i % k
+        i += 1
+    lines.append(json.dumps(o, separators=(",", ":")))
+open(path, "w").write("\n".join(lines) + "\n")
+EOF_PY
+    fi
+    section "netns (a): all-pairs $N x $N, 0.1 s tasks, inputs of $FILE_BYTES B${DATA_NODES:+ on nodes 0..$((DATA_NODES - 1)) only}, $NODES x $SLOTS" \
         "slots: $NODES namespaces with $RATE tbf links against loopback with --bandwidth" \
         "$BANDWIDTH, $RUNS run(s) each, interleaved${AP_ARGS[*]:+; flags: ${AP_ARGS[*]}}"
     declare -A E
