@@ -1,0 +1,302 @@
+/*
+ * sim_from — a recorded run rebuilt for the simulator (tools/cmd/sim_from.h).
+ *
+ * Two passes over the trace, both through readers the trace tools already trust: the
+ * trace reader for the run header (cluster, flags, workload name and digest), and
+ * report's analysis for the figures report prints and for the run of each task that
+ * ended DONE (report_analysis.done_runs: its time times its node's speed), so that the
+ * recorded figures `sim --from` prints are report's to the digit.
+ */
+#include "tools/cmd/sim_from.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "core/base/xalloc.h"
+#include "core/client/job.h"
+#include "core/model/wfcommons.h"
+#include "tools/report/analysis.h"
+#include "trace/format/reader.h"
+
+/* The header's JSON (owned reference), or NULL with *cause. */
+static json_t *read_header(const char *trace, char **cause)
+{
+    struct trace_reader *r;
+    char *why = NULL;
+    int rc = trace_reader_open(&r, trace, &why);
+    if (rc < 0) {
+        *cause = why ? why : xasprintf("cannot open trace '%s': %s", trace, strerror(-rc));
+        return NULL;
+    }
+    const char *text = trace_reader_info(r)->header_json;
+    json_error_t err;
+    json_t *root = text ? json_loads(text, 0, &err) : NULL;
+    trace_reader_destroy(r);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        *cause = xasprintf("trace '%s' has no readable run header: the cluster and the "
+                           "flags of the run are unknown", trace);
+        return NULL;
+    }
+    return root;
+}
+
+/* The workload the trace names: as it stands, else beside the trace (as report finds
+ * it, tools/cmd/run_bound.c).  NULL when neither is readable. */
+static char *find_workload(const char *trace, const char *recorded)
+{
+    if (access(recorded, R_OK) == 0)
+        return xstrdup(recorded);
+    const char *slash = strrchr(trace, '/');
+    if (recorded[0] == '/' || !slash)
+        return NULL;
+    char *next = xasprintf("%.*s/%s", (int)(slash - trace), trace, recorded);
+    if (access(next, R_OK) == 0)
+        return next;
+    free(next);
+    return NULL;
+}
+
+/* config.node_args into the settings' dataopts, flag by flag through dataopts' own option
+ * table ("--flag value" or "--flag=value"): a flag outside it is one the simulator has
+ * no sense for, said once and left out. */
+static void read_node_args(struct sim_recorded *rec, json_t *args)
+{
+    struct dataopts *d = &rec->settings.data;
+    const struct opt table[] = {DATAOPTS_OPTS(d)};
+    size_t n = json_array_size(args);
+    for (size_t i = 0; i < n; i++) {
+        const char *word = json_string_value(json_array_get(args, i));
+        if (!word || strncmp(word, "--", 2) != 0)
+            continue;
+        const char *name = word + 2, *eq = strchr(name, '='), *value;
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        if (eq) {
+            value = eq + 1;
+        } else {
+            value = json_string_value(json_array_get(args, i + 1));
+            i++;
+        }
+        const struct opt *o = NULL;
+        for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
+            if (strlen(table[k].name) == len && strncmp(table[k].name, name, len) == 0)
+                o = &table[k];
+        if (o && value)
+            *(const char **)o->target = value;
+        else
+            fprintf(stderr, "jackdaw sim: note: the recorded daemon flag '%s' means nothing "
+                            "to the simulator: left out\n", word);
+    }
+}
+
+/* The cluster, flags, mode and workload name from the header. */
+static int read_run(struct sim_recorded *rec, const char *trace, const char **wl_name,
+                    const char **digest, char **cause)
+{
+    json_t *root = rec->header;
+    json_t *nodes = json_object_get(root, "nodes");
+    size_t nnodes = json_array_size(nodes);
+    if (nnodes == 0) {
+        *cause = xasprintf("trace '%s': the run header lists no nodes", trace);
+        return -EINVAL;
+    }
+    json_int_t slots = 0;
+    char *speeds = xstrdup("");
+    bool all_one = true;
+    for (size_t i = 0; i < nnodes; i++) {
+        json_t *node = json_array_get(nodes, i);
+        json_int_t s = json_integer_value(json_object_get(node, "slots"));
+        double speed = json_number_value(json_object_get(node, "speed"));
+        if (!(speed > 0 && speed <= 1))
+            speed = 1;
+        if (speed != 1)
+            all_one = false;
+        if (i > 0 && s != slots) {
+            free(speeds);
+            *cause = xasprintf("trace '%s': its nodes have different slot counts (%lld and "
+                               "%lld); every simulated node has the same", trace,
+                               (long long)slots, (long long)s);
+            return -ENOTSUP;
+        }
+        slots = s;
+        char *next = xasprintf("%s%s%.9g", speeds, i ? "," : "", speed);
+        free(speeds);
+        speeds = next;
+    }
+    if (slots < 1) {
+        free(speeds);
+        *cause = xasprintf("trace '%s': the run header gives its nodes no slots", trace);
+        return -EINVAL;
+    }
+    rec->text[0] = xasprintf("%zu", nnodes);
+    rec->text[1] = xasprintf("%lld", (long long)slots);
+    rec->settings.nodes = rec->text[0];
+    rec->settings.slots = rec->text[1];
+    if (all_one)
+        free(speeds);
+    else
+        rec->settings.speeds = rec->text[2] = speeds;
+    read_node_args(rec, json_object_get(json_object_get(root, "config"), "node_args"));
+    /* A simulated run's header has what a real one leaves to the defaults. */
+    json_t *sim = json_object_get(root, "simulation");
+    rec->simulated = json_is_true(json_object_get(root, "simulated"));
+    const char *mode = json_string_value(json_object_get(sim, "mode"));
+    if (mode) {
+        rec->settings.mode = mode;
+        rec->mode_recorded = true;
+    }
+    if (json_is_number(json_object_get(sim, "latency_s")))
+        rec->settings.latency = rec->text[3] =
+            xasprintf("%.9g", json_number_value(json_object_get(sim, "latency_s")));
+    json_int_t seed = json_integer_value(json_object_get(sim, "seed"));
+    if (seed > 0)
+        rec->settings.seed = rec->text[4] = xasprintf("%lld", (long long)seed);
+    json_t *wl = json_object_get(root, "workload");
+    *wl_name = json_string_value(json_object_get(wl, "name"));
+    *digest = json_string_value(json_object_get(wl, "digest"));
+    return 0;
+}
+
+/* report's figures of the run, and the measured durations into rec->wl. */
+static void use_figures(struct sim_recorded *rec, const struct report_analysis *a)
+{
+    const double *f = a->figures;
+    rec->tasks = (uint64_t)f[RF_TASKS_SUBMITTED];
+    rec->tasks_done = (uint64_t)f[RF_TASKS_DONE];
+    rec->makespan_s = f[RF_MAKESPAN_S];
+    rec->efficiency = f[RF_EFFICIENCY];
+    rec->throughput_tps = f[RF_THROUGHPUT_TPS];
+    rec->ideal_s = f[RF_IDEAL_S];
+    rec->bytes_moved = f[RF_BYTES_MOVED];
+    rec->tasks_pushed = f[RF_TASKS_PUSHED];
+    rec->steals_ok = f[RF_STEAL_GRANTS];
+    rec->steals_tried = f[RF_STEAL_GRANTS] + f[RF_STEAL_FAILS];
+    rec->tasks_stolen = f[RF_TASKS_STOLEN];
+}
+
+/* Every task of the run's job that ended DONE gets its measured duration; commands
+ * become sleeps.  The declared work (rec->work_s) is counted before the durations
+ * change, as report counts it. */
+static void use_durations(struct sim_recorded *rec, const struct report_analysis *a)
+{
+    struct workload *wl = &rec->wl;
+    double *measured = xcalloc(wl->count ? wl->count : 1, sizeof *measured);
+    bool *seen = xcalloc(wl->count ? wl->count : 1, sizeof *seen);
+    double sum = 0;
+    for (size_t i = 0; i < a->ndone_runs; i++) {
+        const struct report_run *r = &a->done_runs[i];
+        uint32_t index = (uint32_t)r->task;
+        if ((uint32_t)(r->task >> 32) != a->workload_job || index >= wl->count)
+            continue;
+        /* The last DONE run read is the final one (report keeps one END per task). */
+        if (!seen[index])
+            rec->measured++, sum += r->work_s;
+        else
+            sum += r->work_s - measured[index];
+        seen[index] = true;
+        measured[index] = r->work_s;
+    }
+    double mean = rec->measured ? sum / rec->measured : 0;
+    rec->work_s = 0;
+    for (uint32_t i = 0; i < wl->count; i++) {
+        struct workload_task *t = &wl->tasks[i];
+        double declared = t->kind == TASK_SLEEP ? t->duration_s : 0;
+        if (seen[i]) {
+            t->duration_s = measured[i];
+        } else if (t->kind == TASK_COMMAND && !(t->duration_s > 0)) {
+            t->duration_s = mean;
+            rec->guessed++;
+        } else {
+            rec->kept++;
+        }
+        rec->work_s += t->kind == TASK_SLEEP ? declared : t->duration_s;
+        if (t->kind == TASK_COMMAND) {
+            free(t->cmd);
+            t->cmd = NULL;
+        }
+        t->kind = TASK_SLEEP;
+    }
+    free(measured);
+    free(seen);
+}
+
+int sim_from_load(struct sim_recorded *rec, const char *trace, const char *workload,
+                  char **cause)
+{
+    memset(rec, 0, sizeof *rec);
+    if (access(trace, R_OK) < 0) {
+        int err = errno;
+        *cause = xasprintf("cannot read trace '%s': %s", trace, strerror(err));
+        return -err;
+    }
+    json_t *root = read_header(trace, cause);
+    if (!root)
+        return -EBADMSG;
+    rec->header = root;
+    const char *wl_name = NULL, *digest = NULL;
+    int rc = read_run(rec, trace, &wl_name, &digest, cause);
+    if (rc < 0)
+        return rc;
+    struct report_analysis *a = NULL;
+    struct report_options ro = {.bins = 1};
+    rc = report_analyze(trace, &ro, &a, cause);
+    if (rc == 0 && a->njobs > 1) {
+        /* One job's run is replayed: the one that names the workload, alone. */
+        ro.job = a->workload_job;
+        report_analysis_destroy(a);
+        a = NULL;
+        rc = report_analyze(trace, &ro, &a, cause);
+    }
+    if (rc < 0)
+        return rc;
+    if (!wl_name)
+        wl_name = a->workload_path;
+    if (workload) {
+        rec->workload_path = xstrdup(workload);
+    } else if (!wl_name) {
+        *cause = xasprintf("trace '%s' names no workload: give it with --workload", trace);
+        rc = -ENOENT;
+    } else if (!(rec->workload_path = find_workload(trace, wl_name))) {
+        *cause = xasprintf("cannot read workload '%s' (named by trace '%s'; give it with "
+                           "--workload)", wl_name, trace);
+        rc = -ENOENT;
+    }
+    if (rc == 0 && job_workload_digest(rec->workload_path, rec->digest) < 0) {
+        *cause = xasprintf("cannot read workload '%s': %s", rec->workload_path,
+                           strerror(errno ? errno : ENOENT));
+        rc = -ENOENT;
+    }
+    if (rc == 0 && digest && *digest && strcmp(digest, rec->digest) != 0) {
+        *cause = xasprintf("workload '%s' is not the one trace '%s' ran: its digest is %s, "
+                           "the run's %s", rec->workload_path, trace, rec->digest, digest);
+        rc = -EINVAL;
+    }
+    struct wfcommons_options scale = {0};
+    if (rc == 0 && wfcommons_load_any(&rec->wl, rec->workload_path, &scale, cause) < 0)
+        rc = -EINVAL;
+    if (rc == 0) {
+        free(a->workload_path);
+        a->workload_path = xstrdup(rec->workload_path);
+        report_use_workload(a, &rec->wl); /* as report counts the work */
+        use_figures(rec, a);
+        use_durations(rec, a);
+    }
+    report_analysis_destroy(a);
+    return rc;
+}
+
+void sim_from_fini(struct sim_recorded *rec)
+{
+    workload_fini(&rec->wl);
+    free(rec->workload_path);
+    for (size_t i = 0; i < sizeof rec->text / sizeof rec->text[0]; i++)
+        free(rec->text[i]);
+    json_decref(rec->header);
+    memset(rec, 0, sizeof *rec);
+}
