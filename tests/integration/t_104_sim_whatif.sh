@@ -41,7 +41,8 @@ timeout -k 5 60 "$JACKDAW" report "$T/real.avro" --format json -o "$T/report.jso
 # ---- 1. the reproduction --------------------------------------------------------------
 sim from "--from" "$T/real.avro" --json
 expect_code 0 "$SIM_RC" "sim --from (stderr: $(cat "$T/from.err"))"
-"$PY" - "$T/from.out" "$T/report.json" "$BOUND" <<'EOF_PY' || fail "sim --from: $(cat "$T/from.out")"
+"$PY" - "$T/from.out" "$T/report.json" "$BOUND" <<'EOF_PY' ||
+    fail "sim --from: $(cat "$T/from.out")"
 import json, sys
 d = json.load(open(sys.argv[1]))
 rep = json.load(open(sys.argv[2]))["figures"]
@@ -63,7 +64,8 @@ note "reproduction: ok"
 # ---- 2. an alternative ----------------------------------------------------------------
 sim mdl --from "$T/real.avro" --placement mdl --json
 expect_code 0 "$SIM_RC" "sim --from --placement mdl (stderr: $(cat "$T/mdl.err"))"
-"$PY" - "$T/mdl.out" <<'EOF_PY' || fail "sim --from --placement mdl: $(cat "$T/mdl.out")"
+"$PY" - "$T/mdl.out" <<'EOF_PY' ||
+    fail "sim --from --placement mdl: $(cat "$T/mdl.out")"
 import json, sys
 d = json.load(open(sys.argv[1]))
 alt, rep = d["alternative"], d["reproduced"]
@@ -83,7 +85,8 @@ note "alternative: ok"
 # ---- 3. a simulated run replays exactly ------------------------------------------------
 sim again --from "$T/mdl.avro" --json
 expect_code 0 "$SIM_RC" "sim --from a simulated trace (stderr: $(cat "$T/again.err"))"
-"$PY" - "$T/again.out" <<'EOF_PY' || fail "a simulated trace does not replay exactly: $(cat "$T/again.out")"
+"$PY" - "$T/again.out" <<'EOF_PY' ||
+    fail "a simulated trace does not replay exactly: $(cat "$T/again.out")"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert abs(d["reproduced"]["error_pct"]) < 0.01, d["reproduced"]["error_pct"]
@@ -114,7 +117,8 @@ for v in 0 0.5 inf; do
     [ -s "$T/sw-$v.avro" ] || fail "--sweep --trace wrote no $T/sw-$v.avro"
 done
 timeout -k 5 120 "$JACKDAW" compare "$T/sw-0.avro" "$T/sw-0.5.avro" "$T/sw-inf.avro" \
-    -o "$T/sweep.html" 2>"$T/compare.err" || fail "compare of the sweep's traces exited $?: $(cat "$T/compare.err")"
+    -o "$T/sweep.html" 2>"$T/compare.err" ||
+    fail "compare of the sweep's traces exited $?: $(cat "$T/compare.err")"
 grep -q "<svg\|<table" "$T/sweep.html" || fail "compare wrote no table"
 sim sweepjson "$T/fanin.jsonl" --nodes 3 --slots 2 --sweep threshold=0,0.5,inf --json
 expect_code 0 "$SIM_RC" "sim --sweep --json"
@@ -132,4 +136,5 @@ expect_code 2 "$SIM_RC" "sim --sweep threshold=0,fast"
 grep -q "threshold.*fast" "$T/badvalue.err" || fail "--sweep threshold=0,fast: $(cat "$T/badvalue.err")"
 [ ! -s "$T/badvalue.out" ] || fail "a bad sweep value still simulated: $(cat "$T/badvalue.out")"
 note "sweep: ok"
-echo "t_104: sim --from reproduces the recorded run within $(awk -v b=$BOUND 'BEGIN { print b * 100 }') %, replays it under another placement and sweeps it"
+echo "t_104: sim --from reproduces the recorded run within $(awk -v b=$BOUND \
+    'BEGIN { print b * 100 }') %, replays it under another placement and sweeps it"

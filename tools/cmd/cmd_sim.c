@@ -44,7 +44,7 @@ static int sim_main(int argc, char **argv);
 
 const struct cmd cmd_sim = {
     .name = "sim",
-    .usage = "WORKLOAD | --from TRACE [--workload FILE]  [--nodes N] [--slots S] "
+    .usage = "WORKLOAD | --from TRACE [--workload FILE] [--nodes N] [--slots S] "
              "[--speeds LIST|C1..C5] [--mode M] [--policy P] [--placement P] [--latency T] "
              "[--bandwidth RATE] [--seed N] [--sweep PARAM=A,B,...] [--trace FILE|PREFIX] "
              "[--json]",
