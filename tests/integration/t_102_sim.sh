@@ -5,8 +5,9 @@
 # whose header says it was simulated, `report` of that trace finding the sim's makespan
 # (within 1 %), and a makespan never below `jackdaw bound`'s binding bound.  Then: the
 # same seed gives the same --json but for the wall-time fields, and the same trace
-# events; a placement the simulator does not model, an existing --trace file and a
-# missing workload are refused with the right exit code and a message naming them.
+# events; an existing --trace file is kept as FILE.old; a placement the simulator does
+# not model and a missing workload are refused with the right exit code and a message
+# naming them.
 # No daemon is started; nothing here depends on timing.
 . "$(dirname "$0")/lib.sh"
 
@@ -160,12 +161,13 @@ sim placement2 "$T/bot.jsonl" --placement nowhere
 expect_code 2 "$SIM_RC" "sim --placement nowhere"
 grep -q "nowhere" "$T/placement2.err" || fail "sim --placement nowhere: $(cat "$T/placement2.err")"
 
-# An existing trace is never overwritten.
+# An existing trace is never overwritten: it is kept as FILE.old, as `jackdaw run` does.
 echo keep >"$T/exists.avro"
 sim exists "$T/bot.jsonl" --trace "$T/exists.avro"
-expect_code 2 "$SIM_RC" "sim --trace to an existing file"
-grep -qF "$T/exists.avro" "$T/exists.err" || fail "sim --trace exists: $(cat "$T/exists.err")"
-[ "$(cat "$T/exists.avro")" = keep ] || fail "sim --trace changed an existing file"
+expect_code 0 "$SIM_RC" "sim --trace to an existing file"
+grep -qF "$T/exists.avro.old" "$T/exists.err" || fail "sim --trace exists: $(cat "$T/exists.err")"
+[ "$(cat "$T/exists.avro.old")" = keep ] || fail "sim --trace lost the existing file"
+"$JACKDAW" trace verify "$T/exists.avro" >/dev/null || fail "sim --trace over an old file: no trace"
 
 # A missing workload: bad input, naming the file.
 sim missing "$T/nope.jsonl" --nodes 3

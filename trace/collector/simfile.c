@@ -255,10 +255,19 @@ int simfile_open(struct simfile **out, const char *path, const struct simfile_ru
 {
     if (!out || !path || !run || !cause || run->nodes == 0 || run->nodes > INT32_MAX - 1)
         return -EINVAL;
+    /* A new run writes a new trace, and keeps what was there as FILE.old, as `jackdaw
+     * run` does (launcher.c) and perf keeps perf.data.old. */
     if (access(path, F_OK) == 0) {
-        *cause = xasprintf("trace '%s' exists; a simulated run writes a new trace: remove it "
-                           "or give another --trace", path);
-        return -EEXIST;
+        char *kept = xasprintf("%s.old", path);
+        int rc = rename(path, kept) == 0 ? 0 : -errno;
+        if (rc == 0)
+            fprintf(stderr, "jackdaw: %s existed; moved to %s\n", path, kept);
+        else
+            *cause = xasprintf("trace '%s' exists and cannot be moved to '%s': %s", path, kept,
+                               strerror(-rc));
+        free(kept);
+        if (rc < 0)
+            return rc;
     }
     char *header = build_header(run);
     if (!header) {
