@@ -229,6 +229,11 @@ static struct qent q_take_tail(struct queue *q)
     return q->v[--q->n];
 }
 
+static uint32_t slots_of(const struct sim_config *cfg, uint32_t node)
+{
+    return cfg->node_slots ? cfg->node_slots[node] : cfg->slots;
+}
+
 /* ---- trace --------------------------------------------------------------------- */
 
 static uint64_t key_of(const struct sim *s, uint32_t task)
@@ -252,7 +257,7 @@ static void sample(struct sim *s, uint32_t id)
         return;
     struct node *n = &s->nodes[id];
     struct trace_sample x = {
-        .busy = (int32_t)n->busy, .slots = (int32_t)s->cfg->slots,
+        .busy = (int32_t)n->busy, .slots = (int32_t)slots_of(s->cfg, id),
         .lreadyq = (int32_t)n->lready.n, .sreadyq = (int32_t)n->sready.n,
         .started = n->started, .ended = n->ended,
         .stolen_in = n->stolen_in, .stolen_out = n->stolen_out,
@@ -375,7 +380,7 @@ static void enqueue(struct sim *s, uint32_t id, uint32_t task, bool pushed)
     struct placement_input in = {
         .stealable = s->wl->tasks[task].stealable, .pushed = pushed, .all_data_size = sum,
         .self = id, .est_task_length_s = est_length(s, n, task), .inputs = s->objs,
-        .num_inputs = k, .link_share = s->cfg->slots,
+        .num_inputs = k, .link_share = slots_of(s->cfg, id),
     };
     struct placement_decision d = placement_decide(&s->cfg->placement, NULL, &in);
     if (d.queue == PLACE_PUSH && d.node < s->cfg->nodes && d.node != id) {
@@ -468,7 +473,7 @@ static void dispatch(struct sim *s, uint32_t id)
             start(s, id, q_pop(q).task);
             continue;
         }
-        if (n->staging + n->nstaged >= s->cfg->slots)
+        if (n->staging + n->nstaged >= slots_of(s->cfg, id))
             return;
         q_pop(q);
         n->staging++;
@@ -708,9 +713,18 @@ void sim_config_default(struct sim_config *cfg)
 int sim_check(const struct sim_config *cfg, const struct workload *wl, const char **why)
 {
     const struct steal_params *p = &cfg->steal;
-    if (cfg->nodes == 0 || cfg->slots == 0) {
+    if (cfg->nodes == 0 || (!cfg->node_slots && cfg->slots == 0)) {
         *why = "a simulated cluster needs at least one node and one slot";
         return -EINVAL;
+    }
+    /* The fewest slots of a node: a task may be held by any node, and must fit it. */
+    uint32_t fewest = cfg->slots;
+    for (uint32_t i = 0; cfg->node_slots && i < cfg->nodes; i++) {
+        if (cfg->node_slots[i] == 0) {
+            *why = "every simulated node needs at least one slot";
+            return -EINVAL;
+        }
+        fewest = i == 0 || cfg->node_slots[i] < fewest ? cfg->node_slots[i] : fewest;
     }
     if (!(cfg->latency_s >= 0 && cfg->latency_s < 3600) || !(cfg->bandwidth_Bps >= 0) ||
         !(cfg->sample_s >= 0)) {
@@ -764,7 +778,7 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
             *why = "a task's duration_s is out of range";
             return -EINVAL;
         }
-        if (cores_of(t) > cfg->slots) {
+        if (cores_of(t) > fewest) {
             *why = "a task needs more cores than a simulated node has slots";
             return -EINVAL;
         }
@@ -935,11 +949,11 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         struct node *n = &s.nodes[i];
         n->speed = cfg->speeds ? cfg->speeds[i] : 1.0;
-        n->free_slots = cfg->slots;
+        n->free_slots = slots_of(cfg, i);
         steal_state_init(&n->st, &cfg->steal, cfg->nodes);
         placement_flds_init(&n->flds, &cfg->placement);
         n->first_start = -1;
-        trace(&s, i, TRACE_NODE_UP, UINT32_MAX, -1, 0, cfg->slots, 0, 0);
+        trace(&s, i, TRACE_NODE_UP, UINT32_MAX, -1, 0, slots_of(cfg, i), 0, 0);
         /* The placement in force, as a daemon reports it after NODE_UP (node.c). */
         if (cfg->sinks && cfg->sinks[i])
             cfg->sinks[i]->policy(cfg->sinks[i]->ctx, placement_policy_name(cfg->placement.policy),

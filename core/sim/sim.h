@@ -52,7 +52,8 @@ enum sim_submit {
 
 struct sim_config {
     uint32_t nodes;
-    uint32_t slots;         /* per node */
+    uint32_t slots;         /* per node, unless node_slots */
+    const uint32_t *node_slots; /* `nodes` entries (>= 1), or NULL: `slots` each */
     const double *speeds;   /* `nodes` entries (> 0), or NULL: all 1.0 */
     enum sim_submit submit;
     struct steal_params steal;

@@ -374,6 +374,44 @@ static void test_placement_mdl_and_mlb(void **state)
     rig_free(&r);
 }
 
+/* Nodes of different sizes: a node of one slot never runs two tasks at once, one of
+ * three runs three. */
+static void test_node_slots(void **state)
+{
+    (void)state;
+    struct rig r;
+    char *text = bag(8, 0.01);
+    rig_load(&r, text);
+    uint32_t slots[2] = {1, 3};
+    r.cfg.nodes = 2;
+    r.cfg.node_slots = slots;
+    r.cfg.submit = SIM_SUBMIT_ROUND_ROBIN;
+    r.cfg.steal.mode = STEAL_NONE;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r);
+    for (uint32_t node = 0; node < 2; node++) {
+        uint32_t most = 0;
+        for (uint32_t i = 0; i < r.wl.count; i++) {
+            if (r.seen.start_node[i] != (int32_t)node)
+                continue;
+            uint32_t at_once = 0;
+            for (uint32_t k = 0; k < r.wl.count; k++)
+                at_once += r.seen.start_node[k] == (int32_t)node &&
+                           r.seen.start[k] <= r.seen.start[i] && r.seen.end[k] > r.seen.start[i];
+            most = at_once > most ? at_once : most;
+        }
+        assert_int_equal(most, node == 0 ? 1 : 3);
+    }
+    /* Node 0 runs its four one after another; node 1 its four in two rounds. */
+    assert_true(r.res.makespan_s >= 0.04 - 1e-9 && r.res.makespan_s <= 0.04 + 1e-9);
+    uint32_t zero[2] = {1, 0};
+    r.cfg.node_slots = zero;
+    const char *why = NULL;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -EINVAL);
+    free(text);
+    rig_free(&r);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -418,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_mode_one_steals),
         cmocka_unit_test(test_speeds),
         cmocka_unit_test(test_placement_mdl_and_mlb),
+        cmocka_unit_test(test_node_slots),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

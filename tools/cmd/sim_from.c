@@ -107,8 +107,8 @@ static int read_run(struct sim_recorded *rec, const char *trace, const char **wl
         return -EINVAL;
     }
     json_int_t slots = 0;
-    char *speeds = xstrdup("");
-    bool all_one = true;
+    char *speeds = xstrdup(""), *slot_list = xstrdup("");
+    bool all_one = true, same_slots = true;
     for (size_t i = 0; i < nnodes; i++) {
         json_t *node = json_array_get(nodes, i);
         json_int_t s = json_integer_value(json_object_get(node, "slots"));
@@ -117,25 +117,30 @@ static int read_run(struct sim_recorded *rec, const char *trace, const char **wl
             speed = 1;
         if (speed != 1)
             all_one = false;
-        if (i > 0 && s != slots) {
+        if (s < 1) {
             free(speeds);
-            *cause = xasprintf("trace '%s': its nodes have different slot counts (%lld and "
-                               "%lld); every simulated node has the same", trace,
-                               (long long)slots, (long long)s);
-            return -ENOTSUP;
+            free(slot_list);
+            *cause = xasprintf("trace '%s': the run header gives node %zu no slots", trace, i);
+            return -EINVAL;
         }
+        if (i > 0 && s != slots)
+            same_slots = false;
         slots = s;
+        char *more = xasprintf("%s%s%lld", slot_list, i ? "," : "", (long long)s);
+        free(slot_list);
+        slot_list = more;
         char *next = xasprintf("%s%s%.9g", speeds, i ? "," : "", speed);
         free(speeds);
         speeds = next;
     }
-    if (slots < 1) {
-        free(speeds);
-        *cause = xasprintf("trace '%s': the run header gives its nodes no slots", trace);
-        return -EINVAL;
-    }
     rec->text[0] = xasprintf("%zu", nnodes);
-    rec->text[1] = xasprintf("%lld", (long long)slots);
+    /* Nodes of different sizes go to the simulator as one count per node. */
+    if (same_slots) {
+        rec->text[1] = xasprintf("%lld", (long long)slots);
+        free(slot_list);
+    } else {
+        rec->text[1] = slot_list;
+    }
     rec->settings.nodes = rec->text[0];
     rec->settings.slots = rec->text[1];
     if (all_one)

@@ -41,7 +41,8 @@ size_t sim_settings_opts(struct sim_settings *s, struct opt *out)
     struct dataopts *d = &s->data;
     const struct opt own[] = {
         {"nodes", OPT_STRING, &s->nodes, "N  simulated nodes (default 4)"},
-        {"slots", OPT_STRING, &s->slots, "S  executor slots per node (default 4)"},
+        {"slots", OPT_STRING, &s->slots,
+         "S  executor slots per node (default 4), or one per node: a,b,..."},
         {"speeds", OPT_STRING, &s->speeds,
          "LIST|MIX  speed factors in (0,1], cycled: 1,0.5; or a mix of paper 001: C1..C5"},
         {"mode", OPT_STRING, &s->mode, "M  hashed | one | roundrobin (default hashed)"},
@@ -199,6 +200,37 @@ static int apply_dataopts(struct sim_plan *p, char **cause)
     return 0;
 }
 
+/* --slots a,b,...: one count per node (a recorded cluster's, or one given so), each
+ * 1..SLOTS_MAX.  0, or -EINVAL with *cause. */
+#define SLOTS_MAX 65536u
+static int parse_slot_list(const char *text, struct sim_plan *p, char **cause)
+{
+    uint32_t n = p->cfg.nodes, k = 0, most = 0;
+    p->node_slots = xcalloc(n ? n : 1, sizeof *p->node_slots);
+    for (const char *at = text;; at++) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(at, &end, 10);
+        if (end == at || errno || v < 1 || v > SLOTS_MAX || (*end && *end != ',') || k >= n) {
+            *cause = xasprintf("--slots '%s': expected %u counts (1..%u) separated by commas, "
+                               "one per node", text, n, SLOTS_MAX);
+            return -EINVAL;
+        }
+        p->node_slots[k++] = (uint32_t)v;
+        most = (uint32_t)v > most ? (uint32_t)v : most;
+        at = end;
+        if (!*end)
+            break;
+    }
+    if (k != n) {
+        *cause = xasprintf("--slots '%s': %u counts for %u nodes", text, k, n);
+        return -EINVAL;
+    }
+    p->cfg.node_slots = p->node_slots;
+    p->cfg.slots = most;
+    return 0;
+}
+
 int sim_plan_build(struct sim_plan *p, const struct sim_settings *s, char **cause)
 {
     memset(p, 0, sizeof *p);
@@ -221,8 +253,10 @@ int sim_plan_build(struct sim_plan *p, const struct sim_settings *s, char **caus
     if (apply_dataopts(p, cause) < 0)
         return -EINVAL;
     bool slots_cores = false;
-    int rc = launcher_parse_slots(s->slots ? s->slots : "4", s->speeds, &p->cfg.slots,
-                                  &slots_cores, cause);
+    int rc = s->slots && strchr(s->slots, ',')
+                 ? parse_slot_list(s->slots, p, cause)
+                 : launcher_parse_slots(s->slots ? s->slots : "4", s->speeds, &p->cfg.slots,
+                                        &slots_cores, cause);
     if (rc == 0 && slots_cores) {
         *cause = xstrdup("--slots cores is not modelled: every simulated node has the same "
                          "slots");
@@ -244,5 +278,8 @@ void sim_plan_fini(struct sim_plan *p)
 {
     free(p->speeds);
     p->speeds = NULL;
+    free(p->node_slots);
+    p->node_slots = NULL;
+    p->cfg.node_slots = NULL;
     p->cfg.speeds = NULL;
 }

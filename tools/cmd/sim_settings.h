@@ -57,6 +57,7 @@ const char **sim_settings_slot(struct sim_settings *s, const char *flag);
 struct sim_plan {
     struct sim_config cfg;
     double *speeds;             /* owned, cfg.nodes entries, or NULL: all 1.0 */
+    uint32_t *node_slots;       /* owned, cfg.nodes entries (--slots a,b,...), or NULL */
     const char *mode_name;      /* static: "hashed", "one", "roundrobin" */
     struct dataopts data;       /* the flags for the trace header (data.words) */
 };

@@ -23,11 +23,14 @@
 static void summarise(struct sim_summary *s)
 {
     double capacity = 0;
-    for (uint32_t i = 0; i < s->nodes; i++)
-        capacity += s->slots * (s->speeds ? s->speeds[i] : 1.0);
+    s->total_slots = 0;
+    for (uint32_t i = 0; i < s->nodes; i++) {
+        uint32_t slots = s->node_slots ? s->node_slots[i] : s->slots;
+        capacity += slots * (s->speeds ? s->speeds[i] : 1.0);
+        s->total_slots += slots;
+    }
     double mk = s->r.makespan_s;
     double work = s->work_s > 0 ? s->work_s : s->r.work_s;
-    s->total_slots = s->nodes * s->slots;
     s->ideal_s = capacity > 0 ? work / capacity : 0;
     s->efficiency = mk > 0 ? s->ideal_s / mk : 0;
     s->throughput_tps = mk > 0 ? s->tasks / mk : 0;
@@ -68,7 +71,9 @@ json_t *sim_summary_json(const struct sim_summary *s, const struct sim_config *c
     json_t *nodes = json_array();
     for (uint32_t i = 0; i < s->nodes; i++)
         json_array_append_new(nodes, json_pack("{s:i, s:i, s:f}", "id", (int)i, "slots",
-                                               (int)s->slots, "speed",
+                                               (int)(s->node_slots ? s->node_slots[i]
+                                                                   : s->slots),
+                                               "speed",
                                                s->speeds ? s->speeds[i] : 1.0));
     json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:s, s:i, s:o}",
                           "tasks", (json_int_t)s->tasks, "tasks_done",
@@ -128,7 +133,8 @@ int sim_summary_run(const struct sim_input *in, struct sim_plan *p, const char *
     char *cause = NULL;
     if (trace) {
         struct simfile_run run = {
-            .nodes = p->cfg.nodes, .slots = p->cfg.slots, .speeds = p->speeds,
+            .nodes = p->cfg.nodes, .slots = p->cfg.slots, .node_slots = p->node_slots,
+            .speeds = p->speeds,
             .node_args = p->data.words, .n_node_args = (size_t)p->data.nwords,
             .workload_name = in->wl->name, .workload_digest = in->digest,
             .start_ns = p->cfg.start_wall_ns, .latency_s = p->cfg.latency_s,
@@ -150,7 +156,8 @@ int sim_summary_run(const struct sim_input *in, struct sim_plan *p, const char *
     }
     *s = (struct sim_summary){.tasks = in->wl->count, .nodes = p->cfg.nodes,
                               .slots = p->cfg.slots, .mode = p->mode_name,
-                              .speeds = p->speeds, .work_s = in->work_s};
+                              .speeds = p->speeds, .node_slots = p->node_slots,
+                              .work_s = in->work_s};
     int64_t t0 = clock_mono_ns();
     rc = sim_run(in->wl, &p->cfg, &s->r, &why);
     s->wall_s = (double)(clock_mono_ns() - t0) / 1e9;

@@ -26,6 +26,7 @@ struct sim_summary {
     uint32_t tasks, nodes, slots, total_slots;
     const char *mode;           /* borrowed from the plan */
     const double *speeds;       /* borrowed from the plan; NULL: all 1.0 */
+    const uint32_t *node_slots; /* borrowed from the plan; NULL: `slots` each */
     double work_s;              /* > 0: the work efficiency counts (a recorded run's, as
                                    report counts it), else the simulated tasks' */
     double ideal_s, efficiency, throughput_tps, avg_time_per_task_per_cpu_s;

@@ -64,7 +64,9 @@ static char *build_header(const struct simfile_run *run)
     json_t *nodes = json_array();
     for (uint32_t i = 0; i < run->nodes; i++)
         json_array_append_new(nodes, json_pack("{s:i, s:s, s:i, s:i, s:f}", "id", (int)i, "host",
-                                               "sim", "port", 0, "slots", (int)run->slots,
+                                               "sim", "port", 0, "slots",
+                                               (int)(run->node_slots ? run->node_slots[i]
+                                                                     : run->slots),
                                                "speed", run->speeds ? run->speeds[i] : 1.0));
     json_t *args = json_array();
     for (size_t i = 0; i < run->n_node_args; i++)

@@ -45,7 +45,8 @@
 /* What the header says of the run; strings and arrays borrowed for the call. */
 struct simfile_run {
     uint32_t nodes;
-    uint32_t slots;             /* per node */
+    uint32_t slots;             /* per node, unless node_slots */
+    const uint32_t *node_slots; /* `nodes` entries, or NULL: `slots` each */
     const double *speeds;       /* `nodes` entries, or NULL: all 1.0 */
     const char *const *node_args; /* the flags a real run would give its daemons */
     size_t n_node_args;
