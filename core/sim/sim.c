@@ -73,10 +73,13 @@ struct node {
     enum thief_state state;
     uint32_t attempt;
     uint32_t timer_gen;
+    /* The attempt's victims are not stored: at 10^6 nodes √N of them per thief was 8 KB
+     * a node.  The draw's random state is kept instead, and the victims drawn again
+     * (the same ones) when the queries arrive; what the thief keeps is the answer. */
+    uint64_t pick_rng;      /* s->rng as it was before the attempt's draw */
+    uint32_t pick_want;     /* how many the draw asked for */
     uint32_t nvictims;
-    uint32_t *victims, *loads; /* victims_cap each, made at the first attempt: at 10^6
-                                  nodes most never steal */
-    size_t victims_cap;
+    uint32_t chosen, chosen_load; /* the most loaded victim (UINT32_MAX: none) */
     /* Counters for the samples. */
     int64_t started, ended, stolen_in, stolen_out, steal_requests, steal_fails;
     int64_t fetches, fetch_bytes, busy_ns_done;
@@ -121,6 +124,7 @@ struct sim {
     uint32_t *parked;       /* nodes whose thief is parked */
     size_t nparked, parked_cap;
     uint32_t victims_max;
+    uint32_t *victims, *loads; /* victims_max each: one draw's, shared by the thieves */
     struct placement_object *objs; /* SIM_MAX_INPUTS, placement's scratch */
 };
 
@@ -584,14 +588,10 @@ static void maybe_steal(struct sim *s, uint32_t id)
                     : p->victims == STEAL_VICTIMS_RANDOM ? p->victims_k : n->st.neighbours;
     want = want < s->victims_max ? want : s->victims_max;
     want = want ? want : 1;
-    if (n->victims_cap < want) {
-        size_t cap = n->victims_cap;
-        n->victims = xgrow(n->victims, &cap, want, sizeof *n->victims);
-        n->loads = xrealloc(n->loads, cap * sizeof *n->loads);
-        n->victims_cap = cap;
-    }
+    n->pick_rng = s->rng;
+    n->pick_want = want;
     n->nvictims = steal_pick_victims(&s->cfg->steal, &n->st, id, s->cfg->nodes, &s->rng,
-                                     n->victims, want);
+                                     s->victims, want);
     if (n->nvictims == 0) {
         n->steal_fails++;
         trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, -1, STEAL_FAIL_NO_VICTIM, 0, 0, 0);
@@ -613,8 +613,15 @@ static void on_query(struct sim *s, uint32_t id, uint32_t attempt)
     struct node *n = &s->nodes[id];
     if (n->state != TH_QUERY || attempt != n->attempt)
         return;
-    for (uint32_t i = 0; i < n->nvictims; i++)
-        n->loads[i] = stealable(&s->nodes[n->victims[i]]);
+    /* The same draw again: the thief's back-off state has not changed since. */
+    uint64_t rng = n->pick_rng;
+    uint32_t k = steal_pick_victims(&s->cfg->steal, &n->st, id, s->cfg->nodes, &rng,
+                                    s->victims, n->pick_want);
+    for (uint32_t i = 0; i < k; i++)
+        s->loads[i] = stealable(&s->nodes[s->victims[i]]);
+    int best = k == n->nvictims ? steal_choose_victim(s->loads, k) : -1;
+    n->chosen = best < 0 ? UINT32_MAX : s->victims[best];
+    n->chosen_load = best < 0 ? 0 : s->loads[best];
     push(s, s->now + s->latency_ns, EV_QUERIED, id, 0, attempt, 0);
 }
 
@@ -623,17 +630,16 @@ static void on_queried(struct sim *s, uint32_t id, uint32_t attempt)
     struct node *n = &s->nodes[id];
     if (n->state != TH_QUERY || attempt != n->attempt)
         return;
-    int best = steal_choose_victim(n->loads, n->nvictims);
-    if (best < 0) {
+    if (n->chosen == UINT32_MAX) {
         n->steal_fails++;
         trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, -1, STEAL_FAIL_EMPTY, 0, 0, 0);
         backoff(s, id);
         return;
     }
-    uint32_t v = n->victims[best];
+    uint32_t v = n->chosen;
     n->state = TH_REQUEST;
     n->steal_requests++;
-    trace(s, id, TRACE_STEAL_REQUEST, UINT32_MAX, (int32_t)v, 0, n->loads[best], 0, 0);
+    trace(s, id, TRACE_STEAL_REQUEST, UINT32_MAX, (int32_t)v, 0, n->chosen_load, 0, 0);
     send(s, id, v, EV_STEAL_REQ, id, n->attempt, 0);
 }
 
@@ -915,8 +921,6 @@ static void sim_free(struct sim *s)
     for (uint32_t i = 0; s->nodes && i < s->cfg->nodes; i++) {
         free(s->nodes[i].lready.v);
         free(s->nodes[i].sready.v);
-        free(s->nodes[i].victims);
-        free(s->nodes[i].loads);
         u64map_fini(&s->nodes[i].cache);
         free(s->nodes[i].staged);
     }
@@ -929,6 +933,8 @@ static void sim_free(struct sim *s)
     free(s->tasks);
     free(s->heap);
     free(s->objs);
+    free(s->victims);
+    free(s->loads);
 }
 
 int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_result *out,
@@ -946,6 +952,8 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     /* As a daemon's thief (thief.c): at most 1024 victims an attempt. */
     s.victims_max = cfg->nodes - 1 < 1024 ? cfg->nodes - 1 : 1024;
     s.objs = xcalloc(SIM_MAX_INPUTS, sizeof *s.objs);
+    s.victims = xcalloc(s.victims_max + 1, sizeof *s.victims);
+    s.loads = xcalloc(s.victims_max + 1, sizeof *s.loads);
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         struct node *n = &s.nodes[i];
         n->speed = cfg->speeds ? cfg->speeds[i] : 1.0;
