@@ -47,9 +47,7 @@ static double run_bandwidth(const char *trace)
     return bps;
 }
 
-/* The workload the trace names (its JOB_SUBMIT's first name, as the client was given
- * it): as it stands, else next to the trace.  NULL when neither is readable. */
-static char *find_workload(const char *trace, const char *recorded)
+char *run_find_workload(const char *trace, const char *recorded)
 {
     if (!recorded)
         return NULL;
@@ -103,7 +101,7 @@ static void add_bound(struct report_analysis *a, const char *trace, const char *
 void run_bound_add(struct report_analysis *a, const char *trace, const char *workload,
                    const char *who)
 {
-    char *wl = workload ? xstrdup(workload) : find_workload(trace, a->workload_path);
+    char *wl = workload ? xstrdup(workload) : run_find_workload(trace, a->workload_path);
     if (wl) {
         free(a->workload_path);
         a->workload_path = wl;

@@ -1,6 +1,7 @@
 /*
  * run_bound — the workload bound of a traced run (tools/cmd/run_bound.c), shared by the
- * report and compare commands.
+ * report and compare commands, and the finding of a traced run's workload, which `sim
+ * --from` shares too.
  */
 #ifndef JACKDAW_RUN_BOUND_H
 #define JACKDAW_RUN_BOUND_H
@@ -13,5 +14,10 @@
  * note: no bound: …") and `a` stays without one. */
 void run_bound_add(struct report_analysis *a, const char *trace, const char *workload,
                    const char *who);
+
+/* The workload the trace names (`recorded`: its JOB_SUBMIT's first name, as the client
+ * was given it): as it stands, else next to the trace.  Malloc'd; NULL when neither is
+ * readable (or recorded is NULL). */
+char *run_find_workload(const char *trace, const char *recorded);
 
 #endif

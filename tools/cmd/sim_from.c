@@ -21,6 +21,7 @@
 #include "core/base/xalloc.h"
 #include "core/client/job.h"
 #include "core/model/wfcommons.h"
+#include "tools/cmd/run_bound.h"
 #include "tools/report/analysis.h"
 #include "trace/format/reader.h"
 
@@ -45,22 +46,6 @@ static json_t *read_header(const char *trace, char **cause)
         return NULL;
     }
     return root;
-}
-
-/* The workload the trace names: as it stands, else beside the trace (as report finds
- * it, tools/cmd/run_bound.c).  NULL when neither is readable. */
-static char *find_workload(const char *trace, const char *recorded)
-{
-    if (access(recorded, R_OK) == 0)
-        return xstrdup(recorded);
-    const char *slash = strrchr(trace, '/');
-    if (recorded[0] == '/' || !slash)
-        return NULL;
-    char *next = xasprintf("%.*s/%s", (int)(slash - trace), trace, recorded);
-    if (access(next, R_OK) == 0)
-        return next;
-    free(next);
-    return NULL;
 }
 
 /* config.node_args into the settings' dataopts, flag by flag through dataopts' own option
@@ -267,7 +252,7 @@ int sim_from_load(struct sim_recorded *rec, const char *trace, const char *workl
     } else if (!wl_name) {
         *cause = xasprintf("trace '%s' names no workload: give it with --workload", trace);
         rc = -ENOENT;
-    } else if (!(rec->workload_path = find_workload(trace, wl_name))) {
+    } else if (!(rec->workload_path = run_find_workload(trace, wl_name))) {
         *cause = xasprintf("cannot read workload '%s' (named by trace '%s'; give it with "
                            "--workload)", wl_name, trace);
         rc = -ENOENT;
