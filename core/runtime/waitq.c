@@ -90,8 +90,7 @@ struct ntask *waitq_take(struct waitq *q, uint64_t key)
     if (is_inline(v)) {
         uintptr_t w = (uintptr_t)v;
         size_t rest = (w & 0xffu) >> 1;
-        for (size_t i = 0; i < KEY_BYTES; i++)
-            small[i] = (uint8_t)(key >> (8 * i));
+        wbuf_store_le(small, key, KEY_BYTES);
         for (size_t i = 0; i < rest; i++)
             small[KEY_BYTES + i] = (uint8_t)(w >> (8 * (i + 1)));
         rbuf_init(&r, small, KEY_BYTES + rest);

@@ -279,6 +279,15 @@ static uint32_t cores_of(const struct workload_task *t)
     return t->cores > 1 ? t->cores : 1;
 }
 
+/* Where a workload object is: an initial one where workload_object_node put it, a
+ * declared output on the node that ran its writer (UINT32_MAX before it ran). */
+static uint32_t object_node(const struct sim *s, uint32_t o)
+{
+    const struct workload_object *obj = &s->wl->objects[o];
+    return obj->producer ? s->tasks[obj->producer - 1].runner
+                         : workload_object_node(s->wl, o, s->cfg->nodes);
+}
+
 /* One input object's move to `node`, if it is not there: over the reader's ingress, a
  * link of `bandwidth` that carries one transfer at a time (the daemons' ingress bucket,
  * data.c; the sender's egress is not modelled: a shared egress reserved in the order of
@@ -320,8 +329,7 @@ static int64_t inputs_at(struct sim *s, uint32_t task, uint32_t node)
     for (uint32_t i = 0; i < t->num_inputs; i++) {
         uint32_t o = t->inputs[i];
         const struct workload_object *obj = &s->wl->objects[o];
-        uint32_t src = obj->producer ? s->tasks[obj->producer - 1].runner
-                                     : workload_object_node(s->wl, o, s->cfg->nodes);
+        uint32_t src = object_node(s, o);
         if (obj->bytes) {
             int64_t x = fetch_one(s, node, src, task_object_key(s->cfg->job, o), obj->bytes);
             at = x > at ? x : at;
@@ -354,8 +362,7 @@ static uint32_t inputs_of(const struct sim *s, uint32_t task, struct placement_o
         *sum += obj->bytes;
         if (obj->bytes && k < max)
             out[k++] = (struct placement_object){
-                .node = obj->producer ? s->tasks[obj->producer - 1].runner
-                                      : workload_object_node(s->wl, o, s->cfg->nodes),
+                .node = object_node(s, o),
                 .bytes = obj->bytes};
     }
     return k;
@@ -422,8 +429,7 @@ static bool needs_fetch(const struct sim *s, uint32_t task, uint32_t node)
     for (uint32_t i = 0; i < t->num_inputs; i++) {
         uint32_t o = t->inputs[i];
         const struct workload_object *obj = &s->wl->objects[o];
-        uint32_t src = obj->producer ? s->tasks[obj->producer - 1].runner
-                                     : workload_object_node(s->wl, o, s->cfg->nodes);
+        uint32_t src = object_node(s, o);
         if (obj->bytes && src != node && !u64map_get(cache, task_object_key(s->cfg->job, o)))
             return true;
     }
