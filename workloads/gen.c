@@ -245,6 +245,10 @@ static int check_shape(const struct gen_params *p, char **cause)
         return check_error(cause, "a locality is only for imagestack");
     if (p->shape != GEN_ALLPAIRS && p->shape != GEN_IMAGESTACK && !range_zero(p->file_bytes))
         return check_error(cause, "file sizes are only for allpairs and imagestack");
+    if (p->shape != GEN_ALLPAIRS && p->shape != GEN_IMAGESTACK && p->file_nodes)
+        return check_error(cause, "file nodes are only for allpairs and imagestack");
+    if (p->file_nodes > INT32_MAX)
+        return check_error(cause, "too many file nodes");
     const struct gen_cholesky *c = &p->cholesky;
     const struct gen_uts *u = &p->uts;
     if (p->shape != GEN_CHOLESKY &&
@@ -458,14 +462,25 @@ static struct workload_task task_template(const struct gen_params *p, char *id)
     };
 }
 
-static int write_object(FILE *out, const struct gen_params *p, uint64_t *rng, const char *id)
+/* pin_rng: the file-placement stream (file_nodes), its own so that pinning changes
+ * where files live and nothing else. */
+static int write_object(FILE *out, const struct gen_params *p, uint64_t *rng, uint64_t *pin_rng,
+                        const char *id)
 {
     struct workload_object o = {
         .id = (char *)id,
         .bytes = gen_draw_bytes(rng, p->file_bytes, p->data_scale),
         .node = WORKLOAD_NODE_SPREAD,
     };
+    if (p->file_nodes)
+        o.node = (int32_t)(gen_rng_next(pin_rng) % p->file_nodes);
     return workload_write_object(out, &o);
+}
+
+/* The pinning stream's start: any fixed function of the seed other than the seed. */
+static uint64_t pin_seed(const struct gen_params *p)
+{
+    return p->seed ^ 0x9e3779b97f4a7c15ull;
 }
 
 struct dag_names {
@@ -515,18 +530,20 @@ static const char *pair_input(void *ctx, uint32_t k)
 
 /*
  * All-pairs (paper 000 Figure 6): set A's files, set B's, then one task per pair in row
- * order.  Every file is spread (the paper distributes them uniformly over the nodes), so
- * with workload_object_node's round robin file k of the 2N lands on node k mod nodes.
+ * order.  Every file is spread, so with workload_object_node's round robin file k of the
+ * 2N lands on node k mod nodes and every node holds the same share; with file_nodes each
+ * file's node is drawn, as the paper's "uniformly distributed" files were, and the
+ * shares differ (which is what MDL's tail suffers from in paper 000 §IV.D).
  */
 static int write_allpairs(FILE *out, const struct gen_params *p)
 {
-    uint64_t rng = p->seed;
+    uint64_t rng = p->seed, pin_rng = pin_seed(p);
     char id[ID_SIZE];
     int rc = 0;
     for (uint32_t set = 0; set < 2 && rc == 0; set++) {
         for (uint32_t k = 0; k < p->set_size && rc == 0; k++) {
             snprintf(id, sizeof id, "%c%u", set ? 'b' : 'a', k);
-            rc = write_object(out, p, &rng, id);
+            rc = write_object(out, p, &rng, &pin_rng, id);
         }
     }
     struct workload_task t = task_template(p, id);
@@ -576,12 +593,12 @@ static const char *stack_parent(void *ctx, uint32_t k)
 static int write_imagestack(FILE *out, const struct gen_params *p)
 {
     uint32_t files = imagestack_files(p);
-    uint64_t rng = p->seed;
+    uint64_t rng = p->seed, pin_rng = pin_seed(p);
     char id[ID_SIZE];
     int rc = 0;
     for (uint32_t k = 0; k < files && rc == 0; k++) {
         snprintf(id, sizeof id, "f%u", k);
-        rc = write_object(out, p, &rng, id);
+        rc = write_object(out, p, &rng, &pin_rng, id);
     }
     struct workload_task t = task_template(p, id);
     t.num_inputs = 1;

@@ -108,6 +108,12 @@ struct gen_params {
                                  * seismic: a shot; uts: a tree node; cholesky: n^3 flops */
     struct gen_range output_bytes; /* whole bytes, every kind (default 0) */
     struct gen_range file_bytes; /* whole bytes; allpairs and imagestack only (else 0) */
+    /* allpairs and imagestack: each input file pinned to a node drawn uniformly from
+     * 0..file_nodes-1 (paper 000 §IV.C: "uniformly distributed to each compute node"),
+     * so nodes hold unequal shares as in the paper; 0: "spread", file k on node k mod
+     * the cluster's size, every node an equal share.  Drawn from a stream of its own, so
+     * sizes and durations are those of the spread workload of the same seed. */
+    uint32_t file_nodes;
     /* Multipliers applied after drawing, so a scaled workload is the unscaled one (same
      * seed, same DAG) with every byte count, resp. duration, multiplied and rounded (to
      * the byte, resp. microsecond).  Shrinking data with --data-scale while the cluster's

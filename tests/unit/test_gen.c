@@ -437,7 +437,10 @@ static void generate_workload(const struct gen_params *p, struct workload *wl)
     free(o.text);
     assert_int_equal(wl->count, gen_task_count(p));
     assert_int_equal(wl->object_count, gen_object_count(p));
-    assert_int_equal(workload_check_nodes(wl, 1, NULL), 0); /* every object spread */
+    /* Every object spread, or pinned inside the nodes it was drawn from. */
+    assert_int_equal(workload_check_nodes(wl, p->file_nodes ? p->file_nodes : 1, NULL), 0);
+    if (p->file_nodes > 1 && wl->object_count)
+        assert_int_not_equal(workload_check_nodes(wl, p->file_nodes - 1, NULL), 0);
 }
 
 static void test_allpairs(void **state)
@@ -496,6 +499,65 @@ static void test_allpairs(void **state)
     assert_int_equal(wl.count, 1);
     assert_string_equal(wl.tasks[0].id, "t_0_0");
     workload_fini(&wl);
+}
+
+/* Files pinned to drawn nodes (file_nodes): inside the range, unequal shares on a
+ * seed where they are unequal, and nothing else changed (the spread workload's sizes,
+ * durations and tasks, byte for byte apart from the node fields). */
+static void test_allpairs_file_nodes(void **state)
+{
+    (void)state;
+    enum { N = 40, P = 8 };
+    struct gen_params spread, pinned;
+    gen_params_allpairs(&spread, N);
+    spread.file_bytes = (struct gen_range){1000, 2000};
+    spread.duration = (struct gen_range){0.05, 0.15};
+    pinned = spread;
+    pinned.file_nodes = P;
+    struct workload ws, wp;
+    generate_workload(&spread, &ws);
+    generate_workload(&pinned, &wp);
+    assert_int_equal(wp.object_count, 2 * N);
+    uint32_t share[P] = {0};
+    int32_t first[2 * N];
+    for (uint32_t k = 0; k < wp.object_count; k++) {
+        first[k] = wp.objects[k].node;
+        assert_int_equal(ws.objects[k].node, WORKLOAD_NODE_SPREAD);
+        assert_true(wp.objects[k].node >= 0 && wp.objects[k].node < P);
+        assert_int_equal(wp.objects[k].bytes, ws.objects[k].bytes);
+        share[wp.objects[k].node]++;
+    }
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t i = 0; i < P; i++) {
+        lo = share[i] < lo ? share[i] : lo;
+        hi = share[i] > hi ? share[i] : hi;
+    }
+    /* 80 draws over 8 nodes with seed 1: the shares are not all 10. */
+    assert_true(hi > lo);
+    assert_int_equal(wp.count, ws.count);
+    for (uint32_t i = 0; i < wp.count; i++) {
+        assert_string_equal(wp.tasks[i].id, ws.tasks[i].id);
+        assert_true(wp.tasks[i].duration_s == ws.tasks[i].duration_s);
+        assert_int_equal(wp.tasks[i].inputs[0], ws.tasks[i].inputs[0]);
+        assert_int_equal(wp.tasks[i].inputs[1], ws.tasks[i].inputs[1]);
+    }
+    workload_fini(&ws);
+    workload_fini(&wp);
+
+    /* Another seed, another placement; the same seed, the same one. */
+    struct workload w2;
+    pinned.seed = 2;
+    generate_workload(&pinned, &w2);
+    uint32_t moved = 0;
+    for (uint32_t k = 0; k < w2.object_count; k++)
+        moved += w2.objects[k].node != first[k];
+    assert_true(moved > 0);
+    workload_fini(&w2);
+    pinned.seed = 1;
+    generate_workload(&pinned, &w2);
+    for (uint32_t k = 0; k < w2.object_count; k++)
+        assert_int_equal(w2.objects[k].node, first[k]);
+    workload_fini(&w2);
 }
 
 /* Checks an image stacking workload of `tasks` tasks over `files` files. */
@@ -729,6 +791,9 @@ static void test_check_paper_workloads(void **state)
     gen_params_init(&p);
     p.file_bytes = (struct gen_range){1, 1};
     expect_refusal(&p, "file sizes are only for allpairs and imagestack");
+    gen_params_init(&p);
+    p.file_nodes = 4;
+    expect_refusal(&p, "file nodes are only for allpairs and imagestack");
     gen_params_allpairs(&p, 0);
     expect_refusal(&p, "the set size must be at least 1");
     gen_params_allpairs(&p, 46341); /* 46341^2 > 2^31 - 1 */
@@ -873,6 +938,7 @@ int main(void)
         cmocka_unit_test(test_write_error),
         cmocka_unit_test(test_command),
         cmocka_unit_test(test_allpairs),
+        cmocka_unit_test(test_allpairs_file_nodes),
         cmocka_unit_test(test_imagestack),
         cmocka_unit_test(test_table3),
         cmocka_unit_test(test_scale),

@@ -23,7 +23,8 @@
 #
 # Environment: N (40), FILE_BYTES (2400000), DURATION (0.1 s), NODES (8), SLOTS (4),
 # BANDWIDTH (1Gbit), RUNS (3), EXECUTORS ("matrix jackdaw"), FLDS_T (0.1), FLDS_TT (0.5),
-# TIEBREAK_DIAG (0),
+# TIEBREAK_DIAG (0), FILES (spread: file k on node k mod NODES, an equal share each;
+# drawn: each file on a node drawn with SEED (1), as `gen --nodes`, unequal shares),
 # RUN_TIMEOUT (120 s per run), TMPFS (1), LOGS (0).
 . "$(dirname "$0")/lib.sh"
 
@@ -40,16 +41,24 @@ FLDS_TT="${FLDS_TT:-0.5}"
 # (--prefetch 0); jackdaw: the default, inputs of up to `slots` tasks fetched ahead.
 EXECUTORS="${EXECUTORS:-matrix jackdaw}"
 TIEBREAK_DIAG="${TIEBREAK_DIAG:-0}"
+FILES="${FILES:-spread}"
+SEED="${SEED:-1}"
+case "$FILES" in
+spread) FILE_ARGS=() ;;
+drawn) FILE_ARGS=(--nodes "$NODES" --seed "$SEED") ;;
+*) echo "allpairs: FILES must be spread or drawn, not '$FILES'" >&2; exit 2 ;;
+esac
 RUN_TIMEOUT="${RUN_TIMEOUT:-120}"
 TARGET=0.90
 . "$(dirname "$0")/datalib.sh"
 
 TASKS=$((N * N))
 wl="$B/allpairs.jsonl"
-"$JACKDAW" gen allpairs -n "$N" --file-bytes "$FILE_BYTES" --duration-s "$DURATION" -o "$wl" ||
+"$JACKDAW" gen allpairs -n "$N" --file-bytes "$FILE_BYTES" --duration-s "$DURATION" \
+    "${FILE_ARGS[@]}" -o "$wl" ||
     { echo "allpairs: jackdaw gen failed" >&2; exit 1; }
 
-section "allpairs: $N x $N = $TASKS tasks of $DURATION s, two files of $FILE_BYTES bytes each," \
+section "allpairs: $N x $N = $TASKS tasks of $DURATION s, two files of $FILE_BYTES bytes each ($FILES)," \
     "$NODES daemons x $SLOTS slots, --bandwidth $BANDWIDTH, $RUNS run(s) each"
 ratio=$(algo1_ratio $((2 * FILE_BYTES)) "$DURATION")
 say "  Algorithm 1's ratio for a task: 2 x $FILE_BYTES B / $BANDWIDTH / $DURATION s = $ratio" \

@@ -8,7 +8,8 @@
 #   (a) all-pairs N x N (two FILE_BYTES inputs per task, 0.1 s tasks) on NODES x SLOTS
 #       under --placement mlb, mdl and flds: efficiency on the namespaces beside loopback
 #       with the in-process emulation of the same links (--bandwidth BANDWIDTH); the
-#       difference in points, and the papers' ordering FLDS > MDL > MLB on each;
+#       difference in points, the papers' ordering FLDS > MDL > MLB on each, and what a
+#       steal could still have moved at the end of the first run (tail_starts.py);
 #   (b) NOOP throughput (NOOP_TASKS) and 10 ms BOT efficiency (BOT_TASKS) on NODES
 #       namespaces against NODES local daemons (no emulation: each side's own links).
 # Targets: (a) the ordering holds on real links and each policy within 5 points of the
@@ -17,9 +18,11 @@
 #
 #   tools/bench/netns.sh [BUILD_DIR]
 #
-# Environment: N (40), FILE_BYTES (2400000), DATA_NODES (unset: the files spread over every
-# node; K: on the first K nodes only, the skew under which FLDS's monitor differs from
-# MDL), NODES (8), SLOTS (4), RATE (1gbit),
+# Environment: N (40), FILE_BYTES (2400000), FILES (spread: file k on node k mod NODES,
+# an equal share each, under which MDL places all-pairs evenly and FLDS's monitor has
+# nothing to correct; drawn: each file on a node drawn with SEED, `gen --nodes`, unequal
+# shares as the paper's "uniformly distributed" files), SEED (1), DATA_NODES (unset; K:
+# the files on the first K nodes only, round robin), NODES (8), SLOTS (4), RATE (1gbit),
 # BANDWIDTH (1Gbit), RUNS (2), NOOP_TASKS (200000), BOT_TASKS (4000), PAIRS (3),
 # PARTS ("a b"), POLICIES ("mlb mdl flds"), RUN_TIMEOUT (180 s per run), AP_ARGS (more `run` flags for (a), e.g.
 # "--prefetch 0" for executors that fetch a task's inputs only once it holds a slot, as
@@ -31,6 +34,13 @@ FILE_BYTES="${FILE_BYTES:-2400000}"
 DATA_NODES="${DATA_NODES:-}"
 NODES="${NODES:-8}"
 SLOTS="${SLOTS:-4}"
+FILES="${FILES:-spread}"
+SEED="${SEED:-1}"
+case "$FILES" in
+spread) FILE_ARGS=() ;;
+drawn) FILE_ARGS=(--nodes "$NODES" --seed "$SEED") ;;
+*) echo "netns: FILES must be spread or drawn, not '$FILES'" >&2; exit 2 ;;
+esac
 RATE="${RATE:-1gbit}"
 BANDWIDTH="${BANDWIDTH:-1Gbit}"
 RUNS="${RUNS:-2}"
@@ -81,7 +91,8 @@ pts() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f", 100 * (a - b) }'; }
 
 if [[ " $PARTS " == *" a "* ]]; then
     wl="$B/allpairs.jsonl"
-    "$JACKDAW" gen allpairs -n "$N" --file-bytes "$FILE_BYTES" --duration-s 0.1 -o "$wl" ||
+    "$JACKDAW" gen allpairs -n "$N" --file-bytes "$FILE_BYTES" --duration-s 0.1 \
+        "${FILE_ARGS[@]}" -o "$wl" ||
         { echo "netns: jackdaw gen failed" >&2; exit 1; }
     if [ -n "$DATA_NODES" ]; then
         # Skewed: the input files live on the first DATA_NODES nodes only, round robin.
@@ -98,14 +109,15 @@ for line in open(path):
 open(path, "w").write("\n".join(lines) + "\n")
 EOF_PY
     fi
-    section "netns (a): all-pairs $N x $N, 0.1 s tasks, inputs of $FILE_BYTES B${DATA_NODES:+ on nodes 0..$((DATA_NODES - 1)) only}, $NODES x $SLOTS" \
+    section "netns (a): all-pairs $N x $N, 0.1 s tasks, inputs of $FILE_BYTES B${DATA_NODES:+ on nodes 0..$((DATA_NODES - 1)) only}, files $FILES, $NODES x $SLOTS" \
         "slots: $NODES namespaces with $RATE tbf links against loopback with --bandwidth" \
         "$BANDWIDTH, $RUNS run(s) each, interleaved${AP_ARGS[*]:+; flags: ${AP_ARGS[*]}}"
     declare -A E
     for pol in ${POLICIES:-mlb mdl flds}; do
         ns=() lo=()
         for ((r = 1; r <= RUNS; r++)); do
-            one "ap-$pol-ns-$r" "$wl" ns --placement "$pol" "${AP_ARGS[@]}" &&
+            one "ap-$pol-ns-$r" "$wl" ns --placement "$pol" --trace "$B/ap-$pol-ns-$r.avro" \
+                "${AP_ARGS[@]}" &&
                 ns+=("$(json_get "$B/ap-$pol-ns-$r.json" 'j["efficiency"]')")
             one "ap-$pol-lo-$r" "$wl" lo --placement "$pol" --bandwidth "$BANDWIDTH" "${AP_ARGS[@]}" &&
                 lo+=("$(json_get "$B/ap-$pol-lo-$r.json" 'j["efficiency"]')")
@@ -120,6 +132,8 @@ EOF_PY
             "bytes moved, first run: $((moved_ns / 1000000)) MB / $((moved_lo / 1000000)) MB"
         say "    each run, namespaces: $(for v in "${ns[@]}"; do printf '%s ' "$(pct "$v")"; done)"
         say "    each run, loopback:   $(for v in "${lo[@]}"; do printf '%s ' "$(pct "$v")"; done)"
+        # What a steal could still move at the end (FLDS's only lever over MDL).
+        say "    tail, first namespace run: $("$PY" "$HERE/tail_starts.py" "$JACKDAW" "$B/ap-$pol-ns-1.avro" 2>&1)"
     done
     for w in ns lo; do
         if [ -n "${E[flds $w]:-}" ] && [ -n "${E[mdl $w]:-}" ] && [ -n "${E[mlb $w]:-}" ]; then

@@ -134,6 +134,17 @@ static int check_params(const struct gen_params *p)
 }
 
 /* Seismic shots (paper 001 §3): --shots and --cost. */
+/* --nodes P into *nodes, where given. */
+static int set_nodes(const struct gen_options *o, uint32_t *nodes)
+{
+    if (o->nodes == UNSET)
+        return 0;
+    int rc = check_count("nodes", o->nodes, 1, INT32_MAX);
+    if (rc == 0)
+        *nodes = (uint32_t)o->nodes;
+    return rc;
+}
+
 static int build_seismic(struct gen_params *p, const struct gen_options *o)
 {
     int rc;
@@ -171,11 +182,8 @@ static int build_cholesky(struct gen_params *p, const struct gen_options *o)
     }
     if (o->tile_cost && (rc = parse_range("tile-cost", o->tile_cost, false, &p->duration)))
         return rc;
-    if (o->nodes != UNSET) {
-        if ((rc = check_count("nodes", o->nodes, 1, INT32_MAX)))
-            return rc;
-        p->cholesky.nodes = (uint32_t)o->nodes;
-    }
+    if ((rc = set_nodes(o, &p->cholesky.nodes)))
+        return rc;
     p->cholesky.fill_in = o->fill_in;
     return 0;
 }
@@ -277,7 +285,8 @@ static int build_params(struct gen_params *p, const char *shape, const struct ge
         (rc = only_for(cholesky, o->sparsity != NULL, "sparsity", "cholesky")) ||
         (rc = only_for(cholesky, o->tile_size != UNSET, "tile-size", "cholesky")) ||
         (rc = only_for(cholesky, o->tile_cost != NULL, "tile-cost", "cholesky")) ||
-        (rc = only_for(cholesky, o->nodes != UNSET, "nodes", "cholesky")) ||
+        (rc = only_for(cholesky || allpairs || imagestack, o->nodes != UNSET, "nodes",
+                       "cholesky, allpairs and imagestack")) ||
         (rc = only_for(cholesky, o->fill_in, "fill-in", "cholesky")) ||
         (rc = only_for(uts, o->b != UNSET, "b", "uts")) ||
         (rc = only_for(uts, o->m != UNSET, "m", "uts")) ||
@@ -308,6 +317,8 @@ static int build_params(struct gen_params *p, const char *shape, const struct ge
         if (o->set_size < 1 || o->set_size > UINT32_MAX)
             return usage_error("-n must be between 1 and %u", (unsigned)UINT32_MAX);
         gen_params_allpairs(p, (uint32_t)o->set_size);
+        if ((rc = set_nodes(o, &p->file_nodes)))
+            return rc;
     } else {
         if (o->tasks == UNSET)
             return usage_error("--tasks N is required");
@@ -320,6 +331,8 @@ static int build_params(struct gen_params *p, const char *shape, const struct ge
             if ((rc = parse_real("locality", o->locality, 1, &locality)))
                 return rc;
             gen_params_imagestack(p, (uint32_t)o->tasks, locality);
+            if ((rc = set_nodes(o, &p->file_nodes)))
+                return rc;
         } else if (o->table3) {
             gen_params_table3(p, (enum gen_shape)s, (uint32_t)o->tasks);
         } else {
@@ -411,7 +424,8 @@ static int gen_main(int argc, char **argv)
         {"tile-cost", OPT_STRING, &o.tile_cost,
          "C|A-B  cholesky: seconds of n^3 flops, one TRSM (0.01)"},
         {"nodes", OPT_UINT, &o.nodes,
-         "P  cholesky: pin tiles block-cyclically on P nodes (default: spread)"},
+         "P  cholesky: pin tiles block-cyclically on P nodes; allpairs, imagestack: each "
+         "file on a node drawn from P (default: spread, an equal share each)"},
         {"fill-in", OPT_FLAG, &o.fill_in, "   cholesky: follow fill-in (default: pattern held)"},
         {"b", OPT_UINT, &o.b, "B  uts: the root's children (120)"},
         {"m", OPT_UINT, &o.m, "M  uts: children of a node that has any (5)"},
