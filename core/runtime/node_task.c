@@ -689,19 +689,14 @@ static uint64_t start_cost(void *item, void *arg)
 static struct ntask *take_cheapest(struct node *n, struct readyq *q, bool slot_free,
                                    bool window_free)
 {
-    struct cheap here = {.n = n, .max = 0};
-    struct ntask *t;
+    struct cheap c = {.n = n, .max = UINT64_MAX - 1};
     if (slot_free) {
-        if ((t = readyq_take_cheapest(q, CHEAP_SCAN, start_cost, &here, NULL)))
-            return t;
-        if (q == &n->lready && readyq_len(&n->sready) &&
-            (t = readyq_take_cheapest(&n->sready, CHEAP_SCAN, start_cost, &here, NULL)))
+        struct readyq *qs[2] = {q, &n->sready};
+        struct ntask *t = readyq_take_free(qs, q == &n->lready ? 2 : 1, CHEAP_SCAN, start_cost, &c);
+        if (t || !window_free)
             return t;
     }
-    if (!window_free)
-        return NULL;
-    struct cheap any = {.n = n, .max = UINT64_MAX - 1};
-    return readyq_take_cheapest(q, CHEAP_SCAN, start_cost, &any, NULL);
+    return window_free ? readyq_take_cheapest(q, CHEAP_SCAN, start_cost, &c, NULL) : NULL;
 }
 
 /*

@@ -296,6 +296,24 @@ void *readyq_take_cheapest(struct readyq *q, size_t scan,
     return item;
 }
 
+void *readyq_take_free(struct readyq *const *qs, size_t nq, size_t scan,
+                       uint64_t (*cost)(void *item, void *ctx), void *ctx)
+{
+    assert(qs && cost);
+    for (size_t k = 0; k < nq; k++) {
+        struct readyq_heap *h = &qs[k]->data;
+        for (size_t i = 0; i < h->len && i < scan; i++) {
+            if (cost(h->e[i].item, ctx) != 0)
+                continue;
+            void *item = h->e[i].item;
+            heap_delete_at(h, i);
+            settle(qs[k]);
+            return item;
+        }
+    }
+    return NULL;
+}
+
 void *readyq_take_low(struct readyq *q)
 {
     assert(q);

@@ -73,6 +73,11 @@ void *readyq_take_low(struct readyq *q);
  * none is eligible.  Stops at the first of cost 0.  O(scan + log n). */
 void *readyq_take_cheapest(struct readyq *q, size_t scan,
                            uint64_t (*cost)(void *item, void *ctx), void *ctx, uint64_t *out);
+/* The first item of cost() 0 among the first `scan` heap entries of qs[0], else of
+ * qs[1], …, removed; NULL (nothing removed) when none has one.  For a free slot: a task
+ * whose inputs are all here, from whichever queue holds one. */
+void *readyq_take_free(struct readyq *const *qs, size_t nq, size_t scan,
+                       uint64_t (*cost)(void *item, void *ctx), void *ctx);
 /* Removes up to n items for a thief into out[] (in no particular order): the lowest
  * priorities first; of the priority-0 items a share spread evenly over their order
  * (one item: the oldest), of the others the lowest orders.  O(len log len).  Returns

@@ -524,6 +524,47 @@ static uint64_t token_cost(void *item, void *ctx)
 }
 
 /*
+ * A free slot's pick: the first entry of cost 0 of the first queue that has one within
+ * the scan, the others untouched (no entry of a cost above 0 leaves, none changes its
+ * place); NULL when no queue has one.
+ */
+static void test_take_free(void **state)
+{
+    (void)state;
+    struct readyq a, b;
+    readyq_init(&a);
+    readyq_init(&b);
+    for (size_t i = 0; i < 10; i++) {
+        readyq_push_ordered(&a, token(i), 100, i);
+        readyq_push_ordered(&b, token(20 + i), 100, i);
+        costs[i] = 40;
+        costs[20 + i] = 40;
+    }
+    struct readyq *both[2] = {&a, &b};
+    assert_null(readyq_take_free(both, 2, 63, token_cost, NULL));
+    assert_int_equal(readyq_len(&a) + readyq_len(&b), 20);
+    /* Only the second queue has one: it leaves from there. */
+    costs[25] = 0;
+    assert_ptr_equal(readyq_take_free(both, 2, 63, token_cost, NULL), token(25));
+    assert_int_equal(readyq_len(&a), 10);
+    assert_int_equal(readyq_len(&b), 9);
+    assert_heap_valid(&b);
+    /* The first queue is asked first. */
+    costs[26] = 0;
+    costs[4] = 0;
+    assert_ptr_equal(readyq_take_free(both, 2, 63, token_cost, NULL), token(4));
+    /* One queue only: the second is not looked at. */
+    assert_null(readyq_take_free(both, 1, 63, token_cost, NULL));
+    assert_ptr_equal(readyq_take_free(both, 2, 63, token_cost, NULL), token(26));
+    /* The order of what stayed is the order it had. */
+    for (size_t i = 0; i < 10; i++)
+        if (i != 4)
+            assert_ptr_equal(readyq_pop(&a), token(i));
+    readyq_fini(&a);
+    readyq_fini(&b);
+}
+
+/*
  * The cheapest of the first `scan` entries leaves (ties in queue order), the heap stays
  * valid, tasks without data are never offered, and none leaves when every scanned one
  * is ineligible; a zero cost ends the scan.
@@ -579,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_remove),
         cmocka_unit_test(test_remove_sifts_up),
         cmocka_unit_test(test_take_cheapest),
+        cmocka_unit_test(test_take_free),
         cmocka_unit_test(test_random_against_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
