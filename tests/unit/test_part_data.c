@@ -317,6 +317,81 @@ static void second_task_waits_on_the_same_fetch(void **state)
     pair_close(&p);
 }
 
+/* Counts A's captured FETCH_REQs by request id, ids in the order first seen. */
+static size_t tally_requests(struct node *a, uint32_t ids[], size_t counts[], size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < fake_msgs(a, MSG_FETCH_REQ); i++) {
+        struct fake_msg *m = fake_msg(a, MSG_FETCH_REQ, i);
+        struct rbuf r;
+        rbuf_init(&r, m->body.data, m->body.len);
+        uint32_t req = rbuf_u32(&r);
+        size_t j = 0;
+        while (j < k && ids[j] != req)
+            j++;
+        if (j == k) {
+            assert_true(k < max);
+            ids[k] = req;
+            counts[k++] = 0;
+        }
+        counts[j]++;
+    }
+    return k;
+}
+
+/*
+ * The node's fetches share two fetches' windows, oldest first: of three fetches of 8
+ * chunks each, the first two ask for their windows and the third for nothing; as replies
+ * come back the oldest gets the room, and the third asks for its first chunk only once
+ * the first fetch is through.  All three arrive whole.
+ */
+static void fetches_share_the_window_oldest_first(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p, 0, 0, 0);
+    struct node *a = p.n[0], *b = p.n[1];
+    const uint64_t bytes = (uint64_t)CHUNK * 8;
+    struct ntask *t[3];
+    uint64_t key[3];
+    for (uint32_t i = 0; i < 3; i++) {
+        key[i] = object_on(&p, 1, i + 1, bytes);
+        t[i] = fake_task(i + 1, true, bytes, 1);
+        assert_int_equal(data_stage(p.d[0], t[i]), 0);
+    }
+    uint32_t ids[3];
+    size_t counts[3];
+    assert_int_equal(tally_requests(a, ids, counts, 3), 2);
+    assert_int_equal(counts[0], 4);
+    assert_int_equal(counts[1], 4);
+    const uint32_t older[2] = {ids[0], ids[1]};
+    bool third_asked = false;
+    for (int round = 0; round < 100 && a->staged < 3; round++) {
+        size_t k = tally_requests(a, ids, counts, 3);
+        for (size_t j = 0; j < k; j++) {
+            if (third_asked || ids[j] == older[0] || ids[j] == older[1])
+                continue;
+            third_asked = true;
+            /* Not before the oldest fetch was through. */
+            assert_true(a->staged >= 1);
+            assert_true(objstore_has(store(&p, 0), key[0]));
+        }
+        size_t moved = fake_node_pass(a, b, NULL) + fake_node_pass(b, a, NULL);
+        if (!moved)
+            break;
+    }
+    assert_true(third_asked);
+    assert_int_equal(a->staged, 3);
+    assert_int_equal(a->staged_failed, 0);
+    for (uint32_t i = 0; i < 3; i++) {
+        assert_true(same_bytes(store(&p, 0), key[i], bytes));
+        data_release(p.d[0], t[i]);
+        ntask_free(t[i]);
+    }
+    assert_int_equal(a->c.bytes_in, 3 * bytes);
+    pair_close(&p);
+}
+
 static void release_unpins(void **state)
 {
     (void)state;
@@ -928,6 +1003,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(input_on_other_node_is_fetched),
         cmocka_unit_test(second_task_waits_on_the_same_fetch),
+        cmocka_unit_test(fetches_share_the_window_oldest_first),
         cmocka_unit_test(release_unpins),
         cmocka_unit_test(cached_copy_is_a_hit),
         cmocka_unit_test(unknown_holder_fails_at_once),
