@@ -747,12 +747,12 @@ static bool dispatch(struct node *n)
         uint32_t pf = n->cfg.prefetch == NODE_PREFETCH_SLOTS ? slots : n->cfg.prefetch;
         bool window_free = pf ? n->staging < pf && spoken + n->staging < slots + pf
                               : spoken + n->staging < slots;
-        /* Near the head, the task whose inputs cost least to bring starts first: one
-         * whose inputs are all here (held or cached) runs in a free slot at once, and
-         * the fetch window takes the one missing the fewest bytes.  At the start of a
-         * data workload every slot would otherwise idle until its first fetch, each
-         * slowed by the others sharing the link, and later a task reading a cached
-         * file would wait behind one that moves two. */
+        /* Near the head, by what its inputs cost to bring (take_cheapest): one whose
+         * inputs are all here (held or cached) runs in a free slot at once, and the
+         * fetch window takes the one missing the fewest bytes.  At the start of a data
+         * workload every slot would otherwise idle until its first fetch, each slowed
+         * by the others sharing the link, and later a task reading a cached file would
+         * wait behind one that moves two. */
         if (head->spec.num_inputs && task_cores(&head->spec) == 1 && (slot_free || window_free)) {
             struct ntask *t = take_cheapest(n, q, slot_free, window_free);
             if (t) {
