@@ -30,6 +30,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * The ring's pace, shared by the daemons (core/runtime/ring.c, thief.c) and the simulator
+ * (core/sim) so that both move the vector alike.  Dirty entries leave for a neighbour at
+ * most once every A2WS_RING_INTERVAL_MS when no other message to it carries them: a few
+ * ms, far below a task's length, far above a loop pass, so a burst of task ends costs
+ * one small message per interval.  A message carries at most A2WS_RING_BATCH entries; a
+ * wider window takes several.  A busy node with preemptive stealing looks at its plan at
+ * most once every A2WS_PREEMPTIVE_LOOK_MS: the plan changes with the clock and the
+ * vector, not with every event.
+ */
+#define A2WS_RING_INTERVAL_MS 5
+#define A2WS_RING_BATCH 256
+#define A2WS_PREEMPTIVE_LOOK_MS 1
+
 /* Which ring neighbour an entry still has to be sent to. */
 #define A2WS_DIRTY_LEFT 1u  /* to self − 1, which keeps entries to its right */
 #define A2WS_DIRTY_RIGHT 2u /* to self + 1, which keeps entries to its left */

@@ -40,6 +40,12 @@
 
 #include "core/policy/steal.h"
 
+/* The paced hop (CTWS_PASS_PACED), and the shortest time between two passes of the
+ * token by one node: far below a task's length, far above a loop pass.  A lap of N nodes
+ * takes N of them while nobody is hungry.  Shared by core/runtime/token.c and the
+ * simulator (core/sim). */
+#define CTWS_HOP_MS 1
+
 /* The node that makes the token when the cluster starts. */
 #define CTWS_FIRST_HOLDER 0u
 /* ctws_entry.flags */

@@ -9,7 +9,7 @@
  * Asynchronous as the paper asks, without its one-sided MPI: nothing here ever waits for
  * a reply.  Dirty entries ride along in the batch already leaving for that neighbour
  * in this loop pass (a free rider in the same frame and write); when there is no such
- * traffic they leave in a MSG_INFO of their own, at most once every RING_INTERVAL_MS
+ * traffic they leave in a MSG_INFO of their own, at most once every A2WS_RING_INTERVAL_MS
  * per neighbour, so a burst of task ends costs one small message per interval.
  */
 #include <errno.h>
@@ -21,10 +21,6 @@
 #include "core/net/proto.h"
 #include "core/runtime/part.h"
 
-/* A few ms: far below a task's length, far above a loop pass. */
-#define RING_INTERVAL_MS 5
-/* Entries per MSG_INFO; a window wider than this takes several messages. */
-#define RING_BATCH 256
 /* Bytes of one entry on the wire. */
 #define RING_ITEM_BYTES (4 + 4 + 8 + 4 + 4 + 4)
 
@@ -89,10 +85,10 @@ static void put_item(struct wbuf *b, const struct a2ws_item *it)
 static void send_side(struct ring *g, struct a2ws_vec *v, int s, uint32_t peer)
 {
     struct node *n = g->n;
-    struct a2ws_item items[RING_BATCH];
+    struct a2ws_item items[A2WS_RING_BATCH];
     uint32_t got;
     do {
-        got = a2ws_collect(v, side_dir[s], items, RING_BATCH);
+        got = a2ws_collect(v, side_dir[s], items, A2WS_RING_BATCH);
         if (!got)
             break;
         size_t at;
@@ -103,7 +99,7 @@ static void send_side(struct ring *g, struct a2ws_vec *v, int s, uint32_t peer)
         node_msg_end(n, peer, at);
         g->sent++;
         node_counters(n)->info_sent++;
-    } while (got == RING_BATCH);
+    } while (got == A2WS_RING_BATCH);
 }
 
 static void ring_flush(struct ring *r, bool timer_fired)
@@ -122,7 +118,7 @@ static void ring_flush(struct ring *r, bool timer_fired)
         if (peer == node_self(n))
             continue;
         bool ride = node_msg_queued(n, peer) > 0;
-        int64_t due = r->last_sent_ns[s] + (int64_t)RING_INTERVAL_MS * 1000000;
+        int64_t due = r->last_sent_ns[s] + (int64_t)A2WS_RING_INTERVAL_MS * 1000000;
         if (ride || timer_fired || now >= due) {
             if (ride)
                 r->piggybacked++;

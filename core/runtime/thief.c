@@ -24,8 +24,6 @@
 #include "core/policy/a2ws.h"
 #include "core/runtime/part.h"
 
-/* How often a busy node with preemptive stealing looks at its plan again. */
-#define PREEMPTIVE_LOOK_NS 1000000
 #define THIEF_MAX_VICTIMS 1024
 
 enum thief_state {
@@ -295,7 +293,7 @@ static void thief_step(void *state)
         int64_t now = node_mono_ns(n);
         if (now < th->next_plan_ns)
             return;
-        th->next_plan_ns = now + PREEMPTIVE_LOOK_NS;
+        th->next_plan_ns = now + (int64_t)A2WS_PREEMPTIVE_LOOK_MS * 1000000;
     }
     vec = node_info(n);
     if (p->victims == STEAL_VICTIMS_A2WS && vec) {

@@ -31,9 +31,6 @@
 #include "core/policy/fd.h"
 #include "core/runtime/part.h"
 
-/* The paced hop: far below a task's length, far above a loop pass.  A lap of N nodes
- * takes N of them while nobody is hungry. */
-#define TOKEN_HOP_MS 1
 /* Bytes of one entry on the wire. */
 #define TOKEN_ENTRY_BYTES (4 + 1)
 
@@ -236,7 +233,7 @@ static void visit(struct token *k, bool woken)
                   node_self(n), d.victim, d.amount);
         steal(k, d.victim, d.amount);
     }
-    int64_t hop_ns = (int64_t)TOKEN_HOP_MS * 1000000;
+    int64_t hop_ns = (int64_t)CTWS_HOP_MS * 1000000;
     int64_t since = node_mono_ns(n) - k->last_pass_ns;
     switch (d.pass) {
     case CTWS_PASS_NOW:
@@ -249,7 +246,7 @@ static void visit(struct token *k, bool woken)
         uv_timer_start(&k->timer, timer_cb, (uint64_t)((hop_ns - since + 999999) / 1000000), 0);
         break;
     case CTWS_PASS_PACED:
-        uv_timer_start(&k->timer, timer_cb, TOKEN_HOP_MS, 0);
+        uv_timer_start(&k->timer, timer_cb, CTWS_HOP_MS, 0);
         break;
     case CTWS_REST:
         rest(k);
