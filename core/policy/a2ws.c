@@ -19,8 +19,28 @@ uint32_t a2ws_radius_default(uint32_t nodes)
     return r ? r : 1;
 }
 
-void a2ws_vec_init(struct a2ws_vec *v, struct a2ws_entry *storage, uint32_t self,
-                   uint32_t nodes, uint32_t radius)
+/* The window's sides for radius R in a cluster of `nodes` (none below two nodes). */
+static void window_of(uint32_t nodes, uint32_t radius, uint32_t *left, uint32_t *right)
+{
+    *left = *right = 0;
+    if (nodes < 2)
+        return;
+    uint32_t r = radius ? radius : a2ws_radius_default(nodes);
+    /* One writer per position: the two sides of the window must not meet. */
+    uint32_t half = (nodes - 1) / 2;
+    *left = r < half ? r : half;
+    *right = r < nodes - 1 - *left ? r : nodes - 1 - *left;
+}
+
+uint32_t a2ws_window_entries(uint32_t nodes, uint32_t radius)
+{
+    uint32_t left, right;
+    window_of(nodes, radius, &left, &right);
+    return left + right + 1;
+}
+
+static void vec_init(struct a2ws_vec *v, struct a2ws_entry *storage, uint32_t self,
+                     uint32_t nodes, uint32_t radius, bool windowed)
 {
     if (!v)
         return;
@@ -28,17 +48,27 @@ void a2ws_vec_init(struct a2ws_vec *v, struct a2ws_entry *storage, uint32_t self
     v->self = self;
     v->nodes = nodes;
     v->e = storage;
+    v->windowed = windowed;
+    window_of(nodes, radius, &v->left, &v->right);
+    size_t count = windowed ? (size_t)v->left + v->right + 1 : nodes;
     if (storage && nodes)
-        memset(storage, 0, nodes * sizeof *storage);
+        memset(storage, 0, count * sizeof *storage);
     if (nodes < 2)
         return;
     v->left_nb = (self + nodes - 1) % nodes;
     v->right_nb = (self + 1) % nodes;
-    uint32_t r = radius ? radius : a2ws_radius_default(nodes);
-    /* One writer per position: the two sides of the window must not meet. */
-    uint32_t half = (nodes - 1) / 2;
-    v->left = r < half ? r : half;
-    v->right = r < nodes - 1 - v->left ? r : nodes - 1 - v->left;
+}
+
+void a2ws_vec_init(struct a2ws_vec *v, struct a2ws_entry *storage, uint32_t self,
+                   uint32_t nodes, uint32_t radius)
+{
+    vec_init(v, storage, self, nodes, radius, false);
+}
+
+void a2ws_vec_init_window(struct a2ws_vec *v, struct a2ws_entry *storage, uint32_t self,
+                          uint32_t nodes, uint32_t radius)
+{
+    vec_init(v, storage, self, nodes, radius, true);
 }
 
 bool a2ws_offset(const struct a2ws_vec *v, uint32_t j, int32_t *off)
@@ -74,6 +104,22 @@ uint32_t a2ws_window_others(const struct a2ws_vec *v)
     return v ? v->left + v->right : 0;
 }
 
+/* The entry at ring offset `off`, which must be in the window (−left..right). */
+static struct a2ws_entry *at(const struct a2ws_vec *v, int32_t off)
+{
+    return v->windowed ? &v->e[(int32_t)v->left + off] : &v->e[a2ws_node_at(v, off)];
+}
+
+struct a2ws_entry *a2ws_entry_of(const struct a2ws_vec *v, uint32_t j)
+{
+    int32_t off;
+    if (!v || !v->e || j >= v->nodes)
+        return NULL;
+    if (!v->windowed)
+        return &v->e[j];
+    return a2ws_offset(v, j, &off) ? at(v, off) : NULL;
+}
+
 /* Left of self travels right, right of self travels left, self goes both ways. */
 static uint8_t direction_of(int32_t off)
 {
@@ -87,9 +133,9 @@ static uint8_t direction_of(int32_t off)
 void a2ws_flag(struct a2ws_vec *v, uint32_t j)
 {
     int32_t off;
-    if (!v || !v->e || !a2ws_offset(v, j, &off) || v->e[j].version == 0)
+    if (!v || !v->e || !a2ws_offset(v, j, &off) || at(v, off)->version == 0)
         return;
-    v->e[j].dirty |= direction_of(off);
+    at(v, off)->dirty |= direction_of(off);
 }
 
 bool a2ws_set_self(struct a2ws_vec *v, double t_run, uint32_t n, uint32_t avail,
@@ -97,7 +143,7 @@ bool a2ws_set_self(struct a2ws_vec *v, double t_run, uint32_t n, uint32_t avail,
 {
     if (!v || !v->e || v->self >= v->nodes)
         return false;
-    struct a2ws_entry *e = &v->e[v->self];
+    struct a2ws_entry *e = at(v, 0);
     if (e->version != 0 && e->t_run == t_run && e->n == n && e->avail == avail &&
         e->slots == slots)
         return false;
@@ -131,7 +177,7 @@ bool a2ws_merge(struct a2ws_vec *v, uint32_t from, const struct a2ws_item *in)
                    (off < 0 && from == v->left_nb) || (off > 0 && from == v->right_nb);
     if (!allowed)
         return false;
-    struct a2ws_entry *e = &v->e[in->node];
+    struct a2ws_entry *e = at(v, off);
     /* Serial-number order: a counter that wrapped is still newer. */
     if (e->version != 0 && (int32_t)(in->e.version - e->version) <= 0)
         return false;
@@ -147,7 +193,9 @@ void a2ws_on_down(struct a2ws_vec *v, uint32_t j, uint32_t left_nb, uint32_t rig
         return;
     /* Version 0, "nothing heard": the steal equation leaves it out, as it leaves out a
      * node it never heard of; the ring merges nothing about j any more. */
-    memset(&v->e[j], 0, sizeof v->e[j]);
+    struct a2ws_entry *e = a2ws_entry_of(v, j);
+    if (e)
+        memset(e, 0, sizeof *e);
     v->left_nb = left_nb;
     v->right_nb = right_nb;
 }
@@ -164,7 +212,7 @@ uint32_t a2ws_collect(struct a2ws_vec *v, unsigned dir, struct a2ws_item *out, u
     uint32_t got = 0;
     for (int32_t k = 0; k <= far; k++) {
         uint32_t j = a2ws_node_at(v, k * step);
-        struct a2ws_entry *e = &v->e[j];
+        struct a2ws_entry *e = at(v, k * step);
         if (!(e->dirty & dir))
             continue;
         if (k < far && e->version != 0) {
@@ -185,7 +233,7 @@ bool a2ws_dirty(const struct a2ws_vec *v, unsigned dir)
     if (!v || !v->e || v->nodes < 2)
         return false;
     for (int32_t k = -(int32_t)v->left; k <= (int32_t)v->right; k++)
-        if (v->e[a2ws_node_at(v, k)].dirty & dir)
+        if (at(v, k)->dirty & dir)
             return true;
     return false;
 }
@@ -248,9 +296,10 @@ struct sums {
     double n, speed, fallback_run;
 };
 
-static bool known(const struct a2ws_vec *v, uint32_t j)
+/* Whether the entry at ring offset `off` says anything (self always does). */
+static bool known(const struct a2ws_vec *v, int32_t off)
 {
-    return j == v->self || v->e[j].version != 0;
+    return off == 0 || at(v, off)->version != 0;
 }
 
 static struct sums window_sums(const struct a2ws_vec *v, double elapsed_s)
@@ -259,21 +308,21 @@ static struct sums window_sums(const struct a2ws_vec *v, double elapsed_s)
     double run = 0;
     uint32_t finished = 0;
     for (int32_t k = -(int32_t)v->left; k <= (int32_t)v->right; k++) {
-        uint32_t j = a2ws_node_at(v, k);
-        if (known(v, j) && v->e[j].t_run > 0) {
-            run += v->e[j].t_run;
+        const struct a2ws_entry *e = at(v, k);
+        if (known(v, k) && e->t_run > 0) {
+            run += e->t_run;
             finished++;
         }
     }
     s.fallback_run = finished ? run / finished : 0;
     for (int32_t k = -(int32_t)v->left; k <= (int32_t)v->right; k++) {
-        uint32_t j = a2ws_node_at(v, k);
-        if (!known(v, j))
+        if (!known(v, k))
             continue;
-        double t = a2ws_node_time(&v->e[j], elapsed_s, s.fallback_run);
+        const struct a2ws_entry *e = at(v, k);
+        double t = a2ws_node_time(e, elapsed_s, s.fallback_run);
         if (!(t > 0))
             continue;
-        s.n += v->e[j].n;
+        s.n += e->n;
         s.speed += 1.0 / t;
     }
     return s;
@@ -281,11 +330,13 @@ static struct sums window_sums(const struct a2ws_vec *v, double elapsed_s)
 
 double a2ws_rate(const struct a2ws_vec *v, const struct a2ws_now *now, uint32_t j)
 {
-    if (!v || !v->e || !now || !a2ws_offset(v, j, NULL) || !known(v, j))
+    int32_t off;
+    if (!v || !v->e || !now || !a2ws_offset(v, j, &off) || !known(v, off))
         return 0;
     struct sums s = window_sums(v, now->elapsed_s);
-    double t = a2ws_node_time(&v->e[j], now->elapsed_s, s.fallback_run);
-    return a2ws_steal_rate(s.n, s.speed, v->e[j].n, t);
+    const struct a2ws_entry *e = at(v, off);
+    double t = a2ws_node_time(e, now->elapsed_s, s.fallback_run);
+    return a2ws_steal_rate(s.n, s.speed, e->n, t);
 }
 
 /* One candidate of the victim selection: how many to ask for, and its weight. */
@@ -301,10 +352,10 @@ struct plan_ctx {
     double n_i, t_i, rate_i;
 };
 
-static struct candidate closest_rate(const struct plan_ctx *c, uint32_t j, bool cap)
+static struct candidate closest_rate(const struct plan_ctx *c, const struct a2ws_entry *e,
+                                     bool cap)
 {
     struct candidate none = {0, 0};
-    const struct a2ws_entry *e = &c->v->e[j];
     double t_j = a2ws_node_time(e, c->elapsed_s, c->sums.fallback_run);
     if (!(t_j > 0))
         return none;
@@ -322,10 +373,9 @@ static struct candidate closest_rate(const struct plan_ctx *c, uint32_t j, bool 
     return k;
 }
 
-static struct candidate in_pair(const struct plan_ctx *c, uint32_t j, bool cap)
+static struct candidate in_pair(const struct plan_ctx *c, const struct a2ws_entry *e, bool cap)
 {
     struct candidate none = {0, 0};
-    const struct a2ws_entry *e = &c->v->e[j];
     double t_j = a2ws_node_time(e, c->elapsed_s, c->sums.fallback_run);
     if (!(t_j > 0))
         return none;
@@ -339,7 +389,8 @@ static struct candidate in_pair(const struct plan_ctx *c, uint32_t j, bool cap)
     return k;
 }
 
-typedef struct candidate (*criterion_fn)(const struct plan_ctx *c, uint32_t j, bool cap);
+typedef struct candidate (*criterion_fn)(const struct plan_ctx *c, const struct a2ws_entry *e,
+                                         bool cap);
 
 /* Draws one victim of the window with probability proportional to its weight: one pass
  * for the total, one to find the draw, so nothing is allocated.  False when nobody
@@ -350,10 +401,9 @@ static bool draw(const struct plan_ctx *c, criterion_fn fn, uint64_t *rng, uint3
     const struct a2ws_vec *v = c->v;
     double total = 0;
     for (int32_t k = -(int32_t)v->left; k <= (int32_t)v->right; k++) {
-        uint32_t j = a2ws_node_at(v, k);
-        if (k == 0 || !known(v, j) || v->e[j].avail == 0)
+        if (k == 0 || !known(v, k) || at(v, k)->avail == 0)
             continue;
-        total += fn(c, j, true).weight;
+        total += fn(c, at(v, k), true).weight;
     }
     if (!(total > 0))
         return false;
@@ -362,14 +412,13 @@ static bool draw(const struct plan_ctx *c, criterion_fn fn, uint64_t *rng, uint3
     double acc = 0;
     bool found = false;
     for (int32_t k = -(int32_t)v->left; k <= (int32_t)v->right; k++) {
-        uint32_t j = a2ws_node_at(v, k);
-        if (k == 0 || !known(v, j) || v->e[j].avail == 0)
+        if (k == 0 || !known(v, k) || at(v, k)->avail == 0)
             continue;
-        struct candidate cand = fn(c, j, true);
+        struct candidate cand = fn(c, at(v, k), true);
         if (cand.amount == 0)
             continue;
         /* The last qualifying node takes what rounding left over at the top. */
-        *victim = j;
+        *victim = a2ws_node_at(v, k);
         *amount = cand.amount;
         found = true;
         acc += cand.weight;
@@ -384,7 +433,7 @@ static bool plan_ctx_init(struct plan_ctx *c, const struct a2ws_vec *v, const st
     c->v = v;
     c->elapsed_s = now->elapsed_s;
     c->sums = window_sums(v, now->elapsed_s);
-    const struct a2ws_entry *self = &v->e[v->self];
+    const struct a2ws_entry *self = at(v, 0);
     c->n_i = self->n;
     c->t_i = a2ws_node_time(self, now->elapsed_s, c->sums.fallback_run);
     c->rate_i = a2ws_steal_rate(c->sums.n, c->sums.speed, c->n_i, c->t_i);
@@ -402,7 +451,7 @@ struct a2ws_decision a2ws_plan(const struct a2ws_vec *v, const struct a2ws_now *
     d.rate = c.rate_i;
     /* §2.2.1: preemptive stealing begins after the node's first finished task, and only
      * when the equation says this node should hold more. */
-    if (!now->starving && (!(v->e[v->self].t_run > 0) || !(c.rate_i > 0)))
+    if (!now->starving && (!(at(v, 0)->t_run > 0) || !(c.rate_i > 0)))
         return d;
     if (draw(&c, closest_rate, rng, &d.victim, &d.amount)) {
         d.criterion = A2WS_CLOSEST_RATE;
@@ -415,13 +464,14 @@ struct a2ws_decision a2ws_plan(const struct a2ws_vec *v, const struct a2ws_now *
 uint32_t a2ws_amount_for(const struct a2ws_vec *v, const struct a2ws_now *now, uint32_t victim)
 {
     struct plan_ctx c;
-    if (!v || !v->e || !now || victim == (v ? v->self : 0) || !a2ws_offset(v, victim, NULL) ||
-        !known(v, victim) || !plan_ctx_init(&c, v, now))
+    int32_t off;
+    if (!v || !v->e || !now || victim == (v ? v->self : 0) || !a2ws_offset(v, victim, &off) ||
+        !known(v, off) || !plan_ctx_init(&c, v, now))
         return 0;
     /* Not capped by the vector's count of the victim's stealable tasks: the thief chose
      * it from a fresher load reply, and the victim bounds the grant itself. */
-    struct candidate k = closest_rate(&c, victim, false);
+    struct candidate k = closest_rate(&c, at(v, off), false);
     if (k.amount == 0)
-        k = in_pair(&c, victim, false);
+        k = in_pair(&c, at(v, off), false);
     return k.amount;
 }

@@ -64,19 +64,38 @@ struct a2ws_item {
     struct a2ws_entry e;    /* dirty is not sent */
 };
 
+/*
+ * Two layouts of the same vector.  By node id (a2ws_vec_init): `nodes` entries, what a
+ * daemon keeps (it may read v->e[j] for any j; entries outside the window stay empty).
+ * By window (a2ws_vec_init_window): only the left + right + 1 entries of the window,
+ * e[left + offset], so a node's vector costs O(R) instead of O(N): what the simulator
+ * keeps for each of its many nodes.  Every function here works on both; a caller of the
+ * window layout reads an entry through a2ws_entry_of, never v->e[j].
+ */
 struct a2ws_vec {
     uint32_t self, nodes;
     uint32_t left, right;   /* the window: offsets −left..right around self */
-    struct a2ws_entry *e;   /* borrowed: `nodes` entries indexed by node id */
+    struct a2ws_entry *e;   /* borrowed: see the layouts above */
     uint32_t left_nb, right_nb; /* the live ring neighbours that write each side */
+    bool windowed;          /* e holds the window only */
 };
 
 /* 20% of N rounded, at least 1 (the paper settled on it, §4 Fig. 4). */
 uint32_t a2ws_radius_default(uint32_t nodes);
 
-/* Zeroes the entries and sets the window for radius R (0: the default). */
+/* Zeroes the entries and sets the window for radius R (0: the default); storage holds
+ * `nodes` entries indexed by node id. */
 void a2ws_vec_init(struct a2ws_vec *v, struct a2ws_entry *storage, uint32_t self,
                    uint32_t nodes, uint32_t radius);
+/* The same with storage for the window only: a2ws_window_entries(nodes, radius) of them. */
+void a2ws_vec_init_window(struct a2ws_vec *v, struct a2ws_entry *storage, uint32_t self,
+                          uint32_t nodes, uint32_t radius);
+/* Entries of the window of radius R (0: the default) in a cluster of `nodes`, self
+ * included: left + right + 1, at most `nodes`. */
+uint32_t a2ws_window_entries(uint32_t nodes, uint32_t radius);
+/* Node j's entry, whichever the layout; NULL when j is not a node or (window layout)
+ * not in the window. */
+struct a2ws_entry *a2ws_entry_of(const struct a2ws_vec *v, uint32_t j);
 
 /* The ring offset of node j from self when j is in the window (self is offset 0). */
 bool a2ws_offset(const struct a2ws_vec *v, uint32_t j, int32_t *off);

@@ -2,8 +2,9 @@
  * test_a2ws — unit tests for core/policy/a2ws.c: the equations of paper 001 (eq. 4–10)
  * against values worked by hand (the working is in the comments), the window and the
  * flag rules of Table 1, the ring propagation in a deterministic simulation of N
- * nodes that exchange only their dirty entries, and a death (a2ws_on_down: the entry
- * emptied and counted nowhere, the live neighbours the writers).  Run by `make unit`.
+ * nodes that exchange only their dirty entries, a death (a2ws_on_down: the entry
+ * emptied and counted nowhere, the live neighbours the writers), and the window layout
+ * the simulator keeps giving what the layout by node id gives.  Run by `make unit`.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "core/policy/a2ws.h"
+#include "core/policy/steal.h"
 
 static void assert_near(double got, double want)
 {
@@ -721,6 +723,94 @@ static void test_on_down_not_counted(void **state)
     assert_near(a2ws_rate(&f.v, &now, 0), 20);
 }
 
+/*
+ * The window layout (a2ws_vec_init_window, the simulator's: O(R) a node) is the same
+ * vector as the layout by node id: a ring of 13 nodes of radius 3 run both ways through
+ * random updates, exchanges with the neighbours and steals, entry for entry, and the
+ * same plans, rates and amounts from the same random state.
+ */
+static void test_window_layout(void **state)
+{
+    (void)state;
+    enum { N = 13, R = 3, W = 2 * R + 1 };
+    struct a2ws_entry full[N][N], win[N][W];
+    struct a2ws_vec vf[N], vw[N];
+    assert_int_equal(a2ws_window_entries(N, R), W);
+    assert_int_equal(a2ws_window_entries(8, 4), 8);
+    assert_int_equal(a2ws_window_entries(1, 0), 1);
+    for (uint32_t i = 0; i < N; i++) {
+        a2ws_vec_init(&vf[i], full[i], i, N, R);
+        a2ws_vec_init_window(&vw[i], win[i], i, N, R);
+        assert_null(a2ws_entry_of(&vw[i], (i + R + 1) % N));
+        assert_ptr_equal(a2ws_entry_of(&vw[i], i), &win[i][R]);
+        assert_ptr_equal(a2ws_entry_of(&vf[i], (i + R + 1) % N), &full[i][(i + R + 1) % N]);
+    }
+    uint64_t rng = 12345;
+    uint32_t planned = 0;
+    struct a2ws_item items[N];
+    for (int step = 0; step < 400; step++) {
+        uint32_t i = (uint32_t)(steal_rng_next(&rng) % N);
+        uint32_t what = (uint32_t)(steal_rng_next(&rng) % 3);
+        if (what == 0) {
+            double t = (double)(steal_rng_next(&rng) % 5) * 0.25;
+            uint32_t n = (uint32_t)(steal_rng_next(&rng) % 40);
+            uint32_t avail = n ? (uint32_t)(steal_rng_next(&rng) % (n + 1)) : 0;
+            assert_int_equal(a2ws_set_self(&vf[i], t, n, avail, 1 + i % 3),
+                             a2ws_set_self(&vw[i], t, n, avail, 1 + i % 3));
+        } else if (what == 1) {
+            unsigned dir = steal_rng_next(&rng) % 2 ? A2WS_DIRTY_LEFT : A2WS_DIRTY_RIGHT;
+            uint32_t to = dir == A2WS_DIRTY_LEFT ? vf[i].left_nb : vf[i].right_nb;
+            uint32_t got = a2ws_collect(&vf[i], dir, items, N);
+            struct a2ws_item items_w[N];
+            assert_int_equal(a2ws_collect(&vw[i], dir, items_w, N), got);
+            for (uint32_t k = 0; k < got; k++) {
+                assert_int_equal(items[k].node, items_w[k].node);
+                assert_int_equal(a2ws_merge(&vf[to], i, &items[k]),
+                                 a2ws_merge(&vw[to], i, &items_w[k]));
+            }
+        } else {
+            uint32_t victim = (i + 1 + (uint32_t)(steal_rng_next(&rng) % (N - 1))) % N;
+            bool stole = steal_rng_next(&rng) % 2;
+            a2ws_on_steal(&vf[i], victim, stole);
+            a2ws_on_steal(&vw[i], victim, stole);
+        }
+    }
+    for (uint32_t i = 0; i < N; i++) {
+        for (uint32_t j = 0; j < N; j++) {
+            const struct a2ws_entry *w = a2ws_entry_of(&vw[i], j);
+            if (!w) {
+                assert_false(a2ws_offset(&vf[i], j, NULL));
+                continue;
+            }
+            assert_memory_equal(w, a2ws_entry_of(&vf[i], j), sizeof *w);
+        }
+        for (int starving = 0; starving < 2; starving++) {
+            struct a2ws_now now = {.elapsed_s = 0.5, .starving = starving};
+            uint64_t r1 = 99 + i, r2 = 99 + i;
+            struct a2ws_decision a = a2ws_plan(&vf[i], &now, &r1);
+            struct a2ws_decision b = a2ws_plan(&vw[i], &now, &r2);
+            assert_int_equal(a.criterion, b.criterion);
+            assert_int_equal(a.victim, b.victim);
+            assert_int_equal(a.amount, b.amount);
+            assert_true(a.rate == b.rate);
+            assert_true(r1 == r2);
+            planned += a.criterion != A2WS_NO_STEAL;
+            for (uint32_t j = 0; j < N; j++) {
+                assert_true(a2ws_rate(&vf[i], &now, j) == a2ws_rate(&vw[i], &now, j));
+                assert_int_equal(a2ws_amount_for(&vf[i], &now, j),
+                                 a2ws_amount_for(&vw[i], &now, j));
+            }
+        }
+        assert_int_equal(a2ws_dirty(&vf[i], A2WS_DIRTY_LEFT), a2ws_dirty(&vw[i], A2WS_DIRTY_LEFT));
+    }
+    assert_true(planned > 0);
+    /* A death empties the entry in both layouts. */
+    a2ws_on_down(&vf[4], 5, 3, 6);
+    a2ws_on_down(&vw[4], 5, 3, 6);
+    assert_int_equal(a2ws_entry_of(&vw[4], 5)->version, 0);
+    assert_memory_equal(a2ws_entry_of(&vw[4], 5), a2ws_entry_of(&vf[4], 5), sizeof full[0][0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -740,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_ring_stale_messages),
         cmocka_unit_test(test_on_down),
         cmocka_unit_test(test_on_down_not_counted),
+        cmocka_unit_test(test_window_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
