@@ -20,113 +20,7 @@
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
 #include "core/policy/placement.h"
-
-#define NS_PER_S 1e9
-
-enum ev_type {
-    EV_READY,       /* node: the task's holder; a: task */
-    EV_PARENT_DONE, /* node: the child's metadata owner; a: child; b: the parent's runner */
-    EV_TASK_END,    /* node: runner; a: task */
-    EV_STAGED,      /* node: holder; a: task, whose inputs have all arrived */
-    EV_QUERY,       /* node: thief; b: attempt: its queries reach the victims */
-    EV_QUERIED,     /* node: thief; b: attempt: the victims' answers are back */
-    EV_STEAL_REQ,   /* node: victim; a: thief; b: attempt */
-    EV_GRANT,       /* node: thief; a: victim; b: attempt; c: grant index */
-    EV_THIEF_TIMER, /* node: thief; b: timer generation */
-    EV_WAKE,        /* node: a parked thief */
-    EV_SAMPLE,      /* node */
-    EV_PUSHED,      /* node: where placement sent it; a: task */
-    EV_MONITOR,     /* node: the FLDS monitor's pass */
-};
-
-struct event {
-    int64_t t;
-    uint64_t seq;
-    uint8_t type;
-    uint32_t node, a, b;
-    uint64_t c;
-};
-
-enum thief_state { TH_IDLE, TH_QUERY, TH_REQUEST, TH_WAIT, TH_PARKED };
-
-/* A ready queue: a binary heap, most input bytes first, then the oldest task. */
-struct qent {
-    uint64_t prio;          /* the task's input bytes */
-    uint32_t task;
-};
-
-struct queue {
-    struct qent *v;
-    size_t n, cap;
-};
-
-struct node {
-    double speed;
-    uint32_t free_slots;
-    struct queue lready, sready; /* DAWS: runs here / may be stolen (readyq.h's order) */
-    struct flds_state flds;
-    int64_t first_start;    /* when it started its first task; -1 before */
-    double ran_s;           /* run time of the tasks that ended here */
-    bool monitor_on;        /* an EV_MONITOR is due */
-    /* The thief. */
-    struct steal_state st;
-    enum thief_state state;
-    uint32_t attempt;
-    uint32_t timer_gen;
-    /* The attempt's victims are not stored: at 10^6 nodes √N of them per thief was 8 KB
-     * a node.  The draw's random state is kept instead, and the victims drawn again
-     * (the same ones) when the queries arrive; what the thief keeps is the answer. */
-    uint64_t pick_rng;      /* s->rng as it was before the attempt's draw */
-    uint32_t pick_want;     /* how many the draw asked for */
-    uint32_t nvictims;
-    uint32_t chosen, chosen_load; /* the most loaded victim (UINT32_MAX: none) */
-    /* Counters for the samples. */
-    int64_t started, ended, stolen_in, stolen_out, steal_requests, steal_fails;
-    int64_t fetches, fetch_bytes, busy_ns_done;
-    uint32_t busy;          /* slots running a task */
-    struct u64map cache;    /* object keys held here: fetched, so never fetched again */
-    int64_t ingress_free;   /* when its link finishes what it carries now */
-    uint32_t staging;       /* tasks whose inputs are on their way here */
-    uint32_t *staged;       /* a FIFO of tasks whose inputs are here, waiting for slots */
-    size_t nstaged, staged_head, staged_cap;
-    bool parked_listed;
-};
-
-struct task_state {
-    uint32_t waiting;       /* parents not ended */
-    uint32_t holder;        /* the node that holds it (receives its readiness) */
-    uint32_t runner;        /* the node that ran it, once it ran */
-    int64_t t_start;
-};
-
-struct grant {
-    uint32_t *tasks;
-    uint32_t n;
-};
-
-struct sim {
-    const struct workload *wl;
-    const struct sim_config *cfg;
-    struct sim_result *res;
-    struct event *heap;
-    size_t nheap, heap_cap;
-    uint64_t seq;
-    int64_t now;
-    int64_t latency_ns;
-    struct node *nodes;
-    struct task_state *tasks;
-    uint64_t rng;
-    uint64_t left;          /* tasks not ended */
-    struct grant *grants;
-    size_t ngrants, grants_cap;
-    uint32_t *free_grants;  /* indices of grants whose tasks arrived */
-    size_t nfree_grants, free_grants_cap;
-    uint32_t *parked;       /* nodes whose thief is parked */
-    size_t nparked, parked_cap;
-    uint32_t victims_max;
-    uint32_t *victims, *loads; /* victims_max each: one draw's, shared by the thieves */
-    struct placement_object *objs; /* SIM_MAX_INPUTS, placement's scratch */
-};
+#include "core/sim/sim_core.h"
 
 /* ---- the event heap ------------------------------------------------------------- */
 
@@ -135,7 +29,7 @@ static bool ev_before(const struct event *x, const struct event *y)
     return x->t != y->t ? x->t < y->t : x->seq < y->seq;
 }
 
-static void push(struct sim *s, int64_t t, uint8_t type, uint32_t node, uint32_t a, uint32_t b,
+void sim__push(struct sim *s, int64_t t, uint8_t type, uint32_t node, uint32_t a, uint32_t b,
                  uint64_t c)
 {
     s->heap = xgrow(s->heap, &s->heap_cap, s->nheap + 1, sizeof *s->heap);
@@ -176,12 +70,12 @@ static struct event pop(struct sim *s)
 }
 
 /* A message from `from` to `to`: one latency, none within a node. */
-static void send(struct sim *s, uint32_t from, uint32_t to, uint8_t type, uint32_t a, uint32_t b,
+void sim__send(struct sim *s, uint32_t from, uint32_t to, uint8_t type, uint32_t a, uint32_t b,
                  uint64_t c)
 {
     if (from != to)
         s->res->messages++;
-    push(s, s->now + (from == to ? 0 : s->latency_ns), type, to, a, b, c);
+    sim__push(s, s->now + (from == to ? 0 : s->latency_ns), type, to, a, b, c);
 }
 
 /* ---- the ready queues --------------------------------------------------------- */
@@ -191,7 +85,7 @@ static bool q_before(const struct qent *x, const struct qent *y)
     return x->prio != y->prio ? x->prio > y->prio : x->task < y->task;
 }
 
-static void q_push(struct queue *q, uint64_t prio, uint32_t task)
+void sim__q_push(struct queue *q, uint64_t prio, uint32_t task)
 {
     q->v = xgrow(q->v, &q->cap, q->n + 1, sizeof *q->v);
     struct qent e = {.prio = prio, .task = task};
@@ -203,7 +97,7 @@ static void q_push(struct queue *q, uint64_t prio, uint32_t task)
     q->v[i] = e;
 }
 
-static struct qent q_pop(struct queue *q)
+struct qent sim__q_pop(struct queue *q)
 {
     struct qent top = q->v[0], last = q->v[--q->n];
     size_t i = 0;
@@ -228,12 +122,12 @@ static struct qent q_pop(struct queue *q)
 
 /* The heap's last entry: a leaf, among the least urgent it holds (a grant's and the
  * FLDS monitor's end of the queue). */
-static struct qent q_take_tail(struct queue *q)
+struct qent sim__q_take_tail(struct queue *q)
 {
     return q->v[--q->n];
 }
 
-static uint32_t slots_of(const struct sim_config *cfg, uint32_t node)
+uint32_t sim__slots_of(const struct sim_config *cfg, uint32_t node)
 {
     return cfg->node_slots ? cfg->node_slots[node] : cfg->slots;
 }
@@ -245,7 +139,7 @@ static uint64_t key_of(const struct sim *s, uint32_t task)
     return task == UINT32_MAX ? TRACE_NO_TASK : task_key(s->cfg->job, task);
 }
 
-static void trace(struct sim *s, uint32_t node, enum trace_kind kind, uint32_t task, int32_t peer,
+void sim__trace(struct sim *s, uint32_t node, enum trace_kind kind, uint32_t task, int32_t peer,
                   int32_t status, int64_t count, int64_t bytes, int64_t duration_ns)
 {
     if (!s->cfg->sinks || !s->cfg->sinks[node])
@@ -261,7 +155,7 @@ static void sample(struct sim *s, uint32_t id)
         return;
     struct node *n = &s->nodes[id];
     struct trace_sample x = {
-        .busy = (int32_t)n->busy, .slots = (int32_t)slots_of(s->cfg, id),
+        .busy = (int32_t)n->busy, .slots = (int32_t)sim__slots_of(s->cfg, id),
         .lreadyq = (int32_t)n->lready.n, .sreadyq = (int32_t)n->sready.n,
         .started = n->started, .ended = n->ended,
         .stolen_in = n->stolen_in, .stolen_out = n->stolen_out,
@@ -274,7 +168,7 @@ static void sample(struct sim *s, uint32_t id)
 
 /* ---- running tasks ------------------------------------------------------------- */
 
-static uint32_t cores_of(const struct workload_task *t)
+uint32_t sim__cores_of(const struct workload_task *t)
 {
     return t->cores > 1 ? t->cores : 1;
 }
@@ -306,7 +200,7 @@ static int64_t fetch_one(struct sim *s, uint32_t node, uint32_t src, uint64_t ke
     n->fetches++;
     n->fetch_bytes += (int64_t)bytes;
     s->res->bytes_moved += bytes;
-    trace(s, node, TRACE_DATA_FETCH, UINT32_MAX, (int32_t)src, 0, 0, (int64_t)bytes,
+    sim__trace(s, node, TRACE_DATA_FETCH, UINT32_MAX, (int32_t)src, 0, 0, (int64_t)bytes,
           t1 + s->latency_ns - s->now);
     return t1 + s->latency_ns;
 }
@@ -338,12 +232,10 @@ static int64_t inputs_at(struct sim *s, uint32_t task, uint32_t node)
     return at;
 }
 
-static void maybe_steal(struct sim *s, uint32_t id);
-static void on_new_ready(struct sim *s, uint32_t id);
 
 /* The task's inputs as placement sees them (at most `max`; its parents' outputs where
  * they ran, then the objects it reads where they are), and their sum. */
-static uint32_t inputs_of(const struct sim *s, uint32_t task, struct placement_object *out,
+uint32_t sim__inputs_of(const struct sim *s, uint32_t task, struct placement_object *out,
                           uint32_t max, uint64_t *sum)
 {
     const struct workload_task *t = &s->wl->tasks[task];
@@ -375,8 +267,6 @@ static double est_length(const struct sim *s, const struct node *n, uint32_t tas
     return n->ended ? n->ran_s / (double)n->ended : s->wl->tasks[task].duration_s / n->speed;
 }
 
-#define SIM_MAX_INPUTS 4096
-
 /*
  * A task becomes ready at its holder: Algorithm 1 (placement_decide, as place.c calls
  * it) puts it in LReadyQ, in SReadyQ where thieves may take it, or pushes it to the
@@ -387,32 +277,32 @@ static void enqueue(struct sim *s, uint32_t id, uint32_t task, bool pushed)
 {
     struct node *n = &s->nodes[id];
     uint64_t sum;
-    uint32_t k = inputs_of(s, task, s->objs, SIM_MAX_INPUTS, &sum);
+    uint32_t k = sim__inputs_of(s, task, s->objs, SIM_MAX_INPUTS, &sum);
     struct placement_input in = {
         .stealable = s->wl->tasks[task].stealable, .pushed = pushed, .all_data_size = sum,
         .self = id, .est_task_length_s = est_length(s, n, task), .inputs = s->objs,
-        .num_inputs = k, .link_share = slots_of(s->cfg, id),
+        .num_inputs = k, .link_share = sim__slots_of(s->cfg, id),
     };
     struct placement_decision d = placement_decide(&s->cfg->placement, NULL, &in);
     if (d.queue == PLACE_PUSH && d.node < s->cfg->nodes && d.node != id) {
         s->tasks[task].holder = d.node;
         s->res->tasks_pushed++;
-        trace(s, id, TRACE_TASK_PUSHED, task, (int32_t)d.node, 0, 0, 0, 0);
-        send(s, id, d.node, EV_PUSHED, task, 0, 0);
+        sim__trace(s, id, TRACE_TASK_PUSHED, task, (int32_t)d.node, 0, 0, 0, 0);
+        sim__send(s, id, d.node, EV_PUSHED, task, 0, 0);
         return;
     }
     if (d.queue == PLACE_SREADY) {
-        trace(s, id, TRACE_TASK_QUEUED_SHARED, task, -1, 0, 0, 0, 0);
-        q_push(&n->sready, sum, task);
+        sim__trace(s, id, TRACE_TASK_QUEUED_SHARED, task, -1, 0, 0, 0, 0);
+        sim__q_push(&n->sready, sum, task);
     } else {
-        trace(s, id, TRACE_TASK_QUEUED_LOCAL, task, -1, 0, 0, 0, 0);
-        q_push(&n->lready, sum, task);
+        sim__trace(s, id, TRACE_TASK_QUEUED_LOCAL, task, -1, 0, 0, 0, 0);
+        sim__q_push(&n->lready, sum, task);
         if (s->cfg->placement.policy == PLACEMENT_FLDS && !n->monitor_on) {
             n->monitor_on = true;
-            push(s, s->now + (int64_t)(FLDS_MONITOR_MIN_S * NS_PER_S), EV_MONITOR, id, 0, 0, 0);
+            sim__push(s, s->now + (int64_t)(FLDS_MONITOR_MIN_S * NS_PER_S), EV_MONITOR, id, 0, 0, 0);
         }
     }
-    on_new_ready(s, id);
+    sim__on_new_ready(s, id);
 }
 
 /* Whether some input of the task is neither on `node` nor cached there. */
@@ -440,17 +330,17 @@ static void start(struct sim *s, uint32_t id, uint32_t task)
 {
     struct node *n = &s->nodes[id];
     const struct workload_task *t = &s->wl->tasks[task];
-    uint32_t cores = cores_of(t);
+    uint32_t cores = sim__cores_of(t);
     n->free_slots -= cores;
     n->busy += cores;
     s->tasks[task].t_start = s->now;
     if (n->first_start < 0)
         n->first_start = s->now;
     n->started++;
-    trace(s, id, TRACE_TASK_START, task, -1, 0, 0, 0, 0);
+    sim__trace(s, id, TRACE_TASK_START, task, -1, 0, 0, 0, 0);
     /* A sleep lasts its duration over the node's speed, never less (exec.c). */
     int64_t d = (int64_t)ceil(t->duration_s / n->speed * NS_PER_S);
-    push(s, s->now + d, EV_TASK_END, id, task, 0, 0);
+    sim__push(s, s->now + d, EV_TASK_END, id, task, 0, 0);
 }
 
 /*
@@ -460,11 +350,11 @@ static void start(struct sim *s, uint32_t id, uint32_t task)
  * fetched, and runs once they are here and a slot is free.  A task that needs more
  * slots than are free waits at the head.
  */
-static void dispatch(struct sim *s, uint32_t id)
+void sim__dispatch(struct sim *s, uint32_t id)
 {
     struct node *n = &s->nodes[id];
     for (;;) {
-        if (n->nstaged && cores_of(&s->wl->tasks[n->staged[n->staged_head]]) <= n->free_slots) {
+        if (n->nstaged && sim__cores_of(&s->wl->tasks[n->staged[n->staged_head]]) <= n->free_slots) {
             uint32_t task = n->staged[n->staged_head++];
             n->nstaged--;
             if (!n->nstaged)
@@ -478,16 +368,16 @@ static void dispatch(struct sim *s, uint32_t id)
             return;
         uint32_t head = q->v[0].task;
         if (!(s->cfg->bandwidth_Bps > 0) || !needs_fetch(s, head, id)) {
-            if (cores_of(&s->wl->tasks[head]) > n->free_slots)
+            if (sim__cores_of(&s->wl->tasks[head]) > n->free_slots)
                 return;
-            start(s, id, q_pop(q).task);
+            start(s, id, sim__q_pop(q).task);
             continue;
         }
-        if (n->staging + n->nstaged >= slots_of(s->cfg, id))
+        if (n->staging + n->nstaged >= sim__slots_of(s->cfg, id))
             return;
-        q_pop(q);
+        sim__q_pop(q);
         n->staging++;
-        push(s, inputs_at(s, head, id), EV_STAGED, id, head, 0, 0);
+        sim__push(s, inputs_at(s, head, id), EV_STAGED, id, head, 0, 0);
     }
 }
 
@@ -495,7 +385,7 @@ static void task_end(struct sim *s, uint32_t id, uint32_t task)
 {
     struct node *n = &s->nodes[id];
     const struct workload_task *t = &s->wl->tasks[task];
-    uint32_t cores = cores_of(t);
+    uint32_t cores = sim__cores_of(t);
     int64_t ran = s->now - s->tasks[task].t_start;
     n->free_slots += cores;
     n->busy -= cores;
@@ -508,202 +398,16 @@ static void task_end(struct sim *s, uint32_t id, uint32_t task)
     s->left--;
     if (s->left == 0)
         s->res->makespan_s = (double)s->now / NS_PER_S;
-    trace(s, id, TRACE_TASK_END, task, -1, TASK_DONE, 0, 0, 0);
+    sim__trace(s, id, TRACE_TASK_END, task, -1, TASK_DONE, 0, 0, 0);
     /* Each child's record learns of it on the child's owner, which tells the holder
      * once the last parent has ended (paper 002's notification path). */
     for (uint32_t i = 0; i < t->num_children; i++) {
         uint32_t c = t->children[i];
         uint32_t owner = task_key_owner(task_key(s->cfg->job, c), s->cfg->nodes);
-        send(s, id, owner, EV_PARENT_DONE, c, id, 0);
+        sim__send(s, id, owner, EV_PARENT_DONE, c, id, 0);
     }
-    dispatch(s, id);
-    maybe_steal(s, id);
-}
-
-/* ---- stealing ------------------------------------------------------------------ */
-
-static bool steals(const struct sim *s)
-{
-    return s->cfg->steal.mode != STEAL_NONE && s->cfg->nodes > 1;
-}
-
-/* What a victim would give away now: its queue beyond what its free slots take. */
-static uint32_t stealable(const struct node *n)
-{
-    uint32_t q = (uint32_t)n->sready.n;
-    return q - steal_keep(n->free_slots, (uint32_t)n->lready.n, q);
-}
-
-static void wake_parked(struct sim *s, uint32_t from)
-{
-    for (size_t i = 0; i < s->nparked; i++) {
-        uint32_t p = s->parked[i];
-        s->nodes[p].parked_listed = false;
-        send(s, from, p, EV_WAKE, 0, 0, 0);
-    }
-    s->nparked = 0;
-}
-
-/* Tasks arrived at a node: it starts what it can, and has work to share with parked
- * thieves when some is left over. */
-static void on_new_ready(struct sim *s, uint32_t id)
-{
-    dispatch(s, id);
-    if (s->nparked && stealable(&s->nodes[id]) > 0)
-        wake_parked(s, id);
-}
-
-static bool starving(const struct sim *s, const struct node *n)
-{
-    struct steal_self self = {.lready = (uint32_t)n->lready.n, .sready = (uint32_t)n->sready.n,
-                              .free_slots = n->free_slots};
-    return steal_starving(&s->cfg->steal, &self);
-}
-
-static void backoff(struct sim *s, uint32_t id)
-{
-    struct node *n = &s->nodes[id];
-    steal_on_result(&s->cfg->steal, &n->st, false, s->cfg->nodes);
-    placement_flds_on_steal_failed(&s->cfg->placement, &n->flds);
-    /* FLDS: a small enough tt lets the thief poll again instead of parking (place.c). */
-    if (n->st.parked && placement_flds_poll_should_reset(&s->cfg->placement, NULL, &n->flds))
-        steal_on_wake(&s->cfg->steal, &n->st);
-    if (n->st.parked) {
-        n->state = TH_PARKED;
-        if (!n->parked_listed) {
-            s->parked = xgrow(s->parked, &s->parked_cap, s->nparked + 1, sizeof *s->parked);
-            s->parked[s->nparked++] = id;
-            n->parked_listed = true;
-        }
-        return;
-    }
-    n->state = TH_WAIT;
-    int64_t wait = (int64_t)ceil(n->st.interval_ms * 1e6);
-    push(s, s->now + (wait > 0 ? wait : 1), EV_THIEF_TIMER, id, 0, ++n->timer_gen, 0);
-}
-
-static void maybe_steal(struct sim *s, uint32_t id)
-{
-    struct node *n = &s->nodes[id];
-    if (!steals(s) || n->state != TH_IDLE || s->left == 0 || !starving(s, n))
-        return;
-    n->attempt++;
-    s->res->steal_attempts++;
-    const struct steal_params *p = &s->cfg->steal;
-    uint32_t want = p->mode == STEAL_RANDOM1 ? 1
-                    : p->victims == STEAL_VICTIMS_RANDOM ? p->victims_k : n->st.neighbours;
-    want = want < s->victims_max ? want : s->victims_max;
-    want = want ? want : 1;
-    n->pick_rng = s->rng;
-    n->pick_want = want;
-    n->nvictims = steal_pick_victims(&s->cfg->steal, &n->st, id, s->cfg->nodes, &s->rng,
-                                     s->victims, want);
-    if (n->nvictims == 0) {
-        n->steal_fails++;
-        trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, -1, STEAL_FAIL_NO_VICTIM, 0, 0, 0);
-        backoff(s, id);
-        return;
-    }
-    n->state = TH_QUERY;
-    /* One query to each victim, all sent now, all read when they arrive (one latency
-     * later for every victim), all answers back one latency after that: two events for
-     * the attempt rather than two per victim, which at 10^5 nodes (317 victims) was what
-     * the engine spent its time on.  The messages are counted as sent. */
-    s->res->messages += 2 * (uint64_t)n->nvictims;
-    push(s, s->now + s->latency_ns, EV_QUERY, id, 0, n->attempt, 0);
-}
-
-/* The victims answer with what they could give away at the moment the query reaches them. */
-static void on_query(struct sim *s, uint32_t id, uint32_t attempt)
-{
-    struct node *n = &s->nodes[id];
-    if (n->state != TH_QUERY || attempt != n->attempt)
-        return;
-    /* The same draw again: the thief's back-off state has not changed since. */
-    uint64_t rng = n->pick_rng;
-    uint32_t k = steal_pick_victims(&s->cfg->steal, &n->st, id, s->cfg->nodes, &rng,
-                                    s->victims, n->pick_want);
-    for (uint32_t i = 0; i < k; i++)
-        s->loads[i] = stealable(&s->nodes[s->victims[i]]);
-    int best = k == n->nvictims ? steal_choose_victim(s->loads, k) : -1;
-    n->chosen = best < 0 ? UINT32_MAX : s->victims[best];
-    n->chosen_load = best < 0 ? 0 : s->loads[best];
-    push(s, s->now + s->latency_ns, EV_QUERIED, id, 0, attempt, 0);
-}
-
-static void on_queried(struct sim *s, uint32_t id, uint32_t attempt)
-{
-    struct node *n = &s->nodes[id];
-    if (n->state != TH_QUERY || attempt != n->attempt)
-        return;
-    if (n->chosen == UINT32_MAX) {
-        n->steal_fails++;
-        trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, -1, STEAL_FAIL_EMPTY, 0, 0, 0);
-        backoff(s, id);
-        return;
-    }
-    uint32_t v = n->chosen;
-    n->state = TH_REQUEST;
-    n->steal_requests++;
-    trace(s, id, TRACE_STEAL_REQUEST, UINT32_MAX, (int32_t)v, 0, n->chosen_load, 0, 0);
-    send(s, id, v, EV_STEAL_REQ, id, n->attempt, 0);
-}
-
-static void on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t attempt)
-{
-    struct node *n = &s->nodes[id];
-    uint32_t k = steal_grant(&s->cfg->steal, stealable(n), 0);
-    s->grants = xgrow(s->grants, &s->grants_cap, s->ngrants + 1, sizeof *s->grants);
-    uint32_t gi;
-    if (s->nfree_grants) {
-        gi = s->free_grants[--s->nfree_grants];
-    } else {
-        gi = (uint32_t)s->ngrants++;
-        s->grants[gi] = (struct grant){0};
-    }
-    struct grant *g = &s->grants[gi];
-    g->tasks = xrealloc(g->tasks, (k ? k : 1) * sizeof *g->tasks);
-    g->n = k;
-    /* The heap's last entries: leaves, among the newest it holds. */
-    for (uint32_t i = 0; i < k; i++) {
-        uint32_t task = q_take_tail(&n->sready).task;
-        g->tasks[i] = task;
-        s->tasks[task].holder = thief;
-        trace(s, id, TRACE_TASK_STOLEN_OUT, task, (int32_t)thief, 0, 0, 0, 0);
-    }
-    n->stolen_out += k;
-    send(s, id, thief, EV_GRANT, id, attempt, gi);
-}
-
-static void on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi)
-{
-    struct node *n = &s->nodes[id];
-    struct grant *g = &s->grants[gi];
-    for (uint32_t i = 0; i < g->n; i++) {
-        trace(s, id, TRACE_TASK_STOLEN_IN, g->tasks[i], (int32_t)victim, 0, 0, 0, 0);
-        uint64_t sum;
-        inputs_of(s, g->tasks[i], s->objs, 0, &sum);
-        q_push(&n->sready, sum, g->tasks[i]);
-    }
-    uint32_t k = g->n;
-    if (k)
-        on_new_ready(s, id);
-    s->free_grants = xgrow(s->free_grants, &s->free_grants_cap, s->nfree_grants + 1,
-                           sizeof *s->free_grants);
-    s->free_grants[s->nfree_grants++] = gi;
-    if (k) {
-        n->stolen_in += k;
-        s->res->steals_ok++;
-        s->res->tasks_stolen += k;
-        trace(s, id, TRACE_STEAL_GRANT, UINT32_MAX, (int32_t)victim, 0, k, 0, 0);
-        steal_on_result(&s->cfg->steal, &n->st, true, s->cfg->nodes);
-        n->state = TH_IDLE;
-        maybe_steal(s, id);
-        return;
-    }
-    n->steal_fails++;
-    trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, (int32_t)victim, STEAL_FAIL_EMPTY, 0, 0, 0);
-    backoff(s, id);
+    sim__dispatch(s, id);
+    sim__maybe_steal(s, id);
 }
 
 /* ---- the run ------------------------------------------------------------------- */
@@ -790,7 +494,7 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
             *why = "a task's duration_s is out of range";
             return -EINVAL;
         }
-        if (cores_of(t) > fewest) {
+        if (sim__cores_of(t) > fewest) {
             *why = "a task needs more cores than a simulated node has slots";
             return -EINVAL;
         }
@@ -817,28 +521,28 @@ static void flds_monitor(struct sim *s, uint32_t id)
         size_t nheld = 0;
         uint64_t moved = 0;
         while (moved < move && n->lready.n) {
-            struct qent e = q_take_tail(&n->lready);
+            struct qent e = sim__q_take_tail(&n->lready);
             if (!s->wl->tasks[e.task].stealable && nheld < 64) {
                 held[nheld++] = e;
                 continue;
             }
             if (!s->wl->tasks[e.task].stealable) {
-                q_push(&n->lready, e.prio, e.task);
+                sim__q_push(&n->lready, e.prio, e.task);
                 break;
             }
-            q_push(&n->sready, e.prio, e.task);
-            trace(s, id, TRACE_TASK_QUEUED_SHARED, e.task, -1, 0, 0, 0, 0);
+            sim__q_push(&n->sready, e.prio, e.task);
+            sim__trace(s, id, TRACE_TASK_QUEUED_SHARED, e.task, -1, 0, 0, 0, 0);
             moved++;
         }
         for (size_t i = 0; i < nheld; i++)
-            q_push(&n->lready, held[i].prio, held[i].task);
-        if (moved && s->nparked && stealable(n) > 0)
-            wake_parked(s, id);
+            sim__q_push(&n->lready, held[i].prio, held[i].task);
+        if (moved && s->nparked && sim__stealable(n) > 0)
+            sim__wake_parked(s, id);
     }
     /* It looks again while tasks are queued here; a task queued later restarts it. */
     n->monitor_on = s->left && n->lready.n;
     if (n->monitor_on)
-        push(s, s->now + (int64_t)(FLDS_MONITOR_MIN_S * NS_PER_S), EV_MONITOR, id, 0, 0, 0);
+        sim__push(s, s->now + (int64_t)(FLDS_MONITOR_MIN_S * NS_PER_S), EV_MONITOR, id, 0, 0, 0);
 }
 
 static uint32_t holder_at_submit(const struct sim_config *cfg, uint32_t task)
@@ -859,7 +563,7 @@ static void handle(struct sim *s, const struct event *e)
     struct node *n = &s->nodes[e->node];
     switch ((enum ev_type)e->type) {
     case EV_READY:
-        trace(s, e->node, TRACE_TASK_READY, e->a, -1, 0, 0, 0, 0);
+        sim__trace(s, e->node, TRACE_TASK_READY, e->a, -1, 0, 0, 0, 0);
         enqueue(s, e->node, e->a, false);
         break;
     case EV_PUSHED:
@@ -871,7 +575,7 @@ static void handle(struct sim *s, const struct event *e)
     case EV_PARENT_DONE: {
         struct task_state *ts = &s->tasks[e->a];
         if (ts->waiting && --ts->waiting == 0)
-            send(s, e->node, ts->holder, EV_READY, e->a, 0, 0);
+            sim__send(s, e->node, ts->holder, EV_READY, e->a, 0, 0);
         break;
     }
     case EV_STAGED:
@@ -883,41 +587,41 @@ static void handle(struct sim *s, const struct event *e)
         n->staged = xgrow(n->staged, &n->staged_cap, n->staged_head + n->nstaged + 1,
                           sizeof *n->staged);
         n->staged[n->staged_head + n->nstaged++] = e->a;
-        dispatch(s, e->node);
-        maybe_steal(s, e->node);
+        sim__dispatch(s, e->node);
+        sim__maybe_steal(s, e->node);
         break;
     case EV_TASK_END:
         task_end(s, e->node, e->a);
         break;
     case EV_QUERY:
-        on_query(s, e->node, e->b);
+        sim__on_query(s, e->node, e->b);
         break;
     case EV_QUERIED:
-        on_queried(s, e->node, e->b);
+        sim__on_queried(s, e->node, e->b);
         break;
     case EV_STEAL_REQ:
-        on_steal_req(s, e->node, e->a, e->b);
+        sim__on_steal_req(s, e->node, e->a, e->b);
         break;
     case EV_GRANT:
-        on_grant(s, e->node, e->a, (uint32_t)e->c);
+        sim__on_grant(s, e->node, e->a, (uint32_t)e->c);
         break;
     case EV_THIEF_TIMER:
         if (n->state == TH_WAIT && e->b == n->timer_gen) {
             n->state = TH_IDLE;
-            maybe_steal(s, e->node);
+            sim__maybe_steal(s, e->node);
         }
         break;
     case EV_WAKE:
         if (n->state == TH_PARKED) {
             steal_on_wake(&s->cfg->steal, &n->st);
             n->state = TH_IDLE;
-            maybe_steal(s, e->node);
+            sim__maybe_steal(s, e->node);
         }
         break;
     case EV_SAMPLE:
         sample(s, e->node);
         if (s->left)
-            push(s, s->now + (int64_t)(s->cfg->sample_s * NS_PER_S), EV_SAMPLE, e->node, 0, 0, 0);
+            sim__push(s, s->now + (int64_t)(s->cfg->sample_s * NS_PER_S), EV_SAMPLE, e->node, 0, 0, 0);
         break;
     }
 }
@@ -963,18 +667,18 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         struct node *n = &s.nodes[i];
         n->speed = cfg->speeds ? cfg->speeds[i] : 1.0;
-        n->free_slots = slots_of(cfg, i);
+        n->free_slots = sim__slots_of(cfg, i);
         steal_state_init(&n->st, &cfg->steal, cfg->nodes);
         placement_flds_init(&n->flds, &cfg->placement);
         n->first_start = -1;
-        trace(&s, i, TRACE_NODE_UP, UINT32_MAX, -1, 0, slots_of(cfg, i), 0, 0);
+        sim__trace(&s, i, TRACE_NODE_UP, UINT32_MAX, -1, 0, sim__slots_of(cfg, i), 0, 0);
         /* The placement in force, as a daemon reports it after NODE_UP (node.c). */
         if (cfg->sinks && cfg->sinks[i])
             cfg->sinks[i]->policy(cfg->sinks[i]->ctx, placement_policy_name(cfg->placement.policy),
                                   -1, cfg->start_wall_ns);
     }
     for (uint32_t i = 0; i < wl->count; i++) {
-        out->work_s += wl->tasks[i].duration_s * cores_of(&wl->tasks[i]);
+        out->work_s += wl->tasks[i].duration_s * sim__cores_of(&wl->tasks[i]);
         s.tasks[i].waiting = wl->tasks[i].num_parents;
         s.tasks[i].holder = holder_at_submit(cfg, i);
         s.tasks[i].runner = UINT32_MAX;
@@ -982,16 +686,16 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     /* Every task is at its holder at time 0, parents first (the workload's order). */
     for (uint32_t k = 0; k < wl->count; k++) {
         uint32_t i = wl->topo[k];
-        trace(&s, s.tasks[i].holder, TRACE_TASK_SUBMIT, i, -1, 0, 0, 0, 0);
+        sim__trace(&s, s.tasks[i].holder, TRACE_TASK_SUBMIT, i, -1, 0, 0, 0, 0);
         if (!s.tasks[i].waiting)
-            push(&s, 0, EV_READY, s.tasks[i].holder, i, 0, 0);
+            sim__push(&s, 0, EV_READY, s.tasks[i].holder, i, 0, 0);
     }
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         if (cfg->sample_s > 0 && wl->count)
-            push(&s, 0, EV_SAMPLE, i, 0, 0, 0);
+            sim__push(&s, 0, EV_SAMPLE, i, 0, 0, 0);
         /* Idle nodes turn thief at once, as a daemon with nothing to run does. */
-        if (steals(&s))
-            push(&s, 0, EV_THIEF_TIMER, i, 0, 0, 0);
+        if (sim__steals(&s))
+            sim__push(&s, 0, EV_THIEF_TIMER, i, 0, 0, 0);
     }
     for (uint32_t i = 0; i < cfg->nodes; i++)
         s.nodes[i].state = TH_WAIT; /* the timers above start them */
@@ -1003,7 +707,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     }
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         sample(&s, i);
-        trace(&s, i, TRACE_NODE_DOWN, UINT32_MAX, -1, 0, 0, 0, 0);
+        sim__trace(&s, i, TRACE_NODE_DOWN, UINT32_MAX, -1, 0, 0, 0, 0);
     }
     uint64_t left = s.left;
     sim_free(&s);

@@ -1,0 +1,171 @@
+/*
+ * sim_core — the simulator's engine as its files share it: the event, node, task and run
+ * structures, and the helpers each file offers the others (prefix sim__, as the
+ * runtime's node__).  Internal to core/sim: sim.c (the event heap, the queues, a task's
+ * life, the run), sim_thief.c (the thief and the victim of the load-query policies).
+ * Nothing outside core/sim includes it; the public surface is sim.h.
+ */
+#ifndef JACKDAW_SIM_CORE_H
+#define JACKDAW_SIM_CORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/base/u64map.h"
+#include "core/model/trace_kind.h"
+#include "core/model/workload.h"
+#include "core/policy/placement.h"
+#include "core/policy/steal.h"
+#include "core/sim/sim.h"
+
+#define NS_PER_S 1e9
+/* The inputs placement weighs for one task at most (its scratch, struct sim.objs). */
+#define SIM_MAX_INPUTS 4096
+
+enum ev_type {
+    EV_READY,       /* node: the task's holder; a: task */
+    EV_PARENT_DONE, /* node: the child's metadata owner; a: child; b: the parent's runner */
+    EV_TASK_END,    /* node: runner; a: task */
+    EV_STAGED,      /* node: holder; a: task, whose inputs have all arrived */
+    EV_QUERY,       /* node: thief; b: attempt: its queries reach the victims */
+    EV_QUERIED,     /* node: thief; b: attempt: the victims' answers are back */
+    EV_STEAL_REQ,   /* node: victim; a: thief; b: attempt */
+    EV_GRANT,       /* node: thief; a: victim; b: attempt; c: grant index */
+    EV_THIEF_TIMER, /* node: thief; b: timer generation */
+    EV_WAKE,        /* node: a parked thief */
+    EV_SAMPLE,      /* node */
+    EV_PUSHED,      /* node: where placement sent it; a: task */
+    EV_MONITOR,     /* node: the FLDS monitor's pass */
+};
+
+struct event {
+    int64_t t;
+    uint64_t seq;
+    uint8_t type;
+    uint32_t node, a, b;
+    uint64_t c;
+};
+
+enum thief_state { TH_IDLE, TH_QUERY, TH_REQUEST, TH_WAIT, TH_PARKED };
+
+/* A ready queue: a binary heap, most input bytes first, then the oldest task. */
+struct qent {
+    uint64_t prio;          /* the task's input bytes */
+    uint32_t task;
+};
+
+struct queue {
+    struct qent *v;
+    size_t n, cap;
+};
+
+struct node {
+    double speed;
+    uint32_t free_slots;
+    struct queue lready, sready; /* DAWS: runs here / may be stolen (readyq.h's order) */
+    struct flds_state flds;
+    int64_t first_start;    /* when it started its first task; -1 before */
+    double ran_s;           /* run time of the tasks that ended here */
+    bool monitor_on;        /* an EV_MONITOR is due */
+    /* The thief. */
+    struct steal_state st;
+    enum thief_state state;
+    uint32_t attempt;
+    uint32_t timer_gen;
+    /* The attempt's victims are not stored: at 10^6 nodes √N of them per thief was 8 KB
+     * a node.  The draw's random state is kept instead, and the victims drawn again
+     * (the same ones) when the queries arrive; what the thief keeps is the answer. */
+    uint64_t pick_rng;      /* s->rng as it was before the attempt's draw */
+    uint32_t pick_want;     /* how many the draw asked for */
+    uint32_t nvictims;
+    uint32_t chosen, chosen_load; /* the most loaded victim (UINT32_MAX: none) */
+    /* Counters for the samples. */
+    int64_t started, ended, stolen_in, stolen_out, steal_requests, steal_fails;
+    int64_t fetches, fetch_bytes, busy_ns_done;
+    uint32_t busy;          /* slots running a task */
+    struct u64map cache;    /* object keys held here: fetched, so never fetched again */
+    int64_t ingress_free;   /* when its link finishes what it carries now */
+    uint32_t staging;       /* tasks whose inputs are on their way here */
+    uint32_t *staged;       /* a FIFO of tasks whose inputs are here, waiting for slots */
+    size_t nstaged, staged_head, staged_cap;
+    bool parked_listed;
+};
+
+struct task_state {
+    uint32_t waiting;       /* parents not ended */
+    uint32_t holder;        /* the node that holds it (receives its readiness) */
+    uint32_t runner;        /* the node that ran it, once it ran */
+    int64_t t_start;
+};
+
+struct grant {
+    uint32_t *tasks;
+    uint32_t n;
+};
+
+struct sim {
+    const struct workload *wl;
+    const struct sim_config *cfg;
+    struct sim_result *res;
+    struct event *heap;
+    size_t nheap, heap_cap;
+    uint64_t seq;
+    int64_t now;
+    int64_t latency_ns;
+    struct node *nodes;
+    struct task_state *tasks;
+    uint64_t rng;
+    uint64_t left;          /* tasks not ended */
+    struct grant *grants;
+    size_t ngrants, grants_cap;
+    uint32_t *free_grants;  /* indices of grants whose tasks arrived */
+    size_t nfree_grants, free_grants_cap;
+    uint32_t *parked;       /* nodes whose thief is parked */
+    size_t nparked, parked_cap;
+    uint32_t victims_max;
+    uint32_t *victims, *loads; /* victims_max each: one draw's, shared by the thieves */
+    struct placement_object *objs; /* SIM_MAX_INPUTS, placement's scratch */
+};
+
+/* ---- sim.c: events, queues, trace, tasks --------------------------------------------- */
+
+/* An event at `node` at simulated time t (ns). */
+void sim__push(struct sim *s, int64_t t, uint8_t type, uint32_t node, uint32_t a, uint32_t b,
+               uint64_t c);
+/* A message from `from` to `to`: one latency, none within a node; counted. */
+void sim__send(struct sim *s, uint32_t from, uint32_t to, uint8_t type, uint32_t a, uint32_t b,
+               uint64_t c);
+void sim__q_push(struct queue *q, uint64_t prio, uint32_t task);
+struct qent sim__q_pop(struct queue *q);
+/* The heap's last entry: a leaf, among the least urgent it holds (a grant's and the
+ * FLDS monitor's end of the queue). */
+struct qent sim__q_take_tail(struct queue *q);
+uint32_t sim__slots_of(const struct sim_config *cfg, uint32_t node);
+uint32_t sim__cores_of(const struct workload_task *t);
+/* One trace event of `node` at the current simulated time (no-op without its sink). */
+void sim__trace(struct sim *s, uint32_t node, enum trace_kind kind, uint32_t task, int32_t peer,
+                int32_t status, int64_t count, int64_t bytes, int64_t duration_ns);
+/* The task's inputs as placement sees them (at most `max`), and their sum. */
+uint32_t sim__inputs_of(const struct sim *s, uint32_t task, struct placement_object *out,
+                        uint32_t max, uint64_t *sum);
+/* Starts what fits in the node's free slots (node_task.c's dispatcher). */
+void sim__dispatch(struct sim *s, uint32_t id);
+
+/* ---- sim_thief.c: the load-query thief and the victim ------------------------------- */
+
+bool sim__steals(const struct sim *s);
+/* What a victim would give away now: its queue beyond what its free slots take. */
+uint32_t sim__stealable(const struct node *n);
+void sim__wake_parked(struct sim *s, uint32_t from);
+/* Tasks arrived at a node: it starts what it can and wakes parked thieves. */
+void sim__on_new_ready(struct sim *s, uint32_t id);
+bool sim__starving(const struct sim *s, const struct node *n);
+void sim__backoff(struct sim *s, uint32_t id);
+/* Starts a steal attempt if the node's thief is idle and the node starving. */
+void sim__maybe_steal(struct sim *s, uint32_t id);
+void sim__on_query(struct sim *s, uint32_t id, uint32_t attempt);
+void sim__on_queried(struct sim *s, uint32_t id, uint32_t attempt);
+void sim__on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t attempt);
+void sim__on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi);
+
+#endif
