@@ -337,6 +337,8 @@ static void start(struct sim *s, uint32_t id, uint32_t task)
     if (n->first_start < 0)
         n->first_start = s->now;
     n->started++;
+    s->tasks[task].local_successors = sim__local_successors(s, id, task);
+    n->running_successors += s->tasks[task].local_successors;
     sim__trace(s, id, TRACE_TASK_START, task, -1, 0, 0, 0, 0);
     /* A sleep lasts its duration over the node's speed, never less (exec.c). */
     int64_t d = (int64_t)ceil(t->duration_s / n->speed * NS_PER_S);
@@ -389,6 +391,8 @@ static void task_end(struct sim *s, uint32_t id, uint32_t task)
     int64_t ran = s->now - s->tasks[task].t_start;
     n->free_slots += cores;
     n->busy -= cores;
+    n->running_successors -= s->tasks[task].local_successors;
+    s->tasks[task].local_successors = 0;
     n->ended++;
     n->busy_ns_done += ran * cores;
     n->ran_s += (double)ran / NS_PER_S;
@@ -472,9 +476,9 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
             *why = "the A2WS steal amount is not simulated yet";
             return -ENOTSUP;
         }
-        if (p->starvation != STEAL_STARVE_READY) {
-            *why = "the simulator models the ready starvation test only (ready+successors and "
-                   "preemptive are not simulated yet)";
+        if (p->starvation == STEAL_STARVE_PREEMPTIVE) {
+            *why = "the simulator models the ready and ready+successors starvation tests "
+                   "(preemptive is not simulated yet)";
             return -ENOTSUP;
         }
         if (p->info != STEAL_INFO_LOAD_QUERY) {
@@ -600,7 +604,7 @@ static void handle(struct sim *s, const struct event *e)
         sim__on_queried(s, e->node, e->b);
         break;
     case EV_STEAL_REQ:
-        sim__on_steal_req(s, e->node, e->a, e->b);
+        sim__on_steal_req(s, e->node, e->a, e->b, (uint32_t)e->c);
         break;
     case EV_GRANT:
         sim__on_grant(s, e->node, e->a, (uint32_t)e->c);
@@ -667,7 +671,8 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         struct node *n = &s.nodes[i];
         n->speed = cfg->speeds ? cfg->speeds[i] : 1.0;
-        n->free_slots = sim__slots_of(cfg, i);
+        n->slots = sim__slots_of(cfg, i);
+        n->free_slots = n->slots;
         steal_state_init(&n->st, &cfg->steal, cfg->nodes);
         placement_flds_init(&n->flds, &cfg->placement);
         n->first_start = -1;

@@ -29,7 +29,7 @@ enum ev_type {
     EV_STAGED,      /* node: holder; a: task, whose inputs have all arrived */
     EV_QUERY,       /* node: thief; b: attempt: its queries reach the victims */
     EV_QUERIED,     /* node: thief; b: attempt: the victims' answers are back */
-    EV_STEAL_REQ,   /* node: victim; a: thief; b: attempt */
+    EV_STEAL_REQ,   /* node: victim; a: thief; b: attempt; c: the request's bound */
     EV_GRANT,       /* node: thief; a: victim; b: attempt; c: grant index */
     EV_THIEF_TIMER, /* node: thief; b: timer generation */
     EV_WAKE,        /* node: a parked thief */
@@ -61,6 +61,7 @@ struct queue {
 
 struct node {
     double speed;
+    uint32_t slots;         /* its executor slots (sim_config's) */
     uint32_t free_slots;
     struct queue lready, sready; /* DAWS: runs here / may be stolen (readyq.h's order) */
     struct flds_state flds;
@@ -83,6 +84,7 @@ struct node {
     int64_t started, ended, stolen_in, stolen_out, steal_requests, steal_fails;
     int64_t fetches, fetch_bytes, busy_ns_done;
     uint32_t busy;          /* slots running a task */
+    uint32_t running_successors; /* ready+successors: local successors of what runs here */
     struct u64map cache;    /* object keys held here: fetched, so never fetched again */
     int64_t ingress_free;   /* when its link finishes what it carries now */
     uint32_t staging;       /* tasks whose inputs are on their way here */
@@ -95,6 +97,7 @@ struct task_state {
     uint32_t waiting;       /* parents not ended */
     uint32_t holder;        /* the node that holds it (receives its readiness) */
     uint32_t runner;        /* the node that ran it, once it ran */
+    uint32_t local_successors; /* while it runs: what it added to running_successors */
     int64_t t_start;
 };
 
@@ -165,7 +168,15 @@ void sim__backoff(struct sim *s, uint32_t id);
 void sim__maybe_steal(struct sim *s, uint32_t id);
 void sim__on_query(struct sim *s, uint32_t id, uint32_t attempt);
 void sim__on_queried(struct sim *s, uint32_t id, uint32_t attempt);
-void sim__on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t attempt);
+/* The victim's answer to a request bounded by max (0: its amount policy decides). */
+void sim__on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t attempt,
+                       uint32_t max);
+/* A grant's slot in s->grants with room for `size` tasks (n = 0), and its release once
+ * its tasks arrived. */
+uint32_t sim__grant_new(struct sim *s, uint32_t size);
+void sim__grant_free(struct sim *s, uint32_t gi);
+/* Ready + successors: the waiting children of `task` that starting it on `id` counts. */
+uint32_t sim__local_successors(const struct sim *s, uint32_t id, uint32_t task);
 void sim__on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi);
 
 #endif

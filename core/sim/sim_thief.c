@@ -1,14 +1,18 @@
 /*
  * sim_thief — the simulated thief and victim of the load-query policies (thief.c and
  * victim.c of the daemons): the starvation test, victims drawn by steal_pick_victims,
- * load queries and the most loaded chosen, the victim's grant (steal_grant after
- * steal_keep), exponential back-off and parking, and the wake-up of parked thieves when
- * a node has stealable work again.  Called by sim.c's event loop (sim_core.h).
+ * load queries and the most loaded chosen (one victim asked straight away), the victim's
+ * grant (steal_grant after steal_keep, within the request's bound, less what PaRSEC's
+ * waiting-time guard keeps), the ready+successors starvation test, exponential back-off
+ * and parking, and the wake-up of parked thieves when a node has stealable work again.
+ * Called by sim.c's event loop (sim_core.h).
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "core/base/xalloc.h"
+#include "core/model/task.h"
+#include "core/policy/parsec.h"
 #include "core/sim/sim_core.h"
 
 bool sim__steals(const struct sim *s)
@@ -45,8 +49,31 @@ void sim__on_new_ready(struct sim *s, uint32_t id)
 bool sim__starving(const struct sim *s, const struct node *n)
 {
     struct steal_self self = {.lready = (uint32_t)n->lready.n, .sready = (uint32_t)n->sready.n,
-                              .free_slots = n->free_slots};
+                              .free_slots = n->free_slots,
+                              .running_successors = n->running_successors};
     return steal_starving(&s->cfg->steal, &self);
+}
+
+/*
+ * Ready + successors (paper 004 §3, node_task.c's local_successors): the children of a
+ * task starting on `id` that wait there will be ready there soon.  Counted only when the
+ * task's record is on `id`, as the daemon reads the children from its own shard and
+ * counts none rather than ask another.  A child counts while its parents are not all
+ * done (the daemon's WaitQ also holds it for the one latency its readiness takes to
+ * come back from a record elsewhere, which this leaves out).
+ */
+uint32_t sim__local_successors(const struct sim *s, uint32_t id, uint32_t task)
+{
+    if (s->cfg->steal.starvation != STEAL_STARVE_SUCCESSORS ||
+        task_key_owner(task_key(s->cfg->job, task), s->cfg->nodes) != id)
+        return 0;
+    const struct workload_task *t = &s->wl->tasks[task];
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < t->num_children; i++) {
+        const struct task_state *c = &s->tasks[t->children[i]];
+        count += c->holder == id && c->waiting > 0;
+    }
+    return count;
 }
 
 void sim__backoff(struct sim *s, uint32_t id)
@@ -71,6 +98,18 @@ void sim__backoff(struct sim *s, uint32_t id)
     sim__push(s, s->now + (wait > 0 ? wait : 1), EV_THIEF_TIMER, id, 0, ++n->timer_gen, 0);
 }
 
+/* A request to one victim, bounded by `max` (0: the victim's amount decides); `expect`
+ * is what the trace says was asked for (thief.c's send_steal_request). */
+static void request(struct sim *s, uint32_t id, uint32_t victim, uint32_t max, uint32_t expect)
+{
+    struct node *n = &s->nodes[id];
+    n->state = TH_REQUEST;
+    n->steal_requests++;
+    sim__trace(s, id, TRACE_STEAL_REQUEST, UINT32_MAX, (int32_t)victim, 0, max ? max : expect,
+               0, 0);
+    sim__send(s, id, victim, EV_STEAL_REQ, id, n->attempt, max);
+}
+
 void sim__maybe_steal(struct sim *s, uint32_t id)
 {
     struct node *n = &s->nodes[id];
@@ -91,6 +130,11 @@ void sim__maybe_steal(struct sim *s, uint32_t id)
         n->steal_fails++;
         sim__trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, -1, STEAL_FAIL_NO_VICTIM, 0, 0, 0);
         sim__backoff(s, id);
+        return;
+    }
+    /* One victim leaves nothing to compare: it is asked for tasks straight away. */
+    if (n->nvictims == 1) {
+        request(s, id, s->victims[0], 0, 0);
         return;
     }
     n->state = TH_QUERY;
@@ -125,23 +169,24 @@ void sim__on_queried(struct sim *s, uint32_t id, uint32_t attempt)
     struct node *n = &s->nodes[id];
     if (n->state != TH_QUERY || attempt != n->attempt)
         return;
+    /* Work came meanwhile (a readiness, a push): the attempt is dropped, neither failed
+     * nor successful, as thief.c's still_wanted drops it rather than take a neighbour's
+     * share on top of its own. */
+    if (!sim__starving(s, n)) {
+        n->state = TH_IDLE;
+        return;
+    }
     if (n->chosen == UINT32_MAX) {
         n->steal_fails++;
         sim__trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, -1, STEAL_FAIL_EMPTY, 0, 0, 0);
         sim__backoff(s, id);
         return;
     }
-    uint32_t v = n->chosen;
-    n->state = TH_REQUEST;
-    n->steal_requests++;
-    sim__trace(s, id, TRACE_STEAL_REQUEST, UINT32_MAX, (int32_t)v, 0, n->chosen_load, 0, 0);
-    sim__send(s, id, v, EV_STEAL_REQ, id, n->attempt, 0);
+    request(s, id, n->chosen, 0, steal_amount(&s->cfg->steal, n->chosen_load));
 }
 
-void sim__on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t attempt)
+uint32_t sim__grant_new(struct sim *s, uint32_t size)
 {
-    struct node *n = &s->nodes[id];
-    uint32_t k = steal_grant(&s->cfg->steal, sim__stealable(n), 0);
     s->grants = xgrow(s->grants, &s->grants_cap, s->ngrants + 1, sizeof *s->grants);
     uint32_t gi;
     if (s->nfree_grants) {
@@ -151,16 +196,67 @@ void sim__on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t atte
         s->grants[gi] = (struct grant){0};
     }
     struct grant *g = &s->grants[gi];
-    g->tasks = xrealloc(g->tasks, (k ? k : 1) * sizeof *g->tasks);
-    g->n = k;
-    /* The heap's last entries: leaves, among the newest it holds. */
+    g->tasks = xrealloc(g->tasks, (size ? size : 1) * sizeof *g->tasks);
+    g->n = 0;
+    return gi;
+}
+
+void sim__grant_free(struct sim *s, uint32_t gi)
+{
+    s->free_grants = xgrow(s->free_grants, &s->free_grants_cap, s->nfree_grants + 1,
+                           sizeof *s->free_grants);
+    s->free_grants[s->nfree_grants++] = gi;
+}
+
+/*
+ * The waiting-time guard (paper 004 §3, victim.c): with --wait-guard a task stays when
+ * it would start here before it could arrive at the thief, its move estimated as one
+ * latency plus its inputs over the bandwidth Algorithm 1 weighs.  g: the victim's state
+ * before the request took anything.
+ */
+static bool guard_allows(const struct sim *s, struct parsec_guard g, uint32_t task)
+{
+    if (!s->cfg->steal.wait_guard)
+        return true;
+    uint64_t bytes;
+    sim__inputs_of(s, task, NULL, 0, &bytes);
+    g.transfer_s = s->cfg->latency_s;
+    if (s->cfg->placement.bandwidth_Bps > 0)
+        g.transfer_s += (double)bytes / s->cfg->placement.bandwidth_Bps;
+    return parsec_guard_allows(&g);
+}
+
+/* A steal request, answered as victim.c answers: what steal_grant gives of the tasks the
+ * free slots do not keep, within the request's bound `max` (0: none), from the tail of
+ * SReadyQ, less what the waiting-time guard keeps here. */
+void sim__on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t attempt, uint32_t max)
+{
+    struct node *n = &s->nodes[id];
+    uint32_t k = steal_grant(&s->cfg->steal, sim__stealable(n), max);
+    uint32_t gi = sim__grant_new(s, k);
+    struct grant *g = &s->grants[gi];
+    struct parsec_guard before = {
+        .ready = (uint32_t)(n->lready.n + n->sready.n), .slots = n->slots,
+        .avg_task_s = n->ended ? n->ran_s / (double)n->ended : 0,
+    };
+    /* The heap's last entries: leaves, among the newest it holds.  The guard's refusals
+     * wait aside so that the next ones from the tail are looked at, then go back. */
     for (uint32_t i = 0; i < k; i++) {
-        uint32_t task = sim__q_take_tail(&n->sready).task;
-        g->tasks[i] = task;
-        s->tasks[task].holder = thief;
-        sim__trace(s, id, TRACE_TASK_STOLEN_OUT, task, (int32_t)thief, 0, 0, 0, 0);
+        struct qent e = sim__q_take_tail(&n->sready);
+        if (!guard_allows(s, before, e.task)) {
+            g->tasks[k - 1 - (i - g->n)] = e.task;
+            continue;
+        }
+        g->tasks[g->n++] = e.task;
+        s->tasks[e.task].holder = thief;
+        sim__trace(s, id, TRACE_TASK_STOLEN_OUT, e.task, (int32_t)thief, 0, 0, 0, 0);
     }
-    n->stolen_out += k;
+    for (uint32_t i = g->n; i < k; i++) {
+        uint64_t sum;
+        sim__inputs_of(s, g->tasks[i], NULL, 0, &sum);
+        sim__q_push(&n->sready, sum, g->tasks[i]);
+    }
+    n->stolen_out += g->n;
     sim__send(s, id, thief, EV_GRANT, id, attempt, gi);
 }
 
@@ -177,9 +273,7 @@ void sim__on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi)
     uint32_t k = g->n;
     if (k)
         sim__on_new_ready(s, id);
-    s->free_grants = xgrow(s->free_grants, &s->free_grants_cap, s->nfree_grants + 1,
-                           sizeof *s->free_grants);
-    s->free_grants[s->nfree_grants++] = gi;
+    sim__grant_free(s, gi);
     if (k) {
         n->stolen_in += k;
         s->res->steals_ok++;

@@ -5,7 +5,9 @@
  * never below the capacity bound or the critical path, and equals them where the
  * workload leaves no choice; a seed gives one run; speeds scale durations; work moves
  * by stealing under --mode one and not under --steal none; MDL keeps tasks with their
- * data and MLB spreads them; what it does not model is refused by name.  Run by `make unit`.
+ * data and MLB spreads them; each policy of paper 001 and 004 runs every task once, never
+ * below the capacity bound, one run per seed, and shows the behaviour that defines it;
+ * what it does not model is refused by name.  Run by `make unit`.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +26,14 @@
 
 #define MAX_NODES 16
 
+/* A steal request as the trace says it: who, to whom, when, for how many. */
+struct steal_ev {
+    uint32_t node;
+    int32_t peer;
+    int64_t t;
+    int64_t count;
+};
+
 /* What the sinks saw. */
 struct seen {
     uint32_t nodes;
@@ -36,6 +46,10 @@ struct seen {
     int64_t last_wall[MAX_NODES];
     bool out_of_order;
     uint64_t hash;          /* of every event, in order */
+    struct steal_ev *requests; /* every STEAL_REQUEST, in order */
+    size_t nrequests, requests_cap;
+    int32_t *stolen_from;   /* per task: the peer of its last TASK_STOLEN_IN, -1 if none */
+    uint64_t stolen_in[MAX_NODES];
 };
 
 struct sink_ctx {
@@ -57,10 +71,20 @@ static void put(void *ctx, enum trace_kind kind, uint64_t task, int32_t peer, in
     s->hash = s->hash * 1000003u ^ ((uint64_t)kind << 56 ^ task ^ (uint64_t)peer << 40 ^
                                     (uint64_t)status ^ (uint64_t)count ^ (uint64_t)bytes ^
                                     (uint64_t)duration_ns ^ (uint64_t)wall ^ c->node);
+    if (kind == TRACE_STEAL_REQUEST) {
+        s->requests = xgrow(s->requests, &s->requests_cap, s->nrequests + 1,
+                            sizeof *s->requests);
+        s->requests[s->nrequests++] = (struct steal_ev){.node = c->node, .peer = peer,
+                                                        .t = wall - WALL0, .count = count};
+    }
     if (task == TRACE_NO_TASK)
         return;
     uint32_t i = task_key_index(task);
     assert_true(i < s->tasks);
+    if (kind == TRACE_TASK_STOLEN_IN) {
+        s->stolen_from[i] = peer;
+        s->stolen_in[c->node]++;
+    }
     if (kind == TRACE_TASK_START) {
         s->starts[i]++;
         s->start[i] = wall - WALL0;
@@ -117,7 +141,7 @@ static int rig_run(struct rig *r)
 {
     struct seen *s = &r->seen;
     free(s->start), free(s->end), free(s->start_node), free(s->end_node);
-    free(s->starts), free(s->ends);
+    free(s->starts), free(s->ends), free(s->requests), free(s->stolen_from);
     memset(s, 0, sizeof *s);
     s->nodes = r->cfg.nodes;
     s->tasks = r->wl.count;
@@ -127,6 +151,9 @@ static int rig_run(struct rig *r)
     s->end_node = xcalloc(r->wl.count, sizeof *s->end_node);
     s->starts = xcalloc(r->wl.count, sizeof *s->starts);
     s->ends = xcalloc(r->wl.count, sizeof *s->ends);
+    s->stolen_from = xcalloc(r->wl.count, sizeof *s->stolen_from);
+    for (uint32_t i = 0; i < r->wl.count; i++)
+        s->stolen_from[i] = -1;
     assert_true(r->cfg.nodes <= MAX_NODES);
     for (uint32_t i = 0; i < r->cfg.nodes; i++) {
         r->ctx[i] = (struct sink_ctx){.seen = s, .node = i};
@@ -149,7 +176,7 @@ static void rig_free(struct rig *r)
 {
     struct seen *s = &r->seen;
     free(s->start), free(s->end), free(s->start_node), free(s->end_node);
-    free(s->starts), free(s->ends);
+    free(s->starts), free(s->ends), free(s->requests), free(s->stolen_from);
     workload_fini(&r->wl);
 }
 
@@ -190,6 +217,52 @@ static char *bag(uint32_t n, double duration_s)
                       "{\"id\":\"t%u\",\"kind\":\"sleep\",\"duration_s\":%g}\n", i,
                       duration_s);
     return text;
+}
+
+/* A tree: task i's parent is (i - 1) / degree; durations cycle through 1..5 ms. */
+static char *tree(uint32_t n, uint32_t degree)
+{
+    size_t cap = (size_t)n * 96 + 1;
+    char *text = xmalloc(cap), *p = text;
+    for (uint32_t i = 0; i < n; i++) {
+        p += snprintf(p, cap - (size_t)(p - text),
+                      "{\"id\":\"t%u\",\"kind\":\"sleep\",\"duration_s\":0.00%u", i, 1 + i % 5);
+        if (i)
+            p += snprintf(p, cap - (size_t)(p - text), ",\"parents\":[\"t%u\"]",
+                          (i - 1) / degree);
+        p += snprintf(p, cap - (size_t)(p - text), "}\n");
+    }
+    return text;
+}
+
+/* The capacity bound: the work over every slot at its node's speed. */
+static double capacity_bound(const struct rig *r)
+{
+    double capacity = 0;
+    for (uint32_t i = 0; i < r->cfg.nodes; i++)
+        capacity += (r->cfg.node_slots ? r->cfg.node_slots[i] : r->cfg.slots) *
+                    (r->cfg.speeds ? r->cfg.speeds[i] : 1.0);
+    return r->res.work_s / capacity;
+}
+
+/*
+ * What every policy owes: the run ends with every task run once, after its parents
+ * (check_records), never below the capacity bound, and the same seed gives the same run,
+ * event for event.
+ */
+static void check_policy_run(struct rig *r)
+{
+    assert_int_equal(rig_run(r), 0);
+    check_records(r);
+    assert_true(r->res.makespan_s >= capacity_bound(r) - 1e-9);
+    double makespan = r->res.makespan_s;
+    uint64_t hash = r->seen.hash, events = r->res.events, messages = r->res.messages;
+    assert_int_equal(rig_run(r), 0);
+    check_records(r);
+    assert_true(r->res.makespan_s == makespan);
+    assert_int_equal(r->seen.hash, hash);
+    assert_int_equal(r->res.events, events);
+    assert_int_equal(r->res.messages, messages);
 }
 
 /* Equal tasks, as many per slot on every node, no latency: the capacity bound exactly. */
@@ -412,6 +485,87 @@ static void test_node_slots(void **state)
     rig_free(&r);
 }
 
+/* The steal requests made while the node ran a task whose record is there and that has
+ * a child waiting there (hashed submission: a waiting task is on its record's node). */
+static uint32_t requests_with_local_successors(const struct rig *r)
+{
+    const struct seen *s = &r->seen;
+    uint32_t bad = 0;
+    for (size_t k = 0; k < s->nrequests; k++) {
+        const struct steal_ev *q = &s->requests[k];
+        for (uint32_t p = 0; p < r->wl.count; p++) {
+            if (s->start_node[p] != (int32_t)q->node || !(s->start[p] < q->t && q->t < s->end[p]) ||
+                task_key_owner(task_key(r->cfg.job, p), r->cfg.nodes) != q->node)
+                continue;
+            const struct workload_task *t = &r->wl.tasks[p];
+            for (uint32_t c = 0; c < t->num_children; c++)
+                bad += task_key_owner(task_key(r->cfg.job, t->children[c]), r->cfg.nodes) ==
+                       q->node;
+        }
+    }
+    return bad;
+}
+
+/*
+ * PaRSEC (paper 004, the parsec preset): ready+successors starvation, one random victim
+ * asked straight away, the waiting-time guard.  A tree runs whole; no node asks for work
+ * while a task it runs has a child waiting there, which ready-only starvation does.
+ */
+static void test_parsec_successors(void **state)
+{
+    (void)state;
+    struct rig r;
+    char *text = tree(400, 3);
+    rig_load(&r, text);
+    r.cfg.nodes = 4;
+    r.cfg.slots = 2;
+    r.cfg.steal.starvation = STEAL_STARVE_SUCCESSORS;
+    r.cfg.steal.victims = STEAL_VICTIMS_RANDOM;
+    r.cfg.steal.victims_k = 1;
+    r.cfg.steal.wait_guard = true;
+    r.cfg.placement.policy = PLACEMENT_WS;
+    check_policy_run(&r);
+    assert_true(r.seen.nrequests > 0);
+    assert_int_equal(requests_with_local_successors(&r), 0);
+    /* One victim: no load query, every attempt is a request (two messages, not four). */
+    assert_int_equal(r.res.steal_attempts, r.seen.nrequests);
+
+    r.cfg.steal.starvation = STEAL_STARVE_READY;
+    check_policy_run(&r);
+    assert_true(requests_with_local_successors(&r) > 0);
+    free(text);
+    rig_free(&r);
+}
+
+/*
+ * The waiting-time guard: everything on node 0, a latency longer than node 0 takes to run
+ * what is left when the first requests reach it.  With the guard it keeps everything and
+ * ends at the capacity of its own slots; without, thieves take tasks that arrive later
+ * than node 0 would have run them.
+ */
+static void test_parsec_wait_guard(void **state)
+{
+    (void)state;
+    struct rig r;
+    char *text = bag(200, 0.01);
+    rig_load(&r, text);
+    r.cfg.nodes = 4;
+    r.cfg.slots = 4;
+    r.cfg.submit = SIM_SUBMIT_ONE;
+    r.cfg.latency_s = 0.15;
+    r.cfg.placement.policy = PLACEMENT_WS;
+    r.cfg.steal.wait_guard = true;
+    check_policy_run(&r);
+    assert_int_equal(r.res.tasks_stolen, 0);
+    assert_true(r.res.makespan_s >= 0.5 - 1e-9 && r.res.makespan_s <= 0.5 + 1e-9);
+    r.cfg.steal.wait_guard = false;
+    check_policy_run(&r);
+    assert_true(r.res.tasks_stolen > 0);
+    assert_true(r.res.makespan_s > 0.6);
+    free(text);
+    rig_free(&r);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -457,6 +611,8 @@ int main(void)
         cmocka_unit_test(test_speeds),
         cmocka_unit_test(test_placement_mdl_and_mlb),
         cmocka_unit_test(test_node_slots),
+        cmocka_unit_test(test_parsec_successors),
+        cmocka_unit_test(test_parsec_wait_guard),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
