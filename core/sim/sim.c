@@ -467,24 +467,18 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
         return -EINVAL;
     }
     if (p->mode != STEAL_NONE) {
-        if (p->victims != STEAL_VICTIMS_SQRT && p->victims != STEAL_VICTIMS_RANDOM) {
-            *why = "the simulator models the sqrt and random:K victims only (A2WS, CTWS and "
-                   "LW victims are not simulated yet)";
+        if (steal_check_parts(p, why) < 0)
+            return -EINVAL;
+        if (p->victims == STEAL_VICTIMS_TOKEN || p->victims == STEAL_VICTIMS_LEADER) {
+            *why = "the CTWS token and the LW leader are not simulated yet";
             return -ENOTSUP;
         }
-        if (p->amount == STEAL_AMOUNT_A2WS) {
-            *why = "the A2WS steal amount is not simulated yet";
-            return -ENOTSUP;
-        }
-        if (p->starvation == STEAL_STARVE_PREEMPTIVE) {
-            *why = "the simulator models the ready and ready+successors starvation tests "
-                   "(preemptive is not simulated yet)";
-            return -ENOTSUP;
-        }
-        if (p->info != STEAL_INFO_LOAD_QUERY) {
-            *why = "the simulator's thieves ask their victims' loads (--info load-query); the "
-                   "A2WS ring and the CTWS token are not simulated yet";
-            return -ENOTSUP;
+        if (steal_keeps_vector(p, cfg->nodes) &&
+            sim__ring_bytes(cfg->nodes, p->radius) > SIM_A2WS_MAX_BYTES) {
+            *why = "the A2WS information vectors would take more than 2 GiB (nodes x (2 x "
+                   "radius + 1) entries of 32 bytes; with the default radius, 20 % of the "
+                   "nodes, 12952 nodes at most): give a smaller --radius";
+            return -ENOMEM;
         }
     }
     for (uint32_t i = 0; wl && i < wl->count; i++) {
@@ -622,6 +616,15 @@ static void handle(struct sim *s, const struct event *e)
             sim__maybe_steal(s, e->node);
         }
         break;
+    case EV_INFO:
+        sim__ring_on_info(s, e->node, e->a, (uint32_t)e->c);
+        break;
+    case EV_RING:
+        sim__ring_timer(s, e->node);
+        break;
+    case EV_PLAN:
+        sim__ring_plan_timer(s, e->node);
+        break;
     case EV_SAMPLE:
         sample(s, e->node);
         if (s->left)
@@ -649,6 +652,7 @@ static void sim_free(struct sim *s)
     free(s->objs);
     free(s->victims);
     free(s->loads);
+    sim__ring_free(s);
 }
 
 int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_result *out,
@@ -668,6 +672,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     s.objs = xcalloc(SIM_MAX_INPUTS, sizeof *s.objs);
     s.victims = xcalloc(s.victims_max + 1, sizeof *s.victims);
     s.loads = xcalloc(s.victims_max + 1, sizeof *s.loads);
+    sim__ring_init(&s);
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         struct node *n = &s.nodes[i];
         n->speed = cfg->speeds ? cfg->speeds[i] : 1.0;
@@ -709,6 +714,10 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
         s.now = e.t;
         out->events++;
         handle(&s, &e);
+        /* What the event changed at its node reaches the ring (ring.c's step, last in a
+         * loop pass). */
+        if (s.ring)
+            sim__ring_step(&s, e.node);
     }
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         sample(&s, i);

@@ -43,6 +43,19 @@
 #include "core/policy/placement.h"
 #include "core/policy/steal.h"
 
+/*
+ * Memory: a node costs a few hundred bytes (its queues and cache grow with its tasks), a
+ * task 24.  Parts that read the A2WS information vector (--victims a2ws, --amount a2ws,
+ * --starvation preemptive, --info ring: the a2ws and daws+a2ws presets) give each node
+ * its window of the vector, 2R + 1 entries of 32 bytes: N·(2R + 1)·32 bytes in all.  At
+ * the default radius (R = 20 % of N) that is 12.8·N² bytes, 13 MB at 1,024 nodes and
+ * 1.3 GB at 10^4; sim_check refuses more than SIM_A2WS_MAX_BYTES (12,952 nodes at the
+ * default radius, 2·10^6 at R = 16).  Time grows alike: a plan and a ring message are
+ * O(R).  The CTWS token is one array of N entries of 8 bytes, the LW leader's request
+ * queue N entries of 20 bytes: neither grows with N per node.
+ */
+#define SIM_A2WS_MAX_BYTES (2ull << 30)
+
 /* Where the client puts each task at submission, as `jackdaw run --mode`. */
 enum sim_submit {
     SIM_SUBMIT_HASHED = 0,  /* the task's metadata owner (task_key_owner) */

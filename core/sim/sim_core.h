@@ -2,7 +2,8 @@
  * sim_core — the simulator's engine as its files share it: the event, node, task and run
  * structures, and the helpers each file offers the others (prefix sim__, as the
  * runtime's node__).  Internal to core/sim: sim.c (the event heap, the queues, a task's
- * life, the run), sim_thief.c (the thief and the victim of the load-query policies).
+ * life, the run), sim_thief.c (the thief and the victim: load queries, PaRSEC's parts,
+ * the A2WS plan), sim_ring.c (the A2WS vectors and their ring).
  * Nothing outside core/sim includes it; the public surface is sim.h.
  */
 #ifndef JACKDAW_SIM_CORE_H
@@ -14,6 +15,7 @@
 #include "core/base/u64map.h"
 #include "core/model/trace_kind.h"
 #include "core/model/workload.h"
+#include "core/policy/a2ws.h"
 #include "core/policy/placement.h"
 #include "core/policy/steal.h"
 #include "core/sim/sim.h"
@@ -36,6 +38,9 @@ enum ev_type {
     EV_SAMPLE,      /* node */
     EV_PUSHED,      /* node: where placement sent it; a: task */
     EV_MONITOR,     /* node: the FLDS monitor's pass */
+    EV_INFO,        /* node: a ring neighbour; a: the sender; c: its message (sim_ring.c) */
+    EV_RING,        /* node: its ring's interval is over for a side that waits */
+    EV_PLAN,        /* node: a busy preemptive thief looks at its plan again */
 };
 
 struct event {
@@ -104,6 +109,8 @@ struct task_state {
 struct grant {
     uint32_t *tasks;
     uint32_t n;
+    bool has_entry;         /* the victim's A2WS entry rides along (ring.c's answering) */
+    struct a2ws_entry entry;
 };
 
 struct sim {
@@ -128,6 +135,7 @@ struct sim {
     uint32_t victims_max;
     uint32_t *victims, *loads; /* victims_max each: one draw's, shared by the thieves */
     struct placement_object *objs; /* SIM_MAX_INPUTS, placement's scratch */
+    struct sim_ring *ring;  /* the A2WS vectors (sim_ring.c); NULL when no part reads them */
 };
 
 /* ---- sim.c: events, queues, trace, tasks --------------------------------------------- */
@@ -178,5 +186,30 @@ void sim__grant_free(struct sim *s, uint32_t gi);
 /* Ready + successors: the waiting children of `task` that starting it on `id` counts. */
 uint32_t sim__local_successors(const struct sim *s, uint32_t id, uint32_t task);
 void sim__on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi);
+
+/* ---- sim_ring.c: the A2WS information vectors ----------------------------------------- */
+
+struct sim_ring;
+/* The vectors' bytes for `nodes` nodes at radius R (0: the default). */
+uint64_t sim__ring_bytes(uint32_t nodes, uint32_t radius);
+/* Sets s->ring when some part reads the vector (steal_keeps_vector); frees it. */
+void sim__ring_init(struct sim *s);
+void sim__ring_free(struct sim *s);
+/* The node's vector with its own entry refreshed (NULL when off), and the clock its
+ * plan reads. */
+struct a2ws_vec *sim__info(struct sim *s, uint32_t id);
+struct a2ws_now sim__info_now(const struct sim *s, uint32_t id, bool starving);
+/* After every event at a node: its own entry refreshed, what is due sent. */
+void sim__ring_step(struct sim *s, uint32_t id);
+void sim__ring_timer(struct sim *s, uint32_t id);
+void sim__ring_on_info(struct sim *s, uint32_t id, uint32_t from, uint32_t mi);
+/* The victim's entry put beside its grant; the thief's merge of it and Table 1's
+ * flags (a2ws_on_steal). */
+void sim__ring_answer(struct sim *s, uint32_t victim, struct grant *g);
+void sim__ring_granted(struct sim *s, uint32_t thief, uint32_t victim, const struct grant *g);
+/* A busy preemptive thief looks at most once every A2WS_PREEMPTIVE_LOOK_MS: true when it
+ * must wait (an EV_PLAN is then due); the EV_PLAN's handler. */
+bool sim__ring_plan_later(struct sim *s, uint32_t id);
+void sim__ring_plan_timer(struct sim *s, uint32_t id);
 
 #endif

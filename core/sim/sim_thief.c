@@ -110,14 +110,144 @@ static void request(struct sim *s, uint32_t id, uint32_t victim, uint32_t max, u
     sim__send(s, id, victim, EV_STEAL_REQ, id, n->attempt, max);
 }
 
+/* A failed attempt that asked nobody: no victim worth asking. */
+static void no_victim(struct sim *s, uint32_t id)
+{
+    struct node *n = &s->nodes[id];
+    n->steal_fails++;
+    sim__trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, -1, STEAL_FAIL_NO_VICTIM, 0, 0, 0);
+    sim__backoff(s, id);
+}
+
+static void begin_attempt(struct sim *s, uint32_t id)
+{
+    s->nodes[id].attempt++;
+    s->res->steal_attempts++;
+}
+
+/* Preemptive stealing with victims other than A2WS's: after the first finished task,
+ * whenever the steal equation says this node should hold at least one more task. */
+static bool preemptive_wants(struct sim *s, uint32_t id)
+{
+    if (!s->nodes[id].ended || !s->ring)
+        return false;
+    struct a2ws_now now = sim__info_now(s, id, false);
+    return a2ws_rate(sim__info(s, id), &now, id) >= 1.0;
+}
+
+/* Whether the node still wants to steal when its victims' loads are in (thief.c's
+ * still_wanted): work may have come meanwhile. */
+static bool still_wanted(struct sim *s, uint32_t id)
+{
+    if (sim__starving(s, &s->nodes[id]))
+        return true;
+    return s->cfg->steal.starvation == STEAL_STARVE_PREEMPTIVE && preemptive_wants(s, id);
+}
+
+/* The bound a request carries: with the A2WS amount, the thief's steal equation for that
+ * victim (at least one: 0 would mean "no bound" to the victim); otherwise none. */
+static uint32_t request_bound(struct sim *s, uint32_t id, uint32_t victim, bool starving)
+{
+    if (s->cfg->steal.amount != STEAL_AMOUNT_A2WS)
+        return 0;
+    uint32_t d = 0;
+    struct a2ws_vec *v = sim__info(s, id);
+    if (v) {
+        struct a2ws_now now = sim__info_now(s, id, starving);
+        d = a2ws_amount_for(v, &now, victim);
+    }
+    return d ? d : 1;
+}
+
+/* The victim of the loads in s->victims/s->loads[0..k): the most loaded, asked for its
+ * amount (thief.c's decide). */
+static void decide(struct sim *s, uint32_t id, uint32_t k)
+{
+    struct node *n = &s->nodes[id];
+    if (!still_wanted(s, id)) {
+        n->state = TH_IDLE;
+        return;
+    }
+    int best = steal_choose_victim(s->loads, k);
+    if (best < 0) {
+        no_victim(s, id);
+        return;
+    }
+    uint32_t victim = s->victims[best], max = request_bound(s, id, victim, true);
+    request(s, id, victim, max, max ? max : steal_amount(&s->cfg->steal, s->loads[best]));
+}
+
+/* The A2WS thief (paper 001 Algorithm 1, lines 3–7, thief.c's poll_a2ws): a2ws_plan
+ * chooses the victim and the amount from the vector. */
+static void poll_a2ws(struct sim *s, uint32_t id, bool starving)
+{
+    struct a2ws_now now = sim__info_now(s, id, starving);
+    struct a2ws_decision d = a2ws_plan(sim__info(s, id), &now, &s->rng);
+    if (d.criterion == A2WS_NO_STEAL) {
+        /* A busy node that found nobody simply looks again later; a starving one has
+         * failed an attempt and backs off like any thief. */
+        if (starving) {
+            begin_attempt(s, id);
+            no_victim(s, id);
+        }
+        return;
+    }
+    begin_attempt(s, id);
+    uint32_t max = s->cfg->steal.amount == STEAL_AMOUNT_A2WS ? d.amount : 0;
+    request(s, id, d.victim, max, d.amount);
+}
+
+/* Victims drawn from the ring window, their loads read from the vector (--info ring):
+ * no query goes out.  Returns how many were drawn into s->victims and s->loads. */
+static uint32_t pick_from_window(struct sim *s, uint32_t id)
+{
+    struct node *n = &s->nodes[id];
+    const struct a2ws_vec *v = sim__info(s, id);
+    uint32_t width = v->left + v->right + 1;
+    uint32_t k = steal_pick_victims(&s->cfg->steal, &n->st, v->left, width, &s->rng, s->victims,
+                                    s->victims_max);
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t node = a2ws_node_at(v, (int32_t)s->victims[i] - (int32_t)v->left);
+        s->victims[i] = node;
+        s->loads[i] = a2ws_entry_of(v, node)->avail;
+    }
+    return k;
+}
+
+/*
+ * The thief's check (thief.c's thief_step), after every event that may leave the node
+ * starving: an attempt when it is (or, preemptive, when the plan says it soon will be;
+ * such a busy node looks at most once every A2WS_PREEMPTIVE_LOOK_MS).  Victims: A2WS's
+ * plan, a draw from the ring window with the vector's loads, or a draw of sqrt(N) or K
+ * nodes whose loads are queried.
+ */
 void sim__maybe_steal(struct sim *s, uint32_t id)
 {
     struct node *n = &s->nodes[id];
-    if (!sim__steals(s) || n->state != TH_IDLE || s->left == 0 || !sim__starving(s, n))
-        return;
-    n->attempt++;
-    s->res->steal_attempts++;
     const struct steal_params *p = &s->cfg->steal;
+    if (!sim__steals(s) || n->state != TH_IDLE || s->left == 0)
+        return;
+    bool starving = sim__starving(s, n);
+    if (!starving && (p->starvation != STEAL_STARVE_PREEMPTIVE || !s->ring ||
+                      sim__ring_plan_later(s, id)))
+        return;
+    if (p->victims == STEAL_VICTIMS_A2WS && s->ring) {
+        poll_a2ws(s, id, starving);
+        return;
+    }
+    if (!starving && !preemptive_wants(s, id))
+        return;
+    if (s->ring && p->info == STEAL_INFO_RING) {
+        uint32_t k = pick_from_window(s, id);
+        begin_attempt(s, id);
+        if (k == 0) {
+            no_victim(s, id);
+            return;
+        }
+        decide(s, id, k);
+        return;
+    }
+    begin_attempt(s, id);
     uint32_t want = p->mode == STEAL_RANDOM1 ? 1
                     : p->victims == STEAL_VICTIMS_RANDOM ? p->victims_k : n->st.neighbours;
     want = want < s->victims_max ? want : s->victims_max;
@@ -127,14 +257,13 @@ void sim__maybe_steal(struct sim *s, uint32_t id)
     n->nvictims = steal_pick_victims(&s->cfg->steal, &n->st, id, s->cfg->nodes, &s->rng,
                                      s->victims, want);
     if (n->nvictims == 0) {
-        n->steal_fails++;
-        sim__trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, -1, STEAL_FAIL_NO_VICTIM, 0, 0, 0);
-        sim__backoff(s, id);
+        no_victim(s, id);
         return;
     }
     /* One victim leaves nothing to compare: it is asked for tasks straight away. */
     if (n->nvictims == 1) {
-        request(s, id, s->victims[0], 0, 0);
+        uint32_t max = request_bound(s, id, s->victims[0], starving);
+        request(s, id, s->victims[0], max, max);
         return;
     }
     n->state = TH_QUERY;
@@ -172,7 +301,7 @@ void sim__on_queried(struct sim *s, uint32_t id, uint32_t attempt)
     /* Work came meanwhile (a readiness, a push): the attempt is dropped, neither failed
      * nor successful, as thief.c's still_wanted drops it rather than take a neighbour's
      * share on top of its own. */
-    if (!sim__starving(s, n)) {
+    if (!still_wanted(s, id)) {
         n->state = TH_IDLE;
         return;
     }
@@ -182,7 +311,8 @@ void sim__on_queried(struct sim *s, uint32_t id, uint32_t attempt)
         sim__backoff(s, id);
         return;
     }
-    request(s, id, n->chosen, 0, steal_amount(&s->cfg->steal, n->chosen_load));
+    uint32_t max = request_bound(s, id, n->chosen, true);
+    request(s, id, n->chosen, max, max ? max : steal_amount(&s->cfg->steal, n->chosen_load));
 }
 
 uint32_t sim__grant_new(struct sim *s, uint32_t size)
@@ -257,6 +387,7 @@ void sim__on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t atte
         sim__q_push(&n->sready, sum, g->tasks[i]);
     }
     n->stolen_out += g->n;
+    sim__ring_answer(s, id, g);
     sim__send(s, id, thief, EV_GRANT, id, attempt, gi);
 }
 
@@ -264,6 +395,8 @@ void sim__on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi)
 {
     struct node *n = &s->nodes[id];
     struct grant *g = &s->grants[gi];
+    /* The victim's entry came first in the same frame (ring.c's answering). */
+    sim__ring_granted(s, id, victim, g);
     for (uint32_t i = 0; i < g->n; i++) {
         sim__trace(s, id, TRACE_TASK_STOLEN_IN, g->tasks[i], (int32_t)victim, 0, 0, 0, 0);
         uint64_t sum;

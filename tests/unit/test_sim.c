@@ -566,15 +566,98 @@ static void test_parsec_wait_guard(void **state)
     rig_free(&r);
 }
 
+/* Paper 001's C1 mix: 8 nodes of 24, 1, 8, 2, 16, 4, 24 and 1 cores, a speed of cores/24. */
+static const double c1_speeds[8] = {1.0, 1.0 / 24, 8.0 / 24, 2.0 / 24,
+                                    16.0 / 24, 4.0 / 24, 1.0, 1.0 / 24};
+
+/* The A2WS parts over rig r: the a2ws preset (preemptive, A2WS victims and amount, the
+ * ring, ws placement). */
+static void a2ws_policy(struct rig *r)
+{
+    r->cfg.steal.starvation = STEAL_STARVE_PREEMPTIVE;
+    r->cfg.steal.victims = STEAL_VICTIMS_A2WS;
+    r->cfg.steal.amount = STEAL_AMOUNT_A2WS;
+    r->cfg.steal.info = STEAL_INFO_RING;
+    r->cfg.placement.policy = PLACEMENT_WS;
+}
+
+/*
+ * A2WS (paper 001) on the seismic shape, independent shots, over the C1 mix: every shot
+ * once, and the steal equation's point: of any two nodes the faster runs more shots
+ * (without stealing, a 1-core node runs about what a 24-core one does).  A tree runs whole
+ * too, and the vector's parts under other victims (--info ring with sqrt victims, the
+ * A2WS amount, preemptive starts) run the same shots to the end.
+ */
+static void test_a2ws_mix(void **state)
+{
+    (void)state;
+    struct rig r;
+    char *text = bag(480, 0.0208);
+    rig_load(&r, text);
+    r.cfg.nodes = 8;
+    r.cfg.slots = 1;
+    r.cfg.speeds = c1_speeds;
+    r.cfg.seed = 5;
+    a2ws_policy(&r);
+    check_policy_run(&r);
+    assert_true(r.res.steals_ok > 0);
+    for (uint32_t fast = 0; fast < 8; fast++)
+        for (uint32_t slow = 0; slow < 8; slow++)
+            if (c1_speeds[fast] > c1_speeds[slow])
+                assert_true(r.seen.started_on[fast] > r.seen.started_on[slow]);
+    /* Without stealing every node runs its hashed share, fast or slow. */
+    r.cfg.steal.mode = STEAL_NONE;
+    check_policy_run(&r);
+    assert_true(r.seen.started_on[1] * 2 > r.seen.started_on[0]);
+
+    /* The ring's parts with other victims. */
+    sim_config_default(&r.cfg);
+    r.cfg.nodes = 8;
+    r.cfg.slots = 1;
+    r.cfg.speeds = c1_speeds;
+    r.cfg.steal.info = STEAL_INFO_RING;
+    r.cfg.steal.amount = STEAL_AMOUNT_A2WS;
+    check_policy_run(&r);
+    assert_true(r.res.steals_ok > 0);
+    r.cfg.steal.info = STEAL_INFO_LOAD_QUERY;
+    r.cfg.steal.starvation = STEAL_STARVE_PREEMPTIVE;
+    check_policy_run(&r);
+    assert_true(r.res.steals_ok > 0);
+    free(text);
+    rig_free(&r);
+
+    text = tree(400, 3);
+    rig_load(&r, text);
+    r.cfg.nodes = 8;
+    r.cfg.slots = 2;
+    r.cfg.speeds = c1_speeds;
+    a2ws_policy(&r);
+    check_policy_run(&r);
+    free(text);
+    rig_free(&r);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
     struct rig r;
     rig_load(&r, "{\"id\":\"a\",\"kind\":\"sleep\",\"duration_s\":0.001}\n");
     const char *why = NULL;
+    /* The A2WS vectors: 2R + 1 entries a node, refused past SIM_A2WS_MAX_BYTES. */
     r.cfg.steal.amount = STEAL_AMOUNT_A2WS;
-    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -ENOTSUP);
-    assert_non_null(strstr(why, "A2WS"));
+    r.cfg.nodes = 12952;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), 0);
+    r.cfg.nodes = 12953;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -ENOMEM);
+    assert_non_null(strstr(why, "--radius"));
+    r.cfg.steal.radius = 16;
+    r.cfg.nodes = 1000000;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), 0);
+    /* Parts that do not fit together, as run refuses them. */
+    sim_config_default(&r.cfg);
+    r.cfg.steal.info = STEAL_INFO_TOKEN;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -EINVAL);
+    assert_non_null(strstr(why, "token"));
     sim_config_default(&r.cfg);
     r.cfg.steal.victims = STEAL_VICTIMS_LEADER;
     assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -ENOTSUP);
@@ -613,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_node_slots),
         cmocka_unit_test(test_parsec_successors),
         cmocka_unit_test(test_parsec_wait_guard),
+        cmocka_unit_test(test_a2ws_mix),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
