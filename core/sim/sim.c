@@ -19,6 +19,7 @@
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
+#include "core/policy/ctws.h"
 #include "core/policy/placement.h"
 #include "core/sim/sim_core.h"
 
@@ -469,8 +470,8 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
     if (p->mode != STEAL_NONE) {
         if (steal_check_parts(p, why) < 0)
             return -EINVAL;
-        if (p->victims == STEAL_VICTIMS_TOKEN || p->victims == STEAL_VICTIMS_LEADER) {
-            *why = "the CTWS token and the LW leader are not simulated yet";
+        if (p->victims == STEAL_VICTIMS_LEADER) {
+            *why = "the LW leader is not simulated yet";
             return -ENOTSUP;
         }
         if (steal_keeps_vector(p, cfg->nodes) &&
@@ -601,7 +602,7 @@ static void handle(struct sim *s, const struct event *e)
         sim__on_steal_req(s, e->node, e->a, e->b, (uint32_t)e->c);
         break;
     case EV_GRANT:
-        sim__on_grant(s, e->node, e->a, (uint32_t)e->c);
+        sim__on_grant(s, e->node, e->a, e->b, (uint32_t)e->c);
         break;
     case EV_THIEF_TIMER:
         if (n->state == TH_WAIT && e->b == n->timer_gen) {
@@ -610,11 +611,22 @@ static void handle(struct sim *s, const struct event *e)
         }
         break;
     case EV_WAKE:
+        if (s->token)
+            sim__token_wake(s, e->node);
         if (n->state == TH_PARKED) {
             steal_on_wake(&s->cfg->steal, &n->st);
             n->state = TH_IDLE;
             sim__maybe_steal(s, e->node);
         }
+        break;
+    case EV_TOKEN:
+        sim__token_arrives(s, e->node);
+        break;
+    case EV_TOKEN_TIMER:
+        sim__token_timer(s, e->node, e->b);
+        break;
+    case EV_TOKEN_IDLE:
+        sim__token_idle(s, e->node);
         break;
     case EV_INFO:
         sim__ring_on_info(s, e->node, e->a, (uint32_t)e->c);
@@ -653,6 +665,7 @@ static void sim_free(struct sim *s)
     free(s->victims);
     free(s->loads);
     sim__ring_free(s);
+    sim__token_free(s);
 }
 
 int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_result *out,
@@ -673,6 +686,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     s.victims = xcalloc(s.victims_max + 1, sizeof *s.victims);
     s.loads = xcalloc(s.victims_max + 1, sizeof *s.loads);
     sim__ring_init(&s);
+    sim__token_init(&s);
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         struct node *n = &s.nodes[i];
         n->speed = cfg->speeds ? cfg->speeds[i] : 1.0;
@@ -709,6 +723,9 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     }
     for (uint32_t i = 0; i < cfg->nodes; i++)
         s.nodes[i].state = TH_WAIT; /* the timers above start them */
+    /* The job's start wakes the resting token (node_client.c's node_wake). */
+    if (s.token)
+        sim__push(&s, 0, EV_WAKE, CTWS_FIRST_HOLDER, 0, 0, 0);
     while (s.nheap && s.left) {
         struct event e = pop(&s);
         s.now = e.t;
@@ -718,6 +735,8 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
          * loop pass). */
         if (s.ring)
             sim__ring_step(&s, e.node);
+        if (s.token)
+            sim__token_step(&s, e.node);
     }
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         sample(&s, i);

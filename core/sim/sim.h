@@ -93,6 +93,7 @@ struct sim_result {
     uint64_t steal_attempts, steals_ok, tasks_stolen;
     uint64_t tasks_pushed;  /* sent to their data by placement */
     uint64_t bytes_moved;   /* inputs read from another node */
+    uint64_t token_passes;  /* CTWS: the token's hops */
 };
 
 /* The defaults: 100 us latency, no bandwidth limit, samples every 100 ms, hashed

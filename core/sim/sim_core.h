@@ -3,7 +3,8 @@
  * structures, and the helpers each file offers the others (prefix sim__, as the
  * runtime's node__).  Internal to core/sim: sim.c (the event heap, the queues, a task's
  * life, the run), sim_thief.c (the thief and the victim: load queries, PaRSEC's parts,
- * the A2WS plan), sim_ring.c (the A2WS vectors and their ring).
+ * the A2WS plan), sim_ring.c (the A2WS vectors and their ring), sim_token.c (the CTWS
+ * token).
  * Nothing outside core/sim includes it; the public surface is sim.h.
  */
 #ifndef JACKDAW_SIM_CORE_H
@@ -34,13 +35,16 @@ enum ev_type {
     EV_STEAL_REQ,   /* node: victim; a: thief; b: attempt; c: the request's bound */
     EV_GRANT,       /* node: thief; a: victim; b: attempt; c: grant index */
     EV_THIEF_TIMER, /* node: thief; b: timer generation */
-    EV_WAKE,        /* node: a parked thief */
+    EV_WAKE,        /* node: a parked thief, or the CTWS token resting there */
     EV_SAMPLE,      /* node */
     EV_PUSHED,      /* node: where placement sent it; a: task */
     EV_MONITOR,     /* node: the FLDS monitor's pass */
     EV_INFO,        /* node: a ring neighbour; a: the sender; c: its message (sim_ring.c) */
     EV_RING,        /* node: its ring's interval is over for a side that waits */
     EV_PLAN,        /* node: a busy preemptive thief looks at its plan again */
+    EV_TOKEN,       /* node: the CTWS token's next holder; a: the last (sim_token.c) */
+    EV_TOKEN_TIMER, /* node: the holder; b: the timer's generation: a paced pass */
+    EV_TOKEN_IDLE,  /* node: the resting holder, whose MSG_IDLE reached its peers */
 };
 
 struct event {
@@ -136,6 +140,7 @@ struct sim {
     uint32_t *victims, *loads; /* victims_max each: one draw's, shared by the thieves */
     struct placement_object *objs; /* SIM_MAX_INPUTS, placement's scratch */
     struct sim_ring *ring;  /* the A2WS vectors (sim_ring.c); NULL when no part reads them */
+    struct sim_token *token; /* the CTWS token (sim_token.c); NULL unless --victims token */
 };
 
 /* ---- sim.c: events, queues, trace, tasks --------------------------------------------- */
@@ -185,7 +190,7 @@ uint32_t sim__grant_new(struct sim *s, uint32_t size);
 void sim__grant_free(struct sim *s, uint32_t gi);
 /* Ready + successors: the waiting children of `task` that starting it on `id` counts. */
 uint32_t sim__local_successors(const struct sim *s, uint32_t id, uint32_t task);
-void sim__on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi);
+void sim__on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t attempt, uint32_t gi);
 
 /* ---- sim_ring.c: the A2WS information vectors ----------------------------------------- */
 
@@ -211,5 +216,23 @@ void sim__ring_granted(struct sim *s, uint32_t thief, uint32_t victim, const str
  * must wait (an EV_PLAN is then due); the EV_PLAN's handler. */
 bool sim__ring_plan_later(struct sim *s, uint32_t id);
 void sim__ring_plan_timer(struct sim *s, uint32_t id);
+
+/* ---- sim_token.c: the CTWS token ------------------------------------------------------ */
+
+struct sim_token;
+bool sim__token_on(const struct sim_config *cfg);
+/* Sets s->token (resting at CTWS_FIRST_HOLDER) when the policy has one; frees it. */
+void sim__token_init(struct sim *s);
+void sim__token_free(struct sim *s);
+void sim__token_arrives(struct sim *s, uint32_t id);
+void sim__token_timer(struct sim *s, uint32_t id, uint32_t gen);
+/* The resting holder's MSG_IDLE reached its peers: one with stealable work wakes it. */
+void sim__token_idle(struct sim *s, uint32_t id);
+/* News of work: a token resting at `id` moves on. */
+void sim__token_wake(struct sim *s, uint32_t id);
+/* After every event at a node: a resting holder whose own count changed visits again. */
+void sim__token_step(struct sim *s, uint32_t id);
+/* The holder's steal answered with `count` tasks. */
+void sim__token_granted(struct sim *s, uint32_t id, uint32_t attempt, uint32_t count);
 
 #endif

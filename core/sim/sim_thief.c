@@ -227,6 +227,9 @@ void sim__maybe_steal(struct sim *s, uint32_t id)
     const struct steal_params *p = &s->cfg->steal;
     if (!sim__steals(s) || n->state != TH_IDLE || s->left == 0)
         return;
+    /* CTWS steals when the token visits (sim_token.c). */
+    if (p->victims == STEAL_VICTIMS_TOKEN)
+        return;
     bool starving = sim__starving(s, n);
     if (!starving && (p->starvation != STEAL_STARVE_PREEMPTIVE || !s->ring ||
                       sim__ring_plan_later(s, id)))
@@ -391,7 +394,7 @@ void sim__on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t atte
     sim__send(s, id, thief, EV_GRANT, id, attempt, gi);
 }
 
-void sim__on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi)
+void sim__on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t attempt, uint32_t gi)
 {
     struct node *n = &s->nodes[id];
     struct grant *g = &s->grants[gi];
@@ -409,15 +412,24 @@ void sim__on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t gi)
     sim__grant_free(s, gi);
     if (k) {
         n->stolen_in += k;
-        s->res->steals_ok++;
         s->res->tasks_stolen += k;
         sim__trace(s, id, TRACE_STEAL_GRANT, UINT32_MAX, (int32_t)victim, 0, k, 0, 0);
+    } else {
+        n->steal_fails++;
+        sim__trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, (int32_t)victim, STEAL_FAIL_EMPTY, 0, 0,
+                   0);
+    }
+    /* The part that asked hears of it: the CTWS holder, or the thief. */
+    if (s->token) {
+        sim__token_granted(s, id, attempt, k);
+        return;
+    }
+    if (k) {
+        s->res->steals_ok++;
         steal_on_result(&s->cfg->steal, &n->st, true, s->cfg->nodes);
         n->state = TH_IDLE;
         sim__maybe_steal(s, id);
         return;
     }
-    n->steal_fails++;
-    sim__trace(s, id, TRACE_STEAL_FAIL, UINT32_MAX, (int32_t)victim, STEAL_FAIL_EMPTY, 0, 0, 0);
     sim__backoff(s, id);
 }

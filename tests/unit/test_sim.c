@@ -637,6 +637,69 @@ static void test_a2ws_mix(void **state)
     rig_free(&r);
 }
 
+/*
+ * CTWS (the ctws preset): only the token's holder steals.  The token goes round the ring
+ * one latency a hop, so between two steal requests, by a and then b, it travelled the
+ * (b − a) mod N hops from a to b (a whole lap when a = b), each at least one latency
+ * long.  A thief of any other policy asks whenever it starves, which breaks that.
+ */
+static uint32_t requests_off_the_token(const struct rig *r)
+{
+    const struct seen *s = &r->seen;
+    int64_t lat = (int64_t)(r->cfg.latency_s * 1e9 + 0.5);
+    uint32_t n = r->cfg.nodes, bad = 0;
+    for (size_t k = 1; k < s->nrequests; k++) {
+        const struct steal_ev *a = &s->requests[k - 1], *b = &s->requests[k];
+        uint32_t hops = (b->node + n - a->node) % n;
+        bad += b->t - a->t < (int64_t)(hops ? hops : n) * lat;
+    }
+    return bad;
+}
+
+static void test_ctws_token_holder_steals(void **state)
+{
+    (void)state;
+    struct rig r;
+    char *text = bag(480, 0.0208);
+    rig_load(&r, text);
+    r.cfg.nodes = 8;
+    r.cfg.slots = 1;
+    r.cfg.speeds = c1_speeds;
+    r.cfg.steal.victims = STEAL_VICTIMS_TOKEN;
+    r.cfg.steal.info = STEAL_INFO_TOKEN;
+    r.cfg.placement.policy = PLACEMENT_WS;
+    check_policy_run(&r);
+    assert_true(r.seen.nrequests > 1);
+    assert_int_equal(requests_off_the_token(&r), 0);
+    /* Everything on node 0: seven thieves starve at once. */
+    r.cfg.submit = SIM_SUBMIT_ONE;
+    check_policy_run(&r);
+    assert_true(r.seen.nrequests > 1);
+    assert_true(r.res.steals_ok > 0);
+    assert_true(r.res.token_passes >= r.seen.nrequests);
+    assert_int_equal(requests_off_the_token(&r), 0);
+    /* The same shots under the load-query thief: requests off any token. */
+    r.cfg.steal.victims = STEAL_VICTIMS_SQRT;
+    r.cfg.steal.info = STEAL_INFO_LOAD_QUERY;
+    check_policy_run(&r);
+    assert_int_equal(r.res.token_passes, 0);
+    assert_true(requests_off_the_token(&r) > 0);
+    free(text);
+    rig_free(&r);
+
+    text = tree(400, 3);
+    rig_load(&r, text);
+    r.cfg.nodes = 5;
+    r.cfg.slots = 2;
+    r.cfg.steal.victims = STEAL_VICTIMS_TOKEN;
+    r.cfg.steal.info = STEAL_INFO_TOKEN;
+    r.cfg.placement.policy = PLACEMENT_WS;
+    check_policy_run(&r);
+    assert_int_equal(requests_off_the_token(&r), 0);
+    free(text);
+    rig_free(&r);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -697,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_parsec_successors),
         cmocka_unit_test(test_parsec_wait_guard),
         cmocka_unit_test(test_a2ws_mix),
+        cmocka_unit_test(test_ctws_token_holder_steals),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
