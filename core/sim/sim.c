@@ -156,7 +156,7 @@ static void sample(struct sim *s, uint32_t id)
         return;
     struct node *n = &s->nodes[id];
     struct trace_sample x = {
-        .busy = (int32_t)n->busy, .slots = (int32_t)sim__slots_of(s->cfg, id),
+        .busy = (int32_t)n->busy, .slots = (int32_t)n->slots,
         .lreadyq = (int32_t)n->lready.n, .sreadyq = (int32_t)n->sready.n,
         .started = n->started, .ended = n->ended,
         .stolen_in = n->stolen_in, .stolen_out = n->stolen_out,
@@ -282,7 +282,7 @@ static void enqueue(struct sim *s, uint32_t id, uint32_t task, bool pushed)
     struct placement_input in = {
         .stealable = s->wl->tasks[task].stealable, .pushed = pushed, .all_data_size = sum,
         .self = id, .est_task_length_s = est_length(s, n, task), .inputs = s->objs,
-        .num_inputs = k, .link_share = sim__slots_of(s->cfg, id),
+        .num_inputs = k, .link_share = n->slots,
     };
     struct placement_decision d = placement_decide(&s->cfg->placement, NULL, &in);
     if (d.queue == PLACE_PUSH && d.node < s->cfg->nodes && d.node != id) {
@@ -293,6 +293,9 @@ static void enqueue(struct sim *s, uint32_t id, uint32_t task, bool pushed)
         return;
     }
     if (d.queue == PLACE_SREADY) {
+        /* Shared: offered first (an LW worker forwards it to the leader). */
+        if (sim__leader_offer(s, id, task))
+            return;
         sim__trace(s, id, TRACE_TASK_QUEUED_SHARED, task, -1, 0, 0, 0, 0);
         sim__q_push(&n->sready, sum, task);
     } else {
@@ -376,7 +379,7 @@ void sim__dispatch(struct sim *s, uint32_t id)
             start(s, id, sim__q_pop(q).task);
             continue;
         }
-        if (n->staging + n->nstaged >= sim__slots_of(s->cfg, id))
+        if (n->staging + n->nstaged >= n->slots)
             return;
         sim__q_pop(q);
         n->staging++;
@@ -447,6 +450,11 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
         }
         fewest = i == 0 || cfg->node_slots[i] < fewest ? cfg->node_slots[i] : fewest;
     }
+    /* The LW leader gives a slot to its distribution thread. */
+    uint32_t leader_slots = sim__slots_of(cfg, 0);
+    double leader_speed = cfg->speeds ? cfg->speeds[0] : 1.0;
+    sim__leader_capacity(cfg, 0, &leader_slots, &leader_speed);
+    fewest = leader_slots < fewest ? leader_slots : fewest;
     if (!(cfg->latency_s >= 0 && cfg->latency_s < 3600) || !(cfg->bandwidth_Bps >= 0) ||
         !(cfg->sample_s >= 0)) {
         *why = "latency, bandwidth and sample period must be finite and not negative";
@@ -470,10 +478,6 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
     if (p->mode != STEAL_NONE) {
         if (steal_check_parts(p, why) < 0)
             return -EINVAL;
-        if (p->victims == STEAL_VICTIMS_LEADER) {
-            *why = "the LW leader is not simulated yet";
-            return -ENOTSUP;
-        }
         if (steal_keeps_vector(p, cfg->nodes) &&
             sim__ring_bytes(cfg->nodes, p->radius) > SIM_A2WS_MAX_BYTES) {
             *why = "the A2WS information vectors would take more than 2 GiB (nodes x (2 x "
@@ -529,8 +533,11 @@ static void flds_monitor(struct sim *s, uint32_t id)
                 sim__q_push(&n->lready, e.prio, e.task);
                 break;
             }
-            sim__q_push(&n->sready, e.prio, e.task);
-            sim__trace(s, id, TRACE_TASK_QUEUED_SHARED, e.task, -1, 0, 0, 0, 0);
+            /* Spilled tasks may move: under LW that means to the leader. */
+            if (!sim__leader_offer(s, id, e.task)) {
+                sim__q_push(&n->sready, e.prio, e.task);
+                sim__trace(s, id, TRACE_TASK_QUEUED_SHARED, e.task, -1, 0, 0, 0, 0);
+            }
             moved++;
         }
         for (size_t i = 0; i < nheld; i++)
@@ -628,6 +635,15 @@ static void handle(struct sim *s, const struct event *e)
     case EV_TOKEN_IDLE:
         sim__token_idle(s, e->node);
         break;
+    case EV_LW_FORWARD:
+        sim__leader_on_forward(s, e->node, e->a, e->b);
+        break;
+    case EV_LW_REQUEST:
+        sim__leader_on_request(s, e->a, e->b, (uint32_t)e->c);
+        break;
+    case EV_LW_GRANT:
+        sim__leader_on_grant(s, e->node, e->b, (uint32_t)e->c);
+        break;
     case EV_INFO:
         sim__ring_on_info(s, e->node, e->a, (uint32_t)e->c);
         break;
@@ -666,6 +682,7 @@ static void sim_free(struct sim *s)
     free(s->loads);
     sim__ring_free(s);
     sim__token_free(s);
+    sim__leader_free(s);
 }
 
 int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_result *out,
@@ -687,15 +704,17 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     s.loads = xcalloc(s.victims_max + 1, sizeof *s.loads);
     sim__ring_init(&s);
     sim__token_init(&s);
+    sim__leader_init(&s);
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         struct node *n = &s.nodes[i];
         n->speed = cfg->speeds ? cfg->speeds[i] : 1.0;
         n->slots = sim__slots_of(cfg, i);
+        sim__leader_capacity(cfg, i, &n->slots, &n->speed);
         n->free_slots = n->slots;
         steal_state_init(&n->st, &cfg->steal, cfg->nodes);
         placement_flds_init(&n->flds, &cfg->placement);
         n->first_start = -1;
-        sim__trace(&s, i, TRACE_NODE_UP, UINT32_MAX, -1, 0, sim__slots_of(cfg, i), 0, 0);
+        sim__trace(&s, i, TRACE_NODE_UP, UINT32_MAX, -1, 0, n->slots, 0, 0);
         /* The placement in force, as a daemon reports it after NODE_UP (node.c). */
         if (cfg->sinks && cfg->sinks[i])
             cfg->sinks[i]->policy(cfg->sinks[i]->ctx, placement_policy_name(cfg->placement.policy),
@@ -737,6 +756,8 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
             sim__ring_step(&s, e.node);
         if (s.token)
             sim__token_step(&s, e.node);
+        if (s.leader)
+            sim__leader_step(&s, e.node);
     }
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         sample(&s, i);

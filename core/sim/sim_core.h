@@ -4,7 +4,7 @@
  * runtime's node__).  Internal to core/sim: sim.c (the event heap, the queues, a task's
  * life, the run), sim_thief.c (the thief and the victim: load queries, PaRSEC's parts,
  * the A2WS plan), sim_ring.c (the A2WS vectors and their ring), sim_token.c (the CTWS
- * token).
+ * token), sim_leader.c (LW's leader and workers).
  * Nothing outside core/sim includes it; the public surface is sim.h.
  */
 #ifndef JACKDAW_SIM_CORE_H
@@ -45,6 +45,9 @@ enum ev_type {
     EV_TOKEN,       /* node: the CTWS token's next holder; a: the last (sim_token.c) */
     EV_TOKEN_TIMER, /* node: the holder; b: the timer's generation: a paced pass */
     EV_TOKEN_IDLE,  /* node: the resting holder, whose MSG_IDLE reached its peers */
+    EV_LW_FORWARD,  /* node: the LW leader; a: task; b: the worker (sim_leader.c) */
+    EV_LW_REQUEST,  /* node: the leader; a: the worker; b: its request; c: tasks wanted */
+    EV_LW_GRANT,    /* node: the worker; a: the leader; b: its request; c: grant index */
 };
 
 struct event {
@@ -141,6 +144,7 @@ struct sim {
     struct placement_object *objs; /* SIM_MAX_INPUTS, placement's scratch */
     struct sim_ring *ring;  /* the A2WS vectors (sim_ring.c); NULL when no part reads them */
     struct sim_token *token; /* the CTWS token (sim_token.c); NULL unless --victims token */
+    struct sim_leader *leader; /* LW (sim_leader.c); NULL unless --victims leader */
 };
 
 /* ---- sim.c: events, queues, trace, tasks --------------------------------------------- */
@@ -234,5 +238,23 @@ void sim__token_wake(struct sim *s, uint32_t id);
 void sim__token_step(struct sim *s, uint32_t id);
 /* The holder's steal answered with `count` tasks. */
 void sim__token_granted(struct sim *s, uint32_t id, uint32_t attempt, uint32_t count);
+
+/* ---- sim_leader.c: LW ---------------------------------------------------------------- */
+
+struct sim_leader;
+bool sim__leader_on(const struct sim_config *cfg);
+/* The leader's slots and speed once its distribution thread took its share (others'
+ * unchanged). */
+void sim__leader_capacity(const struct sim_config *cfg, uint32_t id, uint32_t *slots,
+                          double *speed);
+void sim__leader_init(struct sim *s);
+void sim__leader_free(struct sim *s);
+/* A movable ready task of `id`: true when it went to the leader instead of staying. */
+bool sim__leader_offer(struct sim *s, uint32_t id, uint32_t task);
+void sim__leader_on_forward(struct sim *s, uint32_t id, uint32_t task, uint32_t from);
+void sim__leader_on_request(struct sim *s, uint32_t worker, uint32_t req, uint32_t want);
+void sim__leader_on_grant(struct sim *s, uint32_t id, uint32_t req, uint32_t gi);
+/* After every event at a node: a worker's request, the leader's answers. */
+void sim__leader_step(struct sim *s, uint32_t id);
 
 #endif

@@ -227,8 +227,9 @@ void sim__maybe_steal(struct sim *s, uint32_t id)
     const struct steal_params *p = &s->cfg->steal;
     if (!sim__steals(s) || n->state != TH_IDLE || s->left == 0)
         return;
-    /* CTWS steals when the token visits (sim_token.c). */
-    if (p->victims == STEAL_VICTIMS_TOKEN)
+    /* CTWS steals when the token visits (sim_token.c), an LW worker asks its leader
+     * (sim_leader.c). */
+    if (p->victims == STEAL_VICTIMS_TOKEN || p->victims == STEAL_VICTIMS_LEADER)
         return;
     bool starving = sim__starving(s, n);
     if (!starving && (p->starvation != STEAL_STARVE_PREEMPTIVE || !s->ring ||
@@ -331,6 +332,7 @@ uint32_t sim__grant_new(struct sim *s, uint32_t size)
     struct grant *g = &s->grants[gi];
     g->tasks = xrealloc(g->tasks, (size ? size : 1) * sizeof *g->tasks);
     g->n = 0;
+    g->has_entry = false;
     return gi;
 }
 

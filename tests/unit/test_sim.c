@@ -700,6 +700,58 @@ static void test_ctws_token_holder_steals(void **state)
     rig_free(&r);
 }
 
+/*
+ * LW (the lw preset): workers forward what becomes ready to the leader, node 0, and ask
+ * it for work; they never rob each other.  Every task a worker ran came to it from the
+ * leader (TASK_STOLEN_IN from node 0), every request went to the leader, and the leader,
+ * whose distribution thread halves its one slot, runs fewer shots than the other 24-core
+ * node of the mix.
+ */
+static void check_via_leader(const struct rig *r)
+{
+    for (uint32_t i = 0; i < r->wl.count; i++)
+        if (r->seen.start_node[i] != 0)
+            assert_int_equal(r->seen.stolen_from[i], 0);
+    for (size_t k = 0; k < r->seen.nrequests; k++)
+        assert_int_equal(r->seen.requests[k].peer, 0);
+    assert_int_equal(r->seen.stolen_in[0], 0);
+}
+
+static void test_lw_tasks_come_from_the_leader(void **state)
+{
+    (void)state;
+    struct rig r;
+    char *text = bag(480, 0.0208);
+    rig_load(&r, text);
+    r.cfg.nodes = 8;
+    r.cfg.slots = 1;
+    r.cfg.speeds = c1_speeds;
+    r.cfg.steal.victims = STEAL_VICTIMS_LEADER;
+    r.cfg.steal.amount = STEAL_AMOUNT_SINGLE;
+    r.cfg.placement.policy = PLACEMENT_WS;
+    check_policy_run(&r);
+    check_via_leader(&r);
+    assert_true(r.seen.nrequests > 0);
+    assert_true(r.seen.started_on[0] < r.seen.started_on[6]);
+    /* A request asks for one task per idle slot: one here. */
+    for (size_t k = 0; k < r.seen.nrequests; k++)
+        assert_int_equal(r.seen.requests[k].count, 1);
+    free(text);
+    rig_free(&r);
+
+    text = tree(400, 3);
+    rig_load(&r, text);
+    r.cfg.nodes = 5;
+    r.cfg.slots = 2;
+    r.cfg.steal.victims = STEAL_VICTIMS_LEADER;
+    r.cfg.steal.amount = STEAL_AMOUNT_SINGLE;
+    r.cfg.placement.policy = PLACEMENT_WS;
+    check_policy_run(&r);
+    check_via_leader(&r);
+    free(text);
+    rig_free(&r);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -721,9 +773,11 @@ static void test_refusals(void **state)
     r.cfg.steal.info = STEAL_INFO_TOKEN;
     assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -EINVAL);
     assert_non_null(strstr(why, "token"));
+    /* The leader gives a slot to its distribution thread: a task as wide as the nodes
+     * would never start there. */
     sim_config_default(&r.cfg);
     r.cfg.steal.victims = STEAL_VICTIMS_LEADER;
-    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -ENOTSUP);
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), 0);
     sim_config_default(&r.cfg);
     r.cfg.placement.policy = PLACEMENT_AUTO;
     assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -ENOTSUP);
@@ -744,6 +798,8 @@ static void test_refusals(void **state)
     r.cfg.slots = 8;
     assert_int_equal(rig_run(&r), 0);
     check_records(&r);
+    r.cfg.steal.victims = STEAL_VICTIMS_LEADER;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -EINVAL);
     rig_free(&r);
 }
 
@@ -761,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_parsec_wait_guard),
         cmocka_unit_test(test_a2ws_mix),
         cmocka_unit_test(test_ctws_token_holder_steals),
+        cmocka_unit_test(test_lw_tasks_come_from_the_leader),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
