@@ -150,6 +150,13 @@ void sim__trace(struct sim *s, uint32_t node, enum trace_kind kind, uint32_t tas
            s->cfg->start_wall_ns + s->now);
 }
 
+void sim__trace_policy(struct sim *s, uint32_t node, const char *name, int32_t reason)
+{
+    if (s->cfg->sinks && s->cfg->sinks[node])
+        s->cfg->sinks[node]->policy(s->cfg->sinks[node]->ctx, name, reason,
+                                    s->cfg->start_wall_ns + s->now);
+}
+
 static void sample(struct sim *s, uint32_t id)
 {
     if (!s->cfg->sinks || !s->cfg->sinks[id])
@@ -259,54 +266,6 @@ uint32_t sim__inputs_of(const struct sim *s, uint32_t task, struct placement_obj
                 .bytes = obj->bytes};
     }
     return k;
-}
-
-/* The node's estimate of a task's length: the mean of those that ended here, or before
- * any, the task's own duration at its speed (place.c does the same). */
-static double est_length(const struct sim *s, const struct node *n, uint32_t task)
-{
-    return n->ended ? n->ran_s / (double)n->ended : s->wl->tasks[task].duration_s / n->speed;
-}
-
-/*
- * A task becomes ready at its holder: Algorithm 1 (placement_decide, as place.c calls
- * it) puts it in LReadyQ, in SReadyQ where thieves may take it, or pushes it to the
- * node that holds its largest input, whose LReadyQ takes it.  A stolen task joins the
- * thief's SReadyQ, as node_take_granted queues it.
- */
-static void enqueue(struct sim *s, uint32_t id, uint32_t task, bool pushed)
-{
-    struct node *n = &s->nodes[id];
-    uint64_t sum;
-    uint32_t k = sim__inputs_of(s, task, s->objs, SIM_MAX_INPUTS, &sum);
-    struct placement_input in = {
-        .stealable = s->wl->tasks[task].stealable, .pushed = pushed, .all_data_size = sum,
-        .self = id, .est_task_length_s = est_length(s, n, task), .inputs = s->objs,
-        .num_inputs = k, .link_share = n->slots,
-    };
-    struct placement_decision d = placement_decide(&s->cfg->placement, NULL, &in);
-    if (d.queue == PLACE_PUSH && d.node < s->cfg->nodes && d.node != id) {
-        s->tasks[task].holder = d.node;
-        s->res->tasks_pushed++;
-        sim__trace(s, id, TRACE_TASK_PUSHED, task, (int32_t)d.node, 0, 0, 0, 0);
-        sim__send(s, id, d.node, EV_PUSHED, task, 0, 0);
-        return;
-    }
-    if (d.queue == PLACE_SREADY) {
-        /* Shared: offered first (an LW worker forwards it to the leader). */
-        if (sim__leader_offer(s, id, task))
-            return;
-        sim__trace(s, id, TRACE_TASK_QUEUED_SHARED, task, -1, 0, 0, 0, 0);
-        sim__q_push(&n->sready, sum, task);
-    } else {
-        sim__trace(s, id, TRACE_TASK_QUEUED_LOCAL, task, -1, 0, 0, 0, 0);
-        sim__q_push(&n->lready, sum, task);
-        if (s->cfg->placement.policy == PLACEMENT_FLDS && !n->monitor_on) {
-            n->monitor_on = true;
-            sim__push(s, s->now + (int64_t)(FLDS_MONITOR_MIN_S * NS_PER_S), EV_MONITOR, id, 0, 0, 0);
-        }
-    }
-    sim__on_new_ready(s, id);
 }
 
 /* Whether some input of the task is neither on `node` nor cached there. */
@@ -466,10 +425,6 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
             return -EINVAL;
         }
     }
-    if (cfg->placement.policy == PLACEMENT_AUTO) {
-        *why = "placement auto is not simulated yet (ws, mlb, mdl, rlds and flds are)";
-        return -ENOTSUP;
-    }
     if (placement_params_check(&cfg->placement, why) < 0) {
         if (!*why)
             *why = "bad placement parameters";
@@ -505,52 +460,6 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
     return 0;
 }
 
-/*
- * FLDS: an LReadyQ that would take longer than tt at the node's pace spills its least
- * urgent tasks into SReadyQ, where thieves can take them (place.c's flds_spill, pinned
- * tasks held back).  The monitor looks every FLDS_MONITOR_MIN_S, or at its paced period.
- */
-static void flds_monitor(struct sim *s, uint32_t id)
-{
-    struct node *n = &s->nodes[id];
-    const struct placement_params *p = &s->cfg->placement;
-    if (n->first_start >= 0) {
-        placement_flds_pace(p, &n->flds, n->ended ? n->ran_s / (double)n->ended : 0);
-        double elapsed = (double)(s->now - n->first_start) / NS_PER_S;
-        double tps = elapsed > 0 ? (double)n->ended / elapsed : 0;
-        uint64_t move = placement_flds_monitor(p, NULL, &n->flds, n->lready.n, tps,
-                                               (double)s->now / NS_PER_S);
-        struct qent held[64];
-        size_t nheld = 0;
-        uint64_t moved = 0;
-        while (moved < move && n->lready.n) {
-            struct qent e = sim__q_take_tail(&n->lready);
-            if (!s->wl->tasks[e.task].stealable && nheld < 64) {
-                held[nheld++] = e;
-                continue;
-            }
-            if (!s->wl->tasks[e.task].stealable) {
-                sim__q_push(&n->lready, e.prio, e.task);
-                break;
-            }
-            /* Spilled tasks may move: under LW that means to the leader. */
-            if (!sim__leader_offer(s, id, e.task)) {
-                sim__q_push(&n->sready, e.prio, e.task);
-                sim__trace(s, id, TRACE_TASK_QUEUED_SHARED, e.task, -1, 0, 0, 0, 0);
-            }
-            moved++;
-        }
-        for (size_t i = 0; i < nheld; i++)
-            sim__q_push(&n->lready, held[i].prio, held[i].task);
-        if (moved && s->nparked && sim__stealable(n) > 0)
-            sim__wake_parked(s, id);
-    }
-    /* It looks again while tasks are queued here; a task queued later restarts it. */
-    n->monitor_on = s->left && n->lready.n;
-    if (n->monitor_on)
-        sim__push(s, s->now + (int64_t)(FLDS_MONITOR_MIN_S * NS_PER_S), EV_MONITOR, id, 0, 0, 0);
-}
-
 static uint32_t holder_at_submit(const struct sim_config *cfg, uint32_t task)
 {
     switch (cfg->submit) {
@@ -570,13 +479,13 @@ static void handle(struct sim *s, const struct event *e)
     switch ((enum ev_type)e->type) {
     case EV_READY:
         sim__trace(s, e->node, TRACE_TASK_READY, e->a, -1, 0, 0, 0, 0);
-        enqueue(s, e->node, e->a, false);
+        sim__enqueue(s, e->node, e->a, false);
         break;
     case EV_PUSHED:
-        enqueue(s, e->node, e->a, true);
+        sim__enqueue(s, e->node, e->a, true);
         break;
     case EV_MONITOR:
-        flds_monitor(s, e->node);
+        sim__flds_monitor(s, e->node);
         break;
     case EV_PARENT_DONE: {
         struct task_state *ts = &s->tasks[e->a];
@@ -644,6 +553,9 @@ static void handle(struct sim *s, const struct event *e)
     case EV_LW_GRANT:
         sim__leader_on_grant(s, e->node, e->b, (uint32_t)e->c);
         break;
+    case EV_AUTO:
+        sim__auto_observe(s, e->node);
+        break;
     case EV_INFO:
         sim__ring_on_info(s, e->node, e->a, (uint32_t)e->c);
         break;
@@ -683,6 +595,7 @@ static void sim_free(struct sim *s)
     sim__ring_free(s);
     sim__token_free(s);
     sim__leader_free(s);
+    sim__place_free(s);
 }
 
 int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_result *out,
@@ -705,6 +618,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     sim__ring_init(&s);
     sim__token_init(&s);
     sim__leader_init(&s);
+    sim__place_init(&s);
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         struct node *n = &s.nodes[i];
         n->speed = cfg->speeds ? cfg->speeds[i] : 1.0;
@@ -716,9 +630,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
         n->first_start = -1;
         sim__trace(&s, i, TRACE_NODE_UP, UINT32_MAX, -1, 0, n->slots, 0, 0);
         /* The placement in force, as a daemon reports it after NODE_UP (node.c). */
-        if (cfg->sinks && cfg->sinks[i])
-            cfg->sinks[i]->policy(cfg->sinks[i]->ctx, placement_policy_name(cfg->placement.policy),
-                                  -1, cfg->start_wall_ns);
+        sim__trace_policy(&s, i, placement_policy_name(cfg->placement.policy), -1);
     }
     for (uint32_t i = 0; i < wl->count; i++) {
         out->work_s += wl->tasks[i].duration_s * sim__cores_of(&wl->tasks[i]);

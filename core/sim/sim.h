@@ -94,6 +94,7 @@ struct sim_result {
     uint64_t tasks_pushed;  /* sent to their data by placement */
     uint64_t bytes_moved;   /* inputs read from another node */
     uint64_t token_passes;  /* CTWS: the token's hops */
+    uint64_t policy_switches; /* placement auto: switches, all nodes */
 };
 
 /* The defaults: 100 us latency, no bandwidth limit, samples every 100 ms, hashed

@@ -2,7 +2,7 @@
  * sim_core — the simulator's engine as its files share it: the event, node, task and run
  * structures, and the helpers each file offers the others (prefix sim__, as the
  * runtime's node__).  Internal to core/sim: sim.c (the event heap, the queues, a task's
- * life, the run), sim_thief.c (the thief and the victim: load queries, PaRSEC's parts,
+ * life, the run), sim_place.c (placement), sim_thief.c (the thief and the victim: load queries, PaRSEC's parts,
  * the A2WS plan), sim_ring.c (the A2WS vectors and their ring), sim_token.c (the CTWS
  * token), sim_leader.c (LW's leader and workers).
  * Nothing outside core/sim includes it; the public surface is sim.h.
@@ -48,6 +48,7 @@ enum ev_type {
     EV_LW_FORWARD,  /* node: the LW leader; a: task; b: the worker (sim_leader.c) */
     EV_LW_REQUEST,  /* node: the leader; a: the worker; b: its request; c: tasks wanted */
     EV_LW_GRANT,    /* node: the worker; a: the leader; b: its request; c: grant index */
+    EV_AUTO,        /* node: placement auto's observation interval is over */
 };
 
 struct event {
@@ -145,6 +146,7 @@ struct sim {
     struct sim_ring *ring;  /* the A2WS vectors (sim_ring.c); NULL when no part reads them */
     struct sim_token *token; /* the CTWS token (sim_token.c); NULL unless --victims token */
     struct sim_leader *leader; /* LW (sim_leader.c); NULL unless --victims leader */
+    struct sim_auto *autos; /* one per node under placement auto (sim_place.c), or NULL */
 };
 
 /* ---- sim.c: events, queues, trace, tasks --------------------------------------------- */
@@ -170,6 +172,21 @@ uint32_t sim__inputs_of(const struct sim *s, uint32_t task, struct placement_obj
                         uint32_t max, uint64_t *sum);
 /* Starts what fits in the node's free slots (node_task.c's dispatcher). */
 void sim__dispatch(struct sim *s, uint32_t id);
+/* A placement policy in force at `node`, as the daemons report it (POLICY_CHANGE). */
+void sim__trace_policy(struct sim *s, uint32_t node, const char *name, int32_t reason);
+
+/* ---- sim_place.c: where a ready task goes ---------------------------------------------- */
+
+struct sim_auto;
+/* Sets s->autos and their first observations under placement auto; frees them. */
+void sim__place_init(struct sim *s);
+void sim__place_free(struct sim *s);
+/* A task ready at its holder `id` (pushed: it came by a push to its data). */
+void sim__enqueue(struct sim *s, uint32_t id, uint32_t task, bool pushed);
+void sim__flds_monitor(struct sim *s, uint32_t id);
+void sim__auto_observe(struct sim *s, uint32_t id);
+/* A failed steal of `id`: FLDS's tt moves; true when a parked thief should poll again. */
+bool sim__place_steal_failed(struct sim *s, uint32_t id, bool parked);
 
 /* ---- sim_thief.c: the load-query thief and the victim ------------------------------- */
 

@@ -80,9 +80,8 @@ void sim__backoff(struct sim *s, uint32_t id)
 {
     struct node *n = &s->nodes[id];
     steal_on_result(&s->cfg->steal, &n->st, false, s->cfg->nodes);
-    placement_flds_on_steal_failed(&s->cfg->placement, &n->flds);
     /* FLDS: a small enough tt lets the thief poll again instead of parking (place.c). */
-    if (n->st.parked && placement_flds_poll_should_reset(&s->cfg->placement, NULL, &n->flds))
+    if (sim__place_steal_failed(s, id, n->st.parked))
         steal_on_wake(&s->cfg->steal, &n->st);
     if (n->st.parked) {
         n->state = TH_PARKED;

@@ -200,5 +200,5 @@ void sim__token_granted(struct sim *s, uint32_t id, uint32_t attempt, uint32_t c
     if (count)
         s->res->steals_ok++;
     else
-        placement_flds_on_steal_failed(&s->cfg->placement, &n->flds);
+        sim__place_steal_failed(s, id, false);
 }

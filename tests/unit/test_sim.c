@@ -50,6 +50,9 @@ struct seen {
     size_t nrequests, requests_cap;
     int32_t *stolen_from;   /* per task: the peer of its last TASK_STOLEN_IN, -1 if none */
     uint64_t stolen_in[MAX_NODES];
+    char policy[MAX_NODES][8]; /* the last placement each node reported */
+    uint32_t policy_changes; /* POLICY_CHANGE events with a reason (not the first) */
+    uint32_t to_mdl;        /* ... of which to mdl */
 };
 
 struct sink_ctx {
@@ -100,7 +103,11 @@ static void put(void *ctx, enum trace_kind kind, uint64_t task, int32_t peer, in
 
 static void policy(void *ctx, const char *name, int32_t reason, int64_t wall)
 {
-    (void)ctx, (void)name, (void)reason, (void)wall;
+    struct sink_ctx *c = ctx;
+    (void)wall;
+    snprintf(c->seen->policy[c->node], sizeof c->seen->policy[c->node], "%s", name);
+    c->seen->policy_changes += reason >= 0;
+    c->seen->to_mdl += reason >= 0 && strcmp(name, "mdl") == 0;
 }
 
 static void sample(void *ctx, const struct trace_sample *x, int64_t wall)
@@ -752,6 +759,51 @@ static void test_lw_tasks_come_from_the_leader(void **state)
     rig_free(&r);
 }
 
+/*
+ * Placement auto (paper 002 §4.4, place.c's auto_observe): a node that fetches little
+ * against the time it runs tasks steps from FLDS to MLB; one that fetches a lot steps
+ * towards MDL.  Each switch is a POLICY_CHANGE with its reason, as the daemons trace it.
+ */
+static void test_placement_auto(void **state)
+{
+    (void)state;
+    struct rig r;
+    char *text = bag(400, 0.01);
+    rig_load(&r, text);
+    r.cfg.nodes = 4;
+    r.cfg.slots = 2;
+    r.cfg.placement.policy = PLACEMENT_AUTO;
+    r.cfg.placement.auto_interval_s = 0.05;
+    check_policy_run(&r);
+    assert_true(r.res.policy_switches >= r.cfg.nodes);
+    assert_int_equal(r.seen.policy_changes, r.res.policy_switches);
+    for (uint32_t i = 0; i < r.cfg.nodes; i++)
+        assert_string_equal(r.seen.policy[i], "mlb");
+    free(text);
+    rig_free(&r);
+
+    /* Pairs of parents with 4 MB outputs and a child of 5 ms that reads both: unless the
+     * two ran on one node, one output moves wherever it runs, 40 ms at 100 MB/s. */
+    char big[24576], *p = big;
+    for (int i = 0; i < 60; i++)
+        p += sprintf(p, "{\"id\":\"a%d\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                        "\"output_bytes\":4000000}\n"
+                        "{\"id\":\"b%d\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                        "\"output_bytes\":4000000}\n"
+                        "{\"id\":\"c%d\",\"kind\":\"sleep\",\"duration_s\":0.005,"
+                        "\"parents\":[\"a%d\",\"b%d\"]}\n", i, i, i, i, i);
+    rig_load(&r, big);
+    r.cfg.nodes = 4;
+    r.cfg.slots = 2;
+    r.cfg.bandwidth_Bps = r.cfg.placement.bandwidth_Bps = 100e6;
+    r.cfg.placement.policy = PLACEMENT_AUTO;
+    r.cfg.placement.auto_interval_s = 0.05;
+    check_policy_run(&r);
+    assert_true(r.res.bytes_moved > 0);
+    assert_true(r.seen.to_mdl > 0);
+    rig_free(&r);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -778,10 +830,6 @@ static void test_refusals(void **state)
     sim_config_default(&r.cfg);
     r.cfg.steal.victims = STEAL_VICTIMS_LEADER;
     assert_int_equal(sim_check(&r.cfg, &r.wl, &why), 0);
-    sim_config_default(&r.cfg);
-    r.cfg.placement.policy = PLACEMENT_AUTO;
-    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -ENOTSUP);
-    assert_non_null(strstr(why, "auto"));
     sim_config_default(&r.cfg);
     r.cfg.nodes = 0;
     assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -EINVAL);
@@ -818,6 +866,7 @@ int main(void)
         cmocka_unit_test(test_a2ws_mix),
         cmocka_unit_test(test_ctws_token_holder_steals),
         cmocka_unit_test(test_lw_tasks_come_from_the_leader),
+        cmocka_unit_test(test_placement_auto),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
