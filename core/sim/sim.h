@@ -9,21 +9,33 @@
  * What is modelled, per node: its slots and speed; the ready queue (oldest task first,
  * as the daemons' readyq orders equal priorities); the metadata of paper 002 — a task's
  * record lives on task_key_owner's node, a parent's end travels to it and its
- * readiness from it to the task's holder, each message one `latency_s`; the thief of
- * core/policy/steal.h — starvation test, victims drawn by steal_pick_victims, load
- * queries and the most loaded chosen, the victim's grant (steal_grant after steal_keep),
- * placement (placement_decide: LReadyQ, SReadyQ or a push to the data, and the FLDS
- * monitor spilling LReadyQ into SReadyQ),
- * exponential back-off and parking, woken when a node has stealable work again; the
- * dispatcher's staging — a task that needs data leaves the queue to fetch its inputs
- * while up to `slots` others fetch or wait fetched, and runs once they are here — with
- * its inputs (its parents' outputs on their runners, the workload's objects where
+ * readiness from it to the task's holder, each message one `latency_s`; placement
+ * (placement_decide: LReadyQ, SReadyQ or a push to the data; the FLDS monitor spilling
+ * LReadyQ into SReadyQ; auto's controller, placement_auto_observe); the dispatcher's
+ * staging — a task that needs data leaves the queue to fetch its inputs while up to
+ * `slots` others fetch or wait fetched, and runs once they are here — with its inputs
+ * (its parents' outputs on their runners, the workload's objects where
  * workload_object_node puts them) moved over the reader's ingress link, `bandwidth`
- * bytes a second, one transfer at a time, and cached where they arrive.  What is not
- * (yet): placement auto, A2WS, PaRSEC, LW and CTWS — sim_check refuses them by name;
+ * bytes a second, one transfer at a time, and cached where they arrive.
+ *
+ * Stealing, every part of the policy space with the daemons' own functions, each
+ * message one `latency_s` (sim_core.h names the files): the thief of
+ * core/policy/steal.h (starvation ready or ready+successors, victims drawn by
+ * steal_pick_victims, load queries and the most loaded chosen or one victim asked
+ * straight away, exponential back-off and parking, woken when a node has stealable work
+ * again) and its victim (steal_grant after steal_keep within the request's bound,
+ * PaRSEC's waiting-time guard); A2WS (core/policy/a2ws.h: each node's vector, its
+ * entries sent to the ring neighbours every A2WS_RING_INTERVAL_MS a side, a2ws_plan's
+ * victims and amounts, preemptive starts, --info ring and --amount a2ws with other
+ * victims); the CTWS token (core/policy/ctws.h: one token round the ring, ctws_visit at
+ * each holder, pacing and rest); LW (core/policy/lw.h: the leader's capacity, tasks
+ * forwarded to it, its held requests served first come first served).  What is not:
  * the CPU time a daemon spends per message and per byte; the sender's egress (a FIFO
  * reservation of it was tried: it queued transfers in request order and left fan-in
- * readers idle that the daemons' token buckets keep busy).
+ * readers idle that the daemons' token buckets keep busy); lost messages, and so the
+ * daemons' timeouts and repeats; the ring's entries riding free on other traffic
+ * (sim_ring.c); a thief that parks is woken by new work, not by the work a peer already
+ * held when it parked (the CTWS token's rest is, as idle.c does).
  *
  * Events go out through one trace_sink per node (core/model/trace_kind.h), with `wall`
  * the simulated time plus cfg->start_wall_ns, so the trace tools read a simulated run as

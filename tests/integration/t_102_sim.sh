@@ -5,9 +5,9 @@
 # whose header says it was simulated, `report` of that trace finding the sim's makespan
 # (within 1 %), and a makespan never below `jackdaw bound`'s binding bound.  Then: the
 # same seed gives the same --json but for the wall-time fields, and the same trace
-# events; an existing --trace file is kept as FILE.old; a placement the simulator does
-# not model and a missing workload are refused with the right exit code and a message
-# naming them.
+# events; every named policy (A2WS, PaRSEC, LW, CTWS) and placement auto run to the end;
+# A2WS vectors too big, parts that do not fit together and a missing workload are refused
+# with the right exit code and a message naming them.
 # No daemon is started; nothing here depends on timing.
 . "$(dirname "$0")/lib.sh"
 
@@ -148,14 +148,36 @@ assert h["simulation"]["seed"] == 3 and abs(h["simulation"]["latency_s"] - 50e-6
 EOF_PY
 note "same seed: same summary and events"
 
-# A placement the simulator does not model: the usage error, naming it.
-sim placement "$T/bot.jsonl" --placement auto
-expect_code 2 "$SIM_RC" "sim --placement auto"
-grep -q "jackdaw sim: .*auto" "$T/placement.err" || fail "sim --placement auto: $(cat "$T/placement.err")"
-# Stealing the simulator does not model (A2WS): the usage error, naming it.
-sim a2ws "$T/bot.jsonl" --policy a2ws
-expect_code 2 "$SIM_RC" "sim --policy a2ws"
-grep -qi "jackdaw sim: .*a2ws" "$T/a2ws.err" || fail "sim --policy a2ws: $(cat "$T/a2ws.err")"
+# Every named policy and placement auto: every task done, a trace verify passes, and the
+# trace says who stole (LW: the workers' requests all go to node 0).
+for policy in a2ws daws+a2ws parsec lw ctws auto; do
+    if [ "$policy" = auto ]; then flags=(--placement auto); else flags=(--policy "$policy"); fi
+    sim "pol-$policy" "$T/fanout.jsonl" --nodes 5 --slots "$SLOTS" --speeds C1 "${flags[@]}" \
+        --trace "$T/pol-$policy.avro" --json
+    [ "$SIM_RC" -eq 0 ] || { cat "$T/pol-$policy.err" >&2; fail "sim ${flags[*]}: exit code $SIM_RC"; }
+    "$PY" - "$T/pol-$policy.out" <<'EOF_PY' || fail "sim ${flags[*]}: $(cat "$T/pol-$policy.out")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["tasks_done"] == s["tasks"] == 200, s
+EOF_PY
+    "$JACKDAW" trace verify "$T/pol-$policy.avro" --workload "$T/fanout.jsonl" \
+        >"$T/pol-$policy.verify" 2>&1 ||
+        { cat "$T/pol-$policy.verify" >&2; fail "trace verify of sim ${flags[*]}"; }
+done
+"$JACKDAW" trace cat "$T/pol-lw.avro" >"$T/pol-lw.cat" || fail "trace cat pol-lw"
+grep -q STEAL_REQUEST "$T/pol-lw.cat" || fail "sim --policy lw: no request to the leader"
+if grep STEAL_REQUEST "$T/pol-lw.cat" | grep -qv "peer=0 "; then
+    fail "sim --policy lw: a request to a node other than the leader"
+fi
+note "policies a2ws, daws+a2ws, parsec, lw, ctws and placement auto: ok"
+# A2WS vectors that would not fit: the usage error, naming what to change.
+sim a2wsbig "$T/bot.jsonl" --policy a2ws --nodes 20000
+expect_code 2 "$SIM_RC" "sim --policy a2ws --nodes 20000"
+grep -q "jackdaw sim: .*A2WS.*--radius" "$T/a2wsbig.err" || fail "sim --policy a2ws --nodes 20000: $(cat "$T/a2wsbig.err")"
+# Parts that do not fit together: refused as run refuses them.
+sim parts "$T/bot.jsonl" --victims token --amount a2ws
+expect_code 2 "$SIM_RC" "sim --victims token --amount a2ws"
+grep -q "token" "$T/parts.err" || fail "sim --victims token --amount a2ws: $(cat "$T/parts.err")"
 # A placement it does not know at all: refused as run refuses it.
 sim placement2 "$T/bot.jsonl" --placement nowhere
 expect_code 2 "$SIM_RC" "sim --placement nowhere"
