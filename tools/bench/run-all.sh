@@ -1,9 +1,9 @@
 #!/bin/bash
 # run-all.sh — runs every benchmark in tools/bench (noop, replicas, command, efficiency,
 # memory, soak, trace, console, bound, report, allpairs, imagestack, dags, a2ws, parsec,
-# failure, netns, wfcommons, sim; allpairs, imagestack and dags take about 4 minutes
-# together, a2ws and parsec about 5 and 2, sim about 3), each bounded by `timeout`, and prints their figures next to their
-# targets.
+# failure, netns, wfcommons, sim, sim_gain; allpairs, imagestack and dags take about 4
+# minutes together, a2ws and parsec about 5 and 2, sim about 3, sim_gain half a minute),
+# each bounded by `timeout`, and prints their figures next to their targets.
 # `make bench` calls it with the build directory.  A missed target is printed, not
 # judged; the exit status is 1 only when a benchmark could not run to its end (crash,
 # timeout, no summary), 2 on a usage error.
@@ -30,7 +30,7 @@ if [ ! -x "$BUILD_DIR/jackdaw" ]; then
 fi
 
 benches=()
-for b in noop replicas command efficiency memory soak trace console bound report allpairs imagestack dags a2ws parsec failure netns wfcommons sim; do
+for b in noop replicas command efficiency memory soak trace console bound report allpairs imagestack dags a2ws parsec failure netns wfcommons sim sim_gain; do
     if [ $# -gt 0 ]; then
         keep=0
         for want in "$@"; do
