@@ -42,8 +42,9 @@ struct ring_node {
 
 /* The entries of one EV_INFO in flight. */
 struct info_msg {
-    struct a2ws_item *items;    /* owned, A2WS_RING_BATCH of them */
+    struct a2ws_item *items;    /* owned, `cap` of them */
     uint32_t n;
+    size_t cap;
 };
 
 struct sim_ring {
@@ -54,6 +55,10 @@ struct sim_ring {
     size_t nmsgs, msgs_cap;
     uint32_t *free_msgs;        /* owned: indices into msgs of free messages */
     size_t nfree, free_cap;
+    /* owned, A2WS_RING_BATCH entries: what a2ws_collect writes, copied into a message of
+     * its size (a message of the batch's size each, with two in flight a node, was
+     * 20 KB a node) */
+    struct a2ws_item *scratch;
 };
 
 uint64_t sim__ring_bytes(uint32_t nodes, uint32_t radius)
@@ -69,6 +74,7 @@ void sim__ring_init(struct sim *s)
     struct sim_ring *r = xcalloc(1, sizeof *r);
     r->width = a2ws_window_entries(cfg->nodes, cfg->steal.radius);
     r->nodes = xcalloc(cfg->nodes, sizeof *r->nodes);
+    r->scratch = xcalloc(A2WS_RING_BATCH, sizeof *r->scratch);
     r->entries = xcalloc((size_t)cfg->nodes * r->width, sizeof *r->entries);
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         struct ring_node *g = &r->nodes[i];
@@ -90,6 +96,7 @@ void sim__ring_free(struct sim *s)
         free(r->msgs[i].items);
     free(r->msgs);
     free(r->free_msgs);
+    free(r->scratch);
     free(r->entries);
     free(r->nodes);
     free(r);
@@ -136,14 +143,22 @@ struct a2ws_now sim__info_now(const struct sim *s, uint32_t id, bool starving)
     return now;
 }
 
-static uint32_t msg_new(struct sim_ring *r)
+/* A message holding the `n` entries of the scratch buffer. */
+static uint32_t msg_new(struct sim_ring *r, uint32_t n)
 {
-    if (r->nfree)
-        return r->free_msgs[--r->nfree];
-    r->msgs = xgrow(r->msgs, &r->msgs_cap, r->nmsgs + 1, sizeof *r->msgs);
-    r->msgs[r->nmsgs].items = xcalloc(A2WS_RING_BATCH, sizeof *r->msgs[r->nmsgs].items);
-    r->msgs[r->nmsgs].n = 0;
-    return (uint32_t)r->nmsgs++;
+    uint32_t mi;
+    if (r->nfree) {
+        mi = r->free_msgs[--r->nfree];
+    } else {
+        r->msgs = xgrow(r->msgs, &r->msgs_cap, r->nmsgs + 1, sizeof *r->msgs);
+        r->msgs[r->nmsgs] = (struct info_msg){0};
+        mi = (uint32_t)r->nmsgs++;
+    }
+    struct info_msg *m = &r->msgs[mi];
+    m->items = xgrow(m->items, &m->cap, n, sizeof *m->items);
+    memcpy(m->items, r->scratch, n * sizeof *m->items);
+    m->n = n;
+    return mi;
 }
 
 static void msg_free(struct sim_ring *r, uint32_t mi)
@@ -160,15 +175,10 @@ static bool send_side(struct sim *s, uint32_t id, int side, uint32_t peer)
     bool sent = false;
     uint32_t got;
     do {
-        uint32_t mi = msg_new(r);
-        got = a2ws_collect(&r->nodes[id].vec, side_dir[side], r->msgs[mi].items,
-                           A2WS_RING_BATCH);
-        r->msgs[mi].n = got;
-        if (!got) {
-            msg_free(r, mi);
+        got = a2ws_collect(&r->nodes[id].vec, side_dir[side], r->scratch, A2WS_RING_BATCH);
+        if (!got)
             break;
-        }
-        sim__send(s, id, peer, EV_INFO, id, 0, mi);
+        sim__send(s, id, peer, EV_INFO, id, 0, msg_new(r, got));
         sent = true;
     } while (got == A2WS_RING_BATCH);
     return sent;
