@@ -568,7 +568,8 @@ static void handle(struct sim *s, const struct event *e)
     case EV_SAMPLE:
         sample(s, e->node);
         if (s->left)
-            sim__push(s, s->now + (int64_t)(s->cfg->sample_s * NS_PER_S), EV_SAMPLE, e->node, 0, 0, 0);
+            sim__push(s, s->now + (int64_t)(s->cfg->sample_s * NS_PER_S), EV_SAMPLE, e->node,
+                      0, 0, 0);
         break;
     }
 }

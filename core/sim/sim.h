@@ -63,8 +63,8 @@
  * the default radius (R = 20 % of N) that is 12.8·N² bytes, 13 MB at 1,024 nodes and
  * 1.3 GB at 10^4; sim_check refuses more than SIM_A2WS_MAX_BYTES (12,952 nodes at the
  * default radius, 2·10^6 at R = 16).  Time grows alike: a plan and a ring message are
- * O(R).  The CTWS token is one array of N entries of 8 bytes, the LW leader's request
- * queue N entries of 20 bytes: neither grows with N per node.
+ * O(R).  CTWS costs 16 bytes a node (the token's entry, the node's last pass), LW 16 on
+ * the leader (its queue of requests): neither grows with N per node.
  */
 #define SIM_A2WS_MAX_BYTES (2ull << 30)
 

@@ -2,9 +2,11 @@
  * sim_core — the simulator's engine as its files share it: the event, node, task and run
  * structures, and the helpers each file offers the others (prefix sim__, as the
  * runtime's node__).  Internal to core/sim: sim.c (the event heap, the queues, a task's
- * life, the run), sim_place.c (placement), sim_thief.c (the thief and the victim: load queries, PaRSEC's parts,
- * the A2WS plan), sim_ring.c (the A2WS vectors and their ring), sim_token.c (the CTWS
- * token), sim_leader.c (LW's leader and workers).
+ * life, the run), sim_place.c (placement), sim_thief.c (the thief and the victim: load
+ * queries, PaRSEC's parts, the A2WS plan), sim_ring.c (the A2WS vectors and their ring),
+ * sim_token.c (the CTWS token), sim_leader.c (LW's leader and workers).  The parts hook
+ * into the loop as the daemon's parts do: each event is handled by its node, then the
+ * node's ring, token and leader steps run (sim_run), as a part's step ends a loop pass.
  * Nothing outside core/sim includes it; the public surface is sim.h.
  */
 #ifndef JACKDAW_SIM_CORE_H

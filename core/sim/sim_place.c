@@ -192,6 +192,7 @@ void sim__flds_monitor(struct sim *s, uint32_t id)
      * restarts it. */
     n->monitor_on = s->left && n->lready.n && flds_in_force(s, id);
     if (n->monitor_on)
-        sim__push(s, s->now + (int64_t)(FLDS_MONITOR_MIN_S * NS_PER_S), EV_MONITOR, id, 0, 0, 0);
+        sim__push(s, s->now + (int64_t)(FLDS_MONITOR_MIN_S * NS_PER_S), EV_MONITOR, id, 0, 0,
+                  0);
 }
 

@@ -363,7 +363,8 @@ static bool guard_allows(const struct sim *s, struct parsec_guard g, uint32_t ta
 /* A steal request, answered as victim.c answers: what steal_grant gives of the tasks the
  * free slots do not keep, within the request's bound `max` (0: none), from the tail of
  * SReadyQ, less what the waiting-time guard keeps here. */
-void sim__on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t attempt, uint32_t max)
+void sim__on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t attempt,
+                       uint32_t max)
 {
     struct node *n = &s->nodes[id];
     uint32_t k = steal_grant(&s->cfg->steal, sim__stealable(n), max);

@@ -126,7 +126,8 @@ static void visit(struct sim *s, uint32_t id, bool woken)
         s->res->steal_attempts++;
         n->state = TH_REQUEST;
         n->steal_requests++;
-        sim__trace(s, id, TRACE_STEAL_REQUEST, UINT32_MAX, (int32_t)d.victim, 0, d.amount, 0, 0);
+        sim__trace(s, id, TRACE_STEAL_REQUEST, UINT32_MAX, (int32_t)d.victim, 0, d.amount, 0,
+                   0);
         sim__send(s, id, d.victim, EV_STEAL_REQ, id, n->attempt, d.amount);
     }
     int64_t hop = (int64_t)CTWS_HOP_MS * 1000000;

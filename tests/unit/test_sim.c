@@ -501,7 +501,8 @@ static uint32_t requests_with_local_successors(const struct rig *r)
     for (size_t k = 0; k < s->nrequests; k++) {
         const struct steal_ev *q = &s->requests[k];
         for (uint32_t p = 0; p < r->wl.count; p++) {
-            if (s->start_node[p] != (int32_t)q->node || !(s->start[p] < q->t && q->t < s->end[p]) ||
+            if (s->start_node[p] != (int32_t)q->node ||
+                !(s->start[p] < q->t && q->t < s->end[p]) ||
                 task_key_owner(task_key(r->cfg.job, p), r->cfg.nodes) != q->node)
                 continue;
             const struct workload_task *t = &r->wl.tasks[p];
