@@ -15,8 +15,8 @@
 
 uint32_t a2ws_radius_default(uint32_t nodes)
 {
-    uint32_t r = (uint32_t)((nodes * 2u + 5u) / 10u); /* 0.2·N rounded to nearest */
-    return r ? r : 1;
+    uint64_t r = ((uint64_t)nodes * 2u + 5u) / 10u; /* 0.2·N rounded to nearest */
+    return r == 0 ? 1 : r > A2WS_RADIUS_MAX ? A2WS_RADIUS_MAX : (uint32_t)r;
 }
 
 /* The window's sides for radius R in a cluster of `nodes` (none below two nodes). */

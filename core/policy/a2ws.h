@@ -80,7 +80,16 @@ struct a2ws_vec {
     bool windowed;          /* e holds the window only */
 };
 
-/* 20% of N rounded, at least 1 (the paper settled on it, §4 Fig. 4). */
+/*
+ * 20% of N rounded, at least 1 (the paper settled on it, §4 Fig. 4, at 8 to 128 nodes),
+ * and at most A2WS_RADIUS_MAX.  An entry crosses the window one ring hop at a time, a
+ * hop at most every A2WS_RING_INTERVAL_MS, so the far edge of a window of R hops is at
+ * least R intervals old: at 1,024 nodes (R = 205) a second, longer than the runs' tasks,
+ * and the simulator's thieves then asked nodes 200 hops away for work they no longer
+ * had — A2WS lost to LW by 0.3–3.2 % where a radius of 8–64 won by 14 % (sim_gain.sh).
+ * The cap changes nothing up to 160 nodes, the scales the paper measured.
+ */
+#define A2WS_RADIUS_MAX 32u
 uint32_t a2ws_radius_default(uint32_t nodes);
 
 /* Zeroes the entries and sets the window for radius R (0: the default); storage holds

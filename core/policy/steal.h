@@ -71,7 +71,7 @@ struct steal_params {
     enum steal_info info;
     uint32_t victims_k;      /* STEAL_VICTIMS_RANDOM: how many (>= 1) */
     uint32_t chunk;          /* STEAL_AMOUNT_CHUNK: the bound (>= 1) */
-    uint32_t radius;         /* STEAL_INFO_RING: R; 0 is 20% of N (a2ws_radius_default) */
+    uint32_t radius;         /* STEAL_INFO_RING: R; 0 is 20% of N, at most 32 (a2ws_radius_default) */
     bool wait_guard;         /* victims refuse tasks that would start before they arrive */
     uint32_t neighbours;     /* 0: ceil(sqrt(nodes)) */
     double poll_initial_ms;  /* first wait after a failure (paper: 1 ms) */

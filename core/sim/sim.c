@@ -437,7 +437,7 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
             sim__ring_bytes(cfg->nodes, p->radius) > SIM_A2WS_MAX_BYTES) {
             *why = "the A2WS information vectors would take more than 2 GiB (nodes x (2 x "
                    "radius + 1) entries of 32 bytes; with the default radius, 20 % of the "
-                   "nodes, 12952 nodes at most): give a smaller --radius";
+                   "nodes and at most 32, 1032444 nodes at most): give a smaller --radius";
             return -ENOMEM;
         }
     }

@@ -60,9 +60,9 @@
  * task 24.  Parts that read the A2WS information vector (--victims a2ws, --amount a2ws,
  * --starvation preemptive, --info ring: the a2ws and daws+a2ws presets) give each node
  * its window of the vector, 2R + 1 entries of 32 bytes: N·(2R + 1)·32 bytes in all.  At
- * the default radius (R = 20 % of N) that is 12.8·N² bytes, 13 MB at 1,024 nodes and
- * 1.3 GB at 10^4; sim_check refuses more than SIM_A2WS_MAX_BYTES (12,952 nodes at the
- * default radius, 2·10^6 at R = 16).  Time grows alike: a plan and a ring message are
+ * the default radius (R = 20 % of N up to 160 nodes, 32 from there) that is 2 KB a node
+ * past 160 nodes, 2.1 MB at 1,024 and 208 MB at 10^5; sim_check refuses more than
+ * SIM_A2WS_MAX_BYTES (1,032,444 nodes at the default radius, 2·10^6 at R = 16).  Time grows alike: a plan and a ring message are
  * O(R).  CTWS costs 16 bytes a node (the token's entry, the node's last pass), LW 16 on
  * the leader (its queue of requests): neither grows with N per node.
  */

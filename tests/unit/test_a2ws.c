@@ -337,6 +337,10 @@ static void test_window(void **state)
     assert_int_equal(a2ws_radius_default(8), 2);   /* 1.6 */
     assert_int_equal(a2ws_radius_default(10), 2);
     assert_int_equal(a2ws_radius_default(64), 13); /* 12.8 */
+    assert_int_equal(a2ws_radius_default(128), 26);
+    assert_int_equal(a2ws_radius_default(160), 32);
+    assert_int_equal(a2ws_radius_default(163), A2WS_RADIUS_MAX); /* 32.6, capped */
+    assert_int_equal(a2ws_radius_default(UINT32_MAX), A2WS_RADIUS_MAX);
 
     a2ws_vec_init(&v, e, 3, 8, 2); /* Figure 1: p3 of 8, R = 2 sees p1..p5 */
     assert_int_equal(v.left, 2);

@@ -813,9 +813,14 @@ static void test_refusals(void **state)
     const char *why = NULL;
     /* The A2WS vectors: 2R + 1 entries a node, refused past SIM_A2WS_MAX_BYTES. */
     r.cfg.steal.amount = STEAL_AMOUNT_A2WS;
-    r.cfg.nodes = 12952;
+    r.cfg.nodes = 1032444; /* the default radius, 32 past 160 nodes: 65 entries a node */
     assert_int_equal(sim_check(&r.cfg, &r.wl, &why), 0);
-    r.cfg.nodes = 12953;
+    r.cfg.nodes = 1032445;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -ENOMEM);
+    r.cfg.steal.radius = 100; /* 201 entries a node */
+    r.cfg.nodes = 333874;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), 0);
+    r.cfg.nodes = 333875;
     assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -ENOMEM);
     assert_non_null(strstr(why, "--radius"));
     r.cfg.steal.radius = 16;

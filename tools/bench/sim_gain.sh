@@ -9,7 +9,7 @@
 # seconds, and gain = 1 - median(A2WS) / median(other) over SEEDS (the simulator is
 # deterministic for a seed; seeds change the thieves' draws only).  Default latency
 # (100 us), hashed submission, every policy's defaults (`--policy a2ws|lw|ctws`; the
-# A2WS radius is 20 % of the nodes).
+# A2WS radius is 20 % of the nodes, at most 32).
 #
 # (paper)  The paper's grid: C1..C5 (8, 16, 32, 64, 128 nodes) x 480..7680 shots, one
 #          table per node count, the paper's gain beside each figure.  (a2ws.sh runs the
@@ -28,7 +28,7 @@
 #
 # Environment: PARTS ("paper beyond"), MIXES ("C1 C2 C3 C4 C5"), SHOTS ("480 960 1920 3840
 # 7680"), NODES_LIST ("128 1024"), TASKS_PER_SLOT ("10 15 30 60"), IDEAL (3 s), SEEDS
-# ("1"), RADIUS (empty: A2WS's default, 20 % of the nodes), RUN_TIMEOUT (600 s per run).
+# ("1"), RADIUS (empty: A2WS's default, 20 % of the nodes, at most 32), RUN_TIMEOUT (600 s per run).
 . "$(dirname "$0")/lib.sh"
 
 PARTS="${PARTS:-paper beyond}"
@@ -152,7 +152,7 @@ row() {
 section "sim_gain: A2WS / LW / CTWS on seismic shots, simulated (jackdaw sim), one slot a" \
     "node at speed cores/24, ideal makespan $IDEAL s, makespans in s (median of seeds" \
     "$SEEDS), gain = 1 - A2WS / other in % (paper 001 Tables 3-4 in parentheses), A2WS" \
-    "radius ${RADIUS:-20 % of the nodes}"
+    "radius ${RADIUS:-20 % of the nodes, at most 32}"
 
 # ---- (paper) the paper's grid ---------------------------------------------------------
 if want paper; then
