@@ -42,12 +42,7 @@ FLDS_TT="${FLDS_TT:-0.5}"
 EXECUTORS="${EXECUTORS:-matrix jackdaw}"
 TIEBREAK_DIAG="${TIEBREAK_DIAG:-0}"
 FILES="${FILES:-spread}"
-SEED="${SEED:-1}"
-case "$FILES" in
-spread) FILE_ARGS=() ;;
-drawn) FILE_ARGS=(--nodes "$NODES" --seed "$SEED") ;;
-*) echo "allpairs: FILES must be spread or drawn, not '$FILES'" >&2; exit 2 ;;
-esac
+file_args allpairs "$NODES"
 RUN_TIMEOUT="${RUN_TIMEOUT:-120}"
 TARGET=0.90
 . "$(dirname "$0")/datalib.sh"

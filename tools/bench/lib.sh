@@ -113,6 +113,17 @@ fmt_rate() {
 # pct X : a fraction as a percentage with one decimal.
 pct() { awk -v x="$1" 'BEGIN { printf "%.1f %%", 100 * x }'; }
 
+# file_args NAME NODES : FILE_ARGS, the `jackdaw gen allpairs` flags for FILES (spread:
+# file k on node k mod NODES, an equal share each; drawn: each file on a node drawn with
+# SEED, `--nodes`, unequal shares as paper 000's "uniformly distributed" files).
+file_args() {
+    case "${FILES:-spread}" in
+    spread) FILE_ARGS=() ;;
+    drawn) FILE_ARGS=(--nodes "$2" --seed "${SEED:-1}") ;;
+    *) echo "$1: FILES must be spread or drawn, not '$FILES'" >&2; exit 2 ;;
+    esac
+}
+
 # json_get FILE EXPR : EXPR (python, over the parsed object `j`) of the JSON in FILE;
 # prints nothing and fails when FILE holds no JSON object.
 json_get() {

@@ -35,12 +35,7 @@ DATA_NODES="${DATA_NODES:-}"
 NODES="${NODES:-8}"
 SLOTS="${SLOTS:-4}"
 FILES="${FILES:-spread}"
-SEED="${SEED:-1}"
-case "$FILES" in
-spread) FILE_ARGS=() ;;
-drawn) FILE_ARGS=(--nodes "$NODES" --seed "$SEED") ;;
-*) echo "netns: FILES must be spread or drawn, not '$FILES'" >&2; exit 2 ;;
-esac
+file_args netns "$NODES"
 RATE="${RATE:-1gbit}"
 BANDWIDTH="${BANDWIDTH:-1Gbit}"
 RUNS="${RUNS:-2}"
