@@ -171,9 +171,9 @@ if grep STEAL_REQUEST "$T/pol-lw.cat" | grep -qv "peer=0 "; then
 fi
 note "policies a2ws, daws+a2ws, parsec, lw, ctws and placement auto: ok"
 # A2WS vectors that would not fit: the usage error, naming what to change.
-sim a2wsbig "$T/bot.jsonl" --policy a2ws --nodes 20000
-expect_code 2 "$SIM_RC" "sim --policy a2ws --nodes 20000"
-grep -q "jackdaw sim: .*A2WS.*--radius" "$T/a2wsbig.err" || fail "sim --policy a2ws --nodes 20000: $(cat "$T/a2wsbig.err")"
+sim a2wsbig "$T/bot.jsonl" --policy a2ws --nodes 1100000
+expect_code 2 "$SIM_RC" "sim --policy a2ws --nodes 1100000"
+grep -q "jackdaw sim: .*A2WS.*--radius" "$T/a2wsbig.err" || fail "sim --policy a2ws --nodes 1100000: $(cat "$T/a2wsbig.err")"
 # Parts that do not fit together: refused as run refuses them.
 sim parts "$T/bot.jsonl" --victims token --amount a2ws
 expect_code 2 "$SIM_RC" "sim --victims token --amount a2ws"
