@@ -6,10 +6,12 @@ set -eu
 
 # iproute2 (ip, tc) makes the network-namespace test bed, openssh-client is launch's
 # default remote shell, slurm-wlm and munge run the private Slurm of the tests, chromium
-# loads the HTML pages in a real browser (t_97b; about 45 s to install).
+# loads the HTML pages in a real browser (t_97b; about 45 s to install), libsimgrid-dev
+# is `jackdaw sim --engine simgrid`'s (headers at build time, the library loaded by that
+# engine alone; about 200 MB with Boost and ns-3).
 packages="gcc make pkg-config libuv1-dev libsodium-dev libjansson-dev libcmocka-dev
 zlib1g-dev libavro-dev libncurses-dev tmux gnuplot-nox python3 python3-avro
-iproute2 openssh-client slurm-wlm munge chromium"
+iproute2 openssh-client slurm-wlm munge chromium libsimgrid-dev"
 
 missing=""
 for p in $packages; do
