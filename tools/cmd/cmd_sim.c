@@ -46,8 +46,8 @@ const struct cmd cmd_sim = {
     .name = "sim",
     .usage = "WORKLOAD | --from TRACE [--workload FILE] [--nodes N] [--slots S] "
              "[--speeds LIST|C1..C5] [--mode M] [--policy P] [--placement P] [--latency T] "
-             "[--bandwidth RATE] [--seed N] [--sweep PARAM=A,B,...] [--trace FILE|PREFIX] "
-             "[--json]",
+             "[--bandwidth RATE] [--seed N] [--engine des|simgrid] [--sweep PARAM=A,B,...] "
+             "[--trace FILE|PREFIX] [--json]",
     .summary = "simulate a workload on N nodes with the daemons' policy code, or replay a "
                "recorded run under another policy",
     .main = sim_main,
@@ -403,10 +403,11 @@ static int whatif_main(const char *from, const char *workload, struct sim_settin
                 rec.wl.count, from, rec.guessed ? " (commands without one: the mean)" : "");
     struct sim_input in = {.wl = &rec.wl, .path = rec.workload_path, .digest = rec.digest,
                            .work_s = rec.work_s};
-    /* The reproduction runs the recorded flags with the command line's seed and sample
-     * period, which change nothing of the run; the alternative, every flag given. */
+    /* The reproduction runs the recorded flags with the command line's seed, sample
+     * period and engine, which change nothing of the run; the alternative, every flag
+     * given. */
     struct sim_settings recorded = rec.settings, alternative = rec.settings;
-    struct sim_settings same = {.seed = cli->seed};
+    struct sim_settings same = {.seed = cli->seed, .engine = cli->engine};
     same.data.sample_ms = cli->data.sample_ms;
     sim_settings_merge(&recorded, &same);
     sim_settings_merge(&alternative, cli);

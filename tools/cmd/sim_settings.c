@@ -53,6 +53,9 @@ size_t sim_settings_opts(struct sim_settings *s, struct opt *out)
          "net_band (default: unlimited)"},
         {"seed", OPT_STRING, &s->seed, "N  the thieves' random draws, >= 1 (default 1)"},
         {"sample-ms", OPT_STRING, &d->sample_ms, "MS  trace: simulated node sample period (100)"},
+        {"engine", OPT_STRING, &s->engine,
+         "E  des (our discrete-event core, the default) | simgrid (SimGrid's flow-level "
+         "network)"},
     };
     const struct opt all[] = {DATAOPTS_OPTS(d)};
     size_t n = 0;
@@ -85,7 +88,7 @@ bool sim_settings_changes_run(struct sim_settings *over)
     size_t n = sim_settings_opts(over, o);
     for (size_t i = 0; i < n; i++)
         if (*(const char **)o[i].target && strcmp(o[i].name, "seed") != 0 &&
-            strcmp(o[i].name, "sample-ms") != 0)
+            strcmp(o[i].name, "sample-ms") != 0 && strcmp(o[i].name, "engine") != 0)
             return true;
     return false;
 }
@@ -245,6 +248,12 @@ int sim_plan_build(struct sim_plan *p, const struct sim_settings *s, char **caus
     p->cfg.seed = v;
     if (parse_mode(s->mode ? s->mode : "hashed", p, cause) < 0)
         return -EINVAL;
+    int engine = sim_engine_parse(s->engine ? s->engine : "des");
+    if (engine < 0) {
+        *cause = xasprintf("unknown --engine '%s' (des, simgrid)", s->engine);
+        return -EINVAL;
+    }
+    p->engine = (enum sim_engine)engine;
     if (s->latency && parse_latency(s->latency, &p->cfg.latency_s) < 0) {
         *cause = xasprintf("--latency '%s': expected seconds (100e-6) or a duration (100us)",
                            s->latency);

@@ -8,7 +8,7 @@
  * The flags are run's where run has them, with run's parsers: --slots and --speeds
  * (core/client/launcher.h), --mode, the stealing flags and --placement (their entries
  * and checks are core/client/dataopts.h's), --bandwidth and --sample-ms; --nodes,
- * --latency and --seed are the simulator's own.  The other dataopts fields (cache,
+ * --latency, --seed and --engine are the simulator's own.  The other dataopts fields (cache,
  * memory, failures, a recorded run's emulated --latency) are only ever set from a
  * recorded run's header: the emulated latency adds to the simulated one, the rest
  * describes daemons the simulator does not run.
@@ -25,10 +25,11 @@
 #include "core/client/dataopts.h"
 #include "core/client/opt.h"
 #include "core/sim/sim.h"
+#include "core/sim/sim_sg.h"
 
 /* NULL: not given (the default, or the recorded run's). */
 struct sim_settings {
-    const char *nodes, *slots, *speeds, *mode, *latency, *seed;
+    const char *nodes, *slots, *speeds, *mode, *latency, *seed, *engine;
     struct dataopts data;       /* the policy flags, --bandwidth, --sample-ms */
 };
 
@@ -43,7 +44,7 @@ size_t sim_settings_opts(struct sim_settings *s, struct opt *out);
 size_t sim_settings_merge(struct sim_settings *base, struct sim_settings *over);
 
 /* Whether over gives a flag that changes the simulated cluster or policy (anything but
- * --seed and --sample-ms). */
+ * --seed, --sample-ms and --engine). */
 bool sim_settings_changes_run(struct sim_settings *over);
 
 /* "--placement mdl --nodes 8": the flags over gives, for a summary line (malloc'd). */
@@ -59,6 +60,7 @@ struct sim_plan {
     double *speeds;             /* owned, cfg.nodes entries, or NULL: all 1.0 */
     uint32_t *node_slots;       /* owned, cfg.nodes entries (--slots a,b,...), or NULL */
     const char *mode_name;      /* static: "hashed", "one", "roundrobin" */
+    enum sim_engine engine;     /* which engine runs it (--engine) */
     struct dataopts data;       /* the flags for the trace header (data.words) */
 };
 

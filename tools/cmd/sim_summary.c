@@ -1,7 +1,8 @@
 /*
  * sim_summary — one simulation of `jackdaw sim` (tools/cmd/cmd_sim.c) and what it says:
  * the configuration and the workload checked (sim_check), the trace opened when asked
- * (trace/collector/simfile.h), the engine run (core/sim/sim.h), and the summary `jackdaw
+ * (trace/collector/simfile.h), the engine run (core/sim/sim.h, or with --engine simgrid
+ * core/sim/sim_sg.h), and the summary `jackdaw
  * run` prints — makespan, throughput, efficiency against the ideal makespan of the work
  * over the slots and speeds (core/client/follow.c, follow_summary) — plus the engine's
  * own figures, as text or as one JSON object.
@@ -41,8 +42,9 @@ static void summarise(struct sim_summary *s)
 void sim_summary_print(const struct sim_summary *s, const char *trace)
 {
     const struct sim_result *r = &s->r;
-    printf("jackdaw sim: %u tasks on %u nodes, %u slots (%s submission), simulated\n",
-           s->tasks, s->nodes, s->total_slots, s->mode);
+    printf("jackdaw sim: %u tasks on %u nodes, %u slots (%s submission), simulated%s\n",
+           s->tasks, s->nodes, s->total_slots, s->mode,
+           s->engine == SIM_ENGINE_SIMGRID ? " by SimGrid" : "");
     printf("  done %llu   failed 0   cancelled 0\n", (unsigned long long)r->tasks_done);
     printf("  makespan         %.3f s\n", r->makespan_s);
     printf("  throughput       %.1f tasks/s\n", s->throughput_tps);
@@ -86,6 +88,7 @@ json_t *sim_summary_json(const struct sim_summary *s, const struct sim_config *c
     json_object_set_new(o, "bytes_moved", json_integer((json_int_t)r->bytes_moved));
     json_object_set_new(o, "tasks_pushed", json_integer((json_int_t)r->tasks_pushed));
     json_object_set_new(o, "simulated", json_true());
+    json_object_set_new(o, "engine", json_string(sim_engine_name(s->engine)));
     json_object_set_new(o, "work_s", json_real(r->work_s));
     json_object_set_new(o, "busy_s", json_real(r->busy_s));
     json_object_set_new(o, "events", json_integer((json_int_t)r->events));
@@ -116,12 +119,15 @@ int sim_summary_run(const struct sim_input *in, struct sim_plan *p, const char *
 {
     const char *why = NULL;
     struct workload none = {.name = in->wl->name};
-    int rc = sim_check(&p->cfg, &none, &why);
+    bool sg = p->engine == SIM_ENGINE_SIMGRID;
+    int (*check)(const struct sim_config *, const struct workload *, const char **) =
+        sg ? sim_sg_check : sim_check;
+    int rc = check(&p->cfg, &none, &why);
     if (rc < 0) {
         fprintf(stderr, "jackdaw sim: %s\n", why && *why ? why : strerror(-rc));
         return EXIT_USAGE;
     }
-    rc = sim_check(&p->cfg, in->wl, &why);
+    rc = check(&p->cfg, in->wl, &why);
     if (rc < 0) {
         fprintf(stderr, "jackdaw sim: cannot simulate '%s': %s\n", in->path,
                 why && *why ? why : strerror(-rc));
@@ -157,9 +163,9 @@ int sim_summary_run(const struct sim_input *in, struct sim_plan *p, const char *
     *s = (struct sim_summary){.tasks = in->wl->count, .nodes = p->cfg.nodes,
                               .slots = p->cfg.slots, .mode = p->mode_name,
                               .speeds = p->speeds, .node_slots = p->node_slots,
-                              .work_s = in->work_s};
+                              .work_s = in->work_s, .engine = p->engine};
     int64_t t0 = clock_mono_ns();
-    rc = sim_run(in->wl, &p->cfg, &s->r, &why);
+    rc = (sg ? sim_sg_run : sim_run)(in->wl, &p->cfg, &s->r, &why);
     s->wall_s = (double)(clock_mono_ns() - t0) / 1e9;
     int code = 0;
     if (simfile_close(file, &cause) < 0) {

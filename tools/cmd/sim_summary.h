@@ -31,6 +31,7 @@ struct sim_summary {
                                    report counts it), else the simulated tasks' */
     double ideal_s, efficiency, throughput_tps, avg_time_per_task_per_cpu_s;
     double wall_s, events_per_s;
+    enum sim_engine engine;     /* the plan's */
     struct sim_result r;
 };
 
