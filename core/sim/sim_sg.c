@@ -17,10 +17,16 @@
  * is local) is handled in that list too, as the discrete-event core handles it as an
  * event of the same instant.
  *
- * Sends are kept until they complete: SimGrid cancels the sends of an actor that ends
- * and keeps a detached send on a list that each completion walks (quadratic in the
- * messages in flight, minutes at a thousand nodes), so each actor keeps an outbox that
- * it reaps (the node actor) or waits for before it ends (tasks, transfers, monitors).
+ * Messages.  A mailbox receives eagerly (its actor is its permanent receiver): a
+ * message crosses the network from the moment it is sent, as on a real one, where a
+ * mailbox served on demand would deliver the queries that reach a victim together one
+ * latency after another.  Sends are kept until they complete: SimGrid cancels the sends
+ * of an actor that ends and keeps a detached send on a list that each completion walks
+ * (quadratic in the messages in flight, minutes at a thousand nodes), so each actor
+ * keeps an outbox that it reaps (the node actor) or waits for before it ends (tasks,
+ * transfers, monitors) or asks again (the thief).  SimGrid 3.32 still walks a list of
+ * the waiting actor's pending activities at each completion (a set from 3.33 on), which
+ * is most of its time where thieves ask hundreds of victims at once.
  *
  * The run's state is reached through one file-static pointer: SimGrid's actors start
  * from a bare function, and the child process runs one simulation.
@@ -75,6 +81,7 @@ int sim_sg_run(const struct workload *wl, const struct sim_config *cfg, struct s
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,12 +106,12 @@ int sim_sg_run(const struct workload *wl, const struct sim_config *cfg, struct s
 #define SG_API(X)                                                                        \
     X(init, simgrid_init) X(load_platform, simgrid_load_platform) X(run, simgrid_run)   \
     X(clock, simgrid_get_clock) X(host_by_name, sg_host_by_name)                         \
-    X(sendto, sg_host_sendto) X(actor_init, sg_actor_init) X(actor_start, sg_actor_start_) \
+    X(actor_init, sg_actor_init) X(actor_start, sg_actor_start_)                         \
     X(actor_set_data, sg_actor_set_data) X(self_data, sg_actor_self_get_data)           \
     X(daemonize, sg_actor_daemonize) X(sleep_for, sg_actor_sleep_for)                    \
     X(execute, sg_actor_execute) X(mailbox_by_name, sg_mailbox_by_name)                  \
     X(set_receiver, sg_mailbox_set_receiver) X(put_async, sg_mailbox_put_async)         \
-    X(get, sg_mailbox_get) X(comm_test, sg_comm_test)                                    \
+    X(put, sg_mailbox_put) X(get, sg_mailbox_get) X(comm_test, sg_comm_test)             \
     X(comm_wait_all, sg_comm_wait_all) X(sem_init, sg_sem_init)                          \
     X(sem_acquire, sg_sem_acquire) X(sem_release, sg_sem_release)
 
@@ -266,6 +273,7 @@ struct node {
     sg_host_t host;         /* its CPU and the end of its messages */
     sg_host_t data;         /* the end of its inputs' transfers */
     sg_mailbox_t mbox, tmbox;   /* the node actor's, the thief's */
+    sg_mailbox_t xmbox;     /* where its inputs arrive */
     sg_sem_t thief_sem;
     double speed;
     uint32_t slots, free_slots, busy;
@@ -495,19 +503,25 @@ static void handle(uint32_t id, struct msg *m);
 static void on_staged(uint32_t id, uint32_t task);
 static void runner_main(int argc, char **argv);
 static void xfer_main(int argc, char **argv);
+static void xfer_source_main(int argc, char **argv);
 static void monitor_main(int argc, char **argv);
 
-/* An actor on `node` running code(data).  A daemon ends with the run (SimGrid stops
+/* An actor on `host` running code(data).  A daemon ends with the run (SimGrid stops
  * when none but daemons are left); the others (tasks, transfers, monitors) end on their
  * own, shortly after the last task's end.  Daemonized once started: SimGrid 3.32 kills
  * its daemons at the end through their context, which a daemon that never ran lacks. */
-static void spawn(uint32_t node, void (*code)(int, char **), void *data, bool daemon)
+static void spawn_on(sg_host_t host, void (*code)(int, char **), void *data, bool daemon)
 {
-    sg_actor_t a = sg.actor_init("jackdaw", the->nodes[node].host);
+    sg_actor_t a = sg.actor_init("jackdaw", host);
     sg.actor_set_data(a, data);
     sg.actor_start(a, code, 0, NULL);
     if (daemon)
         sg.daemonize(a);
+}
+
+static void spawn(uint32_t node, void (*code)(int, char **), void *data, bool daemon)
+{
+    spawn_on(the->nodes[node].host, code, data, daemon);
 }
 
 /*
@@ -547,8 +561,14 @@ static void run_effects(struct outbox *out)
             spawn(f.node, runner_main, (void *)(uintptr_t)f.task, false);
             break;
         case FX_FETCH:
-            for (uint32_t k = 0; k < f.fetch->count; k++)
-                spawn(f.fetch->node, xfer_main, &f.fetch->x[k], false);
+            /* A pair of actors a transfer: its source puts the bytes, its reader takes
+             * them, as sg_host_sendto would do but for its detached communication (on
+             * the list that every completion walks). */
+            for (uint32_t k = 0; k < f.fetch->count; k++) {
+                struct xfer *x = &f.fetch->x[k];
+                spawn_on(the->nodes[x->src].data, xfer_source_main, x, false);
+                spawn_on(the->nodes[f.fetch->node].data, xfer_main, x, false);
+            }
             break;
         case FX_MONITOR:
             spawn(f.node, monitor_main, (void *)(uintptr_t)f.node, false);
@@ -1070,13 +1090,22 @@ static void runner_main(int argc, char **argv)
     outbox_fini(&out);
 }
 
-static void xfer_main(int argc, char **argv)
+static void xfer_source_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
     struct xfer *x = sg.self_data();
-    struct fetch *f = x->f;
     the->res->events++;
-    sg.sendto(the->nodes[x->src].data, the->nodes[f->node].data, (double)x->bytes);
+    sg.put(the->nodes[x->f->node].xmbox, x, (long)x->bytes);
+}
+
+/* A reader takes the first transfer to reach its node, which may be another reader's
+ * of the same node: it ends that one. */
+static void xfer_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    const struct xfer *mine = sg.self_data();
+    struct xfer *x = sg.get(the->nodes[mine->f->node].xmbox);
+    struct fetch *f = x->f;
     /* As the daemons' data plane records a fetch: at its end, with its length. */
     trace(f->node, TRACE_DATA_FETCH, UINT32_MAX, (int32_t)x->src, 0, 0, (int64_t)x->bytes,
           llround((now() - f->t0) * 1e9));
@@ -1295,6 +1324,8 @@ static int run(const struct workload *wl, const struct sim_config *cfg, FILE *wi
         n->mbox = sg.mailbox_by_name(name);
         snprintf(name, sizeof name, "d%u", i);
         n->data = sg.host_by_name(name);
+        snprintf(name, sizeof name, "x%u", i);
+        n->xmbox = sg.mailbox_by_name(name);
         snprintf(name, sizeof name, "t%u", i);
         n->tmbox = sg.mailbox_by_name(name);
         n->speed = cfg->speeds ? cfg->speeds[i] : 1.0;
@@ -1392,6 +1423,7 @@ int sim_sg_run(const struct workload *wl, const struct sim_config *cfg, struct s
     }
     fflush(stdout);
     fflush(stderr);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
@@ -1401,6 +1433,9 @@ int sim_sg_run(const struct workload *wl, const struct sim_config *cfg, struct s
         return -err;
     }
     if (pid == 0) {
+        /* A simulation nobody waits for stops: the parent killed, so is the child. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+            _exit(3);
         close(fds[0]);
         child_main(wl, cfg, fds[1]);
     }
