@@ -111,8 +111,9 @@ int sim_sg_run(const struct workload *wl, const struct sim_config *cfg, struct s
     X(daemonize, sg_actor_daemonize) X(sleep_for, sg_actor_sleep_for)                    \
     X(execute, sg_actor_execute) X(mailbox_by_name, sg_mailbox_by_name)                  \
     X(set_receiver, sg_mailbox_set_receiver) X(put_async, sg_mailbox_put_async)         \
-    X(put, sg_mailbox_put) X(get, sg_mailbox_get) X(comm_test, sg_comm_test)             \
-    X(comm_wait_all, sg_comm_wait_all) X(sem_init, sg_sem_init)                          \
+    X(put, sg_mailbox_put) X(get, sg_mailbox_get)                                        \
+    X(comm_wait, sg_comm_wait) X(comm_wait_all, sg_comm_wait_all)                        \
+    X(comm_unref, sg_comm_unref) X(sem_init, sg_sem_init)                                \
     X(sem_acquire, sg_sem_acquire) X(sem_release, sg_sem_release)
 
 static struct {
@@ -232,9 +233,10 @@ struct fx {
     struct fetch *fetch;
 };
 
-/* The sends an actor started and has not seen complete: a FIFO. */
+/* The sends an actor started and has not waited for: a FIFO. */
 struct outbox {
     sg_comm_t *v;
+    double *due;            /* when each has surely arrived (v's parallel array) */
     size_t head, n, cap;    /* live entries are v[head .. n) */
 };
 
@@ -274,7 +276,8 @@ struct node {
     sg_host_t data;         /* the end of its inputs' transfers */
     sg_mailbox_t mbox, tmbox;   /* the node actor's, the thief's */
     sg_mailbox_t xmbox;     /* where its inputs arrive */
-    sg_sem_t thief_sem;
+    sg_sem_t thief_sem;     /* a poke or a wake-up releases the thief */
+    sg_sem_t query_sem;     /* the thief's answers are in: its queries' sender ends */
     double speed;
     uint32_t slots, free_slots, busy;
     struct queue lready, sready;
@@ -316,6 +319,7 @@ struct sgsim {
     struct fx *fx;          /* the effects of the handler running now */
     size_t nfx, fx_cap;
     sg_sem_t done;
+    double msg_Bps;         /* the message links' bandwidth */
 };
 
 static struct sgsim *the;
@@ -464,24 +468,36 @@ static void post_thief(uint32_t to, struct msg *m, long bytes)
     effect((struct fx){.type = FX_SEND, .to = the->nodes[to].tmbox, .m = m, .bytes = bytes});
 }
 
-static void outbox_push(struct outbox *o, sg_comm_t c)
+/* A message's send: it arrives a latency and its bytes at the link's rate later (the
+ * message links are not shared), which the outbox notes with a margin. */
+static void send_msg(struct outbox *o, sg_mailbox_t to, struct msg *m, long bytes)
 {
+    the->res->messages++;
+    the->res->events++;
+    sg_comm_t c = sg.put_async(to, m, bytes);
     if (o->n == o->cap && o->head) {
         memmove(o->v, o->v + o->head, (o->n - o->head) * sizeof *o->v);
+        memmove(o->due, o->due + o->head, (o->n - o->head) * sizeof *o->due);
         o->n -= o->head;
         o->head = 0;
     }
+    size_t cap = o->cap;
     o->v = xgrow(o->v, &o->cap, o->n + 1, sizeof *o->v);
+    o->due = xgrow(o->due, &cap, o->n + 1, sizeof *o->due);
+    o->due[o->n] = now() + the->cfg->latency_s + (double)bytes / the->msg_Bps + 1e-6;
     o->v[o->n++] = c;
 }
 
-/* Drops the oldest sends that completed; a few may wait for the next call. */
+/*
+ * Waits for the oldest sends that have surely arrived, which returns at once.  Waiting
+ * is what takes a send off the actor's SimGrid list, which every reception of that
+ * actor walks; a test that finds it done leaves it there (SimGrid 3.32), so that a
+ * node actor reaping by tests walked every message it ever sent.
+ */
 static void outbox_reap(struct outbox *o)
 {
-    if (o->n - o->head < 8)
-        return;
-    while (o->head < o->n && sg.comm_test(o->v[o->head]))
-        o->head++;
+    while (o->head < o->n && o->due[o->head] <= now())
+        sg.comm_wait(o->v[o->head++]);
     if (o->head == o->n)
         o->head = o->n = 0;
 }
@@ -493,10 +509,20 @@ static void outbox_wait_all(struct outbox *o)
     o->head = o->n = 0;
 }
 
+/* Forgets sends known to be complete (their answers came back) without waiting for
+ * them: SimGrid then keeps them on the actor's list until the actor ends. */
+static void outbox_drop(struct outbox *o)
+{
+    for (size_t i = o->head; i < o->n; i++)
+        sg.comm_unref(o->v[i]);
+    o->head = o->n = 0;
+}
+
 static void outbox_fini(struct outbox *o)
 {
     outbox_wait_all(o);
     free(o->v);
+    free(o->due);
 }
 
 static void handle(uint32_t id, struct msg *m);
@@ -553,9 +579,7 @@ static void run_effects(struct outbox *out)
             }
             break;
         case FX_SEND:
-            the->res->messages++;
-            the->res->events++;
-            outbox_push(out, sg.put_async(f.to, f.m, f.bytes));
+            send_msg(out, f.to, f.m, f.bytes);
             break;
         case FX_RUN:
             spawn(f.node, runner_main, (void *)(uintptr_t)f.task, false);
@@ -1000,9 +1024,41 @@ static bool take_grant(uint32_t id, uint32_t victim, const struct msg *g)
     return true;
 }
 
-/* One attempt: the queries, the answers, the request, the grant. */
-static void attempt(uint32_t id, uint32_t *victims, uint32_t *loads, struct outbox *out)
+/* A node's thief: its actor, and the victims of its attempt. */
+struct thief {
+    uint32_t id;
+    uint32_t k;                /* victims drawn */
+    uint32_t *victims, *loads; /* owned, victims_max + 1 each */
+};
+
+/*
+ * An attempt's queries, sent by an actor of their own that ends once the thief has
+ * every answer (so every query arrived).  SimGrid keeps an actor's sends on a list
+ * that it walks at each of that actor's receptions until they are waited for, and
+ * waiting for them walks it too: k queries and k answers on the thief's list cost k^2
+ * a round, most of the run at a few hundred victims.  An ending actor drops its list
+ * at once.
+ */
+static void queries_main(int argc, char **argv)
 {
+    (void)argc, (void)argv;
+    const struct thief *th = sg.self_data();
+    struct node *n = &the->nodes[th->id];
+    struct outbox out = {0};
+    for (uint32_t i = 0; i < th->k; i++)
+        send_msg(&out, the->nodes[th->victims[i]].mbox, msg_new(M_QUERY, th->id, 0, i),
+                 MSG_BYTES);
+    sg.sem_acquire(n->query_sem);
+    outbox_drop(&out);
+    free(out.v);
+    free(out.due);
+}
+
+/* One attempt: the queries, the answers, the request, the grant, and on failure the
+ * back-off. */
+static void attempt(struct thief *th, struct outbox *out)
+{
+    uint32_t id = th->id, *victims = th->victims, *loads = th->loads;
     struct node *n = &the->nodes[id];
     const struct steal_params *p = &the->cfg->steal;
     the->res->steal_attempts++;
@@ -1017,17 +1073,14 @@ static void attempt(uint32_t id, uint32_t *victims, uint32_t *loads, struct outb
         backoff(id, out);
         return;
     }
-    for (uint32_t i = 0; i < k; i++)
-        post(id, victims[i], M_QUERY, 0, i);
-    run_effects(out);
-    /* The queries first: SimGrid walks the waiting actor's list of pending activities
-     * at each completion, and the answers, received eagerly, need no waiting list. */
-    outbox_wait_all(out);
+    th->k = k;
+    spawn(id, queries_main, th, true);
     for (uint32_t i = 0; i < k; i++) {
         struct msg *r = sg.get(n->tmbox);
         loads[r->a] = r->b;
         free(r);
     }
+    sg.sem_release(n->query_sem);
     int best = steal_choose_victim(loads, k);
     if (best < 0) {
         n->steal_fails++;
@@ -1040,8 +1093,8 @@ static void attempt(uint32_t id, uint32_t *victims, uint32_t *loads, struct outb
     trace(id, TRACE_STEAL_REQUEST, UINT32_MAX, (int32_t)v, 0, loads[best], 0, 0);
     post(id, v, M_STEAL_REQ, 0, 0);
     run_effects(out);
-    outbox_wait_all(out);
     struct msg *g = sg.get(n->tmbox);
+    outbox_wait_all(out); /* the request, and what the thief sent before */
     bool got = take_grant(id, v, g);
     free(g->tasks);
     free(g);
@@ -1057,20 +1110,19 @@ static void attempt(uint32_t id, uint32_t *victims, uint32_t *loads, struct outb
 static void thief_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    uint32_t id = (uint32_t)(uintptr_t)sg.self_data();
-    receive_eagerly('t', id);
-    struct node *n = &the->nodes[id];
+    struct thief *th = sg.self_data();
+    receive_eagerly('t', th->id);
+    struct node *n = &the->nodes[th->id];
     struct outbox out = {0};
-    uint32_t *victims = xcalloc(the->victims_max + 1, sizeof *victims);
-    uint32_t *loads = xcalloc(the->victims_max + 1, sizeof *loads);
     /* Busy: it decides now, at time 0, after the submission (sim.c's first timer). */
     for (;;) {
+        outbox_reap(&out);
         if (the->left == 0 || !starving(n)) {
             n->state = TH_IDLE;
             sg.sem_acquire(n->thief_sem); /* a poke made it busy */
             continue;
         }
-        attempt(id, victims, loads, &out);
+        attempt(th, &out);
     }
 }
 
@@ -1238,7 +1290,7 @@ static const char *build_platform(const struct sim_config *cfg)
                  strerror(errno));
         return child_why;
     }
-    double bw = cfg->bandwidth_Bps > 0 ? cfg->bandwidth_Bps : UNLIMITED_BPS;
+    double bw = the->msg_Bps;
     fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM "
                "\"https://simgrid.org/simgrid.dtd\">\n<platform version=\"4.1\">\n"
                "<zone id=\"jackdaw\" routing=\"Cluster\">\n");
@@ -1284,11 +1336,13 @@ static void start_simgrid(uint32_t actors)
         "--cfg=network/latency-factor:1",
         "--cfg=network/bandwidth-factor:1",
         "--cfg=network/crosstraffic:0",
+        /* No TCP window bound either: a flow's rate is its links' share alone. */
+        "--cfg=network/TCP-gamma:1e18",
         stack,
         actors > GUARDED_ACTORS_MAX ? "--cfg=contexts/guard-size:0" : NULL,
         NULL,
     };
-    int argc = argv[6] ? 7 : 6;
+    int argc = argv[7] ? 8 : 7;
     sg.init(&argc, argv);
 }
 
@@ -1301,7 +1355,8 @@ static int run(const struct workload *wl, const struct sim_config *cfg, FILE *wi
     if ((*why = sg_load()) != NULL)
         return -ENOTSUP;
     struct sgsim s = {.wl = wl, .cfg = cfg, .res = out, .wire = cfg->sinks ? wire : NULL,
-                      .left = wl->count, .rng = cfg->seed ? cfg->seed : 1};
+                      .left = wl->count, .rng = cfg->seed ? cfg->seed : 1,
+                      .msg_Bps = cfg->bandwidth_Bps > 0 ? cfg->bandwidth_Bps : UNLIMITED_BPS};
     the = &s;
     s.nodes = xcalloc(cfg->nodes, sizeof *s.nodes);
     s.tasks = xcalloc(wl->count ? wl->count : 1, sizeof *s.tasks);
@@ -1361,8 +1416,13 @@ static int run(const struct workload *wl, const struct sim_config *cfg, FILE *wi
         spawn(i, node_main, (void *)(uintptr_t)i, true);
     if (steals()) {
         for (uint32_t i = 0; i < cfg->nodes; i++) {
+            struct thief *th = xcalloc(1, sizeof *th);
+            th->id = i;
+            th->victims = xcalloc(s.victims_max + 1, sizeof *th->victims);
+            th->loads = xcalloc(s.victims_max + 1, sizeof *th->loads);
             s.nodes[i].thief_sem = sg.sem_init(0);
-            spawn(i, thief_main, (void *)(uintptr_t)i, true);
+            s.nodes[i].query_sem = sg.sem_init(0);
+            spawn(i, thief_main, th, true);
         }
     }
     if (s.wire && cfg->sample_s > 0 && wl->count)
