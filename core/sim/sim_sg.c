@@ -55,6 +55,23 @@ int sim_sg_check(const struct sim_config *cfg, const struct workload *wl, const 
     int rc = sim_check(cfg, wl, why);
     if (rc < 0)
         return rc;
+    /* sim_check passes everything the discrete-event core models; this engine models
+     * the daemons' default stealing parts and the placements of Algorithm 1 only. */
+    const struct steal_params *p = &cfg->steal;
+    if (cfg->placement.policy == PLACEMENT_AUTO) {
+        *why = "placement auto runs on --engine des only (the SimGrid engine models ws, mlb, "
+               "mdl, rlds and flds)";
+        return -ENOTSUP;
+    }
+    if (p->mode != STEAL_NONE &&
+        ((p->victims != STEAL_VICTIMS_SQRT && p->victims != STEAL_VICTIMS_RANDOM) ||
+         p->amount == STEAL_AMOUNT_A2WS || p->starvation != STEAL_STARVE_READY ||
+         p->info != STEAL_INFO_LOAD_QUERY || p->wait_guard)) {
+        *why = "the SimGrid engine models the default stealing parts (sqrt or random:K victims "
+               "asked their loads, ready starvation, no wait guard); A2WS, PaRSEC, LW and CTWS "
+               "run on --engine des";
+        return -ENOTSUP;
+    }
 #ifndef JACKDAW_SIMGRID
     *why = "this jackdaw was built without SimGrid (install libsimgrid-dev and rebuild it), "
            "so only --engine des runs";
