@@ -110,7 +110,7 @@ import sys
 shape, nodes, engine, _, wall, peak, events, msgs, mk, n, tasks = sys.argv[1].split()
 wall, events, msgs = float(wall), int(events), int(msgs)
 rate = lambda x: "{:,.0f}".format(x / wall) if wall > 0 else "-"
-print("  %-7s %7s %-8s %9s %10.2f s %3s %8.0f MB %12s %12s %12s %10.4f s" % (
+print("  %-7s %7s %-8s %9s %10.3f s %3s %8.0f MB %12s %12s %12s %10.4f s" % (
     shape, nodes, engine, "{:,}".format(int(tasks)), wall, "x" + n, int(peak) / 1024,
     "{:,}".format(events), rate(events), rate(msgs), float(mk)))
 EOF_PY
@@ -121,7 +121,8 @@ section "sim_engines: des vs simgrid on $SHAPES, $NODES_LIST nodes x $SLOTS slot
     "$BANDWIDTH)"
 printf '  %-7s %7s %-8s %9s %12s %3s %11s %12s %12s %12s %12s\n' shape nodes engine tasks \
     "wall" runs "peak RSS" events "events/s" "msgs/s" makespan
-sg_stop=""   # the first scale SimGrid is no longer tried at, per shape
+sg_stop=""   # the shapes SimGrid is no longer tried on
+sg_last=()   # per shape: "shape:wall" of its last SimGrid run
 for nodes in $NODES_LIST; do
     tasks=$((nodes * SLOTS * TASKS_PER_SLOT))
     for shape in $SHAPES; do
@@ -146,13 +147,17 @@ for nodes in $NODES_LIST; do
         case " $sg_stop " in
         *" $shape "*)
             echo "$shape $nodes simgrid skipped" >>"$RESULTS"
-            say "  $(printf '%-7s %7s %-8s' "$shape" "$nodes" simgrid) not tried: the" \
-                "previous scale took more than $((SG_TIMEOUT / 10)) s"
+            say "  $(printf '%-7s %7s %-8s' "$shape" "$nodes" simgrid) not tried: the scale" \
+                "below took $(printf '%s\n' "${sg_last[@]}" | grep "^$shape:" | tail -1 |
+                    awk -F: '{ printf "%.1f", $2 }') s, ten times the nodes would take over" \
+                "$SG_TIMEOUT s"
             ;;
         *)
             if measure simgrid "$shape" "$wl" "$nodes" "${flags[@]}"; then
-                awk -v w="$(tail -1 "$RESULTS" | cut -d' ' -f5)" -v t="$SG_TIMEOUT" \
-                    'BEGIN { exit !(w * 10 > t) }' && sg_stop="$sg_stop $shape"
+                wall=$(tail -1 "$RESULTS" | cut -d' ' -f5)
+                sg_last+=("$shape:$wall")
+                awk -v w="$wall" -v t="$SG_TIMEOUT" 'BEGIN { exit !(w * 10 > t) }' &&
+                    sg_stop="$sg_stop $shape"
             else
                 sg_stop="$sg_stop $shape"
             fi
@@ -176,7 +181,7 @@ shapes = []
 for k in rows:
     if k[0] not in shapes:
         shapes.append(k[0])
-print("  %-7s %7s %12s %12s %8s %10s %10s %8s" % ("shape", "nodes", "des", "simgrid", "diff",
+print("  %-7s %7s %12s %12s %8s %11s %11s %8s" % ("shape", "nodes", "des", "simgrid", "diff",
                                                    "des wall", "sg wall", "sg/des"))
 for n in scales:
     for s in shapes:
@@ -185,33 +190,31 @@ for n in scales:
             print("  %-7s %7d %12s" % (s, n, d[3] if d else "-"))
             continue
         if not g or g[3] != "ok":
-            print("  %-7s %7d %10.4f s %12s %8s %8.2f s %10s" % (
+            print("  %-7s %7d %10.4f s %12s %8s %9.3f s %11s" % (
                 s, n, float(d[8]), g[3] if g else "-", "", float(d[4]), ""))
             continue
         dm, gm, dw, gw = float(d[8]), float(g[8]), float(d[4]), float(g[4])
-        print("  %-7s %7d %10.4f s %10.4f s %+7.1f%% %8.2f s %8.2f s %7.0fx" % (
+        print("  %-7s %7d %10.4f s %10.4f s %+7.1f%% %9.3f s %9.3f s %7.0fx" % (
             s, n, dm, gm, 100 * (gm - dm) / dm, dw, gw, gw / dw if dw > 0 else 0))
 print()
 for n in scales:
-    ok, slow, why = [], [], []
+    ok, slow = [], []
     for s in shapes:
         d, g = rows.get((s, n, "des")), rows.get((s, n, "simgrid"))
         if g and g[3] == "ok":
             diff = 100 * abs(float(g[8]) - float(d[8])) / float(d[8])
-            ok.append("%s %.1f s (des %.2f s), makespans %s %.1f %%" % (
-                s, float(g[4]), float(d[4]), "within" if diff <= agree else "apart by",
-                diff))
+            ok.append("%s in %.1f s against %.3f s, makespans %s %.1f %%" % (
+                s, float(g[4]), float(d[4]), "within" if diff <= agree else "apart by", diff))
         else:
             slow.append("%s %s" % (s, {"timeout": "did not end within %.0f s" % budget,
-                                      "skipped": "not tried (the scale below took over "
-                                                 "%.0f s)" % (budget / 10),
+                                      "skipped": "not tried (over %.0f s)" % budget,
                                       "failed": "failed"}.get(g[3] if g else "", "not run")))
     if ok and not slow:
-        print("  %7d nodes: both engines serve it; SimGrid for its flow-level network "
-              "(shared links), the discrete-event core for speed -- %s" % (n, "; ".join(ok)))
+        print("  %7d nodes: both engines; SimGrid where its shared links matter, the "
+              "discrete-event core for speed (SimGrid: %s)" % (n, "; ".join(ok)))
     elif ok:
-        print("  %7d nodes: SimGrid only in part (%s; %s): the discrete-event core" % (
-            n, "; ".join(ok), "; ".join(slow)))
+        print("  %7d nodes: the discrete-event core; SimGrid at the edge of its reach "
+              "(SimGrid: %s; %s)" % (n, "; ".join(ok), "; ".join(slow)))
     else:
-        print("  %7d nodes: the discrete-event core only -- SimGrid %s" % (n, "; ".join(slow)))
+        print("  %7d nodes: the discrete-event core only (SimGrid: %s)" % (n, "; ".join(slow)))
 EOF_PY
