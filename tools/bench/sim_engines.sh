@@ -122,7 +122,7 @@ section "sim_engines: des vs simgrid on $SHAPES, $NODES_LIST nodes x $SLOTS slot
 printf '  %-7s %7s %-8s %9s %12s %3s %11s %12s %12s %12s %12s\n' shape nodes engine tasks \
     "wall" runs "peak RSS" events "events/s" "msgs/s" makespan
 sg_stop=""   # the shapes SimGrid is no longer tried on
-sg_last=()   # per shape: "shape:wall" of its last SimGrid run
+sg_last=()   # per shape: "shape:ok:WALL" or "shape:failed", its last SimGrid run
 for nodes in $NODES_LIST; do
     tasks=$((nodes * SLOTS * TASKS_PER_SLOT))
     for shape in $SHAPES; do
@@ -147,18 +147,25 @@ for nodes in $NODES_LIST; do
         case " $sg_stop " in
         *" $shape "*)
             echo "$shape $nodes simgrid skipped" >>"$RESULTS"
+            last=$(printf '%s\n' "${sg_last[@]}" | grep "^$shape:" | tail -1 | cut -d: -f2-)
+            case "$last" in
+            ok:*)
+                last="took $(awk -v w="${last#ok:}" 'BEGIN { printf "%.1f", w }') s, ten"
+                last="$last times the nodes would take over $SG_TIMEOUT s"
+                ;;
+            *) last="did not end within $SG_TIMEOUT s" ;;
+            esac
             say "  $(printf '%-7s %7s %-8s' "$shape" "$nodes" simgrid) not tried: the scale" \
-                "below took $(printf '%s\n' "${sg_last[@]}" | grep "^$shape:" | tail -1 |
-                    awk -F: '{ printf "%.1f", $2 }') s, ten times the nodes would take over" \
-                "$SG_TIMEOUT s"
+                "below $last"
             ;;
         *)
             if measure simgrid "$shape" "$wl" "$nodes" "${flags[@]}"; then
                 wall=$(tail -1 "$RESULTS" | cut -d' ' -f5)
-                sg_last+=("$shape:$wall")
+                sg_last+=("$shape:ok:$wall")
                 awk -v w="$wall" -v t="$SG_TIMEOUT" 'BEGIN { exit !(w * 10 > t) }' &&
                     sg_stop="$sg_stop $shape"
             else
+                sg_last+=("$shape:failed")
                 sg_stop="$sg_stop $shape"
             fi
             ;;

@@ -8,9 +8,9 @@
  * The flags are run's where run has them, with run's parsers: --slots and --speeds
  * (core/client/launcher.h), --mode, the stealing flags and --placement (their entries
  * and checks are core/client/dataopts.h's), --bandwidth and --sample-ms; --nodes,
- * --latency, --seed and --engine are the simulator's own.  The other dataopts fields (cache,
- * memory, failures, a recorded run's emulated --latency) are only ever set from a
- * recorded run's header: the emulated latency adds to the simulated one, the rest
+ * --latency, --seed and --engine are the simulator's own.  The other dataopts fields
+ * (cache, memory, failures, a recorded run's emulated --latency) are only ever set from
+ * a recorded run's header: the emulated latency adds to the simulated one, the rest
  * describes daemons the simulator does not run.
  *
  * Owns nothing: every string is borrowed (argv, a trace header).  Called by

@@ -2,10 +2,10 @@
  * sim_summary — one simulation of `jackdaw sim` (tools/cmd/cmd_sim.c) and what it says:
  * the configuration and the workload checked (sim_check), the trace opened when asked
  * (trace/collector/simfile.h), the engine run (core/sim/sim.h, or with --engine simgrid
- * core/sim/sim_sg.h), and the summary `jackdaw
- * run` prints — makespan, throughput, efficiency against the ideal makespan of the work
- * over the slots and speeds (core/client/follow.c, follow_summary) — plus the engine's
- * own figures, as text or as one JSON object.
+ * core/sim/sim_sg.h), and the summary `jackdaw run` prints — makespan, throughput,
+ * efficiency against the ideal makespan of the work over the slots and speeds
+ * (core/client/follow.c, follow_summary) — plus the engine's own figures, as text or
+ * as one JSON object.
  *
  * Prints its errors ("jackdaw sim: …") and returns the command's exit code; owns nothing
  * past a call.
