@@ -23,11 +23,12 @@
  * (readyq.h's order: most input bytes, then the oldest), so that the engines differ in
  * their time model and not in their policy.
  *
- * What it runs: what sim_check accepts (independent tasks and DAGs with declared
- * durations, node speeds and slots, submission modes, the thief's sqrt and random:K
- * victims with their load queries, any amount but A2WS, placement ws, mlb, mdl, rlds
- * and flds).  sim_sg_check refuses the rest with sim_check's reasons, and refuses
- * everything when this jackdaw was built without SimGrid's headers.
+ * What it runs: independent tasks and DAGs with declared durations, node speeds and
+ * slots, submission modes, the thief's sqrt and random:K victims with their load
+ * queries and ready starvation, any amount but A2WS, placement ws, mlb, mdl, rlds and
+ * flds.  sim_sg_check refuses what sim_check refuses, with its reasons, then by name
+ * what only the discrete-event core models (placement auto; the A2WS, PaRSEC, LW and
+ * CTWS parts), and everything when this jackdaw was built without SimGrid's headers.
  *
  * Cost: 10^5 SimGrid activities a second, against 10^6 to 10^7 events for the
  * discrete-event core (tools/bench/sim_engines.sh has the figures by scale).
