@@ -22,6 +22,7 @@
 #include "core/policy/placement.h"
 #include "core/policy/steal.h"
 #include "core/sim/sim.h"
+#include "core/sim/sim_queue.h"
 
 #define NS_PER_S 1e9
 /* The inputs placement weighs for one task at most (its scratch, struct sim.objs). */
@@ -63,16 +64,6 @@ struct event {
 
 enum thief_state { TH_IDLE, TH_QUERY, TH_REQUEST, TH_WAIT, TH_PARKED };
 
-/* A ready queue: a binary heap, most input bytes first, then the oldest task. */
-struct qent {
-    uint64_t prio;          /* the task's input bytes */
-    uint32_t task;
-};
-
-struct queue {
-    struct qent *v;
-    size_t n, cap;
-};
 
 struct node {
     double speed;
@@ -159,11 +150,6 @@ void sim__push(struct sim *s, int64_t t, uint8_t type, uint32_t node, uint32_t a
 /* A message from `from` to `to`: one latency, none within a node; counted. */
 void sim__send(struct sim *s, uint32_t from, uint32_t to, uint8_t type, uint32_t a, uint32_t b,
                uint64_t c);
-void sim__q_push(struct queue *q, uint64_t prio, uint32_t task);
-struct qent sim__q_pop(struct queue *q);
-/* The heap's last entry: a leaf, among the least urgent it holds (a grant's and the
- * FLDS monitor's end of the queue). */
-struct qent sim__q_take_tail(struct queue *q);
 uint32_t sim__slots_of(const struct sim_config *cfg, uint32_t node);
 uint32_t sim__cores_of(const struct workload_task *t);
 /* One trace event of `node` at the current simulated time (no-op without its sink). */

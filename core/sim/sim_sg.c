@@ -113,6 +113,7 @@ int sim_sg_run(const struct workload *wl, const struct sim_config *cfg, struct s
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
+#include "core/sim/sim_queue.h"
 #include "core/policy/placement.h"
 #include "core/policy/steal.h"
 
@@ -271,16 +272,6 @@ struct fetch {
     struct xfer *x;         /* owned, count entries */
 };
 
-struct qent {
-    uint64_t prio;          /* the task's input bytes */
-    uint32_t task;
-};
-
-struct queue {
-    struct qent *v;
-    size_t n, cap;
-};
-
 enum thief_state {
     TH_BUSY,    /* its actor is running it (an attempt, or about to decide) */
     TH_IDLE,    /* blocked, not starving: a poke releases it */
@@ -402,54 +393,6 @@ static void sample(uint32_t id)
     };
     putc(W_SAMPLE, the->wire);
     fwrite(&w, sizeof w, 1, the->wire);
-}
-
-/* ---- the ready queues (sim.c's order) ------------------------------------------------- */
-
-static bool q_before(const struct qent *x, const struct qent *y)
-{
-    return x->prio != y->prio ? x->prio > y->prio : x->task < y->task;
-}
-
-static void q_push(struct queue *q, uint64_t prio, uint32_t task)
-{
-    q->v = xgrow(q->v, &q->cap, q->n + 1, sizeof *q->v);
-    struct qent e = {.prio = prio, .task = task};
-    size_t i = q->n++;
-    while (i > 0 && q_before(&e, &q->v[(i - 1) / 2])) {
-        q->v[i] = q->v[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    q->v[i] = e;
-}
-
-static struct qent q_pop(struct queue *q)
-{
-    struct qent top = q->v[0], last = q->v[--q->n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        const struct qent *best = &last;
-        if (l < q->n && q_before(&q->v[l], best)) {
-            m = l;
-            best = &q->v[l];
-        }
-        if (r < q->n && q_before(&q->v[r], best))
-            m = r;
-        if (m == i)
-            break;
-        q->v[i] = q->v[m];
-        i = m;
-    }
-    if (q->n)
-        q->v[i] = last;
-    return top;
-}
-
-/* A leaf: among the least urgent (a grant's and the FLDS monitor's end of the queue). */
-static struct qent q_take_tail(struct queue *q)
-{
-    return q->v[--q->n];
 }
 
 /* ---- effects ------------------------------------------------------------------------ */
@@ -739,10 +682,10 @@ static void enqueue(uint32_t id, uint32_t task, bool pushed)
     }
     if (d.queue == PLACE_SREADY) {
         trace(id, TRACE_TASK_QUEUED_SHARED, task, -1, 0, 0, 0, 0);
-        q_push(&n->sready, sum, task);
+        sim__q_push(&n->sready, sum, task);
     } else {
         trace(id, TRACE_TASK_QUEUED_LOCAL, task, -1, 0, 0, 0, 0);
-        q_push(&n->lready, sum, task);
+        sim__q_push(&n->lready, sum, task);
         if (the->cfg->placement.policy == PLACEMENT_FLDS && !n->monitor_on) {
             n->monitor_on = true;
             effect((struct fx){.type = FX_MONITOR, .node = id});
@@ -855,12 +798,12 @@ static void dispatch(uint32_t id)
         if (!(the->cfg->bandwidth_Bps > 0) || !needs_fetch(head, id)) {
             if (cores_of(&the->wl->tasks[head]) > n->free_slots)
                 return;
-            start(id, q_pop(q).task);
+            start(id, sim__q_pop(q).task);
             continue;
         }
         if (n->staging + n->nstaged >= n->slots)
             return;
-        q_pop(q);
+        sim__q_pop(q);
         n->staging++;
         fetch_begin(id, head);
     }
@@ -918,7 +861,7 @@ static void on_steal_req(uint32_t id, uint32_t thief)
     struct msg *g = msg_new(R_GRANT, id, 0, k);
     g->tasks = xcalloc(k ? k : 1, sizeof *g->tasks);
     for (uint32_t i = 0; i < k; i++) {
-        uint32_t task = q_take_tail(&n->sready).task;
+        uint32_t task = sim__q_take_tail(&n->sready).task;
         g->tasks[i] = task;
         the->tasks[task].holder = thief;
         trace(id, TRACE_TASK_STOLEN_OUT, task, (int32_t)thief, 0, 0, 0, 0);
@@ -1028,7 +971,7 @@ static bool take_grant(uint32_t id, uint32_t victim, const struct msg *g)
         trace(id, TRACE_TASK_STOLEN_IN, g->tasks[i], (int32_t)victim, 0, 0, 0, 0);
         uint64_t sum;
         inputs_of(g->tasks[i], the->objs, 0, &sum);
-        q_push(&n->sready, sum, g->tasks[i]);
+        sim__q_push(&n->sready, sum, g->tasks[i]);
     }
     if (!g->b)
         return false;
@@ -1203,21 +1146,21 @@ static void flds_monitor(uint32_t id)
         size_t nheld = 0;
         uint64_t moved = 0;
         while (moved < move && n->lready.n) {
-            struct qent e = q_take_tail(&n->lready);
+            struct qent e = sim__q_take_tail(&n->lready);
             if (!the->wl->tasks[e.task].stealable && nheld < 64) {
                 held[nheld++] = e;
                 continue;
             }
             if (!the->wl->tasks[e.task].stealable) {
-                q_push(&n->lready, e.prio, e.task);
+                sim__q_push(&n->lready, e.prio, e.task);
                 break;
             }
-            q_push(&n->sready, e.prio, e.task);
+            sim__q_push(&n->sready, e.prio, e.task);
             trace(id, TRACE_TASK_QUEUED_SHARED, e.task, -1, 0, 0, 0, 0);
             moved++;
         }
         for (size_t i = 0; i < nheld; i++)
-            q_push(&n->lready, held[i].prio, held[i].task);
+            sim__q_push(&n->lready, held[i].prio, held[i].task);
         if (moved && the->nparked && stealable(n) > 0)
             wake_parked(id);
     }
