@@ -335,6 +335,91 @@ static void test_every_kind_round_trip(void **state)
     free(w.im.data);
 }
 
+/* The block encoder's own encoding (trace_event_encode) against libavro's for the same
+ * record (trace_event_to_value, avro_value_write): every kind, anchors and deltas, the
+ * extremes of each field, names and usage; and at every cap short of a record's size it
+ * reports -ENOSPC without writing past the cap. */
+static void test_encode_matches_libavro(void **state)
+{
+    (void)state;
+    static struct trace_event evs[1200];
+    size_t n = make_every_kind(evs, 1000);
+    static const char *const names[] = { "", "a", "task-with-a-longer-name-0000000001",
+                                         "\xc3\xa9t\xc3\xa9" };
+    /* Extremes the mix above leaves out: each field at its limits, as anchors and as
+     * deltas (a delta of seq INT64_MAX from 0, a time step far back). */
+    for (int i = 0; i < 200 && n < 1200; i++) {
+        struct trace_event *ev = &evs[n++];
+        trace_event_init(ev, (enum trace_kind)(i % TRACE_KIND_COUNT), i % 2 ? INT32_MAX : -7);
+        ev->seq = i % 3 == 0 ? INT64_MAX - 1000 + i : i;
+        ev->time_ns = i % 4 == 0 ? INT64_MAX : (int64_t)i * 977;
+        ev->task = i % 5 == 0 ? TRACE_NO_TASK : (uint64_t)UINT32_MAX << 32 | (uint64_t)i;
+        ev->peer = i % 2 ? INT32_MIN : INT32_MAX;
+        ev->status = i % 3 ? INT32_MIN : -1;
+        ev->count = i % 2 ? INT64_MIN : INT64_MAX;
+        ev->bytes = i % 3 ? INT64_MIN + i : INT64_MAX - i;
+        ev->duration_ns = -i;
+        memset(ev->text, 'x', (size_t)(i % (TRACE_TEXT_MAX - 1)));
+        ev->text[i % (TRACE_TEXT_MAX - 1)] = '\0';
+        ev->names = names;
+        ev->nnames = (uint32_t)(i % 5);
+        if (ev->kind == TRACE_NODE_SAMPLE)
+            memset(&ev->sample, i % 2 ? 0x7f : 0x80, sizeof ev->sample);
+        if (i % 3 == 1)
+            ev->usage = (struct task_usage){ .user_ns = INT64_MAX, .sys_ns = 0,
+                                             .max_rss = (uint64_t)INT64_MAX, .read_bytes = 1,
+                                             .write_bytes = (uint64_t)INT64_MAX,
+                                             .measured = true };
+    }
+    avro_schema_t schema;
+    assert_int_equal(trace_event_schema(&schema), 0);
+    avro_value_iface_t *iface;
+    avro_value_t v;
+    assert_int_equal(trace_event_value_new(schema, &iface, &v), 0);
+    static uint8_t want[4096], got[4096 + 16];
+    size_t checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* Each event once as an anchor and once after the one before it (when that is a
+         * valid delta: same node, earlier seq). */
+        const struct trace_event *prevs[2] = { NULL, i ? &evs[i - 1] : NULL };
+        for (int k = 0; k < 2; k++) {
+            const struct trace_event *prev = prevs[k];
+            if (k == 1 && (!prev || (prev->node == evs[i].node && prev->seq >= evs[i].seq)))
+                continue;
+            assert_int_equal(trace_event_to_value(&evs[i], prev, &v), 0);
+            avro_writer_t w = avro_writer_memory((const char *)want, sizeof want);
+            assert_non_null(w);
+            assert_int_equal(avro_value_write(w, &v), 0);
+            size_t len = (size_t)avro_writer_tell(w);
+            avro_writer_free(w);
+            int rc = trace_event_encode(&evs[i], prev, got, sizeof got);
+            assert_int_equal(rc, (int)len);
+            assert_memory_equal(got, want, len);
+            for (size_t cap = 0; cap < len; cap += 1 + cap / 4) {
+                memset(got, 0xa5, sizeof got);
+                assert_int_equal(trace_event_encode(&evs[i], prev, got, cap), -ENOSPC);
+                for (size_t j = cap; j < sizeof got; j++)
+                    assert_int_equal(got[j], 0xa5);
+            }
+            checked++;
+        }
+    }
+    assert_true(checked > n);
+    /* Both refuse the same events. */
+    struct trace_event bad = evs[0];
+    bad.seq = -1;
+    assert_int_equal(trace_event_encode(&bad, NULL, got, sizeof got), -EINVAL);
+    bad = evs[0];
+    memset(bad.text, 'y', sizeof bad.text);
+    assert_int_equal(trace_event_encode(&bad, NULL, got, sizeof got), -EINVAL);
+    bad = evs[0];
+    bad.usage = (struct task_usage){ .user_ns = -1, .measured = true };
+    assert_int_equal(trace_event_encode(&bad, NULL, got, sizeof got), -EINVAL);
+    assert_int_equal(trace_event_to_value(&bad, NULL, &v), -EINVAL);
+    trace_event_value_free(iface, &v);
+    avro_schema_decref(schema);
+}
+
 /* 2000 sample-and-task events on one node, 1 KiB blocks. */
 static void make_plain_file(struct writer *w)
 {
@@ -592,6 +677,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema_file_matches_embedded),
         cmocka_unit_test(test_every_kind_round_trip),
+        cmocka_unit_test(test_encode_matches_libavro),
         cmocka_unit_test(test_truncated_file),
         cmocka_unit_test(test_corrupt_framing),
         cmocka_unit_test(test_append_contract),

@@ -15,6 +15,7 @@
  * no inflate.
  */
 #include "trace/format/block.h"
+#include "trace/format/varint.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,7 +26,6 @@
 #include <sodium.h>
 #include <zlib.h>
 
-#define VARINT_MAX 10
 #define MAGIC "Obj\x01"
 #define MAGIC_LEN 4
 /* A block's check value is this plus its CRC-32, so it is never 0 (0 means none), and
@@ -40,53 +40,16 @@ static const uint8_t check_stored[5] = {0x01, CHECK_LEN, 0x00, 0xff - CHECK_LEN,
 #define CHECK_META_LEN (sizeof TRACE_CHECK_SCHEME + 8)
 
 struct trace_block {
-    avro_schema_t schema;      /* owned reference */
-    avro_value_iface_t *iface; /* owned reference */
-    avro_value_t value;        /* owned; reused for every event */
-    avro_writer_t writer;      /* owned; writes into raw[base..] */
-    uint8_t *raw;              /* owned; raw_cap bytes of encoded records */
+    uint8_t *raw; /* owned; raw_cap bytes of encoded records */
     size_t raw_cap;
     size_t used;  /* bytes of whole records in raw */
-    size_t base;  /* where the writer's destination starts (see append) */
     size_t count; /* records in raw */
-    struct trace_event prev; /* last event appended; valid when count > 0 */
+    struct trace_event prev; /* node, seq and time of the last event appended (count > 0) */
     z_stream z;
     int z_ready;
     uint8_t *out; /* owned; VARINT_MAX * 2 + deflateBound + sync */
     size_t out_cap;
 };
-
-static size_t put_long(uint8_t *p, int64_t v)
-{
-    uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-    size_t n = 0;
-    while (z >= 0x80) {
-        p[n++] = (uint8_t)(z | 0x80);
-        z >>= 7;
-    }
-    p[n++] = (uint8_t)z;
-    return n;
-}
-
-/* Reads one zigzag varint: bytes used, 0 when buf ends inside it, -1 when it is longer
- * than 10 bytes or overflows 64 bits. */
-static int get_long(const uint8_t *p, size_t len, int64_t *v)
-{
-    uint64_t z = 0;
-    for (size_t i = 0; i < VARINT_MAX; i++) {
-        if (i == len)
-            return 0;
-        uint64_t b = p[i] & 0x7f;
-        if (i == 9 && b > 1)
-            return -1;
-        z |= b << (7 * i);
-        if (!(p[i] & 0x80)) {
-            *v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
-            return (int)i + 1;
-        }
-    }
-    return -1;
-}
 
 int trace_sync_new(uint8_t sync[TRACE_SYNC_SIZE])
 {
@@ -98,7 +61,7 @@ int trace_sync_new(uint8_t sync[TRACE_SYNC_SIZE])
 
 static size_t put_bytes(uint8_t *p, const void *s, size_t n)
 {
-    size_t k = put_long(p, (int64_t)n);
+    size_t k = varint_put(p, (int64_t)n);
     memcpy(p + k, s, n);
     return k + n;
 }
@@ -137,7 +100,7 @@ int trace_file_header(const char *header_json, const uint8_t sync[TRACE_SYNC_SIZ
     size_t n = 0;
     memcpy(p, MAGIC, MAGIC_LEN);
     n += MAGIC_LEN;
-    n += put_long(p + n, 4); /* one map block of four entries */
+    n += varint_put(p + n, 4); /* one map block of four entries */
     n += put_bytes(p + n, "avro.schema", strlen("avro.schema"));
     n += put_bytes(p + n, trace_event_schema_json, schema_len);
     n += put_bytes(p + n, "avro.codec", strlen("avro.codec"));
@@ -151,7 +114,7 @@ int trace_file_header(const char *header_json, const uint8_t sync[TRACE_SYNC_SIZ
                         header_len, sync));
     n += put_bytes(p + n, TRACE_META_CHECK, strlen(TRACE_META_CHECK));
     n += put_bytes(p + n, check, strlen(check));
-    n += put_long(p + n, 0); /* end of map */
+    n += varint_put(p + n, 0); /* end of map */
     memcpy(p + n, sync, TRACE_SYNC_SIZE);
     n += TRACE_SYNC_SIZE;
     *out = p;
@@ -168,21 +131,10 @@ int trace_block_create(struct trace_block **out, size_t raw_cap)
     struct trace_block *b = calloc(1, sizeof *b);
     if (!b)
         return -ENOMEM;
-    int rc = trace_event_schema(&b->schema);
-    if (rc) {
-        free(b);
-        return rc;
-    }
-    rc = -ENOMEM;
-    b->iface = avro_generic_class_from_schema(b->schema);
-    if (!b->iface || avro_generic_value_new(b->iface, &b->value))
-        goto fail;
+    int rc = -ENOMEM;
     b->raw_cap = raw_cap;
     b->raw = malloc(raw_cap);
     if (!b->raw)
-        goto fail;
-    b->writer = avro_writer_memory((const char *)b->raw, (int64_t)raw_cap);
-    if (!b->writer)
         goto fail;
     if (deflateInit2(&b->z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         goto fail;
@@ -206,13 +158,6 @@ void trace_block_destroy(struct trace_block *b)
         return;
     if (b->z_ready)
         deflateEnd(&b->z);
-    if (b->writer)
-        avro_writer_free(b->writer);
-    if (b->value.self)
-        avro_value_decref(&b->value);
-    if (b->iface)
-        avro_value_iface_decref(b->iface);
-    avro_schema_decref(b->schema);
     free(b->raw);
     free(b->out);
     free(b);
@@ -222,24 +167,18 @@ int trace_block_append(struct trace_block *b, const struct trace_event *ev)
 {
     if (!b || !ev)
         return -EINVAL;
-    int rc = trace_event_to_value(ev, b->count ? &b->prev : NULL, &b->value);
-    if (rc)
-        return rc;
-    rc = avro_value_write(b->writer, &b->value);
-    if (rc) {
-        /* A failed write on a full memory writer may have left part of the record
-         * behind.  Move the writer's start back to the end of the last whole record so
-         * the partial bytes are overwritten, and report the block full. */
-        avro_writer_memory_set_dest(b->writer, (const char *)b->raw + b->used,
-                                    (int64_t)(b->raw_cap - b->used));
-        b->base = b->used;
-        if (rc != ENOSPC)
-            return -EINVAL;
+    int n = trace_event_encode(ev, b->count ? &b->prev : NULL, b->raw + b->used,
+                               b->raw_cap - b->used);
+    if (n == -ENOSPC)
         return b->count ? -ENOSPC : -EMSGSIZE; /* an event bigger than a whole block */
-    }
-    b->used = b->base + (size_t)avro_writer_tell(b->writer);
+    if (n < 0)
+        return n;
+    b->used += (size_t)n;
     b->count++;
-    b->prev = *ev;
+    /* The next record's deltas need only these (a whole event is ~300 bytes). */
+    b->prev.node = ev->node;
+    b->prev.seq = ev->seq;
+    b->prev.time_ns = ev->time_ns;
     return 0;
 }
 
@@ -265,9 +204,9 @@ int trace_block_finish(struct trace_block *b, const uint8_t sync[TRACE_SYNC_SIZE
     /* Every record ends with its check field, written as 0 (one byte): the last one's is
      * left out of the deflated part and comes back as the stored check block. */
     if (b->raw[b->used - 1] != 0)
-        return -EIO; /* cannot happen: trace_event_to_value writes check = 0 last */
+        return -EIO; /* cannot happen: trace_event_encode writes check = 0 last */
     uint8_t head[2 * VARINT_MAX];
-    size_t hc = put_long(head, (int64_t)b->count);
+    size_t hc = varint_put(head, (int64_t)b->count);
     uint8_t *payload = b->out + 2 * VARINT_MAX;
     size_t payload_cap = b->out_cap - 2 * VARINT_MAX - TRACE_SYNC_SIZE;
     deflateReset(&b->z);
@@ -283,18 +222,16 @@ int trace_block_finish(struct trace_block *b, const uint8_t sync[TRACE_SYNC_SIZE
     zlen += sizeof check_stored;
     uLong crc = crc32(crc32(0L, Z_NULL, 0), head, (uInt)hc);
     crc = crc32(crc, payload, (uInt)zlen);
-    zlen += put_long(payload + zlen, CHECK_BIAS + (int64_t)crc);
+    zlen += varint_put(payload + zlen, CHECK_BIAS + (int64_t)crc);
     /* Block header right-aligned in front of the payload. */
-    size_t h = hc + put_long(head + hc, (int64_t)zlen);
+    size_t h = hc + varint_put(head + hc, (int64_t)zlen);
     uint8_t *start = payload - h;
     memcpy(start, head, h);
     memcpy(payload + zlen, sync, TRACE_SYNC_SIZE);
     *data = start;
     *len = h + zlen + TRACE_SYNC_SIZE;
     b->used = 0;
-    b->base = 0;
     b->count = 0;
-    avro_writer_memory_set_dest(b->writer, (const char *)b->raw, (int64_t)b->raw_cap);
     return 0;
 }
 
@@ -346,7 +283,7 @@ int trace_scan_header(const uint8_t *buf, size_t len, struct trace_file_info *in
     size_t codec_len = 0, check_len = 0;
     for (;;) {
         int64_t count, skip;
-        int k = get_long(buf + pos, len - pos, &count);
+        int k = varint_get(buf + pos, len - pos, &count);
         if (k <= 0)
             return k ? -EBADMSG : -ENODATA;
         pos += (size_t)k;
@@ -356,7 +293,7 @@ int trace_scan_header(const uint8_t *buf, size_t len, struct trace_file_info *in
             if (count == INT64_MIN)
                 return -EBADMSG;
             count = -count;
-            k = get_long(buf + pos, len - pos, &skip);
+            k = varint_get(buf + pos, len - pos, &skip);
             if (k <= 0)
                 return k ? -EBADMSG : -ENODATA;
             pos += (size_t)k;
@@ -367,7 +304,7 @@ int trace_scan_header(const uint8_t *buf, size_t len, struct trace_file_info *in
             const uint8_t *str[2];
             int64_t n[2];
             for (int j = 0; j < 2; j++) {
-                k = get_long(buf + pos, len - pos, &n[j]);
+                k = varint_get(buf + pos, len - pos, &n[j]);
                 if (k <= 0)
                     return k ? -EBADMSG : -ENODATA;
                 pos += (size_t)k;
@@ -423,10 +360,10 @@ int trace_scan_blocks(const uint8_t *buf, size_t len, const uint8_t sync[TRACE_S
         }
         int64_t count, size;
         size_t at = pos;
-        int k = get_long(buf + at, len - at, &count);
+        int k = varint_get(buf + at, len - at, &count);
         if (k > 0) {
             at += (size_t)k;
-            k = get_long(buf + at, len - at, &size);
+            k = varint_get(buf + at, len - at, &size);
         }
         if (k == 0) {
             out->tail = TRACE_TAIL_CUT;
@@ -466,14 +403,14 @@ int trace_block_next(const uint8_t *buf, size_t len, size_t *pos, struct trace_b
         return 0;
     size_t at = *pos;
     int64_t count, size;
-    int k = get_long(buf + at, len - at, &count);
+    int k = varint_get(buf + at, len - at, &count);
     if (k <= 0)
         return -EBADMSG;
     v->offset = at;
     v->count_raw = buf + at;
     v->count_len = (size_t)k;
     at += (size_t)k;
-    k = get_long(buf + at, len - at, &size);
+    k = varint_get(buf + at, len - at, &size);
     if (k <= 0 || count <= 0 || size <= 0 || (uint64_t)size > len - at - (size_t)k ||
         len - at - (size_t)k - (size_t)size < TRACE_SYNC_SIZE)
         return -EBADMSG;
@@ -493,7 +430,7 @@ int trace_block_verify(const struct trace_block_view *v, char *why, size_t why_c
     size_t tail = sizeof check_stored + CHECK_LEN;
     int64_t check;
     if (v->size < tail || memcmp(v->payload + v->size - tail, check_stored, sizeof check_stored) ||
-        get_long(v->payload + v->size - CHECK_LEN, CHECK_LEN, &check) != CHECK_LEN) {
+        varint_get(v->payload + v->size - CHECK_LEN, CHECK_LEN, &check) != CHECK_LEN) {
         snprintf(why, why_cap, "it does not end in a checksum");
         return TRACE_BLOCK_BAD;
     }

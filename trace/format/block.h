@@ -27,7 +27,8 @@
  * without decoding, and on restart the collector cuts a crash-truncated file back to its
  * last whole block (libavro 1.11.1 neither checks block framing nor recovers).
  *
- * Owns: a trace_block owns its value, memory writer, deflate stream and buffers.
+ * Owns: a trace_block owns its deflate stream and buffers (records are encoded straight
+ * into its raw buffer by trace_event_encode).
  * Callers: the node's trace thread (trace_block_*), the collector (trace_file_header,
  * trace_scan_*) and the trace tools (trace_scan_*).  One thread per trace_block.
  * Return convention: 0 or a negative errno.

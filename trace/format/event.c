@@ -4,8 +4,10 @@
  * written with a later, appended-to schema read the same way.
  */
 #include "trace/format/event.h"
+#include "trace/format/varint.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 /* Field positions in jackdaw.Event and jackdaw.Sample (encoding only). */
@@ -248,6 +250,112 @@ int trace_event_to_value(const struct trace_event *ev, const struct trace_event 
     if (avro_value_set_branch(&f, 0, &branch) || avro_value_set_null(&branch))
         return -EINVAL;
     return 0;
+}
+
+/* The encoder's cursor: writes stop at `end` and set `full` instead of overrunning. */
+struct enc {
+    uint8_t *p, *end;
+    bool full;
+};
+
+static void enc_long(struct enc *e, int64_t v)
+{
+    if (e->end - e->p < VARINT_MAX) {
+        uint8_t tmp[VARINT_MAX];
+        size_t n = varint_put(tmp, v);
+        if ((size_t)(e->end - e->p) < n) {
+            e->full = true;
+            return;
+        }
+        memcpy(e->p, tmp, n);
+        e->p += n;
+        return;
+    }
+    e->p += varint_put(e->p, v);
+}
+
+/* Avro's string: its length, then its bytes (no terminator). */
+static void enc_string(struct enc *e, const char *s)
+{
+    size_t n = strlen(s);
+    enc_long(e, (int64_t)n);
+    if (e->full || (size_t)(e->end - e->p) < n) {
+        e->full = true;
+        return;
+    }
+    memcpy(e->p, s, n);
+    e->p += n;
+}
+
+/* The fields of the record as trace_event_to_value sets them, in schema order.  The
+ * checks are the same, so both refuse the same events. */
+int trace_event_encode(const struct trace_event *ev, const struct trace_event *prev,
+                       uint8_t *buf, size_t cap)
+{
+    if ((unsigned)ev->kind >= TRACE_KIND_COUNT || ev->seq < 0 || ev->time_ns < 0 ||
+        !memchr(ev->text, '\0', sizeof ev->text))
+        return -EINVAL;
+    int64_t seq, time;
+    if (prev && prev->node == ev->node) {
+        if (ev->seq <= prev->seq)
+            return -EINVAL;
+        seq = ev->seq - prev->seq - 1;
+        time = ev->time_ns - prev->time_ns;
+    } else {
+        seq = -ev->seq - 1;
+        time = ev->time_ns;
+    }
+    const struct task_usage *u = &ev->usage;
+    if (u->measured && (u->user_ns < 0 || u->sys_ns < 0 || u->max_rss > INT64_MAX ||
+                        u->read_bytes > INT64_MAX || u->write_bytes > INT64_MAX))
+        return -EINVAL;
+    int32_t job = -1, task = -1;
+    if (ev->task != TRACE_NO_TASK) {
+        job = (int32_t)(uint32_t)(ev->task >> 32);
+        task = (int32_t)(uint32_t)ev->task;
+    }
+    struct enc e = { buf, buf + cap, false };
+    const int64_t head[] = { ev->kind, ev->node, seq, time, job, task, ev->peer, ev->status,
+                             ev->count, ev->bytes, ev->duration_ns };
+    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+        enc_long(&e, head[i]);
+    enc_string(&e, ev->text);
+    if (ev->kind == TRACE_NODE_SAMPLE) {
+        const struct trace_sample *s = &ev->sample;
+        const int64_t fields[] = {
+            s->busy, s->slots, s->waitq, s->lreadyq, s->sreadyq, s->completeq, s->started,
+            s->ended, s->failed, s->stolen_in, s->stolen_out, s->pushed, s->steal_requests,
+            s->steal_fails, s->fetches, s->fetch_bytes, s->cache_hits, s->busy_ns,
+            s->dropped, s->bytes_out, s->cancelled, s->info_sent, s->info_received,
+            s->token_passes
+        };
+        enc_long(&e, 1);
+        for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+            enc_long(&e, fields[i]);
+    } else {
+        enc_long(&e, 0);
+    }
+    /* An array is written as one block of all its items, then the empty block. */
+    if (ev->nnames) {
+        enc_long(&e, ev->nnames);
+        for (uint32_t i = 0; i < ev->nnames; i++)
+            enc_string(&e, ev->names[i] ? ev->names[i] : "");
+    }
+    enc_long(&e, 0);
+    if (u->measured) {
+        enc_long(&e, 1);
+        enc_long(&e, u->user_ns);
+        enc_long(&e, u->sys_ns);
+        enc_long(&e, (int64_t)u->max_rss);
+        enc_long(&e, (int64_t)u->read_bytes);
+        enc_long(&e, (int64_t)u->write_bytes);
+    } else {
+        enc_long(&e, 0);
+    }
+    enc_long(&e, 0); /* check: see trace_event_to_value */
+    if (e.full)
+        return -ENOSPC;
+    return (int)(e.p - buf);
 }
 
 int trace_event_names(avro_value_t *rec, const char **out, size_t cap, size_t *n)

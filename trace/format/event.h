@@ -72,6 +72,14 @@ void trace_event_value_free(avro_value_iface_t *iface, avro_value_t *value);
  * prev's, text not terminated). */
 int trace_event_to_value(const struct trace_event *ev, const struct trace_event *prev,
                          avro_value_t *rec);
+/* Encodes ev as one Avro binary jackdaw.Event into buf, the bytes libavro writes for
+ * the value trace_event_to_value fills (test_trace checks that byte for byte): the
+ * block encoder's path, at about a fifth of the cost of libavro's generic value, whose
+ * per-field dispatch was the trace's largest cost at a million tasks a second.  Returns
+ * the bytes written, -ENOSPC when they do not fit in cap (buf's content is then
+ * undefined), or -EINVAL as trace_event_to_value. */
+int trace_event_encode(const struct trace_event *ev, const struct trace_event *prev,
+                       uint8_t *buf, size_t cap);
 /* Reads a record read with libavro (fields looked up by name, so any later schema that
  * only appended fields reads too).  `prev` is the record read just before it in the file
  * (NULL at the start); -EBADMSG when a delta record has no usable prev or a field is out

@@ -479,11 +479,13 @@ static void drain(struct tracer *t)
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_acquire);
     int looks = 0;
+    /* A slot sets every field but the body's, which stays empty: one init for all. */
     struct trace_event ev;
+    trace_event_init(&ev, TRACE_TASK_START, t->node);
     for (;;) {
         const struct slot *s = head < tail ? &t->ring[head & (t->cap - 1)] : NULL;
         if (s && s->seq == t->expect) {
-            trace_event_init(&ev, (enum trace_kind)s->kind, t->node);
+            ev.kind = (enum trace_kind)s->kind;
             ev.seq = s->seq;
             ev.time_ns = s->time_ns;
             ev.task = s->task;
