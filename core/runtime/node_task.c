@@ -37,6 +37,13 @@ void node_answering(struct node *n, uint32_t thief)
             node_parts[i]->answering(n->state[i], thief);
 }
 
+void node_turned_away(struct node *n, uint32_t thief)
+{
+    for (size_t i = 0; i < node_nparts; i++)
+        if (node_parts[i]->turned_away)
+            node_parts[i]->turned_away(n->state[i], thief);
+}
+
 bool node_steal_failed(struct node *n, bool parked)
 {
     bool reset = false;

@@ -122,6 +122,9 @@ struct part {
     bool (*offer)(void *state, struct ntask *t);
     /* This node is about to grant tasks to `thief` (node_answering). */
     void (*answering)(void *state, uint32_t thief);
+    /* A peer asked this node for work (a load query or a steal request) and it had none
+     * to give (node_turned_away): the peer is hungry now, whether or not it parks. */
+    void (*turned_away)(void *state, uint32_t thief);
     /* A steal grant arrived and its tasks are queued (req: the request it answers). */
     void (*granted)(void *state, uint32_t from, uint32_t req, uint32_t count);
     /* A steal attempt failed (node_steal_failed); true asks a parked thief to start
@@ -235,6 +238,7 @@ void node_moved(struct node *n, uint64_t task, uint32_t to);
 void node_wake(struct node *n);
 void node_news(struct node *n);
 void node_answering(struct node *n, uint32_t thief);
+void node_turned_away(struct node *n, uint32_t thief);
 bool node_steal_failed(struct node *n, bool parked);
 
 /* Stealing's shared steps.  A request to `victim`: counted and traced (asked: the tasks

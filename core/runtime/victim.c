@@ -59,6 +59,9 @@ static int on_load_query(struct victim *v, uint32_t from, struct rbuf *r)
     wbuf_put_u32(b, l.busy);
     wbuf_put_u32(b, l.slots);
     node_msg_end(n, from, at);
+    /* Fewer than two: nothing a thief would take (idle.c wakes it when there is). */
+    if (l.sready < 2)
+        node_turned_away(n, from);
     return 0;
 }
 
@@ -148,6 +151,8 @@ static void answer(struct victim *v, const struct steal_ask *ask)
     node_answering(n, ask->from);
     node_send_grant(n, ask->from, MSG_STEAL_GRANT, ask->req, taken, got);
     free(taken);
+    if (!got)
+        node_turned_away(n, ask->from);
 }
 
 /* In arrival order, so that with several thieves the first to ask is served first. */

@@ -395,6 +395,14 @@ void node_answering(struct node *n, uint32_t thief)
             n->parts[i]->answering(n->state[i], thief);
 }
 
+void node_turned_away(struct node *n, uint32_t thief)
+{
+    n->turned_away++;
+    for (size_t i = 0; i < n->nparts; i++)
+        if (n->parts[i]->turned_away)
+            n->parts[i]->turned_away(n->state[i], thief);
+}
+
 bool node_steal_failed(struct node *n, bool parked)
 {
     n->steal_failed++;

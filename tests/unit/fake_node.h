@@ -5,7 +5,7 @@
  * (peer, type, payload) instead of leaving, the clock is the test's (fake_node.mono /
  * .wall), the queues are real readyqs the test fills, the load the parts read is the
  * queues plus the fields in `load`, and the events a part raises (node_wake, node_news,
- * node_answering, node_steal_failed, node_share, node_staged) are counted and passed to
+ * node_answering, node_turned_away, node_steal_failed, node_share, node_staged) are counted and passed to
  * the parts the test added, in the order it added them, as node.c passes them to the
  * table.  Timers are real libuv timers on the fake's own loop: a test that needs one to
  * fire sets its period to 1 ms and runs the loop once (fake_node_run_once), which
@@ -66,7 +66,7 @@ struct node {
     size_t nmsgs, msgs_cap;
     struct fake_trace *traces;
     size_t ntraces, traces_cap;
-    uint32_t wakes, news, answering, steal_failed, shared, staged, staged_failed, dirty;
+    uint32_t wakes, news, answering, turned_away, steal_failed, shared, staged, staged_failed, dirty;
     bool dead[FAKE_MAX_NODES];      /* node_declare_dead's, or the test's */
     bool refused[FAKE_MAX_NODES];   /* node_refused: the test's */
     uint32_t probes[FAKE_MAX_NODES]; /* node_probe calls, per peer */

@@ -1,7 +1,9 @@
 /*
  * test_part_idle — the idle part (core/runtime/idle.c) on a fake node: a peer that said
  * it is parked is woken once this node has stealable work, and only once, unless it
- * died meanwhile; a WAKE received wakes every part of the node.
+ * died meanwhile; a WAKE received wakes every part of the node; a thief this node turned
+ * away (its load query or steal request found nothing, victim.c) is woken the same way,
+ * one that found work is not.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +11,7 @@
 #include <cmocka.h>
 
 #include "core/net/proto.h"
+#include "core/base/wbuf.h"
 #include "core/runtime/parts.h"
 #include "fake_node.h"
 
@@ -63,12 +66,54 @@ static void dead_parked_peer_never_woken(void **state)
     fake_node_free(n);
 }
 
+static int deliver_u32s(struct node *n, uint32_t from, uint16_t type, uint32_t a, uint32_t b,
+                        int count)
+{
+    struct wbuf w;
+    wbuf_init(&w);
+    wbuf_put_u32(&w, a);
+    if (count > 1)
+        wbuf_put_u32(&w, b);
+    int rc = fake_node_deliver(n, from, type, w.data, w.len);
+    wbuf_fini(&w);
+    return rc;
+}
+
+/* Node 0 has nothing when peer 1 queries it and peer 2 asks it for tasks: both are
+ * woken once two tasks are stealable, and only once.  Peer 3, whose query found two
+ * stealable tasks, is not: it was not turned away. */
+static void turned_away_thieves_woken_once_work_is_stealable(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(0, 4, 2, NULL);
+    fake_node_add(n, &part_victim);
+    fake_node_add(n, &part_idle);
+    assert_int_equal(deliver_u32s(n, 1, MSG_LOAD_QUERY, 7, 0, 1), 0);
+    assert_int_equal(deliver_u32s(n, 2, MSG_STEAL_REQUEST, 8, 0, 2), 0);
+    fake_node_step(n); /* the request is answered in the victim's step: nothing */
+    assert_int_equal(fake_msgs(n, MSG_STEAL_GRANT), 1);
+    assert_int_equal(n->turned_away, 2);
+    assert_int_equal(fake_msgs(n, MSG_WAKE), 0);
+    fake_queue(n, NODE_SREADY, fake_task(1, true, 0, 0));
+    fake_queue(n, NODE_SREADY, fake_task(2, true, 0, 0));
+    assert_int_equal(deliver_u32s(n, 3, MSG_LOAD_QUERY, 9, 0, 1), 0);
+    assert_int_equal(n->turned_away, 2);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_WAKE), 2);
+    assert_int_equal(fake_msg(n, MSG_WAKE, 0)->peer, 1);
+    assert_int_equal(fake_msg(n, MSG_WAKE, 1)->peer, 2);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_WAKE), 2);
+    fake_node_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parked_peer_woken_once_work_is_stealable),
         cmocka_unit_test(wake_received_wakes_the_node),
         cmocka_unit_test(dead_parked_peer_never_woken),
+        cmocka_unit_test(turned_away_thieves_woken_once_work_is_stealable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
