@@ -33,9 +33,9 @@ PKGS     := libuv libsodium jansson avro-c zlib ncursesw
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-# SimGrid backs `jackdaw sim --engine simgrid` (core/sim/sim_sg.c), which loads libsimgrid
+# SimGrid backs `jackdaw sim --engine simgrid` (core/sim/sim_sg*.c), which loads libsimgrid
 # at run time in a child process: linked in, its ns-3 initialisers would cost every
-# jackdaw command 30 ms at start.  So only that file sees its headers, and nothing links
+# jackdaw command 30 ms at start.  So only those files see its headers, and nothing links
 # it; without libsimgrid-dev the engine refuses to run, and the rest builds as before.
 SG_CFLAGS := $(shell pkg-config --exists simgrid 2>/dev/null && \
                echo "-DJACKDAW_SIMGRID $$(pkg-config --cflags simgrid)")
@@ -78,7 +78,7 @@ $(BUILD)/jackdaw: $(MAIN_OBJ) $(BUILD)/libjackdaw.a
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/obj/core/sim/sim_sg.o: ALL_CFLAGS += $(SG_CFLAGS)
+$(BUILD)/obj/core/sim/sim_sg.o $(BUILD)/obj/core/sim/sim_sg_proc.o: ALL_CFLAGS += $(SG_CFLAGS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -1,5 +1,7 @@
 /*
- * sim_sg — the SimGrid engine (sim_sg.h says what it models and why a child process).
+ * sim_sg — the SimGrid engine's model (sim_sg.h says what it models and why it runs in
+ * a child process; sim_sg_proc.c is that process, which loads libsimgrid, calls
+ * sim_sg__simulate and carries its trace events and result back to the caller).
  *
  * Shape.  Every node is a SimGrid host with two actors: the node actor, which receives
  * the protocol's messages from its mailbox and handles them, and the thief, a coroutine
@@ -30,6 +32,10 @@
  *
  * The run's state is reached through one file-static pointer: SimGrid's actors start
  * from a bare function, and the child process runs one simulation.
+ *
+ * Owns the engine's names and refusals (sim_engine_parse, sim_sg_check: sim_sg.h,
+ * called by tools/cmd/sim_settings.c and sim_summary.c) and the simulation
+ * (sim_sg__simulate: sim_sg_proc.h, called by sim_sg_proc.c's child only).
  */
 #include "core/sim/sim_sg.h"
 
@@ -81,126 +87,23 @@ int sim_sg_check(const struct sim_config *cfg, const struct workload *wl, const 
 #endif
 }
 
-#ifndef JACKDAW_SIMGRID
+#ifdef JACKDAW_SIMGRID
 
-int sim_sg_run(const struct workload *wl, const struct sim_config *cfg, struct sim_result *out,
-               const char **why)
-{
-    memset(out, 0, sizeof *out);
-    return sim_sg_check(cfg, wl, why);
-}
-
-#else
-
-#include <dlfcn.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <simgrid/actor.h>
-#include <simgrid/comm.h>
-#include <simgrid/engine.h>
-#include <simgrid/host.h>
-#include <simgrid/mailbox.h>
-#include <simgrid/semaphore.h>
-#include <simgrid/version.h>
 
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
 #include "core/sim/sim_queue.h"
+#include "core/sim/sim_sg_proc.h"
 #include "core/policy/placement.h"
 #include "core/policy/steal.h"
 
-/* ---- libsimgrid, loaded in the child ------------------------------------------------ */
-
-/* The C API functions this engine calls, typed from SimGrid's own headers; never called
- * by name, so that nothing of ours links against libsimgrid. */
-#define SG_API(X)                                                                        \
-    X(init, simgrid_init) X(load_platform, simgrid_load_platform) X(run, simgrid_run)   \
-    X(clock, simgrid_get_clock) X(host_by_name, sg_host_by_name)                         \
-    X(actor_init, sg_actor_init) X(actor_start, sg_actor_start_)                         \
-    X(actor_set_data, sg_actor_set_data) X(self_data, sg_actor_self_get_data)           \
-    X(daemonize, sg_actor_daemonize) X(sleep_for, sg_actor_sleep_for)                    \
-    X(execute, sg_actor_execute) X(mailbox_by_name, sg_mailbox_by_name)                  \
-    X(set_receiver, sg_mailbox_set_receiver) X(put_async, sg_mailbox_put_async)         \
-    X(put, sg_mailbox_put) X(get, sg_mailbox_get)                                        \
-    X(comm_wait, sg_comm_wait) X(comm_wait_all, sg_comm_wait_all)                        \
-    X(comm_unref, sg_comm_unref) X(sem_init, sg_sem_init)                                \
-    X(sem_acquire, sg_sem_acquire) X(sem_release, sg_sem_release)
-
-static struct {
-#define X(member, symbol) __typeof__(&symbol) member;
-    SG_API(X)
-#undef X
-} sg;
-
-/* A failure's text in the child, sent to the parent. */
-static char child_why[256];
-
-/* Loads libsimgrid: the ABI of the headers we were built with, then whichever the
- * development package points at.  NULL, or why not. */
-static const char *sg_load(void)
-{
-    char soname[64];
-    snprintf(soname, sizeof soname, "libsimgrid.so.%d.%d", SIMGRID_VERSION_MAJOR,
-             SIMGRID_VERSION_MINOR);
-    void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        h = dlopen("libsimgrid.so", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(child_why, sizeof child_why, "cannot load SimGrid (%s): %s; install "
-                 "libsimgrid-dev, or run --engine des", soname, dlerror());
-        return child_why;
-    }
-    void *p;
-#define X(member, symbol)                                                                \
-    if (!(p = dlsym(h, #symbol))) {                                                      \
-        snprintf(child_why, sizeof child_why, "%s has no %s: not the SimGrid %d.%d this "  \
-                 "jackdaw was built for", soname, #symbol, SIMGRID_VERSION_MAJOR,        \
-                 SIMGRID_VERSION_MINOR);                                                 \
-        return child_why;                                                                \
-    }                                                                                    \
-    memcpy(&sg.member, &p, sizeof p);
-    SG_API(X)
-#undef X
-    return NULL;
-}
-
-/* ---- the pipe from the child to the parent ------------------------------------------- */
-
-enum wire_type { W_PUT = 1, W_SAMPLE, W_POLICY, W_END };
-
-struct wire_put {
-    uint32_t node;
-    int32_t kind, peer, status;
-    uint64_t task;
-    int64_t count, bytes, duration, wall;
-};
-
-struct wire_sample {
-    uint32_t node;
-    int64_t wall;
-    struct trace_sample s;
-};
-
-struct wire_policy {
-    uint32_t node;
-    int32_t reason;
-    int64_t wall;
-    char name[TRACE_TEXT_MAX];
-};
-
-struct wire_end {
-    int32_t rc;
-    struct sim_result r;
-    char why[256];
-};
+/* libsimgrid as the child loaded it (sim_sg_proc.c): borrowed for the process's life. */
+static const struct sim_sg_lib *sg;
 
 /* ---- the run's state ---------------------------------------------------------------- */
 
@@ -334,7 +237,7 @@ static struct sgsim *the;
 
 static double now(void)
 {
-    return sg.clock();
+    return sg->clock();
 }
 
 static uint32_t cores_of(const struct workload_task *t)
@@ -359,19 +262,9 @@ static void trace(uint32_t node, enum trace_kind kind, uint32_t task, int32_t pe
 {
     if (!traced(node))
         return;
-    struct wire_put w;
-    memset(&w, 0, sizeof w); /* the pipe carries every byte, padding too */
-    w.node = node;
-    w.kind = kind;
-    w.peer = peer;
-    w.status = status;
-    w.task = task == UINT32_MAX ? TRACE_NO_TASK : task_key(the->cfg->job, task);
-    w.count = count;
-    w.bytes = bytes;
-    w.duration = duration_ns;
-    w.wall = wall();
-    putc(W_PUT, the->wire);
-    fwrite(&w, sizeof w, 1, the->wire);
+    sim_sg__wire_put(the->wire, node, kind,
+                     task == UINT32_MAX ? TRACE_NO_TASK : task_key(the->cfg->job, task), peer,
+                     status, count, bytes, duration_ns, wall());
 }
 
 static void sample(uint32_t id)
@@ -379,11 +272,7 @@ static void sample(uint32_t id)
     if (!traced(id))
         return;
     struct node *n = &the->nodes[id];
-    struct wire_sample w;
-    memset(&w, 0, sizeof w);
-    w.node = id;
-    w.wall = wall();
-    w.s = (struct trace_sample){
+    struct trace_sample x = {
         .busy = (int32_t)n->busy, .slots = (int32_t)n->slots,
         .lreadyq = (int32_t)n->lready.n, .sreadyq = (int32_t)n->sready.n,
         .started = n->started, .ended = n->ended,
@@ -391,8 +280,7 @@ static void sample(uint32_t id)
         .steal_requests = n->steal_requests, .steal_fails = n->steal_fails,
         .fetches = n->fetches, .fetch_bytes = n->fetch_bytes, .busy_ns = n->busy_ns_done,
     };
-    putc(W_SAMPLE, the->wire);
-    fwrite(&w, sizeof w, 1, the->wire);
+    sim_sg__wire_sample(the->wire, id, &x, wall());
 }
 
 /* ---- effects ------------------------------------------------------------------------ */
@@ -434,7 +322,7 @@ static void send_msg(struct outbox *o, sg_mailbox_t to, struct msg *m, long byte
 {
     the->res->messages++;
     the->res->events++;
-    sg_comm_t c = sg.put_async(to, m, bytes);
+    sg_comm_t c = sg->put_async(to, m, bytes);
     if (o->n == o->cap && o->head) {
         memmove(o->v, o->v + o->head, (o->n - o->head) * sizeof *o->v);
         memmove(o->due, o->due + o->head, (o->n - o->head) * sizeof *o->due);
@@ -457,7 +345,7 @@ static void send_msg(struct outbox *o, sg_mailbox_t to, struct msg *m, long byte
 static void outbox_reap(struct outbox *o)
 {
     while (o->head < o->n && o->due[o->head] <= now())
-        sg.comm_wait(o->v[o->head++]);
+        sg->comm_wait(o->v[o->head++]);
     if (o->head == o->n)
         o->head = o->n = 0;
 }
@@ -465,7 +353,7 @@ static void outbox_reap(struct outbox *o)
 static void outbox_wait_all(struct outbox *o)
 {
     if (o->n > o->head)
-        sg.comm_wait_all(o->v + o->head, o->n - o->head);
+        sg->comm_wait_all(o->v + o->head, o->n - o->head);
     o->head = o->n = 0;
 }
 
@@ -474,7 +362,7 @@ static void outbox_wait_all(struct outbox *o)
 static void outbox_drop(struct outbox *o)
 {
     for (size_t i = o->head; i < o->n; i++)
-        sg.comm_unref(o->v[i]);
+        sg->comm_unref(o->v[i]);
     o->head = o->n = 0;
 }
 
@@ -498,11 +386,11 @@ static void monitor_main(int argc, char **argv);
  * its daemons at the end through their context, which a daemon that never ran lacks. */
 static void spawn_on(sg_host_t host, void (*code)(int, char **), void *data, bool daemon)
 {
-    sg_actor_t a = sg.actor_init("jackdaw", host);
-    sg.actor_set_data(a, data);
-    sg.actor_start(a, code, 0, NULL);
+    sg_actor_t a = sg->actor_init("jackdaw", host);
+    sg->actor_set_data(a, data);
+    sg->actor_start(a, code, 0, NULL);
     if (daemon)
-        sg.daemonize(a);
+        sg->daemonize(a);
 }
 
 static void spawn(uint32_t node, void (*code)(int, char **), void *data, bool daemon)
@@ -558,10 +446,10 @@ static void run_effects(struct outbox *out)
             spawn(f.node, monitor_main, (void *)(uintptr_t)f.node, false);
             break;
         case FX_THIEF:
-            sg.sem_release(the->nodes[f.node].thief_sem);
+            sg->sem_release(the->nodes[f.node].thief_sem);
             break;
         case FX_DONE:
-            sg.sem_release(the->done);
+            sg->sem_release(the->done);
             break;
         }
     }
@@ -915,18 +803,18 @@ static void receive_eagerly(char prefix, uint32_t id)
 {
     char name[32];
     snprintf(name, sizeof name, "%c%u", prefix, id);
-    sg.set_receiver(name);
+    sg->set_receiver(name);
 }
 
 static void node_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    uint32_t id = (uint32_t)(uintptr_t)sg.self_data();
+    uint32_t id = (uint32_t)(uintptr_t)sg->self_data();
     receive_eagerly('n', id);
     struct outbox out = {0};
     for (;;) {
         outbox_reap(&out);
-        struct msg *m = sg.get(the->nodes[id].mbox);
+        struct msg *m = sg->get(the->nodes[id].mbox);
         handle(id, m);
         run_effects(&out);
     }
@@ -952,14 +840,14 @@ static void backoff(uint32_t id, struct outbox *out)
             n->parked_listed = true;
         }
         run_effects(out);
-        sg.sem_acquire(n->thief_sem);
+        sg->sem_acquire(n->thief_sem);
         return;
     }
     n->state = TH_WAIT;
     run_effects(out);
     double wait = n->st.interval_ms / 1e3;
     the->res->events++;
-    sg.sleep_for(wait > 1e-9 ? wait : 1e-9);
+    sg->sleep_for(wait > 1e-9 ? wait : 1e-9);
     n->state = TH_BUSY;
 }
 
@@ -1002,13 +890,13 @@ struct thief {
 static void queries_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    const struct thief *th = sg.self_data();
+    const struct thief *th = sg->self_data();
     struct node *n = &the->nodes[th->id];
     struct outbox out = {0};
     for (uint32_t i = 0; i < th->k; i++)
         send_msg(&out, the->nodes[th->victims[i]].mbox, msg_new(M_QUERY, th->id, 0, i),
                  MSG_BYTES);
-    sg.sem_acquire(n->query_sem);
+    sg->sem_acquire(n->query_sem);
     outbox_drop(&out);
     free(out.v);
     free(out.due);
@@ -1036,11 +924,11 @@ static void attempt(struct thief *th, struct outbox *out)
     th->k = k;
     spawn(id, queries_main, th, true);
     for (uint32_t i = 0; i < k; i++) {
-        struct msg *r = sg.get(n->tmbox);
+        struct msg *r = sg->get(n->tmbox);
         loads[r->a] = r->b;
         free(r);
     }
-    sg.sem_release(n->query_sem);
+    sg->sem_release(n->query_sem);
     int best = steal_choose_victim(loads, k);
     if (best < 0) {
         n->steal_fails++;
@@ -1053,7 +941,7 @@ static void attempt(struct thief *th, struct outbox *out)
     trace(id, TRACE_STEAL_REQUEST, UINT32_MAX, (int32_t)v, 0, loads[best], 0, 0);
     post(id, v, M_STEAL_REQ, 0, 0);
     run_effects(out);
-    struct msg *g = sg.get(n->tmbox);
+    struct msg *g = sg->get(n->tmbox);
     outbox_wait_all(out); /* the request, and what the thief sent before */
     bool got = take_grant(id, v, g);
     free(g->tasks);
@@ -1070,7 +958,7 @@ static void attempt(struct thief *th, struct outbox *out)
 static void thief_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    struct thief *th = sg.self_data();
+    struct thief *th = sg->self_data();
     receive_eagerly('t', th->id);
     struct node *n = &the->nodes[th->id];
     struct outbox out = {0};
@@ -1079,7 +967,7 @@ static void thief_main(int argc, char **argv)
         outbox_reap(&out);
         if (the->left == 0 || !starving(n)) {
             n->state = TH_IDLE;
-            sg.sem_acquire(n->thief_sem); /* a poke made it busy */
+            sg->sem_acquire(n->thief_sem); /* a poke made it busy */
             continue;
         }
         attempt(th, &out);
@@ -1091,11 +979,11 @@ static void thief_main(int argc, char **argv)
 static void runner_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    uint32_t task = (uint32_t)(uintptr_t)sg.self_data();
+    uint32_t task = (uint32_t)(uintptr_t)sg->self_data();
     uint32_t id = the->tasks[task].at;
     the->res->events++;
     /* The host's speed is the node's: duration / speed seconds. */
-    sg.execute(the->wl->tasks[task].duration_s * REF_FLOPS);
+    sg->execute(the->wl->tasks[task].duration_s * REF_FLOPS);
     struct outbox out = {0};
     task_end(id, task);
     run_effects(&out);
@@ -1105,9 +993,9 @@ static void runner_main(int argc, char **argv)
 static void xfer_source_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    struct xfer *x = sg.self_data();
+    struct xfer *x = sg->self_data();
     the->res->events++;
-    sg.put(the->nodes[x->f->node].xmbox, x, (long)x->bytes);
+    sg->put(the->nodes[x->f->node].xmbox, x, (long)x->bytes);
 }
 
 /* A reader takes the first transfer to reach its node, which may be another reader's
@@ -1115,8 +1003,8 @@ static void xfer_source_main(int argc, char **argv)
 static void xfer_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    const struct xfer *mine = sg.self_data();
-    struct xfer *x = sg.get(the->nodes[mine->f->node].xmbox);
+    const struct xfer *mine = sg->self_data();
+    struct xfer *x = sg->get(the->nodes[mine->f->node].xmbox);
     struct fetch *f = x->f;
     /* As the daemons' data plane records a fetch: at its end, with its length. */
     trace(f->node, TRACE_DATA_FETCH, UINT32_MAX, (int32_t)x->src, 0, 0, (int64_t)x->bytes,
@@ -1170,12 +1058,12 @@ static void flds_monitor(uint32_t id)
 static void monitor_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    uint32_t id = (uint32_t)(uintptr_t)sg.self_data();
+    uint32_t id = (uint32_t)(uintptr_t)sg->self_data();
     struct outbox out = {0};
     bool again;
     do {
         the->res->events++;
-        sg.sleep_for(FLDS_MONITOR_MIN_S);
+        sg->sleep_for(FLDS_MONITOR_MIN_S);
         flds_monitor(id);
         /* Read before the effects: a task queued meanwhile starts a monitor of its own. */
         again = the->nodes[id].monitor_on;
@@ -1191,7 +1079,7 @@ static void sampler_main(int argc, char **argv)
         for (uint32_t i = 0; i < the->cfg->nodes; i++)
             sample(i);
         the->res->events++;
-        sg.sleep_for(the->cfg->sample_s);
+        sg->sleep_for(the->cfg->sample_s);
     }
 }
 
@@ -1223,7 +1111,7 @@ static void main_main(int argc, char **argv)
     }
     run_effects(&out);
     if (the->left)
-        sg.sem_acquire(the->done);
+        sg->sem_acquire(the->done);
     /* Its sends stay: the daemons that receive them outlive it and end with the run. */
 }
 
@@ -1243,12 +1131,13 @@ static void main_main(int argc, char **argv)
  */
 static const char *build_platform(const struct sim_config *cfg)
 {
+    static char platform_why[256];
     int fd = memfd_create("jackdaw-platform", 0);
     FILE *f = fd < 0 ? NULL : fdopen(fd, "w+");
     if (!f) {
-        snprintf(child_why, sizeof child_why, "cannot make the SimGrid platform: %s",
+        snprintf(platform_why, sizeof platform_why, "cannot make the SimGrid platform: %s",
                  strerror(errno));
-        return child_why;
+        return platform_why;
     }
     double bw = the->msg_Bps;
     fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM "
@@ -1270,14 +1159,14 @@ static const char *build_platform(const struct sim_config *cfg)
     }
     fprintf(f, "</zone>\n</platform>\n");
     if (fflush(f) != 0) {
-        snprintf(child_why, sizeof child_why, "cannot write the SimGrid platform: %s",
+        snprintf(platform_why, sizeof platform_why, "cannot write the SimGrid platform: %s",
                  strerror(errno));
         fclose(f);
-        return child_why;
+        return platform_why;
     }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    sg.load_platform(path);
+    sg->load_platform(path);
     fclose(f);
     return NULL;
 }
@@ -1303,17 +1192,17 @@ static void start_simgrid(uint32_t actors)
         NULL,
     };
     int argc = argv[7] ? 8 : 7;
-    sg.init(&argc, argv);
+    sg->init(&argc, argv);
 }
 
-/* ---- the child: one simulation ------------------------------------------------------ */
+/* ---- one simulation ------------------------------------------------------------------ */
 
-static int run(const struct workload *wl, const struct sim_config *cfg, FILE *wire,
-               struct sim_result *out, const char **why)
+int sim_sg__simulate(const struct sim_sg_lib *lib, const struct workload *wl,
+                     const struct sim_config *cfg, FILE *wire, struct sim_result *out,
+                     const char **why)
 {
     memset(out, 0, sizeof *out);
-    if ((*why = sg_load()) != NULL)
-        return -ENOTSUP;
+    sg = lib;
     struct sgsim s = {.wl = wl, .cfg = cfg, .res = out, .wire = cfg->sinks ? wire : NULL,
                       .left = wl->count, .rng = cfg->seed ? cfg->seed : 1,
                       .msg_Bps = cfg->bandwidth_Bps > 0 ? cfg->bandwidth_Bps : UNLIMITED_BPS};
@@ -1330,19 +1219,19 @@ static int run(const struct workload *wl, const struct sim_config *cfg, FILE *wi
     start_simgrid(actors > UINT32_MAX ? UINT32_MAX : (uint32_t)actors);
     if ((*why = build_platform(cfg)) != NULL)
         return -EIO;
-    s.done = sg.sem_init(0);
+    s.done = sg->sem_init(0);
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         struct node *n = &s.nodes[i];
         char name[32];
         snprintf(name, sizeof name, "n%u", i);
-        n->host = sg.host_by_name(name);
-        n->mbox = sg.mailbox_by_name(name);
+        n->host = sg->host_by_name(name);
+        n->mbox = sg->mailbox_by_name(name);
         snprintf(name, sizeof name, "d%u", i);
-        n->data = sg.host_by_name(name);
+        n->data = sg->host_by_name(name);
         snprintf(name, sizeof name, "x%u", i);
-        n->xmbox = sg.mailbox_by_name(name);
+        n->xmbox = sg->mailbox_by_name(name);
         snprintf(name, sizeof name, "t%u", i);
-        n->tmbox = sg.mailbox_by_name(name);
+        n->tmbox = sg->mailbox_by_name(name);
         n->speed = cfg->speeds ? cfg->speeds[i] : 1.0;
         n->slots = n->free_slots = cfg->node_slots ? cfg->node_slots[i] : cfg->slots;
         n->first_start = -1;
@@ -1351,16 +1240,9 @@ static int run(const struct workload *wl, const struct sim_config *cfg, FILE *wi
         placement_flds_init(&n->flds, &cfg->placement);
         u64map_init(&n->cache);
         trace(i, TRACE_NODE_UP, UINT32_MAX, -1, 0, n->slots, 0, 0);
-        if (traced(i)) {
-            struct wire_policy w;
-            memset(&w, 0, sizeof w);
-            w.node = i;
-            w.reason = -1;
-            w.wall = cfg->start_wall_ns;
-            snprintf(w.name, sizeof w.name, "%s", placement_policy_name(cfg->placement.policy));
-            putc(W_POLICY, wire);
-            fwrite(&w, sizeof w, 1, wire);
-        }
+        if (traced(i))
+            sim_sg__wire_policy(s.wire, i, placement_policy_name(cfg->placement.policy), -1,
+                                cfg->start_wall_ns);
     }
     for (uint32_t i = 0; i < wl->count; i++) {
         out->work_s += wl->tasks[i].duration_s * cores_of(&wl->tasks[i]);
@@ -1370,8 +1252,8 @@ static int run(const struct workload *wl, const struct sim_config *cfg, FILE *wi
     }
     /* The main actor first: actors start in the order they were made, so every thief
      * looks at queues the submission filled, as sim.c's first timers do. */
-    sg_actor_t main_actor = sg.actor_init("main", s.nodes[0].host);
-    sg.actor_start(main_actor, main_main, 0, NULL);
+    sg_actor_t main_actor = sg->actor_init("main", s.nodes[0].host);
+    sg->actor_start(main_actor, main_main, 0, NULL);
     for (uint32_t i = 0; i < cfg->nodes; i++)
         spawn(i, node_main, (void *)(uintptr_t)i, true);
     if (steals()) {
@@ -1380,14 +1262,14 @@ static int run(const struct workload *wl, const struct sim_config *cfg, FILE *wi
             th->id = i;
             th->victims = xcalloc(s.victims_max + 1, sizeof *th->victims);
             th->loads = xcalloc(s.victims_max + 1, sizeof *th->loads);
-            s.nodes[i].thief_sem = sg.sem_init(0);
-            s.nodes[i].query_sem = sg.sem_init(0);
+            s.nodes[i].thief_sem = sg->sem_init(0);
+            s.nodes[i].query_sem = sg->sem_init(0);
             spawn(i, thief_main, th, true);
         }
     }
     if (s.wire && cfg->sample_s > 0 && wl->count)
         spawn(0, sampler_main, NULL, true);
-    sg.run();
+    sg->run();
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         sample(i);
         trace(i, TRACE_NODE_DOWN, UINT32_MAX, -1, 0, 0, 0, 0);
@@ -1401,124 +1283,4 @@ static int run(const struct workload *wl, const struct sim_config *cfg, FILE *wi
     return 0;
 }
 
-static void child_main(const struct workload *wl, const struct sim_config *cfg, int fd)
-{
-    FILE *wire = fdopen(fd, "w");
-    if (!wire)
-        _exit(3);
-    setvbuf(wire, NULL, _IOFBF, 1 << 20);
-    struct wire_end end;
-    memset(&end, 0, sizeof end);
-    const char *why = NULL;
-    end.rc = run(wl, cfg, wire, &end.r, &why);
-    if (end.rc < 0 && why)
-        snprintf(end.why, sizeof end.why, "%s", why);
-    putc(W_END, wire);
-    fwrite(&end, sizeof end, 1, wire);
-    fflush(wire);
-    _exit(ferror(wire) ? 3 : 0);
-}
-
-/* ---- the parent ----------------------------------------------------------------------- */
-
-static char parent_why[512];
-
-/* Reads one record's body; false at a short read (the child died mid-way). */
-static bool read_body(FILE *in, void *body, size_t size)
-{
-    return fread(body, size, 1, in) == 1;
-}
-
-int sim_sg_run(const struct workload *wl, const struct sim_config *cfg, struct sim_result *out,
-               const char **why)
-{
-    memset(out, 0, sizeof *out);
-    int rc = sim_sg_check(cfg, wl, why);
-    if (rc < 0)
-        return rc;
-    int fds[2];
-    if (pipe(fds) < 0) {
-        *why = "cannot make a pipe to the SimGrid engine's process";
-        return -errno;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        int err = errno;
-        close(fds[0]);
-        close(fds[1]);
-        *why = "cannot start the SimGrid engine's process";
-        return -err;
-    }
-    if (pid == 0) {
-        /* A simulation nobody waits for stops: the parent killed, so is the child. */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-            _exit(3);
-        close(fds[0]);
-        child_main(wl, cfg, fds[1]);
-    }
-    close(fds[1]);
-    FILE *in = fdopen(fds[0], "r");
-    if (!in) {
-        close(fds[0]);
-        kill(pid, SIGKILL);
-    }
-    bool ended = false;
-    struct wire_end end;
-    for (int type; in && !ended && (type = getc(in)) != EOF;) {
-        if (type == W_PUT) {
-            struct wire_put w;
-            if (!read_body(in, &w, sizeof w))
-                break;
-            const struct trace_sink *k = cfg->sinks[w.node];
-            k->put(k->ctx, (enum trace_kind)w.kind, w.task, w.peer, w.status, w.count,
-                   w.bytes, w.duration, w.wall);
-        } else if (type == W_SAMPLE) {
-            struct wire_sample w;
-            if (!read_body(in, &w, sizeof w))
-                break;
-            const struct trace_sink *k = cfg->sinks[w.node];
-            k->sample(k->ctx, &w.s, w.wall);
-        } else if (type == W_POLICY) {
-            struct wire_policy w;
-            if (!read_body(in, &w, sizeof w))
-                break;
-            const struct trace_sink *k = cfg->sinks[w.node];
-            w.name[sizeof w.name - 1] = '\0';
-            k->policy(k->ctx, w.name, w.reason, w.wall);
-        } else if (type == W_END) {
-            ended = read_body(in, &end, sizeof end);
-            break;
-        } else {
-            break;
-        }
-    }
-    if (in)
-        fclose(in);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (!ended) {
-        if (WIFSIGNALED(status))
-            snprintf(parent_why, sizeof parent_why, "the SimGrid engine's process was "
-                     "killed by signal %d (SimGrid's messages, if any, are above)",
-                     WTERMSIG(status));
-        else
-            snprintf(parent_why, sizeof parent_why, "the SimGrid engine's process ended "
-                     "(status %d) without a result (SimGrid's messages, if any, are above)",
-                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        *why = parent_why;
-        return -EIO;
-    }
-    *out = end.r;
-    if (end.rc < 0) {
-        end.why[sizeof end.why - 1] = '\0';
-        snprintf(parent_why, sizeof parent_why, "%s", end.why);
-        *why = parent_why;
-    }
-    return end.rc;
-}
-
-#endif
+#endif /* JACKDAW_SIMGRID */
