@@ -22,6 +22,7 @@
 #include "core/policy/ctws.h"
 #include "core/policy/placement.h"
 #include "core/sim/sim_core.h"
+#include "core/sim/sim_inputs.h"
 
 /* ---- the event heap ------------------------------------------------------------- */
 
@@ -192,31 +193,17 @@ static int64_t inputs_at(struct sim *s, uint32_t task, uint32_t node)
 }
 
 
-/* The task's inputs as placement sees them (at most `max`; its parents' outputs where
- * they ran, then the objects it reads where they are), and their sum. */
+static uint32_t runner_of(const void *tasks, uint32_t task)
+{
+    return ((const struct task_state *)tasks)[task].runner;
+}
+
+/* The task's inputs as placement sees them (sim_inputs.h, shared with the SimGrid
+ * engine), and their sum. */
 uint32_t sim__inputs_of(const struct sim *s, uint32_t task, struct placement_object *out,
                           uint32_t max, uint64_t *sum)
 {
-    const struct workload_task *t = &s->wl->tasks[task];
-    uint32_t k = 0;
-    *sum = 0;
-    for (uint32_t i = 0; i < t->num_parents; i++) {
-        uint32_t p = t->parents[i];
-        uint64_t bytes = s->wl->tasks[p].output_bytes;
-        *sum += bytes;
-        if (bytes && k < max)
-            out[k++] = (struct placement_object){.node = s->tasks[p].runner, .bytes = bytes};
-    }
-    for (uint32_t i = 0; i < t->num_inputs; i++) {
-        uint32_t o = t->inputs[i];
-        const struct workload_object *obj = &s->wl->objects[o];
-        *sum += obj->bytes;
-        if (obj->bytes && k < max)
-            out[k++] = (struct placement_object){
-                .node = object_node(s, o),
-                .bytes = obj->bytes};
-    }
-    return k;
+    return sim__task_inputs(s->wl, s->cfg->nodes, runner_of, s->tasks, task, out, max, sum);
 }
 
 /* Whether some input of the task is neither on `node` nor cached there. */

@@ -97,6 +97,7 @@ int sim_sg_check(const struct sim_config *cfg, const struct workload *wl, const 
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
+#include "core/sim/sim_inputs.h"
 #include "core/sim/sim_queue.h"
 #include "core/sim/sim_sg_proc.h"
 #include "core/policy/placement.h"
@@ -465,34 +466,21 @@ static void run_effects(struct outbox *out)
 
 /* ---- placement and dispatch (sim.c's) ------------------------------------------------- */
 
+static uint32_t runner_of(const void *tasks, uint32_t task)
+{
+    return ((const struct task_state *)tasks)[task].runner;
+}
+
 static uint32_t object_node(uint32_t o)
 {
-    const struct workload_object *obj = &the->wl->objects[o];
-    return obj->producer ? the->tasks[obj->producer - 1].runner
-                         : workload_object_node(the->wl, o, the->cfg->nodes);
+    return sim__object_node(the->wl, the->cfg->nodes, runner_of, the->tasks, o);
 }
 
 static uint32_t inputs_of(uint32_t task, struct placement_object *out, uint32_t max,
                           uint64_t *sum)
 {
-    const struct workload_task *t = &the->wl->tasks[task];
-    uint32_t k = 0;
-    *sum = 0;
-    for (uint32_t i = 0; i < t->num_parents; i++) {
-        uint32_t p = t->parents[i];
-        uint64_t bytes = the->wl->tasks[p].output_bytes;
-        *sum += bytes;
-        if (bytes && k < max)
-            out[k++] = (struct placement_object){.node = the->tasks[p].runner, .bytes = bytes};
-    }
-    for (uint32_t i = 0; i < t->num_inputs; i++) {
-        uint32_t o = t->inputs[i];
-        uint64_t bytes = the->wl->objects[o].bytes;
-        *sum += bytes;
-        if (bytes && k < max)
-            out[k++] = (struct placement_object){.node = object_node(o), .bytes = bytes};
-    }
-    return k;
+    return sim__task_inputs(the->wl, the->cfg->nodes, runner_of, the->tasks, task, out, max,
+                            sum);
 }
 
 static double est_length(const struct node *n, uint32_t task)
