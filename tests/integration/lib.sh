@@ -11,6 +11,7 @@
 #     any process whose command line names $T, by PID), never anything by name;
 #   - fail "msg", note "msg", expect_code WANT GOT "what", wait_until SECONDS CMD...;
 #   - jd_run (a `jackdaw run` whose logs are kept in $T), check_records, cluster_field;
+#   - jd_sim / jd_sim_ok (a `jackdaw sim`, its output in $T), jd_trace_verify;
 #   - checks on exit: any ASan / LSan / UBSan / ThreadSanitizer report in a file
 #     under $T (daemon logs, captured client output) fails the test, and so does any
 #     WARN or ERROR line of a daemon log that LOG_ALLOW does not match, or a process
@@ -242,6 +243,29 @@ jd_run() {
         cat "$T/$label.err" >&2
     fi
     return 0
+}
+
+# jd_sim LABEL [sim arguments...] : `jackdaw sim` (no daemon), stdout in $T/LABEL.out,
+# stderr in $T/LABEL.err; sets SIM_RC.
+jd_sim() {
+    local label=$1
+    shift
+    SIM_RC=0
+    timeout -k 5 120 "$JACKDAW" sim "$@" >"$T/$label.out" 2>"$T/$label.err" || SIM_RC=$?
+}
+
+# jd_sim_ok LABEL [sim arguments...] : jd_sim, failing the test with its stderr unless
+# it exits 0.
+jd_sim_ok() {
+    jd_sim "$@"
+    [ "$SIM_RC" -eq 0 ] || { cat "$T/$1.err" >&2; fail "sim $1: exit code $SIM_RC"; }
+}
+
+# jd_trace_verify LABEL WORKLOAD : `jackdaw trace verify` of the trace $T/LABEL.avro
+# against WORKLOAD, its output in $T/LABEL.verify, failing the test with it.
+jd_trace_verify() {
+    "$JACKDAW" trace verify "$T/$1.avro" --workload "$2" >"$T/$1.verify" 2>&1 ||
+        { cat "$T/$1.verify" >&2; fail "trace verify of $1's trace"; }
 }
 
 # check_records WORKLOAD RECORDS [options] : check_records.py, failing the test on error.

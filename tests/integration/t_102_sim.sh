@@ -11,14 +11,6 @@
 # No daemon is started; nothing here depends on timing.
 . "$(dirname "$0")/lib.sh"
 
-# sim NAME ARGS... : `jackdaw sim ARGS`, its output in $T/NAME.out and .err; sets SIM_RC.
-sim() {
-    local name=$1
-    shift
-    timeout -k 5 120 "$JACKDAW" sim "$@" >"$T/$name.out" 2>"$T/$name.err"
-    SIM_RC=$?
-}
-
 # header FILE : the trace's run header (the container's jackdaw.header), as JSON.
 header() {
     "$PY" - "$1" <<'EOF_PY'
@@ -72,8 +64,7 @@ for shape in bot fanin fanout pipeline allpairs; do
     tasks=$(grep -c '"id"' "$wl")
     for nodes in $NODES_LIST; do
         run="$shape-$nodes"
-        sim "$run" "$wl" --nodes "$nodes" --slots "$SLOTS" "${extra[@]}" --trace "$T/$run.avro" --json
-        [ "$SIM_RC" -eq 0 ] || { cat "$T/$run.err" >&2; fail "sim $run: exit code $SIM_RC"; }
+        jd_sim_ok "$run" "$wl" --nodes "$nodes" --slots "$SLOTS" "${extra[@]}" --trace "$T/$run.avro" --json
         "$PY" - "$T/$run.out" "$tasks" "$nodes" <<'EOF_PY' || fail "sim $run: --json summary is wrong: $(cat "$T/$run.out")"
 import json, sys
 s = json.loads(open(sys.argv[1]).read())
@@ -86,8 +77,7 @@ for k in ("throughput_tps", "ideal_s", "mode", "events", "events_per_s", "wall_s
           "steal_attempts", "steals_ok", "tasks_stolen", "bytes_moved"):
     assert k in s, k
 EOF_PY
-        "$JACKDAW" trace verify "$T/$run.avro" --workload "$wl" >"$T/$run.verify" 2>&1 ||
-            { cat "$T/$run.verify" >&2; fail "trace verify of sim $run's trace"; }
+        jd_trace_verify "$run" "$wl"
         header "$T/$run.avro" >"$T/$run.header" || fail "sim $run: cannot read the trace header"
         "$PY" - "$T/$run.header" "$nodes" "$wl" <<'EOF_PY' || fail "sim $run: trace header is wrong: $(cat "$T/$run.header")"
 import json, sys
@@ -127,7 +117,7 @@ done
 # The same seed twice: the same summary but for wall time, and the same events.  The
 # flags given go to the header's node_args, as a real run's daemons' flags do.
 for i in 1 2; do
-    sim "again-$i" "$T/fanout.jsonl" --nodes 5 --slots "$SLOTS" --seed 3 --latency 50us --json \
+    jd_sim "again-$i" "$T/fanout.jsonl" --nodes 5 --slots "$SLOTS" --seed 3 --latency 50us --json \
         --placement mlb --steal random1 --trace "$T/again-$i.avro"
     expect_code 0 "$SIM_RC" "sim --seed 3 (run $i)"
     sed -E 's/"(wall_s|events_per_s)":[^,}]*,?//g' "$T/again-$i.out" >"$T/again-$i.stable"
@@ -152,17 +142,14 @@ note "same seed: same summary and events"
 # trace says who stole (LW: the workers' requests all go to node 0).
 for policy in a2ws daws+a2ws parsec lw ctws auto; do
     if [ "$policy" = auto ]; then flags=(--placement auto); else flags=(--policy "$policy"); fi
-    sim "pol-$policy" "$T/fanout.jsonl" --nodes 5 --slots "$SLOTS" --speeds C1 "${flags[@]}" \
+    jd_sim_ok "pol-$policy" "$T/fanout.jsonl" --nodes 5 --slots "$SLOTS" --speeds C1 "${flags[@]}" \
         --trace "$T/pol-$policy.avro" --json
-    [ "$SIM_RC" -eq 0 ] || { cat "$T/pol-$policy.err" >&2; fail "sim ${flags[*]}: exit code $SIM_RC"; }
     "$PY" - "$T/pol-$policy.out" <<'EOF_PY' || fail "sim ${flags[*]}: $(cat "$T/pol-$policy.out")"
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["tasks_done"] == s["tasks"] == 200, s
 EOF_PY
-    "$JACKDAW" trace verify "$T/pol-$policy.avro" --workload "$T/fanout.jsonl" \
-        >"$T/pol-$policy.verify" 2>&1 ||
-        { cat "$T/pol-$policy.verify" >&2; fail "trace verify of sim ${flags[*]}"; }
+    jd_trace_verify "pol-$policy" "$T/fanout.jsonl"
 done
 "$JACKDAW" trace cat "$T/pol-lw.avro" >"$T/pol-lw.cat" || fail "trace cat pol-lw"
 grep -q STEAL_REQUEST "$T/pol-lw.cat" || fail "sim --policy lw: no request to the leader"
@@ -171,35 +158,35 @@ if grep STEAL_REQUEST "$T/pol-lw.cat" | grep -qv "peer=0 "; then
 fi
 note "policies a2ws, daws+a2ws, parsec, lw, ctws and placement auto: ok"
 # A2WS vectors that would not fit: the usage error, naming what to change.
-sim a2wsbig "$T/bot.jsonl" --policy a2ws --nodes 1100000
+jd_sim a2wsbig "$T/bot.jsonl" --policy a2ws --nodes 1100000
 expect_code 2 "$SIM_RC" "sim --policy a2ws --nodes 1100000"
 grep -q "jackdaw sim: .*A2WS.*--radius" "$T/a2wsbig.err" || fail "sim --policy a2ws --nodes 1100000: $(cat "$T/a2wsbig.err")"
 # Parts that do not fit together: refused as run refuses them.
-sim parts "$T/bot.jsonl" --victims token --amount a2ws
+jd_sim parts "$T/bot.jsonl" --victims token --amount a2ws
 expect_code 2 "$SIM_RC" "sim --victims token --amount a2ws"
 grep -q "token" "$T/parts.err" || fail "sim --victims token --amount a2ws: $(cat "$T/parts.err")"
 # A placement it does not know at all: refused as run refuses it.
-sim placement2 "$T/bot.jsonl" --placement nowhere
+jd_sim placement2 "$T/bot.jsonl" --placement nowhere
 expect_code 2 "$SIM_RC" "sim --placement nowhere"
 grep -q "nowhere" "$T/placement2.err" || fail "sim --placement nowhere: $(cat "$T/placement2.err")"
 
 # An existing trace is never overwritten: it is kept as FILE.old, as `jackdaw run` does.
 echo keep >"$T/exists.avro"
-sim exists "$T/bot.jsonl" --trace "$T/exists.avro"
+jd_sim exists "$T/bot.jsonl" --trace "$T/exists.avro"
 expect_code 0 "$SIM_RC" "sim --trace to an existing file"
 grep -qF "$T/exists.avro.old" "$T/exists.err" || fail "sim --trace exists: $(cat "$T/exists.err")"
 [ "$(cat "$T/exists.avro.old")" = keep ] || fail "sim --trace lost the existing file"
 "$JACKDAW" trace verify "$T/exists.avro" >/dev/null || fail "sim --trace over an old file: no trace"
 
 # A missing workload: bad input, naming the file.
-sim missing "$T/nope.jsonl" --nodes 3
+jd_sim missing "$T/nope.jsonl" --nodes 3
 expect_code 3 "$SIM_RC" "sim of a missing workload"
 grep -qF "$T/nope.jsonl" "$T/missing.err" || fail "sim of a missing workload: $(cat "$T/missing.err")"
 
 # Bad flag values: the usage error, naming the flag.
-sim badlat "$T/bot.jsonl" --latency fast
+jd_sim badlat "$T/bot.jsonl" --latency fast
 expect_code 2 "$SIM_RC" "sim --latency fast"
 grep -q -- "--latency 'fast'" "$T/badlat.err" || fail "sim --latency fast: $(cat "$T/badlat.err")"
-sim badnodes "$T/bot.jsonl" --nodes 0
+jd_sim badnodes "$T/bot.jsonl" --nodes 0
 expect_code 2 "$SIM_RC" "sim --nodes 0"
 note "refusals: ok"

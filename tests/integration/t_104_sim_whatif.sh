@@ -20,14 +20,6 @@
 
 BOUND=0.40
 
-# sim NAME ARGS... : `jackdaw sim ARGS`, its output in $T/NAME.out and .err; sets SIM_RC.
-sim() {
-    local name=$1
-    shift
-    SIM_RC=0
-    timeout -k 5 120 "$JACKDAW" sim "$@" >"$T/$name.out" 2>"$T/$name.err" || SIM_RC=$?
-}
-
 "$JACKDAW" gen fanin --tasks 60 --degree 3 --duration-s 0.05-0.15 --output-bytes 200000-400000 \
     --seed 5 -o "$T/fanin.jsonl" || fail "jackdaw gen fanin failed"
 jd_run real "$T/fanin.jsonl" --nodes 3 --slots 2 --bandwidth 1Gbit --json \
@@ -39,7 +31,7 @@ timeout -k 5 60 "$JACKDAW" report "$T/real.avro" --format json -o "$T/report.jso
     2>"$T/report.err" || fail "report exited $?: $(cat "$T/report.err")"
 
 # ---- 1. the reproduction --------------------------------------------------------------
-sim from "--from" "$T/real.avro" --json
+jd_sim from "--from" "$T/real.avro" --json
 expect_code 0 "$SIM_RC" "sim --from (stderr: $(cat "$T/from.err"))"
 "$PY" - "$T/from.out" "$T/report.json" "$BOUND" <<'EOF_PY' ||
     fail "sim --from: $(cat "$T/from.out")"
@@ -62,7 +54,7 @@ EOF_PY
 note "reproduction: ok"
 
 # ---- 2. an alternative ----------------------------------------------------------------
-sim mdl --from "$T/real.avro" --placement mdl --json
+jd_sim mdl --from "$T/real.avro" --placement mdl --json
 expect_code 0 "$SIM_RC" "sim --from --placement mdl (stderr: $(cat "$T/mdl.err"))"
 "$PY" - "$T/mdl.out" <<'EOF_PY' ||
     fail "sim --from --placement mdl: $(cat "$T/mdl.out")"
@@ -75,7 +67,7 @@ assert alt["bytes_moved"] != rep["bytes_moved"], (alt["bytes_moved"], rep["bytes
 change = 100 * (alt["makespan_s"] - d["recorded"]["makespan_s"]) / d["recorded"]["makespan_s"]
 assert abs(change - alt["change_pct"]) < 1e-6, (change, alt["change_pct"])
 EOF_PY
-sim mdltext --from "$T/real.avro" --placement mdl --trace "$T/mdl.avro"
+jd_sim mdltext --from "$T/real.avro" --placement mdl --trace "$T/mdl.avro"
 expect_code 0 "$SIM_RC" "sim --from --placement mdl (text)"
 grep -q "reproduces the recorded run within" "$T/mdltext.out" || fail "no reproduction line: $(cat "$T/mdltext.out")"
 grep -q "^  alternative .*--placement mdl" "$T/mdltext.out" || fail "no alternative line: $(cat "$T/mdltext.out")"
@@ -83,7 +75,7 @@ grep -q "^  alternative .*--placement mdl" "$T/mdltext.out" || fail "no alternat
 note "alternative: ok"
 
 # ---- 3. a simulated run replays exactly ------------------------------------------------
-sim again --from "$T/mdl.avro" --json
+jd_sim again --from "$T/mdl.avro" --json
 expect_code 0 "$SIM_RC" "sim --from a simulated trace (stderr: $(cat "$T/again.err"))"
 "$PY" - "$T/again.out" <<'EOF_PY' ||
     fail "a simulated trace does not replay exactly: $(cat "$T/again.out")"
@@ -95,9 +87,9 @@ EOF_PY
 note "simulated trace: replayed exactly"
 
 # Nodes of different sizes (--slots a,b,c) are recorded per node and replayed so.
-sim uneven "$T/fanin.jsonl" --nodes 3 --slots 1,2,4 --bandwidth 1Gbit --trace "$T/uneven.avro" --json
+jd_sim uneven "$T/fanin.jsonl" --nodes 3 --slots 1,2,4 --bandwidth 1Gbit --trace "$T/uneven.avro" --json
 expect_code 0 "$SIM_RC" "sim --slots 1,2,4 (stderr: $(cat "$T/uneven.err"))"
-sim uneven-again --from "$T/uneven.avro" --json
+jd_sim uneven-again --from "$T/uneven.avro" --json
 expect_code 0 "$SIM_RC" "sim --from a run of uneven nodes (stderr: $(cat "$T/uneven-again.err"))"
 "$PY" - "$T/uneven.out" "$T/uneven-again.out" <<'EOF_PY' ||
     fail "uneven nodes: $(cat "$T/uneven.out" "$T/uneven-again.out")"
@@ -112,20 +104,20 @@ note "uneven nodes: 1, 2 and 4 slots recorded and replayed exactly"
 
 # ---- 4. refusals ---------------------------------------------------------------------
 { cat "$T/fanin.jsonl"; echo '{"id":"extra","kind":"sleep","duration_s":0.1}'; } >"$T/other.jsonl"
-sim digest --from "$T/real.avro" --workload "$T/other.jsonl"
+jd_sim digest --from "$T/real.avro" --workload "$T/other.jsonl"
 expect_code 3 "$SIM_RC" "sim --from with another workload"
 grep -qF "$T/other.jsonl" "$T/digest.err" || fail "another workload: $(cat "$T/digest.err")"
 grep -q "digest" "$T/digest.err" || fail "another workload, no digest named: $(cat "$T/digest.err")"
-sim notrace --from "$T/nope.avro"
+jd_sim notrace --from "$T/nope.avro"
 expect_code 3 "$SIM_RC" "sim --from a missing trace"
 grep -qF "$T/nope.avro" "$T/notrace.err" || fail "missing trace: $(cat "$T/notrace.err")"
-sim nowl --from "$T/real.avro" --workload "$T/nope.jsonl"
+jd_sim nowl --from "$T/real.avro" --workload "$T/nope.jsonl"
 expect_code 3 "$SIM_RC" "sim --from a missing workload"
 grep -qF "$T/nope.jsonl" "$T/nowl.err" || fail "missing workload: $(cat "$T/nowl.err")"
 note "refusals: ok"
 
 # ---- 5. a sweep ----------------------------------------------------------------------
-sim sweep --from "$T/real.avro" --sweep threshold=0,0.5,inf --trace "$T/sw"
+jd_sim sweep --from "$T/real.avro" --sweep threshold=0,0.5,inf --trace "$T/sw"
 expect_code 0 "$SIM_RC" "sim --sweep (stderr: $(cat "$T/sweep.err"))"
 rows=$(grep -cE '^  (0|0\.5|inf) +[0-9.]+ s ' "$T/sweep.out")
 [ "$rows" -eq 3 ] || fail "--sweep printed $rows rows, not 3: $(cat "$T/sweep.out")"
@@ -136,18 +128,18 @@ timeout -k 5 120 "$JACKDAW" compare "$T/sw-0.avro" "$T/sw-0.5.avro" "$T/sw-inf.a
     -o "$T/sweep.html" 2>"$T/compare.err" ||
     fail "compare of the sweep's traces exited $?: $(cat "$T/compare.err")"
 grep -q "<svg\|<table" "$T/sweep.html" || fail "compare wrote no table"
-sim sweepjson "$T/fanin.jsonl" --nodes 3 --slots 2 --sweep threshold=0,0.5,inf --json
+jd_sim sweepjson "$T/fanin.jsonl" --nodes 3 --slots 2 --sweep threshold=0,0.5,inf --json
 expect_code 0 "$SIM_RC" "sim --sweep --json"
 "$PY" -c 'import json, sys
 rows = json.load(open(sys.argv[1]))
 assert [r["value"] for r in rows] == ["0", "0.5", "inf"], rows
 assert all(r["param"] == "threshold" and r["tasks_done"] == 60 for r in rows), rows' \
     "$T/sweepjson.out" || fail "--sweep --json: $(cat "$T/sweepjson.out")"
-sim bogus --from "$T/real.avro" --sweep bogus=1
+jd_sim bogus --from "$T/real.avro" --sweep bogus=1
 expect_code 2 "$SIM_RC" "sim --sweep bogus=1"
 grep -q "bogus" "$T/bogus.err" || fail "--sweep bogus=1: $(cat "$T/bogus.err")"
 [ ! -s "$T/bogus.out" ] || fail "--sweep bogus=1 printed a summary: $(cat "$T/bogus.out")"
-sim badvalue --from "$T/real.avro" --sweep threshold=0,fast
+jd_sim badvalue --from "$T/real.avro" --sweep threshold=0,fast
 expect_code 2 "$SIM_RC" "sim --sweep threshold=0,fast"
 grep -q "threshold.*fast" "$T/badvalue.err" || fail "--sweep threshold=0,fast: $(cat "$T/badvalue.err")"
 [ ! -s "$T/badvalue.out" ] || fail "a bad sweep value still simulated: $(cat "$T/badvalue.out")"

@@ -10,20 +10,12 @@
 # No daemon is started; nothing here depends on timing.
 . "$(dirname "$0")/lib.sh"
 
-# sim NAME ARGS... : `jackdaw sim ARGS`, its output in $T/NAME.out and .err; sets SIM_RC.
-sim() {
-    local name=$1
-    shift
-    timeout -k 5 120 "$JACKDAW" sim "$@" >"$T/$name.out" 2>"$T/$name.err"
-    SIM_RC=$?
-}
-
 "$JACKDAW" gen bot --tasks 240 --duration 0.002-0.02 --seed 5 -o "$T/bot.jsonl" ||
     fail "jackdaw gen bot failed"
 "$JACKDAW" gen fanout --tasks 240 --degree 3 --duration 0.005-0.02 --output-bytes 100000 \
     --seed 5 -o "$T/fanout.jsonl" || fail "jackdaw gen fanout failed"
 
-sim probe "$T/bot.jsonl" --nodes 2 --engine simgrid
+jd_sim probe "$T/bot.jsonl" --nodes 2 --engine simgrid
 if [ "$SIM_RC" -ne 0 ]; then
     grep -qi "simgrid" "$T/probe.err" || fail "sim --engine simgrid: exit $SIM_RC: $(cat "$T/probe.err")"
     skip "SimGrid cannot run here: $(head -1 "$T/probe.err")"
@@ -36,11 +28,9 @@ for shape in bot fanout; do
         2>"$T/$shape.bound.err" || { cat "$T/$shape.bound.err" >&2; fail "bound of $shape"; }
     for engine in des simgrid; do
         run="$shape-$engine"
-        sim "$run" "$wl" --nodes 4 --slots 2 --bandwidth 1Gbit --engine "$engine" --json \
+        jd_sim_ok "$run" "$wl" --nodes 4 --slots 2 --bandwidth 1Gbit --engine "$engine" --json \
             --trace "$T/$run.avro"
-        [ "$SIM_RC" -eq 0 ] || { cat "$T/$run.err" >&2; fail "sim $run: exit code $SIM_RC"; }
-        "$JACKDAW" trace verify "$T/$run.avro" --workload "$wl" >"$T/$run.verify" 2>&1 ||
-            { cat "$T/$run.verify" >&2; fail "trace verify of sim $run's trace"; }
+        jd_trace_verify "$run" "$wl"
         "$JACKDAW" trace cat "$T/$run.avro" --json >"$T/$run.cat" || fail "trace cat of $run"
         "$PY" - "$T/$run.out" "$T/$run.cat" "$T/$shape.bound" "$tasks" "$engine" <<'EOF_PY' ||
 import json, sys
@@ -72,7 +62,7 @@ EOF_PY
 done
 
 # Several SimGrid simulations in one command: a sweep, and a DES run replayed on SimGrid.
-sim sweep "$T/bot.jsonl" --engine simgrid --sweep nodes=2,3,4 --json
+jd_sim sweep "$T/bot.jsonl" --engine simgrid --sweep nodes=2,3,4 --json
 expect_code 0 "$SIM_RC" "sim --engine simgrid --sweep nodes=2,3,4"
 "$PY" - "$T/sweep.out" <<'EOF_PY' || fail "sim --engine simgrid --sweep: $(cat "$T/sweep.out")"
 import json, sys
@@ -81,7 +71,7 @@ assert [r["value"] for r in rows] == ["2", "3", "4"], rows
 assert all(r["engine"] == "simgrid" and r["tasks_done"] == r["tasks"] for r in rows), rows
 assert rows[0]["makespan_s"] > rows[2]["makespan_s"], rows
 EOF_PY
-sim whatif --from "$T/bot-des.avro" --engine simgrid --json
+jd_sim whatif --from "$T/bot-des.avro" --engine simgrid --json
 expect_code 0 "$SIM_RC" "sim --from a DES trace --engine simgrid"
 "$PY" - "$T/whatif.out" <<'EOF_PY' || fail "sim --from --engine simgrid: $(cat "$T/whatif.out")"
 import json, sys
@@ -93,10 +83,10 @@ EOF_PY
 note "sweep and what-if on SimGrid: ok"
 
 # Refusals: an unknown engine, and what SimGrid does not model, each naming it.
-sim bogus "$T/bot.jsonl" --engine ns3
+jd_sim bogus "$T/bot.jsonl" --engine ns3
 expect_code 2 "$SIM_RC" "sim --engine ns3"
 grep -q "engine 'ns3'" "$T/bogus.err" || fail "sim --engine ns3: $(cat "$T/bogus.err")"
-sim a2ws "$T/bot.jsonl" --engine simgrid --policy a2ws
+jd_sim a2ws "$T/bot.jsonl" --engine simgrid --policy a2ws
 expect_code 2 "$SIM_RC" "sim --engine simgrid --policy a2ws"
 grep -qi "a2ws" "$T/a2ws.err" || fail "sim --engine simgrid --policy a2ws: $(cat "$T/a2ws.err")"
 note "refusals: ok"
