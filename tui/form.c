@@ -527,7 +527,7 @@ int form_plan(struct form *f, struct form_plan *p, char **cause)
         rc = plan_workload(f, p, cause);
     if (rc < 0)
         return rc;
-    int m = client_submit_mode_parse(form_value(f, FF_MODE));
+    int m = submit_mode_parse(form_value(f, FF_MODE));
     p->mode = m < 0 ? SUBMIT_HASHED : (enum submit_mode)m;
     char wl[96];
     if (p->generate)

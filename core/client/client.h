@@ -21,21 +21,10 @@
 #include <uv.h>
 
 #include "core/model/cluster.h"
+#include "core/model/submit_mode.h"
 #include "core/model/workload.h"
 #include "core/net/auth.h"
 #include "core/net/proto.h"
-
-enum submit_mode {
-    SUBMIT_HASHED = 0,      /* each task to its metadata owner: task and record together */
-    SUBMIT_ONE = 1,         /* every task to node 0: only stealing spreads them */
-    SUBMIT_ROUNDROBIN = 2,  /* task i to node i mod N */
-    /* Owner computes: each task to the node that holds its first input object (the
-     * data it updates, in the tiled generators), as PaRSEC places work by the 2D
-     * block-cyclic distribution (paper 004); a task without a placed input is hashed. */
-    SUBMIT_DATA = 3,
-};
-int client_submit_mode_parse(const char *name);
-const char *client_submit_mode_name(enum submit_mode mode);
 
 struct client;
 

@@ -599,11 +599,11 @@ int job_submit(const char *who, const struct job_options *o)
                        f.t_submit);
     if (!o->wait) {
         printf("submitted job %u: %u tasks from '%s' (%s)\n", job, o->wl->count, o->workload_path,
-               client_submit_mode_name(o->mode));
+               submit_mode_name(o->mode));
         goto out;
     }
     code = follow_to_end(who, c, &f, o->quiet, o->json, o->timeout_s,
-                         client_submit_mode_name(o->mode), o->cluster_path);
+                         submit_mode_name(o->mode), o->cluster_path);
     if (o->outputs && (code == 0 || code == EXIT_RUN_FAILED)) {
         int got = fetch_outputs(who, c, &f, o->outputs, o->keep, o->json);
         if (got && !code)

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <zlib.h>
 
@@ -76,25 +75,6 @@ _Static_assert(SUBMIT_CHUNK_BYTES + WORKLOAD_MAX_CMD + 20ull * WORKLOAD_MAX_DEGR
                    FRAME_MAX_BODY,
                "a SUBMIT message closed past SUBMIT_CHUNK_BYTES fits in a frame");
 _Static_assert(WORKLOAD_MAX_CMD < PROTO_MAX_STRING, "a daemon takes every command we send");
-
-int client_submit_mode_parse(const char *name)
-{
-    if (strcasecmp(name, "hashed") == 0)
-        return SUBMIT_HASHED;
-    if (strcasecmp(name, "one") == 0)
-        return SUBMIT_ONE;
-    if (strcasecmp(name, "roundrobin") == 0)
-        return SUBMIT_ROUNDROBIN;
-    if (strcasecmp(name, "data") == 0)
-        return SUBMIT_DATA;
-    return -1;
-}
-
-const char *client_submit_mode_name(enum submit_mode mode)
-{
-    static const char *names[] = {"hashed", "one", "roundrobin", "data"};
-    return (unsigned)mode <= SUBMIT_DATA ? names[mode] : "unknown";
-}
 
 static uint32_t target(const struct client *c, const struct workload *wl,
                        enum submit_mode mode, uint64_t key, uint32_t i)

@@ -126,7 +126,7 @@ static int run_main(int argc, char **argv)
     int retries;
     if (job_parse_retries("run", retries_text, &retries))
         return EXIT_USAGE;
-    int m = client_submit_mode_parse(mode);
+    int m = submit_mode_parse(mode);
     if (m < 0) {
         fprintf(stderr, "jackdaw run: unknown --mode '%s' (hashed, one, roundrobin, data)\n", mode);
         return EXIT_USAGE;

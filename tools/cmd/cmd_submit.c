@@ -64,7 +64,7 @@ static int submit_main(int argc, char **argv)
                         "the final outputs: give --outputs\n");
         return EXIT_USAGE;
     }
-    int m = client_submit_mode_parse(mode);
+    int m = submit_mode_parse(mode);
     if (m < 0) {
         fprintf(stderr, "jackdaw submit: unknown --mode '%s' (hashed, one, roundrobin, data)\n", mode);
         return EXIT_USAGE;

@@ -143,7 +143,7 @@ static int parse_latency(const char *text, double *out)
 /* The mode as run spells it, plus "round-robin"; the data mode is not modelled. */
 static int parse_mode(const char *text, struct sim_plan *p, char **cause)
 {
-    int m = strcmp(text, "round-robin") == 0 ? SUBMIT_ROUNDROBIN : client_submit_mode_parse(text);
+    int m = strcmp(text, "round-robin") == 0 ? SUBMIT_ROUNDROBIN : submit_mode_parse(text);
     if (m < 0) {
         *cause = xasprintf("unknown --mode '%s' (hashed, one, roundrobin)", text);
         return -EINVAL;
@@ -155,7 +155,7 @@ static int parse_mode(const char *text, struct sim_plan *p, char **cause)
     }
     p->cfg.submit = m == SUBMIT_ONE ? SIM_SUBMIT_ONE
                     : m == SUBMIT_ROUNDROBIN ? SIM_SUBMIT_ROUND_ROBIN : SIM_SUBMIT_HASHED;
-    p->mode_name = client_submit_mode_name((enum submit_mode)m);
+    p->mode_name = submit_mode_name((enum submit_mode)m);
     return 0;
 }
 
