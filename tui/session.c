@@ -307,7 +307,8 @@ int session_launch(struct session *s, const struct form_plan *p, session_progres
     }
     s->job = client_new_job();
     if (rc == 0)
-        rc = tclient_record_job(s->tc, &s->wl, s->job, digest, 30000, cause);
+        rc = tclient_record_job(s->tc, &s->wl, s->job, digest, submit_mode_name(p->mode), 30000,
+                                cause);
     if (rc == 0) {
         progress(arg, "submitting the workload");
         struct client *c = client_create(&s->cl, &s->key, NULL);

@@ -334,11 +334,13 @@ static void record_job(const char *who, const struct job_options *o, const struc
     char *cause = NULL;
     int rc = tclient_connect(&t, o->cluster, key, 5000, &cause);
     if (rc == 0)
-        rc = tclient_record_job(t, o->wl, job, digest, 30000, &cause);
+        rc = tclient_record_job(t, o->wl, job, digest, submit_mode_name(o->mode), 30000,
+                                &cause);
     tclient_destroy(t);
     if (rc < 0) {
         char *kept = NULL, *why = NULL;
-        if (tclient_keep_job(o->cluster, o->wl, job, digest, &kept, &why) == 0)
+        if (tclient_keep_job(o->cluster, o->wl, job, digest, submit_mode_name(o->mode), &kept,
+                             &why) == 0)
             fprintf(stderr, "jackdaw %s: %s; the job's trace records wait in '%s' for the "
                     "collector to come back\n", who, cause ? cause : strerror(-rc), kept);
         else

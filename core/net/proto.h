@@ -2,7 +2,9 @@
  * proto — the jackdaw wire protocol: message types and the payload codecs shared by
  * node daemons and clients.  Framing and the handshake are in frame.h and conn.h.
  *
- * Don't forget to bump FRAME_VERSION (frame.h) when a payload changes shape.
+ * Don't forget to bump FRAME_VERSION (frame.h) when a payload changes shape.  The one
+ * exception so far is an optional last field that every older decoder leaves unread and
+ * whose absence means "not said" (JOB's mode, trace/format/wire.h).
  * Types are grouped by range, one range per high byte (enum proto_range): handshake
  * (conn.c), metadata store, scheduler to scheduler, client to node, traces (payloads in
  * trace/format/wire.h: nodes, clients and consoles to the collector).  Receivers route a

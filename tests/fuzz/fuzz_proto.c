@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "core/kvs/tmd.h"
+#include "core/model/submit_mode.h"
 #include "core/net/proto.h"
 #include "tests/fuzz/fuzz.h"
 #include "trace/format/wire.h"
@@ -142,9 +143,10 @@ static int decode_encode(enum codec codec, struct rbuf *r, struct wbuf *out, boo
     case C_JOB: {
         struct wire_job j;
         if ((rc = wire_get_job(r, &j)) < 0) {
-            check(j.name == NULL && j.digest == NULL);
+            check(j.name == NULL && j.digest == NULL && j.mode == NULL && j.bad != NULL);
             return rc;
         }
+        check(j.mode != NULL && (j.mode[0] == '\0' || submit_mode_is_name(j.mode)));
         wire_put_job(out, &j);
         wire_job_fini(&j);
         return 0;

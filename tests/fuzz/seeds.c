@@ -264,9 +264,13 @@ static void proto_seeds(void)
                              .notes = &note};
     wire_put_live(&p, &live);
     proto_seed("wire-live", C_LIVE, &p);
+    /* A client's of before the mode, and one that says it. */
     struct wire_job j = {.job = 1, .tasks = 3, .name = "dag.jsonl", .digest = "abc"};
     wire_put_job(&p, &j);
     proto_seed("wire-job", C_JOB, &p);
+    j.mode = "roundrobin";
+    wire_put_job(&p, &j);
+    proto_seed("wire-job-mode", C_JOB, &p);
     const char *ids[2] = {"a", "b"};
     struct wire_names names = {.job = 1, .first = 0, .count = 2, .ids = ids};
     wire_put_names(&p, &names);

@@ -499,7 +499,7 @@ static void test_names_round_trip(void **state)
     struct collect_file *f = open_ok(path, 1);
     struct fake_node n;
     node_init(&n, 0);
-    assert_int_equal(collect_file_append_job(f, 3, NIDS, "montage-0.25", digest), 0);
+    assert_int_equal(collect_file_append_job(f, 3, NIDS, "montage-0.25", digest, "data"), 0);
     /* Split as NAMES messages are (at most 65536 ids each); 1.1 MB of names fill more
      * than one 1 MiB own block. */
     assert_int_equal(collect_file_append_names(f, 3, 0, 60000, ids), 0);
@@ -536,9 +536,10 @@ static void test_names_round_trip(void **state)
             assert_int_equal(ev.count, NIDS);
             assert_int_equal(strlen(ev.text), TRACE_TEXT_MAX - 1);
             assert_memory_equal(ev.text, digest, TRACE_TEXT_MAX - 1);
-            assert_int_equal(nn, 2);
+            assert_int_equal(nn, 3);
             assert_string_equal(names[0], "montage-0.25");
             assert_string_equal(names[1], digest);
+            assert_string_equal(names[2], "data");
             continue;
         }
         assert_int_equal(ev.kind, TRACE_TASK_NAMES);
@@ -560,7 +561,7 @@ static void test_names_round_trip(void **state)
     f = open_ok(path, 1);
     assert_int_equal(collect_file_next_seq(f, COLLECT_FILE_OWN_NODE), own);
     assert_int_equal(collect_file_next_seq(f, 0), 6);
-    assert_int_equal(collect_file_append_job(f, 4, 1, NULL, NULL), 0);
+    assert_int_equal(collect_file_append_job(f, 4, 1, NULL, NULL, NULL), 0);
     close_ok(f);
     assert_int_equal(trace_reader_open(&r, path, &cause), 0);
     size_t total = 0;
@@ -596,7 +597,7 @@ static void test_job_marks(void **state)
     const char *ids[] = {"a", "b", "c", "d", "e"};
     struct collect_file *f = open_ok(path, 1);
     assert_recorded(f, 5, false, 0);
-    assert_int_equal(collect_file_append_job(f, 5, 5, "w", NULL), 0);
+    assert_int_equal(collect_file_append_job(f, 5, 5, "w", NULL, NULL), 0);
     assert_int_equal(collect_file_append_names(f, 5, 0, 3, ids), 0);
     /* Names only (their JOB lost), and a job whose names are not from the start. */
     assert_int_equal(collect_file_append_names(f, 6, 0, 2, ids), 0);

@@ -6,8 +6,10 @@
  * acknowledged), the drops (another run's HELLO, a block with the wrong sync marker,
  * garbage) while everyone else is served, JOB/NAMES written as records and acknowledged
  * to the client, SUBSCRIBE → INFO then STATE with samples and notes, and MSG_SHUTDOWN;
- * then reads the file back.  Then job records a client kept while the collector was
- * away, written once by the next collector.
+ * then reads the file back, the job's submission mode among its JOB_SUBMIT's names; a
+ * client whose JOB names no known mode is dropped, named in the log with the field.
+ * Then job records a client kept while the collector was away, written once by the next
+ * collector.  First, JOB's codec alone: its optional mode and what it refuses.
  *
  * Every wait is bounded (run_until gives up after WAIT_MS and fails the test; the join
  * is timed), so a broken collector fails the test instead of hanging it.
@@ -37,6 +39,7 @@
 #include "core/base/log.h"
 #include "core/model/cluster.h"
 #include "core/net/conn.h"
+#include "tests/unit/capture.h"
 #include "core/net/proto.h"
 #include "trace/format/block.h"
 #include "trace/collector/collect_file.h"
@@ -101,6 +104,113 @@ static struct sent_block make_block(struct trace_block *enc, int32_t node, int64
     memcpy(b.data, data, len);
     b.len = (uint32_t)len;
     return b;
+}
+
+/* ---- JOB's codec -------------------------------------------------------------------------- */
+
+/* Decodes the n bytes at p as a JOB: its result, with *j filled (the caller finis it). */
+static int get_job(const uint8_t *p, size_t n, struct wire_job *j)
+{
+    struct rbuf r;
+    rbuf_init(&r, p, n);
+    return wire_get_job(&r, j);
+}
+
+/* JOB's payload by hand: the fields up to the digest, then `tail` (len bytes) where the
+ * mode goes. */
+static void put_job_head(struct wbuf *b, const void *tail, size_t len)
+{
+    const struct wire_job head = {.job = 4, .tasks = 9, .name = "wl", .digest = "dg"};
+    wire_put_job(b, &head);
+    wbuf_put(b, tail, len);
+}
+
+static void expect_refused(const void *tail, size_t len, const char *field)
+{
+    struct wbuf b;
+    wbuf_init(&b);
+    put_job_head(&b, tail, len);
+    struct wire_job j;
+    assert_int_equal(get_job(b.data, b.len, &j), -EBADMSG);
+    assert_null(j.name);
+    assert_null(j.digest);
+    assert_null(j.mode);
+    assert_non_null(j.bad);
+    if (!strstr(j.bad, field))
+        fail_msg("refused for '%s', not for the %s", j.bad, field);
+    wbuf_fini(&b);
+}
+
+/* The mode travels, every mode by its name; a JOB without one (a client of before the
+ * field) reads as mode "", and NULL or "" is written as exactly that JOB; what a peer
+ * could send wrong is refused naming the field. */
+static void test_wire_job(void **state)
+{
+    (void)state;
+    static const char *modes[] = {"hashed", "one", "roundrobin", "data"};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        struct wbuf b;
+        wbuf_init(&b);
+        struct wire_job in = {.job = 7, .tasks = 60, .name = "fanin.jsonl", .digest = "ab12",
+                              .mode = (char *)modes[i]}, out;
+        wire_put_job(&b, &in);
+        assert_int_equal(get_job(b.data, b.len, &out), 0);
+        assert_int_equal(out.job, 7);
+        assert_int_equal(out.tasks, 60);
+        assert_string_equal(out.name, "fanin.jsonl");
+        assert_string_equal(out.digest, "ab12");
+        assert_string_equal(out.mode, modes[i]);
+        wire_job_fini(&out);
+        wbuf_fini(&b);
+    }
+
+    struct wbuf old, none, empty;
+    wbuf_init(&old);
+    wbuf_init(&none);
+    wbuf_init(&empty);
+    put_job_head(&old, "", 0);
+    struct wire_job j = {.job = 4, .tasks = 9, .name = "wl", .digest = "dg"};
+    wire_put_job(&none, &j);
+    j.mode = "";
+    wire_put_job(&empty, &j);
+    assert_int_equal(none.len, old.len);
+    assert_memory_equal(none.data, old.data, old.len);
+    assert_int_equal(empty.len, old.len);
+    assert_int_equal(get_job(old.data, old.len, &j), 0);
+    assert_string_equal(j.mode, "");
+    assert_string_equal(j.digest, "dg");
+    wire_job_fini(&j);
+    /* A JOB cut inside its digest is refused, as before the mode. */
+    assert_int_equal(get_job(old.data, old.len - 1, &j), -EBADMSG);
+    assert_non_null(strstr(j.bad, "digest"));
+    assert_int_equal(get_job(old.data, 6, &j), -EBADMSG);
+    assert_non_null(strstr(j.bad, "count"));
+    wbuf_fini(&old);
+    wbuf_fini(&none);
+    wbuf_fini(&empty);
+
+    /* Length-prefixed strings with their NUL, as put_cstr writes them. */
+    static const uint8_t fast[] = {5, 0, 0, 0, 'f', 'a', 's', 't', 0};
+    static const uint8_t upper[] = {4, 0, 0, 0, 'O', 'N', 'E', 0};
+    static const uint8_t blank[] = {1, 0, 0, 0, 0};
+    static const uint8_t unterminated[] = {3, 0, 0, 0, 'o', 'n', 'e'};
+    static const uint8_t inner_nul[] = {5, 0, 0, 0, 'o', 0, 'e', 'x', 0};
+    static const uint8_t overlong[] = {12, 0, 0, 0, 'r', 'o', 'u', 'n', 'd', 'r', 'o', 'b',
+                                       'i', 'n', 's', 0};
+    static const uint8_t huge[] = {0xff, 0xff, 0xff, 0x7f, 'o'};
+    static const uint8_t cut[] = {4, 0, 0, 0, 'o', 'n'};
+    static const uint8_t partial_len[] = {4, 0};
+    static const uint8_t after[] = {4, 0, 0, 0, 'o', 'n', 'e', 0, 1};
+    expect_refused(fast, sizeof fast, "mode (not hashed");
+    expect_refused(upper, sizeof upper, "mode (not hashed");
+    expect_refused(blank, sizeof blank, "mode (not hashed");
+    expect_refused(unterminated, sizeof unterminated, "mode (cut short");
+    expect_refused(inner_nul, sizeof inner_nul, "mode (cut short");
+    expect_refused(overlong, sizeof overlong, "mode (cut short");
+    expect_refused(huge, sizeof huge, "mode (cut short");
+    expect_refused(cut, sizeof cut, "mode (cut short");
+    expect_refused(partial_len, sizeof partial_len, "mode (cut short");
+    expect_refused(after, sizeof after, "bytes after the mode");
 }
 
 /* ---- the test's side of the wire ---------------------------------------------------------- */
@@ -411,7 +521,8 @@ static void test_collector_conversation(void **state)
     /* A client: a job with its names, then a console subscription. */
     struct ep cl;
     connect_ep(w, w->client_hub, &cl);
-    struct wire_job job = {.job = 1, .tasks = 3, .name = "wl-1", .digest = "sha256:feed"};
+    struct wire_job job = {.job = 1, .tasks = 3, .name = "wl-1", .digest = "sha256:feed",
+                           .mode = "one"};
     size_t at;
     struct wbuf *buf = conn_msg_begin(cl.c, MSG_TRACE_JOB, &at);
     wire_put_job(buf, &job);
@@ -423,6 +534,20 @@ static void test_collector_conversation(void **state)
     conn_msg_end(cl.c, at);
     /* Both written: the client may forget them (it keeps them itself until then). */
     RUN_UNTIL(w, cl.ack == 2);
+    /* A JOB naming no mode we know drops that client alone, and the log says who and
+     * which field; nothing of its job reaches the file. */
+    struct ep liar;
+    connect_ep(w, w->client_hub, &liar);
+    struct wire_job lie = {.job = 2, .tasks = 1, .name = "wl-2", .digest = "d", .mode = "fast"};
+    buf = conn_msg_begin(liar.c, MSG_TRACE_JOB, &at);
+    wire_put_job(buf, &lie);
+    conn_msg_end(liar.c, at);
+    capture_begin();
+    conn_flush(liar.c);
+    run_until(w, &liar.closed, "the drop of a client with a bad mode");
+    assert_int_equal(capture_end("malformed trace-job: mode (not hashed, one, roundrobin or "
+                                 "data)"), 1);
+    assert_false(cl.closed);
     buf = conn_msg_begin(cl.c, MSG_TRACE_SUBSCRIBE, &at);
     wire_put_subscribe(buf, 1); /* below the floor: served every 10 ms */
     conn_msg_end(cl.c, at);
@@ -491,8 +616,11 @@ static void test_collector_conversation(void **state)
         size_t nn;
         assert_int_equal(trace_reader_names(r, &nm, &nn), 0);
         if (ev.kind == TRACE_JOB_SUBMIT) {
-            assert_int_equal(nn, 2);
+            assert_int_equal(ev.task >> 32, 1);
+            assert_int_equal(nn, 3);
             assert_string_equal(nm[0], "wl-1");
+            assert_string_equal(nm[1], "sha256:feed");
+            assert_string_equal(nm[2], "one");
             assert_string_equal(ev.text, "sha256:feed");
         } else {
             assert_int_equal(ev.kind, TRACE_TASK_NAMES);
@@ -564,9 +692,10 @@ static void test_kept_jobs(void **state)
     char dir[64], jobs[96], bad[128], *path = NULL, *cause = NULL;
     snprintf(dir, sizeof dir, "%s", w->dir);
     snprintf(jobs, sizeof jobs, "%s/trace-jobs", dir);
-    assert_int_equal(jobspool_keep(jobs, 9, 5, "wl-k", "d", ids, &path, &cause), 0);
+    assert_int_equal(jobspool_keep(jobs, 9, 5, "wl-k", "d", NULL, ids, &path, &cause), 0);
     free(path);
-    assert_int_equal(jobspool_keep(jobs, 11, 2, "wl-2", NULL, ids + 3, &path, &cause), 0);
+    assert_int_equal(jobspool_keep(jobs, 11, 2, "wl-2", NULL, "roundrobin", ids + 3, &path,
+                                   &cause), 0);
     free(path);
     snprintf(bad, sizeof bad, "%s/job-12.jsonl", jobs);
     FILE *f = fopen(bad, "w");
@@ -601,6 +730,10 @@ static void test_kept_jobs(void **state)
         if (ev.kind == TRACE_JOB_SUBMIT) {
             submits[job]++;
             assert_int_equal(ev.count, job == 9 ? 5 : 2);
+            /* Job 9's JOB_SUBMIT came over the wire (send_job says no mode), job 11's
+             * from its kept file with the mode. */
+            assert_int_equal(nn, 3);
+            assert_string_equal(nm[2], job == 9 ? "" : "roundrobin");
             continue;
         }
         assert_int_equal(ev.kind, TRACE_TASK_NAMES);
@@ -625,6 +758,7 @@ static void test_kept_jobs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wire_job),
         cmocka_unit_test(test_collector_conversation),
         cmocka_unit_test(test_kept_jobs),
     };

@@ -48,13 +48,14 @@ static void test_keep_list_read(void **state)
 
     const char *ids[] = {"plain", "quote\"and\\slash", "line\nbreak", "\xc3\xa9t\xc3\xa9", ""};
     char *path = NULL;
-    assert_int_equal(jobspool_keep(dir, 42, 5, "montage", "sha:1", ids, &path, &cause), 0);
+    assert_int_equal(jobspool_keep(dir, 42, 5, "montage", "sha:1", "one", ids, &path, &cause), 0);
     assert_non_null(strstr(path, "/trace-jobs/job-42.jsonl"));
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
     char *path2 = NULL;
-    assert_int_equal(jobspool_keep(dir, 7, 0, NULL, NULL, NULL, &path2, &cause), 0);
+    /* No mode: the file a client of before the mode wrote. */
+    assert_int_equal(jobspool_keep(dir, 7, 0, NULL, NULL, "", NULL, &path2, &cause), 0);
 
     /* Not kept jobs: a writer's temporary, a set-aside file, other names. */
     char other[192];
@@ -76,6 +77,7 @@ static void test_keep_list_read(void **state)
     assert_int_equal(j.tasks, 5);
     assert_string_equal(j.name, "montage");
     assert_string_equal(j.digest, "sha:1");
+    assert_string_equal(j.mode, "one");
     for (int i = 0; i < 5; i++)
         assert_string_equal(j.ids[i], ids[i]);
     jobspool_job_fini(&j);
@@ -84,6 +86,7 @@ static void test_keep_list_read(void **state)
     assert_int_equal(j.tasks, 0);
     assert_null(j.name);
     assert_null(j.digest);
+    assert_null(j.mode);
     jobspool_job_fini(&j);
     free(path);
     free(path2);
@@ -102,6 +105,7 @@ static void expect_refused(const char *name, const char *text, const char *in_ca
         fail_msg("%s: cause '%s' lacks '%s'", name, cause, in_cause);
     assert_null(j.ids);
     assert_null(j.name);
+    assert_null(j.mode);
     free(cause);
 }
 
@@ -113,6 +117,14 @@ static void test_refuses_what_is_not_a_kept_job(void **state)
     expect_refused("job0.jsonl", "{\"job\": 0, \"tasks\": 1}\n\"a\"\n", "line 1");
     expect_refused("nocount.jsonl", "{\"job\": 3, \"name\": \"w\"}\n", "line 1");
     expect_refused("badname.jsonl", "{\"job\": 3, \"tasks\": 0, \"name\": 5}\n", "line 1");
+    /* The mode is a mode's name exactly, as the wire's JOB has it. */
+    expect_refused("badmode.jsonl", "{\"job\": 3, \"tasks\": 0, \"mode\": \"fast\"}\n",
+                   "\"mode\" is not hashed, one, roundrobin or data");
+    expect_refused("uppermode.jsonl", "{\"job\": 3, \"tasks\": 0, \"mode\": \"ONE\"}\n",
+                   "\"mode\" is not");
+    expect_refused("blankmode.jsonl", "{\"job\": 3, \"tasks\": 0, \"mode\": \"\"}\n",
+                   "\"mode\" is not");
+    expect_refused("nummode.jsonl", "{\"job\": 3, \"tasks\": 0, \"mode\": 1}\n", "line 1");
     expect_refused("badjson.jsonl", "{\"job\": 3, \"tasks\": 3, \"name\": \"w\"}\n\"a\"\n\"b\n",
                    "line 3");
     expect_refused("number.jsonl", "{\"job\": 3, \"tasks\": 2}\n\"a\"\n17\n", "not a JSON string");
@@ -133,7 +145,7 @@ static void test_unwritable_dir(void **state)
     snprintf(dir, sizeof dir, "%s/trace-jobs", file);
     const char *ids[] = {"a"};
     char *path = NULL, *cause = NULL;
-    assert_true(jobspool_keep(dir, 1, 1, NULL, NULL, ids, &path, &cause) < 0);
+    assert_true(jobspool_keep(dir, 1, 1, NULL, NULL, NULL, ids, &path, &cause) < 0);
     assert_null(path);
     assert_non_null(strstr(cause, "a-file"));
     free(cause);

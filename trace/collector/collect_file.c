@@ -499,11 +499,13 @@ static size_t utf8_cut(const char *s, size_t max)
 }
 
 int collect_file_append_job(struct collect_file *f, uint32_t job, uint32_t tasks,
-                            const char *name, const char *digest)
+                            const char *name, const char *digest, const char *mode)
 {
     if (!f)
         return -EINVAL;
-    const char *names[2] = {name ? name : "", digest ? digest : ""};
+    /* Always three names, the mode "" when unknown: a reader tells a job whose client
+     * did not say from a trace of before the mode by nnames alone if it must. */
+    const char *names[3] = {name ? name : "", digest ? digest : "", mode ? mode : ""};
     struct trace_event ev;
     trace_event_init(&ev, TRACE_JOB_SUBMIT, COLLECT_FILE_OWN_NODE);
     /* Task -1 of the job: the record is about the job, not one of its tasks. */
@@ -513,7 +515,7 @@ int collect_file_append_job(struct collect_file *f, uint32_t job, uint32_t tasks
     memcpy(ev.text, names[1], n);
     ev.text[n] = '\0';
     ev.names = names;
-    ev.nnames = 2;
+    ev.nnames = 3;
     return append_own(f, &ev);
 }
 

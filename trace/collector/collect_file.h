@@ -16,7 +16,7 @@
  * belong to node -1, with their own sequence numbers, and are encoded here with a
  * trace_block of our own.  JOB_SUBMIT: job in the task key's high half (task -1 on
  * disk), count = tasks, text = digest (cut to TRACE_TEXT_MAX - 1 bytes), names =
- * [workload name, full digest].  TASK_NAMES: task key = job:first, count, names = ids;
+ * [workload name, full digest, submission mode ("" when the client did not say)].  TASK_NAMES: task key = job:first, count, names = ids;
  * long lists are split over several records so that each fits in a block.
  *
  * Two sequence numbers are kept per node: next_seq counts what was appended (buffered or
@@ -95,9 +95,10 @@ int collect_file_check_block(const uint8_t *data, size_t len, uint32_t count,
  * of range or a block too short to hold a marker. */
 int collect_file_append_block(struct collect_file *f, int32_t node, int64_t first_seq,
                               int64_t last_seq, uint32_t count, const uint8_t *data, size_t len);
-/* Encodes a JOB_SUBMIT record (node -1, time now).  name and digest may be NULL. */
+/* Encodes a JOB_SUBMIT record (node -1, time now).  name, digest and mode may be NULL
+ * (mode: not recorded); the mode is written as it is given, checked by the caller. */
 int collect_file_append_job(struct collect_file *f, uint32_t job, uint32_t tasks,
-                            const char *name, const char *digest);
+                            const char *name, const char *digest, const char *mode);
 /* Encodes TASK_NAMES records for tasks first..first+count-1 of job.  -EMSGSIZE when one
  * id alone does not fit in a block (the ids before it are kept). */
 int collect_file_append_names(struct collect_file *f, uint32_t job, uint32_t first,

@@ -345,8 +345,9 @@ static int on_job(struct collector *col, struct peer *p, struct rbuf *r, const c
 {
     struct wire_job j;
     if (wire_get_job(r, &j) < 0)
-        return reject(col, reason, "malformed trace-job");
-    int rc = collect_file_append_job(col->file, j.job, j.tasks, j.name, j.digest);
+        return reject(col, reason, "client (pid %u): malformed trace-job: %s",
+                      conn_peer_id(p->conn), j.bad);
+    int rc = collect_file_append_job(col->file, j.job, j.tasks, j.name, j.digest, j.mode);
     if (rc < 0)
         log_warn("cannot record job %u from %s: %s", j.job, conn_peer_name(p->conn),
                  strerror(-rc));
@@ -356,8 +357,8 @@ static int on_job(struct collector *col, struct peer *p, struct rbuf *r, const c
     snprintf(n.text, sizeof n.text, "%s", j.name);
     push_note(col, &n);
     jobfold_submit(col->fold, j.job, j.tasks, j.name, n.time_ns);
-    log_info("job %u (%u tasks, workload '%s') from %s", j.job, j.tasks, j.name,
-             conn_peer_name(p->conn));
+    log_info("job %u (%u tasks, workload '%s', mode %s) from %s", j.job, j.tasks, j.name,
+             j.mode[0] ? j.mode : "not said", conn_peer_name(p->conn));
     wire_job_fini(&j);
     p->records++;
     p->ack_due = col->ack_due = true;
@@ -465,7 +466,7 @@ static void take_kept_jobs(struct collector *col)
         collect_file_job_recorded(col->file, j.job, &submitted, &names_end);
         int rc = 0;
         if (!submitted)
-            rc = collect_file_append_job(col->file, j.job, j.tasks, j.name, j.digest);
+            rc = collect_file_append_job(col->file, j.job, j.tasks, j.name, j.digest, j.mode);
         jobfold_submit(col->fold, j.job, j.tasks, j.name, run_now(col));
         if (rc == 0 && names_end < j.tasks)
             rc = collect_file_append_names(col->file, j.job, names_end, j.tasks - names_end,

@@ -18,6 +18,7 @@
 
 #include "core/base/fs.h"
 #include "core/base/xalloc.h"
+#include "core/model/submit_mode.h"
 
 char *jobspool_dir(const char *workdir)
 {
@@ -33,7 +34,8 @@ static bool put_json(FILE *f, json_t *v)
 }
 
 int jobspool_keep(const char *dir, uint32_t job, uint32_t tasks, const char *name,
-                  const char *digest, const char *const *ids, char **path, char **cause)
+                  const char *digest, const char *mode, const char *const *ids, char **path,
+                  char **cause)
 {
     char *failed = NULL;
     int rc = fs_mkdirs(dir, 0700, &failed);
@@ -55,8 +57,9 @@ int jobspool_keep(const char *dir, uint32_t job, uint32_t tasks, const char *nam
         free(final);
         return rc;
     }
-    bool ok = put_json(f, json_pack("{s:I, s:I, s:s?, s:s?}", "job", (json_int_t)job, "tasks",
-                                    (json_int_t)tasks, "name", name, "digest", digest));
+    bool ok = put_json(f, json_pack("{s:I, s:I, s:s?, s:s?, s:s?}", "job", (json_int_t)job,
+                                    "tasks", (json_int_t)tasks, "name", name, "digest", digest,
+                                    "mode", mode && mode[0] ? mode : NULL));
     for (uint32_t i = 0; ok && i < tasks; i++)
         ok = put_json(f, json_string(ids[i] ? ids[i] : ""));
     /* Synced before the rename: the name must never point at a file still unwritten. */
@@ -138,6 +141,7 @@ void jobspool_job_fini(struct jobspool_job *j)
     free(j->ids);
     free(j->name);
     free(j->digest);
+    free(j->mode);
     memset(j, 0, sizeof *j);
 }
 
@@ -187,9 +191,11 @@ int jobspool_read(const char *path, struct jobspool_job *out, char **cause)
             tasks = json_is_integer(t) ? json_integer_value(t) : -1;
             if (!json_is_object(v) || job <= 0 || job > UINT32_MAX || tasks < 0 ||
                 tasks > UINT32_MAX || !opt_string(v, "name", &out->name) ||
-                !opt_string(v, "digest", &out->digest))
-                rc = bad(path, 1, "not {\"job\": 1.., \"tasks\": 0.., \"name\", \"digest\"}",
-                         cause);
+                !opt_string(v, "digest", &out->digest) || !opt_string(v, "mode", &out->mode))
+                rc = bad(path, 1, "not {\"job\": 1.., \"tasks\": 0.., \"name\", \"digest\"[, "
+                         "\"mode\"]}", cause);
+            else if (out->mode && !submit_mode_is_name(out->mode))
+                rc = bad(path, 1, "\"mode\" is not hashed, one, roundrobin or data", cause);
         } else if (!json_is_string(v)) {
             rc = bad(path, lineno, "a task id is not a JSON string", cause);
         } else if (nids >= tasks) {

@@ -29,6 +29,7 @@ struct sim_node {
 
 struct simfile {
     char *path;                 /* owned */
+    char *mode;                 /* owned: the run's submission mode, for its JOB_SUBMIT */
     struct collect_file *file;  /* owned */
     int64_t start_ns;
     uint32_t nodes;
@@ -248,6 +249,7 @@ static void simfile_free(struct simfile *f)
     free(f->sink);
     free(f->node);
     free(f->cause);
+    free(f->mode);
     free(f->path);
     free(f);
 }
@@ -278,6 +280,7 @@ int simfile_open(struct simfile **out, const char *path, const struct simfile_ru
     }
     struct simfile *f = xcalloc(1, sizeof *f);
     f->path = xstrdup(path);
+    f->mode = xstrdup(run->mode ? run->mode : "hashed");
     f->start_ns = run->start_ns;
     f->nodes = run->nodes;
     int rc = trace_block_create(&f->blk, 0);
@@ -316,7 +319,7 @@ int simfile_record_job(struct simfile *f, uint32_t job, const struct workload *w
 {
     if (!f || !wl || !cause)
         return -EINVAL;
-    int rc = collect_file_append_job(f->file, job, wl->count, wl->name, digest);
+    int rc = collect_file_append_job(f->file, job, wl->count, wl->name, digest, f->mode);
     if (rc == 0 && wl->count) {
         const char **ids = xcalloc(wl->count, sizeof *ids);
         for (uint32_t i = 0; i < wl->count; i++)

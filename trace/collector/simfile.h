@@ -70,7 +70,7 @@ int simfile_open(struct simfile **out, const char *path, const struct simfile_ru
                  char **cause);
 
 /* Records the job as the collector does for a client's submission: JOB_SUBMIT (tasks,
- * workload name, digest) and TASK_NAMES (every task's id), at time 0.  Call once,
+ * workload name, digest, the run's mode) and TASK_NAMES (every task's id), at time 0.  Call once,
  * before the simulation's events. */
 int simfile_record_job(struct simfile *f, uint32_t job, const struct workload *wl,
                        const char *digest, char **cause);

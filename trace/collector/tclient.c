@@ -195,7 +195,7 @@ int tclient_shutdown(struct tclient *t, int timeout_ms)
 }
 
 int tclient_record_job(struct tclient *t, const struct workload *wl, uint32_t job,
-                       const char *digest, int timeout_ms, char **cause)
+                       const char *digest, const char *mode, int timeout_ms, char **cause)
 {
     if (!t->conn) {
         *cause = xasprintf("collector at %s: connection lost", t->addr);
@@ -204,7 +204,8 @@ int tclient_record_job(struct tclient *t, const struct workload *wl, uint32_t jo
     size_t at;
     struct wbuf *b = conn_msg_begin(t->conn, MSG_TRACE_JOB, &at);
     struct wire_job j = {.job = job, .tasks = wl->count, .name = wl->name,
-                         .digest = (char *)(uintptr_t)digest};
+                         .digest = (char *)(uintptr_t)digest,
+                         .mode = (char *)(uintptr_t)mode};
     wire_put_job(b, &j);
     conn_msg_end(t->conn, at);
     t->records_sent++;
@@ -236,7 +237,7 @@ int tclient_record_job(struct tclient *t, const struct workload *wl, uint32_t jo
 }
 
 int tclient_keep_job(const struct cluster *cl, const struct workload *wl, uint32_t job,
-                     const char *digest, char **path, char **cause)
+                     const char *digest, const char *mode, char **path, char **cause)
 {
     if (!cl->workdir || !cl->workdir[0]) {
         *cause = xasprintf("the cluster file names no work directory to keep them in");
@@ -246,7 +247,7 @@ int tclient_keep_job(const struct cluster *cl, const struct workload *wl, uint32
     for (uint32_t i = 0; i < wl->count; i++)
         ids[i] = wl->tasks[i].id;
     char *dir = jobspool_dir(cl->workdir);
-    int rc = jobspool_keep(dir, job, wl->count, wl->name, digest, ids, path, cause);
+    int rc = jobspool_keep(dir, job, wl->count, wl->name, digest, mode, ids, path, cause);
     free(dir);
     free(ids);
     return rc;

@@ -29,19 +29,19 @@ void tclient_destroy(struct tclient *t); /* NULL is a no-op */
  * on another host, which has no pid here to signal. */
 int tclient_shutdown(struct tclient *t, int timeout_ms);
 
-/* Sends JOB and the ids of every task (NAMES), and waits until the collector says it
- * has written them all.  -ECONNRESET when the connection was lost first, -ETIMEDOUT
+/* Sends JOB (with the submission mode's name, core/model/submit_mode.h) and the ids of
+ * every task (NAMES), and waits until the collector says it has written them all.  -ECONNRESET when the connection was lost first, -ETIMEDOUT
  * when the time ran out: the job's records may then be missing from the trace, and
  * tclient_keep_job keeps them for the collector (a part already written is not written
  * twice). */
 int tclient_record_job(struct tclient *t, const struct workload *wl, uint32_t job,
-                       const char *digest, int timeout_ms, char **cause);
+                       const char *digest, const char *mode, int timeout_ms, char **cause);
 
 /* Keeps the job's records in the cluster's work directory for the collector to write
  * when it is back (trace/collector/jobspool.h): for a client that could not reach it,
  * or lost it before hearing that they were written.  *path (malloc'd) names the file. */
 int tclient_keep_job(const struct cluster *cl, const struct workload *wl, uint32_t job,
-                     const char *digest, char **path, char **cause);
+                     const char *digest, const char *mode, char **path, char **cause);
 
 /* Asks for STATE every period_ms.  The run header arrives with the first poll. */
 int tclient_subscribe(struct tclient *t, uint32_t period_ms, char **cause);

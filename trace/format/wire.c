@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/base/xalloc.h"
+#include "core/model/submit_mode.h"
 #include "core/model/task.h"
 #include "core/model/workload.h"
 
@@ -237,6 +238,18 @@ void wire_put_job(struct wbuf *b, const struct wire_job *j)
     wbuf_put_u32(b, j->tasks);
     put_cstr(b, j->name);
     put_cstr(b, j->digest);
+    if (j->mode && j->mode[0])
+        put_cstr(b, j->mode);
+}
+
+static int bad_job(struct wire_job *j, const char *field)
+{
+    free(j->name);
+    free(j->digest);
+    free(j->mode);
+    memset(j, 0, sizeof *j);
+    j->bad = field;
+    return -EBADMSG;
 }
 
 int wire_get_job(struct rbuf *r, struct wire_job *j)
@@ -244,12 +257,28 @@ int wire_get_job(struct rbuf *r, struct wire_job *j)
     memset(j, 0, sizeof *j);
     j->job = rbuf_u32(r);
     j->tasks = rbuf_u32(r);
+    if (!rbuf_ok(r))
+        return bad_job(j, "job or task count (cut short)");
     const char *name = get_cstr(r, NAME_MAX_LEN);
+    if (!name)
+        return bad_job(j, "workload name (cut short, unterminated or too long)");
     const char *digest = get_cstr(r, 256);
-    if (!name || !digest || !rbuf_ok(r))
-        return -EBADMSG;
+    if (!digest)
+        return bad_job(j, "digest (cut short, unterminated or too long)");
     j->name = xstrdup(name);
     j->digest = xstrdup(digest);
+    if (r->left == 0) {
+        j->mode = xstrdup("");
+        return 0;
+    }
+    const char *mode = get_cstr(r, SUBMIT_MODE_NAME_MAX);
+    if (!mode)
+        return bad_job(j, "mode (cut short, unterminated or longer than any mode)");
+    if (!submit_mode_is_name(mode))
+        return bad_job(j, "mode (not hashed, one, roundrobin or data)");
+    if (r->left != 0)
+        return bad_job(j, "bytes after the mode");
+    j->mode = xstrdup(mode);
     return 0;
 }
 
@@ -257,6 +286,7 @@ void wire_job_fini(struct wire_job *j)
 {
     free(j->name);
     free(j->digest);
+    free(j->mode);
     memset(j, 0, sizeof *j);
 }
 

@@ -79,9 +79,22 @@ struct wire_live {
 void wire_put_live(struct wbuf *b, const struct wire_live *l);
 int wire_get_live(struct rbuf *r, struct wire_live *l);
 
+/*
+ * JOB: {job, tasks, workload name, digest[, mode]}.  The mode (core/model/submit_mode.h)
+ * came after FRAME_VERSION 13 without a bump, as an optional last field: a JOB that ends
+ * after the digest is a client's of before it and reads as mode "" (not recorded), and a
+ * collector of before it reads the fields it knows and leaves the rest, so clients and
+ * collectors of either build still record jobs together.  The encoder leaves the field
+ * out when the mode is NULL or "", so each value has one spelling; the decoder refuses
+ * a mode that is not exactly a mode's name (an empty one included) and any byte after
+ * it, naming the field in j->bad.
+ */
 struct wire_job {
     uint32_t job, tasks;
     char *name, *digest;          /* borrowed on put; owned after get */
+    char *mode;                   /* borrowed on put (NULL: not recorded); owned after
+                                     get, "" when the client did not say */
+    const char *bad;              /* after a refused get: the field at fault (static) */
 };
 void wire_put_job(struct wbuf *b, const struct wire_job *j);
 int wire_get_job(struct rbuf *r, struct wire_job *j);
