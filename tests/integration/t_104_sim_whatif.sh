@@ -19,6 +19,9 @@
 . "$(dirname "$0")/lib.sh"
 
 BOUND=0.40
+# A check in Python reads `"$PY" - ARGS <<'EOF_PY' || \` and then `fail ...`: without the
+# backslash the here-document starts on the `fail` line, Python stops at its indent and
+# the `||` runs the line after EOF_PY instead, so no assertion of the check counts.
 
 "$JACKDAW" gen fanin --tasks 60 --degree 3 --duration-s 0.05-0.15 --output-bytes 200000-400000 \
     --seed 5 -o "$T/fanin.jsonl" || fail "jackdaw gen fanin failed"
@@ -33,7 +36,7 @@ timeout -k 5 60 "$JACKDAW" report "$T/real.avro" --format json -o "$T/report.jso
 # ---- 1. the reproduction --------------------------------------------------------------
 jd_sim from "--from" "$T/real.avro" --json
 expect_code 0 "$SIM_RC" "sim --from (stderr: $(cat "$T/from.err"))"
-"$PY" - "$T/from.out" "$T/report.json" "$BOUND" <<'EOF_PY' ||
+"$PY" - "$T/from.out" "$T/report.json" "$BOUND" <<'EOF_PY' || \
     fail "sim --from: $(cat "$T/from.out")"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -56,7 +59,7 @@ note "reproduction: ok"
 # ---- 2. an alternative ----------------------------------------------------------------
 jd_sim mdl --from "$T/real.avro" --placement mdl --json
 expect_code 0 "$SIM_RC" "sim --from --placement mdl (stderr: $(cat "$T/mdl.err"))"
-"$PY" - "$T/mdl.out" <<'EOF_PY' ||
+"$PY" - "$T/mdl.out" <<'EOF_PY' || \
     fail "sim --from --placement mdl: $(cat "$T/mdl.out")"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -77,7 +80,7 @@ note "alternative: ok"
 # ---- 3. a simulated run replays exactly ------------------------------------------------
 jd_sim again --from "$T/mdl.avro" --json
 expect_code 0 "$SIM_RC" "sim --from a simulated trace (stderr: $(cat "$T/again.err"))"
-"$PY" - "$T/again.out" <<'EOF_PY' ||
+"$PY" - "$T/again.out" <<'EOF_PY' || \
     fail "a simulated trace does not replay exactly: $(cat "$T/again.out")"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -91,7 +94,7 @@ jd_sim uneven "$T/fanin.jsonl" --nodes 3 --slots 1,2,4 --bandwidth 1Gbit --trace
 expect_code 0 "$SIM_RC" "sim --slots 1,2,4 (stderr: $(cat "$T/uneven.err"))"
 jd_sim uneven-again --from "$T/uneven.avro" --json
 expect_code 0 "$SIM_RC" "sim --from a run of uneven nodes (stderr: $(cat "$T/uneven-again.err"))"
-"$PY" - "$T/uneven.out" "$T/uneven-again.out" <<'EOF_PY' ||
+"$PY" - "$T/uneven.out" "$T/uneven-again.out" <<'EOF_PY' || \
     fail "uneven nodes: $(cat "$T/uneven.out" "$T/uneven-again.out")"
 import json, sys
 run = json.load(open(sys.argv[1]))
