@@ -14,7 +14,12 @@
 #     naming it) and a missing workload are refused;
 #  5. `--sweep threshold=0,0.5,inf` prints 3 rows, as JSON an array of 3, and with
 #     --trace PREFIX writes 3 traces that `compare` takes; `--sweep bogus=1` and a bad
-#     value are refused (exit 2) naming them, before anything is simulated.
+#     value are refused (exit 2) naming them, before anything is simulated;
+#  6. the submission mode: a real `run --mode one` records it in its JOB_SUBMIT, and
+#     `sim --from` replays it so (the JSON says one, recorded; the text "mode: recorded
+#     one"; every task of the reproduction's trace submitted to node 0, whose JOB_SUBMIT
+#     records one in turn); step 1's run, submitted hashed, replays as recorded hashed; a
+#     `run --mode data` is refused (exit 2) naming the mode.
 # Every loop is bounded; no timing is asserted beyond the 40 % of step 1.
 . "$(dirname "$0")/lib.sh"
 
@@ -147,5 +152,47 @@ expect_code 2 "$SIM_RC" "sim --sweep threshold=0,fast"
 grep -q "threshold.*fast" "$T/badvalue.err" || fail "--sweep threshold=0,fast: $(cat "$T/badvalue.err")"
 [ ! -s "$T/badvalue.out" ] || fail "a bad sweep value still simulated: $(cat "$T/badvalue.out")"
 note "sweep: ok"
+
+# ---- 6. the recorded submission mode ---------------------------------------------------
+"$JACKDAW" gen bot --tasks 24 --duration-s 0.02-0.05 --seed 3 -o "$T/bot.jsonl" ||
+    fail "jackdaw gen bot failed"
+jd_run one "$T/bot.jsonl" --nodes 2 --slots 2 --mode one --trace "$T/one.avro"
+[ "$RUN_RC" -eq 0 ] || fail "jackdaw run --mode one exited $RUN_RC"
+"$JACKDAW" trace cat "$T/one.avro" >"$T/one.cat" 2>&1 || fail "trace cat: $(cat "$T/one.cat")"
+grep -q 'JOB_SUBMIT .*names=\[.*,"one"\]' "$T/one.cat" ||
+    fail "the JOB_SUBMIT of a run --mode one does not record it: $(grep JOB_SUBMIT "$T/one.cat")"
+sim onejson --from "$T/one.avro" --json
+expect_code 0 "$SIM_RC" "sim --from a run --mode one (stderr: $(cat "$T/onejson.err"))"
+"$PY" - "$T/onejson.out" "$T/from.out" <<'EOF_PY' || \
+    fail "sim --from a run --mode one: $(cat "$T/onejson.out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["recorded"]["mode"] == "one" and d["recorded"]["mode_recorded"] is True, d["recorded"]
+assert d["reproduced"]["mode"] == "one", d["reproduced"]["mode"]
+assert d["reproduced"]["tasks_done"] == 24, d["reproduced"]
+assert "alternative" not in d, "an alternative with no flag given"
+hashed = json.load(open(sys.argv[2]))
+assert hashed["recorded"]["mode"] == "hashed" and hashed["recorded"]["mode_recorded"] is True, \
+    hashed["recorded"]
+EOF_PY
+sim onetext --from "$T/one.avro" --trace "$T/one-sim.avro"
+expect_code 0 "$SIM_RC" "sim --from a run --mode one (text)"
+grep -q "mode: recorded one" "$T/onetext.out" || fail "no recorded mode said: $(cat "$T/onetext.out")"
+! grep -q "does not record" "$T/onetext.err" || fail "a recorded mode called missing: $(cat "$T/onetext.err")"
+"$JACKDAW" trace cat "$T/one-sim.avro" >"$T/one-sim.cat" 2>&1 || fail "trace cat of the reproduction"
+submits=$(awk '$4 == "TASK_SUBMIT" { n++ } END { print n + 0 }' "$T/one-sim.cat")
+elsewhere=$(awk '$4 == "TASK_SUBMIT" && $2 != 0 { n++ } END { print n + 0 }' "$T/one-sim.cat")
+[ "$submits" -eq 24 ] && [ "$elsewhere" -eq 0 ] ||
+    fail "the reproduction of a run --mode one submitted $elsewhere of $submits tasks off node 0"
+grep -q 'JOB_SUBMIT .*names=\[.*,"one"\]' "$T/one-sim.cat" ||
+    fail "the reproduction's JOB_SUBMIT does not record mode one: $(grep JOB_SUBMIT "$T/one-sim.cat")"
+jd_run data "$T/bot.jsonl" --nodes 2 --slots 2 --mode data --trace "$T/data.avro"
+[ "$RUN_RC" -eq 0 ] || fail "jackdaw run --mode data exited $RUN_RC"
+sim data --from "$T/data.avro"
+expect_code 2 "$SIM_RC" "sim --from a run --mode data"
+grep -q "mode data" "$T/data.err" || fail "a data-mode run, refused without naming it: $(cat "$T/data.err")"
+[ ! -s "$T/data.out" ] || fail "a data-mode run was simulated: $(cat "$T/data.out")"
+note "recorded mode: one replayed as one, hashed as hashed, data refused"
 echo "t_104: sim --from reproduces the recorded run within $(awk -v b=$BOUND \
-    'BEGIN { print b * 100 }') %, replays it under another placement and sweeps it"
+    'BEGIN { print b * 100 }') %, replays it under another placement and sweeps it, with"\
+    "the recorded submission mode"

@@ -350,9 +350,10 @@ static void print_whatif(const struct sim_recorded *rec, const char *from,
                          const struct sim_summary *rep, const struct sim_summary *alt,
                          const char *flags, const char *trace)
 {
-    printf("jackdaw sim: the run of %s replayed (%llu tasks of %s on %u nodes, %u slots, %s "
-           "submission%s)\n", from, (unsigned long long)rec->tasks, rec->workload_path,
-           rep->nodes, rep->total_slots, rep->mode, rec->mode_recorded ? "" : " assumed");
+    printf("jackdaw sim: the run of %s replayed (%llu tasks of %s on %u nodes, %u slots; "
+           "mode: %s%s%s)\n", from, (unsigned long long)rec->tasks, rec->workload_path,
+           rep->nodes, rep->total_slots, rec->mode_recorded ? "recorded " : "", rep->mode,
+           rec->mode_recorded ? "" : ", assumed: not recorded");
     printf("  durations        %u measured in the trace, %u from the workload",
            rec->measured, rec->kept);
     if (rec->guessed)
@@ -397,6 +398,10 @@ static int whatif_main(const char *from, const char *workload, struct sim_settin
         sim_from_fini(&rec);
         return rc == -ENOTSUP ? EXIT_USAGE : EXIT_BAD_INPUT;
     }
+    if (!rec.mode_recorded)
+        fprintf(stderr, "jackdaw sim: note: trace '%s' does not record how its tasks were "
+                        "submitted (a trace of before jackdaw recorded the mode): replayed as "
+                        "hashed, run's default\n", from);
     if (rec.kept + rec.guessed)
         fprintf(stderr, "jackdaw sim: note: %u of %u tasks did not end done in trace '%s': "
                         "they keep the workload's duration%s\n", rec.kept + rec.guessed,

@@ -20,6 +20,7 @@
 
 #include "core/base/xalloc.h"
 #include "core/client/job.h"
+#include "core/model/submit_mode.h"
 #include "core/model/wfcommons.h"
 #include "tools/cmd/run_bound.h"
 #include "tools/report/analysis.h"
@@ -80,7 +81,7 @@ static void read_node_args(struct sim_recorded *rec, json_t *args)
     }
 }
 
-/* The cluster, flags, mode and workload name from the header. */
+/* The cluster, flags, workload name and (a simulated run's) mode from the header. */
 static int read_run(struct sim_recorded *rec, const char *trace, const char **wl_name,
                     const char **digest, char **cause)
 {
@@ -133,7 +134,8 @@ static int read_run(struct sim_recorded *rec, const char *trace, const char **wl
     else
         rec->settings.speeds = rec->text[2] = speeds;
     read_node_args(rec, json_object_get(json_object_get(root, "config"), "node_args"));
-    /* A simulated run's header has what a real one leaves to the defaults. */
+    /* A simulated run's header has what a real one leaves to the defaults.  Its mode is
+     * the fallback of a simulated trace of before JOB_SUBMIT recorded one (use_mode). */
     json_t *sim = json_object_get(root, "simulation");
     rec->simulated = json_is_true(json_object_get(root, "simulated"));
     const char *mode = json_string_value(json_object_get(sim, "mode"));
@@ -150,6 +152,36 @@ static int read_run(struct sim_recorded *rec, const char *trace, const char **wl
     json_t *wl = json_object_get(root, "workload");
     *wl_name = json_string_value(json_object_get(wl, "name"));
     *digest = json_string_value(json_object_get(wl, "digest"));
+    return 0;
+}
+
+/*
+ * The submission mode of the replayed job, from its JOB_SUBMIT (report's analysis reads
+ * it with the workload's name) over the header's: a real run's only record of it.  The
+ * trace's word is checked as any outside input is; the data mode is refused rather than
+ * replaced, since a reproduction under another mode would be a what-if passed off as
+ * the run (the simulator does not place tasks by their data, sim_settings.c).
+ */
+static int use_mode(struct sim_recorded *rec, const struct report_analysis *a,
+                    const char *trace, char **cause)
+{
+    if (!a->workload_mode)
+        return 0;
+    if (!submit_mode_is_name(a->workload_mode)) {
+        *cause = xasprintf("trace '%s': the JOB_SUBMIT of job %u records submission mode "
+                           "'%.32s', which is none of hashed, one, roundrobin or data", trace,
+                           a->workload_job, a->workload_mode);
+        return -EBADMSG;
+    }
+    int m = submit_mode_parse(a->workload_mode);
+    if (m == SUBMIT_DATA) {
+        *cause = xasprintf("trace '%s' records a run submitted with --mode data, which the "
+                           "simulator does not model (it replays hashed, one and roundrobin "
+                           "runs)", trace);
+        return -ENOTSUP;
+    }
+    rec->settings.mode = submit_mode_name((enum submit_mode)m);
+    rec->mode_recorded = true;
     return 0;
 }
 
@@ -243,8 +275,12 @@ int sim_from_load(struct sim_recorded *rec, const char *trace, const char *workl
         a = NULL;
         rc = report_analyze(trace, &ro, &a, cause);
     }
-    if (rc < 0)
+    if (rc == 0)
+        rc = use_mode(rec, a, trace, cause);
+    if (rc < 0) {
+        report_analysis_destroy(a);
         return rc;
+    }
     if (!wl_name)
         wl_name = a->workload_path;
     if (workload) {

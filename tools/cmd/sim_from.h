@@ -1,9 +1,10 @@
 /*
  * sim_from — a recorded run rebuilt for the simulator (`jackdaw sim --from TRACE`, issue
  * 20's what-if): from the trace, its cluster (the header's nodes: slots and speeds), the
- * flags its daemons ran with (config.node_args), the submission mode when the header
- * records it (a simulated run's does; a real run's does not: hashed, as `run` submits by
- * default), and the figures `jackdaw report` gives it (tools/report/analysis.h, with the
+ * flags its daemons ran with (config.node_args), the submission mode its job's
+ * JOB_SUBMIT records (else, in a simulated trace of before that, the header's; else
+ * hashed, as `run` submits by default; a recorded data-mode run is refused, the
+ * simulator not modelling it), and the figures `jackdaw report` gives it (tools/report/analysis.h, with the
  * workload's declared durations as report counts them); from the workload file the
  * header names (or --workload), checked against the header's digest, its tasks with the
  * durations they were measured to take.
@@ -20,9 +21,9 @@
  *
  * Owns the workload, the settings' strings and the header they point into.  Return
  * convention: 0 or a negative errno with *cause (malloc'd, naming the trace or the
- * workload): -ENOTSUP for a recorded run the simulator cannot rebuild (nodes of
- * different slot counts), -ENOENT for a missing file, -EINVAL for a workload that is not
- * the run's, -EBADMSG for a trace that does not read.
+ * workload): -ENOTSUP for a recorded run the simulator cannot rebuild (submitted with
+ * --mode data), -ENOENT for a missing file, -EINVAL for a workload that is not the run's,
+ * -EBADMSG for a trace that does not read or records no mode the client knows.
  */
 #ifndef JACKDAW_SIM_FROM_H
 #define JACKDAW_SIM_FROM_H
@@ -37,7 +38,7 @@ struct sim_recorded {
     char *workload_path;        /* owned: the file read */
     char digest[33];            /* its digest, as job_workload_digest gives it */
     struct sim_settings settings; /* the recorded run's; strings owned here */
-    bool mode_recorded;         /* false: the header does not say, hashed assumed */
+    bool mode_recorded;         /* false: the trace does not say, hashed assumed */
     bool simulated;             /* the trace is itself a simulated run's */
     struct workload wl;         /* the tasks with their measured durations, all sleeps */
     uint32_t measured;          /* tasks whose duration the trace measured */

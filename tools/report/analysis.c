@@ -348,6 +348,8 @@ static void add_event(struct pass *p, const struct trace_event *ev, const char *
         if (!a->workload_path && nnames > 0 && names[0] && names[0][0]) {
             a->workload_path = xstrdup(names[0]);
             a->workload_job = (uint32_t)(ev->task >> 32);
+            if (nnames > 2 && names[2] && names[2][0])
+                a->workload_mode = xstrdup(names[2]);
         }
         return;
     }
@@ -1049,6 +1051,7 @@ void report_analysis_destroy(struct report_analysis *a)
         free(a->job_rows[i].workload);
     free(a->job_rows);
     free(a->workload_path);
+    free(a->workload_mode);
     free(a->nodes);
     free(a->steal_tasks);
     free(a->steal_asks);

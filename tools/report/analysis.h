@@ -285,6 +285,9 @@ struct report_analysis {
     char *label;            /* "flds/adaptive, 4 nodes, fanout.jsonl" for compare */
     char *short_label;      /* "flds/adaptive", or compare's --label: under a bar */
     char *workload_path;    /* names[0] of the first JOB_SUBMIT; NULL when none */
+    /* names[2] of that JOB_SUBMIT, the job's submission mode as recorded (unchecked:
+     * the trace's word); NULL when it records none (a trace of before the mode). */
+    char *workload_mode;
 
     size_t nnodes;
     struct report_node *nodes; /* owned, by node id */

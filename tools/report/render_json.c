@@ -222,6 +222,7 @@ json_t *report_to_json(const struct report_analysis *a)
     json_object_set_new(wl, "name", str(a->workload_name));
     json_object_set_new(wl, "digest", str(a->workload_digest));
     json_object_set_new(wl, "path", str(a->workload_path));
+    json_object_set_new(wl, "mode", str(a->workload_mode));
     json_object_set_new(run, "workload", wl);
     json_object_set_new(run, "start_s", num(a->start_s));
     json_object_set_new(run, "end_s", num(a->end_s));

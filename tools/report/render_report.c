@@ -50,6 +50,7 @@ static void run_section(struct doc *d, const struct report_analysis *a)
         {"run id", a->run_id ? a->run_id : "–"},
         {"workload", run_workload(a)},
         {"workload digest", a->workload_digest ? a->workload_digest : "–"},
+        {"submission", a->workload_mode ? a->workload_mode : "– (not recorded)"},
         {"placement", a->placement ? a->placement : "ws (default)"},
         {"steal", a->steal_policy ? a->steal_policy : "adaptive (default)"},
         {"cluster", nodes},
