@@ -161,7 +161,7 @@ jd_run one "$T/bot.jsonl" --nodes 2 --slots 2 --mode one --trace "$T/one.avro"
 "$JACKDAW" trace cat "$T/one.avro" >"$T/one.cat" 2>&1 || fail "trace cat: $(cat "$T/one.cat")"
 grep -q 'JOB_SUBMIT .*names=\[.*,"one"\]' "$T/one.cat" ||
     fail "the JOB_SUBMIT of a run --mode one does not record it: $(grep JOB_SUBMIT "$T/one.cat")"
-sim onejson --from "$T/one.avro" --json
+jd_sim onejson --from "$T/one.avro" --json
 expect_code 0 "$SIM_RC" "sim --from a run --mode one (stderr: $(cat "$T/onejson.err"))"
 "$PY" - "$T/onejson.out" "$T/from.out" <<'EOF_PY' || \
     fail "sim --from a run --mode one: $(cat "$T/onejson.out")"
@@ -175,7 +175,7 @@ hashed = json.load(open(sys.argv[2]))
 assert hashed["recorded"]["mode"] == "hashed" and hashed["recorded"]["mode_recorded"] is True, \
     hashed["recorded"]
 EOF_PY
-sim onetext --from "$T/one.avro" --trace "$T/one-sim.avro"
+jd_sim onetext --from "$T/one.avro" --trace "$T/one-sim.avro"
 expect_code 0 "$SIM_RC" "sim --from a run --mode one (text)"
 grep -q "mode: recorded one" "$T/onetext.out" || fail "no recorded mode said: $(cat "$T/onetext.out")"
 ! grep -q "does not record" "$T/onetext.err" || fail "a recorded mode called missing: $(cat "$T/onetext.err")"
@@ -188,7 +188,7 @@ grep -q 'JOB_SUBMIT .*names=\[.*,"one"\]' "$T/one-sim.cat" ||
     fail "the reproduction's JOB_SUBMIT does not record mode one: $(grep JOB_SUBMIT "$T/one-sim.cat")"
 jd_run data "$T/bot.jsonl" --nodes 2 --slots 2 --mode data --trace "$T/data.avro"
 [ "$RUN_RC" -eq 0 ] || fail "jackdaw run --mode data exited $RUN_RC"
-sim data --from "$T/data.avro"
+jd_sim data --from "$T/data.avro"
 expect_code 2 "$SIM_RC" "sim --from a run --mode data"
 grep -q "mode data" "$T/data.err" || fail "a data-mode run, refused without naming it: $(cat "$T/data.err")"
 [ ! -s "$T/data.out" ] || fail "a data-mode run was simulated: $(cat "$T/data.out")"
