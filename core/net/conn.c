@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/net/conn_internal.h"
@@ -44,6 +45,14 @@ _Static_assert(CONN_MSG_ACCEPT < PROTO_FIRST_APP_TYPE, "handshake types below th
 /* An emptied receive buffer above this is released, so that one 16 MiB frame does not
  * pin 16 MiB for the rest of the connection's life. */
 #define RBUF_KEEP (1u << 20)
+
+/* How long one connection's reads may keep the loop before it serves its other
+ * handles.  libuv reads a readable socket up to 32 times in one callback, and each
+ * read's frames are handled at once: a daemon taking a 64,000-task submission spent
+ * tens of ms in one callback, its sleeps' deadlines unserved and its thieves'
+ * queries unanswered.  Past the budget the next read is refused (an empty buffer,
+ * UV_ENOBUFS) and the socket, still readable, is read again on the next pass. */
+#define READ_BUDGET_NS 1000000
 
 /* How a close is reported in the log. */
 enum close_kind { CLOSE_QUIET, CLOSE_WARN, CLOSE_DROP };
@@ -427,6 +436,11 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     (void)suggested;
     struct conn *c = h->data;
+    if (c->yield) {
+        c->yield = false;
+        *buf = uv_buf_init(NULL, 0);
+        return;
+    }
     size_t limit = c->phase == PHASE_READY ? FRAME_HEADER_BYTES + (size_t)FRAME_MAX_BODY
                                            : PREAUTH_RBUF_MAX;
     if (c->rcap - c->rlen < READ_CHUNK && c->rcap < limit) {
@@ -462,14 +476,15 @@ static void peer_gone(struct conn *c, ssize_t nread)
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
-    (void)buf;
     struct conn *c = s->data;
-    if (nread == 0 || c->closing || c->finished)
+    if (nread == 0 || nread == UV_ENOBUFS || c->closing || c->finished)
         return;
     if (nread < 0) {
         peer_gone(c, nread);
         return;
     }
+    if (!c->burst_ns)
+        c->burst_ns = clock_mono_ns();
     c->hub->stats.bytes_in += (uint64_t)nread;
     c->rlen += (size_t)nread;
     size_t off = 0;
@@ -502,6 +517,13 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         free(c->rbuf);
         c->rbuf = NULL;
         c->rcap = 0;
+    }
+    /* A short read drained the socket: libuv reads no more now, the run is over. */
+    if ((size_t)nread < buf->len) {
+        c->burst_ns = 0;
+    } else if (clock_mono_ns() - c->burst_ns > READ_BUDGET_NS) {
+        c->burst_ns = 0;
+        c->yield = true;
     }
 }
 

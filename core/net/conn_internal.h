@@ -105,6 +105,8 @@ struct conn {
                                        the next batch's (conn.c); data NULL when none */
     uint8_t *rbuf;                  /* owned; received bytes not yet parsed */
     size_t rlen, rcap;
+    int64_t burst_ns;               /* monotonic start of this run of full reads; 0: none */
+    bool yield;                     /* the run is over budget: the next alloc is empty */
     size_t inflight;                /* bytes handed to uv_write and not yet completed */
 };
 

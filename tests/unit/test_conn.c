@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -58,7 +59,10 @@ struct side {
     struct rec recs[MAX_RECS];
     int nrecs;
     int burst_on_ready;     /* messages queued from on_ready, in that one pass */
+    size_t burst_filler;    /* their payload beyond the sequence number; 0: 12 bytes */
     bool echo;              /* send every message back */
+    int64_t slow_ns;        /* on_message busy-waits this long: a slow consumer */
+    uint64_t run, longest_run; /* messages handled since the last loop pass; most */
     uint16_t reject_type;   /* on_message fails for this type */
 };
 
@@ -86,6 +90,8 @@ struct world {
     struct raw raw;
     int port;
     int saved_stderr;       /* -1 unless stderr is being captured */
+    uv_check_t pass;        /* counts loop passes for a test that starts it */
+    bool pass_on;
     char capture_path[64];
 };
 
@@ -162,7 +168,7 @@ static void on_ready(struct conn *c)
     r->role = conn_peer_role(c);
     r->id = conn_peer_id(c);
     for (int i = 0; i < s->burst_on_ready; i++)
-        send_seq(c, (uint32_t)i, 12);
+        send_seq(c, (uint32_t)i, s->burst_filler ? s->burst_filler : 12);
 }
 
 static int on_message(struct conn *c, uint16_t type, struct rbuf *payload, const char **reason)
@@ -188,6 +194,15 @@ static int on_message(struct conn *c, uint16_t type, struct rbuf *payload, const
         r->out_of_order = true;
     r->next = seq + 1;
     r->received++;
+    if (s->slow_ns) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        while ((t.tv_sec - t0.tv_sec) * 1000000000 + (t.tv_nsec - t0.tv_nsec) < s->slow_ns);
+    }
+    if (++s->run > s->longest_run)
+        s->longest_run = s->run;
     if (s->echo)
         send_seq(c, seq, filler);
     return 0;
@@ -300,6 +315,8 @@ static int world_teardown(void **state)
     conn_hub_destroy(w->stranger.hub);
     if (w->raw.open && !uv_is_closing((uv_handle_t *)&w->raw.tcp))
         uv_close((uv_handle_t *)&w->raw.tcp, on_raw_closed);
+    if (w->pass_on)
+        uv_close((uv_handle_t *)&w->pass, NULL);
     /* The watchdog is unreferenced: uv_run returns once every other handle is closed. */
     arm(w, WAIT_MS);
     uv_run(&w->loop, UV_RUN_DEFAULT);
@@ -354,12 +371,44 @@ static void test_burst_in_order_in_few_frames(void **state)
     assert_false(cr->out_of_order);
     struct conn_hub_stats cs = stats(&w->client), ss = stats(&w->server);
     assert_int_equal(cs.messages_out, 10000);
-    /* RESPONSE plus one frame of messages; some slack for the soft split. */
-    assert_true(cs.frames_out <= 4);
-    assert_true(ss.frames_in <= 4);
+    /* RESPONSE plus the messages (22 bytes each on the wire) in frames of about
+     * FRAME_SOFT_BODY; one more for slack. */
+    uint64_t frames = 2 + (10000 * 22) / FRAME_SOFT_BODY + 1;
+    assert_true(cs.frames_out <= frames);
+    assert_true(ss.frames_in <= frames);
     assert_int_equal(ss.messages_in, 10000 + 1);
     RUN_UNTIL(w, conn_pending_bytes(cr->c) == 0);
     assert_int_equal(cs.bytes_out, stats(&w->server).bytes_in);
+}
+
+static void on_pass(uv_check_t *h)
+{
+    ((struct side *)h->data)->run = 0;
+}
+
+
+/* A slow consumer under a long burst still lets its loop turn: a connection's reads
+ * stop for the pass once they have held the loop about a millisecond (conn.c,
+ * READ_BUDGET_NS), though libuv would read on while the socket is full.  4 MB of 1 KB
+ * messages, 20 us each to handle: without the budget, a pass read up to 32 full
+ * buffers (about 2,000 messages); with it, one or two. */
+static void test_reads_yield_to_the_loop(void **state)
+{
+    struct world *w = *state;
+    w->server.slow_ns = 20000;
+    w->client.burst_on_ready = 4000;
+    w->client.burst_filler = 1020;
+    uv_check_init(&w->loop, &w->pass);
+    w->pass_on = true;
+    w->pass.data = &w->server;
+    uv_check_start(&w->pass, on_pass);
+    uv_unref((uv_handle_t *)&w->pass);
+    struct rec *cr = dial(&w->client);
+    (void)cr;
+    RUN_UNTIL_MS(w, 60000, w->server.nrecs == 1 && w->server.recs[0].received == 4000);
+    assert_false(w->server.recs[0].out_of_order);
+    assert_true(w->server.longest_run > 0);
+    assert_true(w->server.longest_run <= 600);
 }
 
 static void test_large_messages_echoed(void **state)
@@ -378,7 +427,8 @@ static void test_large_messages_echoed(void **state)
     assert_false(cr->out_of_order);
     assert_false(w->server.recs[0].out_of_order);
     struct conn_hub_stats cs = stats(&w->client);
-    assert_true(cs.frames_out >= 5 && cs.frames_out < 20);
+    /* 2,000 x 2 KiB in soft frames, the 8 MiB one alone, the last after it. */
+    assert_true(cs.frames_out >= 5 && cs.frames_out < (2000u * 2060) / FRAME_SOFT_BODY + 10);
     RUN_UNTIL(w, conn_pending_bytes(cr->c) == 0);
 }
 
@@ -726,6 +776,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_handshake_roles_and_names),
         T(test_burst_in_order_in_few_frames),
+        T(test_reads_yield_to_the_loop),
         T(test_large_messages_echoed),
     T(test_trim_between_bursts),
     T(test_queued_before_ready),
