@@ -78,7 +78,7 @@ $(BUILD)/jackdaw: $(MAIN_OBJ) $(BUILD)/libjackdaw.a
 	@echo "  LINK  $@"
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/obj/core/sim/sim_sg.o $(BUILD)/obj/core/sim/sim_sg_proc.o: ALL_CFLAGS += $(SG_CFLAGS)
+$(filter $(BUILD)/obj/core/sim/sim_sg%.o,$(LIB_OBJ)): ALL_CFLAGS += $(SG_CFLAGS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -7,7 +7,7 @@
  * node that ran a task in its own task state, and passes a reader of it.
  *
  * No state, no globals.  Called by the discrete-event core (sim.c's sim__inputs_of)
- * and the SimGrid engine (core/sim/sim_sg.c).
+ * and the SimGrid engine (core/sim/sim_sg_task.c).
  */
 #ifndef JACKDAW_SIM_INPUTS_H
 #define JACKDAW_SIM_INPUTS_H

@@ -5,7 +5,7 @@
  *
  * Owns the heap's array of each queue (freed by the caller with free(q->v)); no
  * globals.  Called by both engines: the discrete-event core (core/sim/sim*.c) and the
- * SimGrid engine (core/sim/sim_sg.c).
+ * SimGrid engine (core/sim/sim_sg_task.c, sim_sg_thief.c).
  */
 #ifndef JACKDAW_SIM_QUEUE_H
 #define JACKDAW_SIM_QUEUE_H

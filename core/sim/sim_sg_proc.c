@@ -1,6 +1,6 @@
 /*
  * sim_sg_proc — the SimGrid engine's process (sim_sg_proc.h): sim_sg_run forks a child
- * that loads libsimgrid, runs the model (sim_sg.c) and writes its trace events and its
+ * that loads libsimgrid, runs the model (sim_sg.c, sim_sg_core.h) and writes its trace events and its
  * result to a pipe; the parent calls the caller's sinks in the order the child wrote
  * them, then waits for the child.  Why a child at all is sim_sg.h's to say; what is
  * here is how: the library's function table, loaded by name in the child only, the
@@ -9,7 +9,7 @@
  *
  * Owns the child, the pipe and the table (file-static: one simulation a process);
  * sim_sg_run is the engine's public entry (sim_sg.h), called by tools/cmd/sim_summary.c
- * and the tests; sim_sg.c's model calls the pipe's writers.
+ * and the tests; the model (sim_sg.c) calls the pipe's writers.
  */
 #include "core/sim/sim_sg.h"
 

@@ -3,9 +3,10 @@
  * sim_sg_run (sim_sg.h) forks a child that loads libsimgrid with dlopen, runs the model
  * (sim_sg.c's sim_sg__simulate) and sends its trace events and its result back through
  * a pipe, which the parent reads into the caller's sinks.  sim_sg_proc.c owns the
- * process, the library's function table and the pipe's records; sim_sg.c owns the
- * model and calls back into the pipe through the writers below.  Split so that the
- * model reads as a model: nothing in it knows there is a second process.
+ * process, the library's function table and the pipe's records; the model's files
+ * (sim_sg.c, sim_sg_task.c, sim_sg_thief.c: sim_sg_core.h) own the model and call back
+ * into the pipe through the writers below.  Split so that the model reads as a model:
+ * nothing in it knows there is a second process.
  *
  * Only built with SimGrid's headers (JACKDAW_SIMGRID): the table's entries take their
  * types from them.

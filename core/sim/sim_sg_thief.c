@@ -1,0 +1,267 @@
+/*
+ * sim_sg_thief — the SimGrid engine's thief and victim (the daemons' thief.c and
+ * victim.c, as sim_thief.c models them for the discrete-event core): the starvation
+ * test and the poke that releases an idle thief, an attempt's victims drawn by
+ * steal_pick_victims and asked their loads by an actor of its own, the most loaded
+ * asked for work, the victim's answers (what it could give, steal_grant of it), the
+ * grant taken into SReadyQ, and on failure steal.h's back-off: a sleep, or parking
+ * until a node with stealable work wakes the parked thieves.
+ *
+ * The node actor (sim_sg.c) hands it the victim's messages (sim_sg__on_query,
+ * sim_sg__on_steal_req, sim_sg__on_wake); sim_sg_task.c pokes the thief when a slot or
+ * a task changes and calls sim_sg__on_new_ready for each task queued; sim_sg__simulate
+ * starts one thief a node (sim_sg__thief_spawn).  The thief's actor is a coroutine
+ * that blocks in SimGrid between the steps of an attempt; what it changes in a handler
+ * it lists as effects, as everyone does (sim_sg.c says why).
+ */
+#include "core/sim/sim_sg_core.h"
+
+#ifdef JACKDAW_SIMGRID
+
+#include <stdlib.h>
+
+#include "core/base/xalloc.h"
+
+/* What a victim would give away now: its shared queue beyond what its free slots take. */
+uint32_t sim_sg__stealable(const struct node *n)
+{
+    uint32_t q = (uint32_t)n->sready.n;
+    return q - steal_keep(n->free_slots, (uint32_t)n->lready.n, q);
+}
+
+bool sim_sg__steals(void)
+{
+    return the->cfg->steal.mode != STEAL_NONE && the->cfg->nodes > 1;
+}
+
+static bool starving(const struct node *n)
+{
+    struct steal_self self = {.lready = (uint32_t)n->lready.n, .sready = (uint32_t)n->sready.n,
+                              .free_slots = n->free_slots};
+    return steal_starving(&the->cfg->steal, &self);
+}
+
+/* The node may be starving: an idle thief is released (sim.c's maybe_steal). */
+void sim_sg__poke(uint32_t id)
+{
+    struct node *n = &the->nodes[id];
+    if (!sim_sg__steals() || n->state != TH_IDLE || the->left == 0 || !starving(n))
+        return;
+    n->state = TH_BUSY;
+    sim_sg__effect((struct fx){.type = FX_THIEF, .node = id});
+}
+
+void sim_sg__wake_parked(uint32_t from)
+{
+    for (size_t i = 0; i < the->nparked; i++) {
+        uint32_t p = the->parked[i];
+        the->nodes[p].parked_listed = false;
+        sim_sg__post(from, p, M_WAKE, 0, 0);
+    }
+    the->nparked = 0;
+}
+
+void sim_sg__on_new_ready(uint32_t id)
+{
+    sim_sg__dispatch(id);
+    if (the->nparked && sim_sg__stealable(&the->nodes[id]) > 0)
+        sim_sg__wake_parked(id);
+}
+
+void sim_sg__on_steal_req(uint32_t id, uint32_t thief)
+{
+    struct node *n = &the->nodes[id];
+    uint32_t k = steal_grant(&the->cfg->steal, sim_sg__stealable(n), 0);
+    struct msg *g = sim_sg__msg_new(R_GRANT, id, 0, k);
+    g->tasks = xcalloc(k ? k : 1, sizeof *g->tasks);
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t task = sim__q_take_tail(&n->sready).task;
+        g->tasks[i] = task;
+        the->tasks[task].holder = thief;
+        sim_sg__trace(id, TRACE_TASK_STOLEN_OUT, task, (int32_t)thief, 0, 0, 0, 0);
+    }
+    n->stolen_out += k;
+    sim_sg__post_thief(thief, g, MSG_BYTES + 8 * (long)k);
+}
+
+void sim_sg__on_query(uint32_t id, uint32_t thief, uint32_t index)
+{
+    /* The answer: what it could give away as the query reaches it. */
+    uint32_t give = sim_sg__stealable(&the->nodes[id]);
+    sim_sg__post_thief(thief, sim_sg__msg_new(R_LOAD, id, index, give), MSG_BYTES);
+}
+
+void sim_sg__on_wake(uint32_t id)
+{
+    struct node *n = &the->nodes[id];
+    if (n->state == TH_PARKED) {
+        steal_on_wake(&the->cfg->steal, &n->st);
+        n->state = TH_IDLE;
+        sim_sg__poke(id);
+    }
+}
+
+/* A failed attempt: the back-off of steal.h (and FLDS's hooks, as sim.c calls them),
+ * then a sleep, or parking until a wake-up and a poke.  Returns with the thief busy. */
+static void backoff(uint32_t id, struct outbox *out)
+{
+    struct node *n = &the->nodes[id];
+    steal_on_result(&the->cfg->steal, &n->st, false, the->cfg->nodes);
+    placement_flds_on_steal_failed(&the->cfg->placement, &n->flds);
+    if (n->st.parked && placement_flds_poll_should_reset(&the->cfg->placement, NULL, &n->flds))
+        steal_on_wake(&the->cfg->steal, &n->st);
+    if (n->st.parked) {
+        n->state = TH_PARKED;
+        if (!n->parked_listed) {
+            the->parked = xgrow(the->parked, &the->parked_cap, the->nparked + 1,
+                                sizeof *the->parked);
+            the->parked[the->nparked++] = id;
+            n->parked_listed = true;
+        }
+        sim_sg__run_effects(out);
+        sg->sem_acquire(n->thief_sem);
+        return;
+    }
+    n->state = TH_WAIT;
+    sim_sg__run_effects(out);
+    double wait = n->st.interval_ms / 1e3;
+    the->res->events++;
+    sg->sleep_for(wait > 1e-9 ? wait : 1e-9);
+    n->state = TH_BUSY;
+}
+
+/* Tasks a victim granted join the thief's SReadyQ (node_take_granted's queue). */
+static bool take_grant(uint32_t id, uint32_t victim, const struct msg *g)
+{
+    struct node *n = &the->nodes[id];
+    for (uint32_t i = 0; i < g->b; i++) {
+        sim_sg__trace(id, TRACE_TASK_STOLEN_IN, g->tasks[i], (int32_t)victim, 0, 0, 0, 0);
+        uint64_t sum;
+        sim_sg__inputs_of(g->tasks[i], the->objs, 0, &sum);
+        sim__q_push(&n->sready, sum, g->tasks[i]);
+    }
+    if (!g->b)
+        return false;
+    sim_sg__on_new_ready(id);
+    n->stolen_in += g->b;
+    the->res->steals_ok++;
+    the->res->tasks_stolen += g->b;
+    sim_sg__trace(id, TRACE_STEAL_GRANT, UINT32_MAX, (int32_t)victim, 0, g->b, 0, 0);
+    steal_on_result(&the->cfg->steal, &n->st, true, the->cfg->nodes);
+    return true;
+}
+
+/* A node's thief: its actor, and the victims of its attempt. */
+struct thief {
+    uint32_t id;
+    uint32_t k;                /* victims drawn */
+    uint32_t *victims, *loads; /* owned, victims_max + 1 each */
+};
+
+/*
+ * An attempt's queries, sent by an actor of their own that ends once the thief has
+ * every answer (so every query arrived).  SimGrid keeps an actor's sends on a list
+ * that it walks at each of that actor's receptions until they are waited for, and
+ * waiting for them walks it too: k queries and k answers on the thief's list cost k^2
+ * a round, most of the run at a few hundred victims.  An ending actor drops its list
+ * at once.
+ */
+static void queries_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    const struct thief *th = sg->self_data();
+    struct node *n = &the->nodes[th->id];
+    struct outbox out = {0};
+    for (uint32_t i = 0; i < th->k; i++)
+        sim_sg__send_msg(&out, the->nodes[th->victims[i]].mbox,
+                         sim_sg__msg_new(M_QUERY, th->id, 0, i), MSG_BYTES);
+    sg->sem_acquire(n->query_sem);
+    sim_sg__outbox_drop(&out);
+    free(out.v);
+    free(out.due);
+}
+
+/* One attempt: the queries, the answers, the request, the grant, and on failure the
+ * back-off. */
+static void attempt(struct thief *th, struct outbox *out)
+{
+    uint32_t id = th->id, *victims = th->victims, *loads = th->loads;
+    struct node *n = &the->nodes[id];
+    const struct steal_params *p = &the->cfg->steal;
+    the->res->steal_attempts++;
+    uint32_t want = p->mode == STEAL_RANDOM1 ? 1
+                    : p->victims == STEAL_VICTIMS_RANDOM ? p->victims_k : n->st.neighbours;
+    want = want < the->victims_max ? want : the->victims_max;
+    want = want ? want : 1;
+    uint32_t k = steal_pick_victims(p, &n->st, id, the->cfg->nodes, &the->rng, victims, want);
+    if (k == 0) {
+        n->steal_fails++;
+        sim_sg__trace(id, TRACE_STEAL_FAIL, UINT32_MAX, -1, STEAL_FAIL_NO_VICTIM, 0, 0, 0);
+        backoff(id, out);
+        return;
+    }
+    th->k = k;
+    sim_sg__spawn(id, queries_main, th, true);
+    for (uint32_t i = 0; i < k; i++) {
+        struct msg *r = sg->get(n->tmbox);
+        loads[r->a] = r->b;
+        free(r);
+    }
+    sg->sem_release(n->query_sem);
+    int best = steal_choose_victim(loads, k);
+    if (best < 0) {
+        n->steal_fails++;
+        sim_sg__trace(id, TRACE_STEAL_FAIL, UINT32_MAX, -1, STEAL_FAIL_EMPTY, 0, 0, 0);
+        backoff(id, out);
+        return;
+    }
+    uint32_t v = victims[best];
+    n->steal_requests++;
+    sim_sg__trace(id, TRACE_STEAL_REQUEST, UINT32_MAX, (int32_t)v, 0, loads[best], 0, 0);
+    sim_sg__post(id, v, M_STEAL_REQ, 0, 0);
+    sim_sg__run_effects(out);
+    struct msg *g = sg->get(n->tmbox);
+    sim_sg__outbox_wait_all(out); /* the request, and what the thief sent before */
+    bool got = take_grant(id, v, g);
+    free(g->tasks);
+    free(g);
+    if (got) {
+        sim_sg__run_effects(out);
+        return;
+    }
+    n->steal_fails++;
+    sim_sg__trace(id, TRACE_STEAL_FAIL, UINT32_MAX, (int32_t)v, STEAL_FAIL_EMPTY, 0, 0, 0);
+    backoff(id, out);
+}
+
+static void thief_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    struct thief *th = sg->self_data();
+    sim_sg__receive_eagerly('t', th->id);
+    struct node *n = &the->nodes[th->id];
+    struct outbox out = {0};
+    /* Busy: it decides now, at time 0, after the submission (sim.c's first timer). */
+    for (;;) {
+        sim_sg__outbox_reap(&out);
+        if (the->left == 0 || !starving(n)) {
+            n->state = TH_IDLE;
+            sg->sem_acquire(n->thief_sem); /* a poke made it busy */
+            continue;
+        }
+        attempt(th, &out);
+    }
+}
+
+void sim_sg__thief_spawn(uint32_t id)
+{
+    struct thief *th = xcalloc(1, sizeof *th);
+    th->id = id;
+    th->victims = xcalloc(the->victims_max + 1, sizeof *th->victims);
+    th->loads = xcalloc(the->victims_max + 1, sizeof *th->loads);
+    the->nodes[id].thief_sem = sg->sem_init(0);
+    the->nodes[id].query_sem = sg->sem_init(0);
+    sim_sg__spawn(id, thief_main, th, true);
+}
+
+#endif /* JACKDAW_SIMGRID */
