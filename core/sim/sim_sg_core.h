@@ -40,7 +40,7 @@ enum msg_type {
     M_PARENT_DONE,  /* to the child's record owner: a = child */
     M_QUERY,        /* to a victim: from = thief, b = its index in the thief's draw */
     M_STEAL_REQ,    /* to the chosen victim: from = thief */
-    M_WAKE,         /* to a parked thief's node */
+    M_WAKE,         /* to a parked or turned-away thief's node */
     R_LOAD,         /* to a thief: a = index, b = what the victim could give */
     R_GRANT,        /* to a thief: b tasks in `tasks` */
 };
@@ -97,7 +97,7 @@ struct fetch {
 enum thief_state {
     TH_BUSY,    /* its actor is running it (an attempt, or about to decide) */
     TH_IDLE,    /* blocked, not starving: a poke releases it */
-    TH_WAIT,    /* sleeping out its back-off */
+    TH_WAIT,    /* sleeping out its back-off: a wake-up releases it early */
     TH_PARKED,  /* blocked until a peer with work wakes it */
 };
 
@@ -118,6 +118,9 @@ struct node {
     struct steal_state st;
     uint8_t state;          /* enum thief_state */
     bool parked_listed;
+    uint64_t *hungry;       /* owned, NULL until needed: a bit a peer whose thief this node
+                             * turned away since it last had work to give */
+    uint32_t nhungry;       /* bits set in `hungry` */
     int64_t started, ended, stolen_in, stolen_out, steal_requests, steal_fails;
     int64_t fetches, fetch_bytes, busy_ns_done;
     struct u64map cache;    /* object keys fetched here */
@@ -204,6 +207,7 @@ bool sim_sg__steals(void);
 uint32_t sim_sg__stealable(const struct node *n);
 void sim_sg__poke(uint32_t id);
 void sim_sg__wake_parked(uint32_t from);
+void sim_sg__wake_hungry(uint32_t id);
 void sim_sg__on_new_ready(uint32_t id);
 /* The victim's side of the messages the node actor receives. */
 void sim_sg__on_query(uint32_t id, uint32_t thief, uint32_t index);

@@ -43,7 +43,8 @@
     X(put, sg_mailbox_put) X(get, sg_mailbox_get)                                        \
     X(comm_wait, sg_comm_wait) X(comm_wait_all, sg_comm_wait_all)                        \
     X(comm_unref, sg_comm_unref) X(sem_init, sg_sem_init)                                \
-    X(sem_acquire, sg_sem_acquire) X(sem_release, sg_sem_release)
+    X(sem_acquire, sg_sem_acquire) X(sem_acquire_timeout, sg_sem_acquire_timeout)        \
+    X(sem_release, sg_sem_release)
 
 /* libsimgrid as the child loaded it: every entry set. */
 struct sim_sg_lib {

@@ -214,6 +214,7 @@ void sim_sg__on_staged(uint32_t id, uint32_t task)
     n->staged[n->staged_head + n->nstaged++] = task;
     sim_sg__dispatch(id);
     sim_sg__poke(id);
+    sim_sg__wake_hungry(id);
 }
 
 static void task_end(uint32_t id, uint32_t task)
@@ -242,6 +243,7 @@ static void task_end(uint32_t id, uint32_t task)
     }
     sim_sg__dispatch(id);
     sim_sg__poke(id);
+    sim_sg__wake_hungry(id);
 }
 
 /* ---- tasks, transfers, the FLDS monitor --------------------------------------------- */
@@ -322,6 +324,7 @@ static void flds_monitor(uint32_t id)
             sim__q_push(&n->lready, held[i].prio, held[i].task);
         if (moved && the->nparked && sim_sg__stealable(n) > 0)
             sim_sg__wake_parked(id);
+        sim_sg__wake_hungry(id);
     }
     n->monitor_on = the->left && n->lready.n;
 }

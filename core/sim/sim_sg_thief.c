@@ -5,7 +5,10 @@
  * steal_pick_victims and asked their loads by an actor of its own, the most loaded
  * asked for work, the victim's answers (what it could give, steal_grant of it), the
  * grant taken into SReadyQ, and on failure steal.h's back-off: a sleep, or parking
- * until a node with stealable work wakes the parked thieves.
+ * until a node with stealable work wakes the parked thieves.  A victim also remembers
+ * the thieves it turned away (a load query answered with less than two tasks to give,
+ * a request granted none) and wakes each once it has two, as the daemons' idle.c does;
+ * a wake-up cuts a thief's back-off short, as thief.c's thief_wake stops its timer.
  *
  * The node actor (sim_sg.c) hands it the victim's messages (sim_sg__on_query,
  * sim_sg__on_steal_req, sim_sg__on_wake); sim_sg_task.c pokes the thief when a slot or
@@ -61,11 +64,53 @@ void sim_sg__wake_parked(uint32_t from)
     the->nparked = 0;
 }
 
+/*
+ * Two or more to give: enough that a thief can take some and the victim keep some
+ * (idle.c's threshold on SReadyQ, here on what the victim would give, which is what
+ * its answers tell a thief).  Below it a thief that asks is turned away.
+ */
+#define HUNGRY_WAKE_AT 2
+
+/* A thief that asked `id` for work got none that it could use: `id` remembers it. */
+static void turned_away(uint32_t id, uint32_t thief)
+{
+    struct node *n = &the->nodes[id];
+    if (!n->hungry)
+        n->hungry = xcalloc((the->cfg->nodes + 63) / 64, sizeof *n->hungry);
+    uint64_t bit = UINT64_C(1) << (thief % 64);
+    if (n->hungry[thief / 64] & bit)
+        return;
+    n->hungry[thief / 64] |= bit;
+    n->nhungry++;
+}
+
+/*
+ * Called wherever what `id` would give may have grown (a task queued, a slot taken,
+ * an FLDS spill), as idle.c's step runs at the end of every loop pass.  Each thief it
+ * turned away hears once, in the peers' order; it is turned away again if it asks
+ * again in vain.
+ */
+void sim_sg__wake_hungry(uint32_t id)
+{
+    struct node *n = &the->nodes[id];
+    if (!n->nhungry || sim_sg__stealable(n) < HUNGRY_WAKE_AT)
+        return;
+    for (uint32_t p = 0; p < the->cfg->nodes; p++) {
+        uint64_t bit = UINT64_C(1) << (p % 64);
+        if (n->hungry[p / 64] & bit) {
+            n->hungry[p / 64] &= ~bit;
+            sim_sg__post(id, p, M_WAKE, 0, 0);
+        }
+    }
+    n->nhungry = 0;
+}
+
 void sim_sg__on_new_ready(uint32_t id)
 {
     sim_sg__dispatch(id);
     if (the->nparked && sim_sg__stealable(&the->nodes[id]) > 0)
         sim_sg__wake_parked(id);
+    sim_sg__wake_hungry(id);
 }
 
 void sim_sg__on_steal_req(uint32_t id, uint32_t thief)
@@ -82,6 +127,8 @@ void sim_sg__on_steal_req(uint32_t id, uint32_t thief)
     }
     n->stolen_out += k;
     sim_sg__post_thief(thief, g, MSG_BYTES + 8 * (long)k);
+    if (!k)
+        turned_away(id, thief);
 }
 
 void sim_sg__on_query(uint32_t id, uint32_t thief, uint32_t index)
@@ -89,20 +136,33 @@ void sim_sg__on_query(uint32_t id, uint32_t thief, uint32_t index)
     /* The answer: what it could give away as the query reaches it. */
     uint32_t give = sim_sg__stealable(&the->nodes[id]);
     sim_sg__post_thief(thief, sim_sg__msg_new(R_LOAD, id, index, give), MSG_BYTES);
+    if (give < HUNGRY_WAKE_AT)
+        turned_away(id, thief);
 }
 
+/*
+ * A peer has work (it saw this node park, or turned its thief away).  As thief.c's
+ * thief_wake: the back-off starts over whatever the thief is doing, a parked thief
+ * unparks, and one waiting out an interval asks again now; one mid-attempt finishes
+ * it, and fails, if it does, from the initial interval.
+ */
 void sim_sg__on_wake(uint32_t id)
 {
     struct node *n = &the->nodes[id];
+    steal_on_wake(&the->cfg->steal, &n->st);
     if (n->state == TH_PARKED) {
-        steal_on_wake(&the->cfg->steal, &n->st);
         n->state = TH_IDLE;
         sim_sg__poke(id);
+    } else if (n->state == TH_WAIT) {
+        /* Busy now, so that no other wake-up releases it twice (backoff). */
+        n->state = TH_BUSY;
+        sim_sg__effect((struct fx){.type = FX_THIEF, .node = id});
     }
 }
 
 /* A failed attempt: the back-off of steal.h (and FLDS's hooks, as sim.c calls them),
- * then a sleep, or parking until a wake-up and a poke.  Returns with the thief busy. */
+ * then a sleep that a wake-up cuts short, or parking until a wake-up and a poke.
+ * Returns with the thief busy. */
 static void backoff(uint32_t id, struct outbox *out)
 {
     struct node *n = &the->nodes[id];
@@ -126,7 +186,11 @@ static void backoff(uint32_t id, struct outbox *out)
     sim_sg__run_effects(out);
     double wait = n->st.interval_ms / 1e3;
     the->res->events++;
-    sg->sleep_for(wait > 1e-9 ? wait : 1e-9);
+    /* A wake-up that found it waiting made it busy and owes it a release, which may
+     * come after the wait ran out: taken, so that the semaphore is back at 0. */
+    if (sg->sem_acquire_timeout(n->thief_sem, wait > 1e-9 ? wait : 1e-9) &&
+        n->state == TH_BUSY)
+        sg->sem_acquire(n->thief_sem);
     n->state = TH_BUSY;
 }
 

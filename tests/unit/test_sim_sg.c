@@ -1,14 +1,15 @@
 /*
- * test_sim_sg — the SimGrid engine (core/sim/sim_sg.c) against the discrete-event one
+ * test_sim_sg — the SimGrid engine (core/sim/sim_sg*.c) against the discrete-event one
  * (core/sim/sim.c) on the same runs: from the events each reports, every task starts
  * once and ends once on one node, after its parents (and a message's latency after a
  * parent that ran elsewhere); the makespan never beats the capacity bound; the two
  * engines' makespans agree within 15 % on a bag of tasks and on DAGs whose data moves
  * in a fraction of a task's time, and exactly where the run leaves no choice; where
  * one output is read by many nodes at once, SimGrid shares the writer's link between
- * them, as the discrete-event core does not; SimGrid's run is a function of its inputs;
- * what it does not model is refused.  The SimGrid cases are skipped when libsimgrid
- * cannot be loaded.  Run by `make unit`.
+ * them, as the discrete-event core does not; a victim wakes the thieves it turned away
+ * once it has work, sooner than their back-off would bring them back; SimGrid's run is
+ * a function of its inputs; what it does not model is refused.  The SimGrid cases are
+ * skipped when libsimgrid cannot be loaded.  Run by `make unit`.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -203,6 +204,50 @@ static void test_no_choice_same_makespan(void **state)
     rig_free(&r);
 }
 
+/*
+ * A victim wakes the thieves it turned away once it has work for them (the daemons'
+ * idle.c).  All of a job at node 0, its one root a long task: until the root ends, the
+ * other nodes' thieves ask and are turned away, their back-off doubling (1, 2, 4 ...
+ * 64 ms by the root's end at 100 ms).  When the root's children become ready at node 0,
+ * it wakes them, and each starts a task within a few messages' latency; without the
+ * wake-up they would find the children only at the end of their current wait, near
+ * 129 ms.
+ */
+static void test_turned_away_wake(void **state)
+{
+    (void)state;
+    need_simgrid();
+    char text[8192], *p = text;
+    p += sprintf(p, "{\"id\":\"root\",\"kind\":\"sleep\",\"duration_s\":0.1}\n");
+    for (int i = 0; i < 64; i++)
+        p += sprintf(p, "{\"id\":\"c%d\",\"kind\":\"sleep\",\"duration_s\":0.05,"
+                        "\"parents\":[\"root\"]}\n", i);
+    struct rig r;
+    rig_load(&r, text);
+    r.cfg.nodes = 4;
+    r.cfg.slots = 2;
+    r.cfg.submit = SIM_SUBMIT_ONE;
+    for (int placement = 0; placement < 2; placement++) {
+        r.cfg.placement.policy = placement ? PLACEMENT_WS : PLACEMENT_FLDS;
+        assert_int_equal(rig_run_on(&r, SIM_ENGINE_SIMGRID), 0);
+        check_records(&r, 1);
+        int64_t root_end = r.seen.end[0], first[MAX_NODES];
+        for (uint32_t i = 0; i < r.cfg.nodes; i++)
+            first[i] = INT64_MAX;
+        for (uint32_t k = 1; k < r.wl.count; k++) {
+            int32_t at = r.seen.start_node[k];
+            first[at] = r.seen.start[k] < first[at] ? r.seen.start[k] : first[at];
+        }
+        /* A wake-up, a query and its answer, a request and its grant: 5 latencies of
+         * 100 us; 2 ms leaves room and stays far below the 28 ms the back-off costs. */
+        for (uint32_t i = 1; i < r.cfg.nodes; i++)
+            if (first[i] > root_end + 2000000)
+                fail_msg("node %u's first task started %.3f ms after the root's end",
+                         i, (double)(first[i] - root_end) / 1e6);
+    }
+    rig_free(&r);
+}
+
 /* One seed, one run: SimGrid's too, events and all. */
 static void test_deterministic(void **state)
 {
@@ -263,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_dag),
         cmocka_unit_test(test_shared_egress),
         cmocka_unit_test(test_no_choice_same_makespan),
+        cmocka_unit_test(test_turned_away_wake),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_refusals),
     };
