@@ -23,12 +23,14 @@ struct idle {
     bool *hungry;           /* owned, `nodes` entries: the peer is idle or was turned away */
 };
 
-/* Two or more stealable tasks: enough that a thief can take some and we keep some. */
+/* Two or more tasks to give (beyond what the free slots keep): enough that a thief can
+ * take some and we keep some.  The same measure as victim.c's turned-away mark, so a
+ * thief is woken only after what it was refused for has changed. */
 static void idle_step(void *state)
 {
     struct idle *d = state;
     struct node *n = d->n;
-    if (readyq_len(node_readyq(n, NODE_SREADY)) < 2)
+    if (node_giveable(n) < 2)
         return;
     for (uint32_t i = 0; i < node_count(n); i++) {
         if (!d->hungry[i])

@@ -47,6 +47,14 @@ uint32_t node_free_slots(const struct node *n)
     return load_free_slots(&l, node_cfg(n)->prefetch);
 }
 
+uint32_t node_giveable(const struct node *n)
+{
+    struct node_load l = node_load(n);
+    uint32_t keep = steal_keep(load_free_slots(&l, node_cfg(n)->prefetch), l.lready_zero,
+                               l.sready_zero);
+    return l.sready > keep ? l.sready - keep : 0;
+}
+
 struct steal_self node_steal_self(const struct node *n)
 {
     struct node_load l = node_load(n);

@@ -170,6 +170,9 @@ struct node_load node_load(const struct node *n);
  * functions of node_load and the prefetch setting. */
 struct steal_self node_steal_self(const struct node *n);
 uint32_t node_free_slots(const struct node *n);
+/* What a victim would give a thief now: SReadyQ beyond what its free slots keep
+ * (steal_keep), as victim.c answers. */
+uint32_t node_giveable(const struct node *n);
 /* Slots with nothing running, staged or (MATRIX executors, prefetch 0) fetching in them. */
 uint32_t load_free_slots(const struct node_load *l, uint32_t prefetch);
 /* What the starvation test (steal_starving) sees of a node with this load (load.c). */

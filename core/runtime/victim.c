@@ -59,8 +59,8 @@ static int on_load_query(struct victim *v, uint32_t from, struct rbuf *r)
     wbuf_put_u32(b, l.busy);
     wbuf_put_u32(b, l.slots);
     node_msg_end(n, from, at);
-    /* Fewer than two: nothing a thief would take (idle.c wakes it when there is). */
-    if (l.sready < 2)
+    /* Fewer than two to give: idle.c wakes the thief once there are. */
+    if (node_giveable(n) < 2)
         node_turned_away(n, from);
     return 0;
 }
@@ -151,7 +151,9 @@ static void answer(struct victim *v, const struct steal_ask *ask)
     node_answering(n, ask->from);
     node_send_grant(n, ask->from, MSG_STEAL_GRANT, ask->req, taken, got);
     free(taken);
-    if (!got)
+    /* Only below two to give, as idle.c's wake-up is above: a thief refused while the
+     * node keeps its tasks for its own free slots is not woken at once to ask again. */
+    if (!got && node_giveable(n) < 2)
         node_turned_away(n, ask->from);
 }
 

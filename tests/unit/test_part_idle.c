@@ -22,11 +22,12 @@ static void parked_peer_woken_once_work_is_stealable(void **state)
     fake_node_add(n, &part_idle);
     assert_int_equal(fake_node_deliver(n, 2, MSG_IDLE, NULL, 0), 0);
     assert_int_equal(fake_node_deliver(n, 3, MSG_IDLE, NULL, 0), 0);
-    /* One stealable task is not enough to share: no wake-up yet. */
-    fake_queue(n, NODE_SREADY, fake_task(1, true, 0, 0));
+    /* One stealable task is not enough to share: no wake-up yet.  (Tasks that need data:
+     * ones that need none the node's two free slots would keep.) */
+    fake_queue(n, NODE_SREADY, fake_task(1, true, 100, 0));
     fake_node_step(n);
     assert_int_equal(fake_msgs(n, MSG_WAKE), 0);
-    fake_queue(n, NODE_SREADY, fake_task(2, true, 0, 0));
+    fake_queue(n, NODE_SREADY, fake_task(2, true, 100, 0));
     fake_node_step(n);
     assert_int_equal(fake_msgs(n, MSG_WAKE), 2);
     assert_int_equal(fake_msg(n, MSG_WAKE, 0)->peer, 2);
@@ -56,8 +57,8 @@ static void dead_parked_peer_never_woken(void **state)
     assert_int_equal(fake_node_deliver(n, 1, MSG_IDLE, NULL, 0), 0);
     assert_int_equal(fake_node_deliver(n, 3, MSG_IDLE, NULL, 0), 0);
     fake_node_kill(n, 3);
-    fake_queue(n, NODE_SREADY, fake_task(1, true, 0, 0));
-    fake_queue(n, NODE_SREADY, fake_task(2, true, 0, 0));
+    fake_queue(n, NODE_SREADY, fake_task(1, true, 100, 0));
+    fake_queue(n, NODE_SREADY, fake_task(2, true, 100, 0));
     fake_node_step(n);
     fake_node_step(n);
     assert_int_equal(fake_msgs(n, MSG_WAKE), 1);
@@ -94,8 +95,8 @@ static void turned_away_thieves_woken_once_work_is_stealable(void **state)
     assert_int_equal(fake_msgs(n, MSG_STEAL_GRANT), 1);
     assert_int_equal(n->turned_away, 2);
     assert_int_equal(fake_msgs(n, MSG_WAKE), 0);
-    fake_queue(n, NODE_SREADY, fake_task(1, true, 0, 0));
-    fake_queue(n, NODE_SREADY, fake_task(2, true, 0, 0));
+    fake_queue(n, NODE_SREADY, fake_task(1, true, 100, 0));
+    fake_queue(n, NODE_SREADY, fake_task(2, true, 100, 0));
     assert_int_equal(deliver_u32s(n, 3, MSG_LOAD_QUERY, 9, 0, 1), 0);
     assert_int_equal(n->turned_away, 2);
     fake_node_step(n);
@@ -107,6 +108,34 @@ static void turned_away_thieves_woken_once_work_is_stealable(void **state)
     fake_node_free(n);
 }
 
+/* Tasks the node keeps for its own free slots are not work to give: a thief refused
+ * while they wait is not woken at once to ask again (two nodes would trade a WAKE and
+ * a refusal every pass), only once there is work to give. */
+static void kept_tasks_wake_no_one(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(0, 4, 2, NULL);
+    fake_node_add(n, &part_victim);
+    fake_node_add(n, &part_idle);
+    assert_int_equal(fake_node_deliver(n, 3, MSG_IDLE, NULL, 0), 0);
+    fake_queue(n, NODE_SREADY, fake_task(1, true, 0, 0));
+    fake_queue(n, NODE_SREADY, fake_task(2, true, 0, 0));
+    assert_int_equal(deliver_u32s(n, 1, MSG_STEAL_REQUEST, 8, 0, 2), 0);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_STEAL_GRANT), 1);
+    assert_int_equal(n->turned_away, 1);
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_WAKE), 0);
+    /* Two that need data are work to give: the refused thief and the parked one. */
+    fake_queue(n, NODE_SREADY, fake_task(3, true, 100, 0));
+    fake_queue(n, NODE_SREADY, fake_task(4, true, 100, 0));
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_WAKE), 2);
+    assert_int_equal(fake_msg(n, MSG_WAKE, 0)->peer, 1);
+    assert_int_equal(fake_msg(n, MSG_WAKE, 1)->peer, 3);
+    fake_node_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -114,6 +143,7 @@ int main(void)
         cmocka_unit_test(wake_received_wakes_the_node),
         cmocka_unit_test(dead_parked_peer_never_woken),
         cmocka_unit_test(turned_away_thieves_woken_once_work_is_stealable),
+        cmocka_unit_test(kept_tasks_wake_no_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
