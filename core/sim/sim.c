@@ -142,54 +142,46 @@ static uint32_t object_node(const struct sim *s, uint32_t o)
                          : workload_object_node(s->wl, o, s->cfg->nodes);
 }
 
-/* One input object's move to `node`, if it is not there: over the reader's ingress, a
- * link of `bandwidth` that carries one transfer at a time (the daemons' ingress bucket,
- * data.c; the sender's egress is not modelled: a shared egress reserved in the order of
- * requests rather than of time left readers idle that the daemons keep busy), then
- * cached where it arrived, as the data plane keeps what it fetched.  Returns when it is
- * there. */
-static int64_t fetch_one(struct sim *s, uint32_t node, uint32_t src, uint64_t key, uint64_t bytes)
+/* One input object's move to `node` for `task`, if it is not there: a transfer over the
+ * holder's egress and the node's ingress (sim_net.c), counted in the task's `fetching`;
+ * the copy is cached where it arrives, as the data plane keeps what it fetched, from
+ * the moment it is asked for. */
+static void fetch_one(struct sim *s, uint32_t node, uint32_t src, uint32_t task, uint64_t key,
+                      uint64_t bytes)
 {
     struct node *n = &s->nodes[node];
     if (src == node || src == UINT32_MAX || u64map_get(&n->cache, key))
-        return s->now;
+        return;
     u64map_put(&n->cache, key, (void *)1);
-    int64_t t0 = n->ingress_free > s->now ? n->ingress_free : s->now;
-    int64_t t1 = t0 + (int64_t)ceil((double)bytes / s->cfg->bandwidth_Bps * NS_PER_S);
-    n->ingress_free = t1;
     n->fetches++;
     n->fetch_bytes += (int64_t)bytes;
     s->res->bytes_moved += bytes;
-    sim__trace(s, node, TRACE_DATA_FETCH, UINT32_MAX, (int32_t)src, 0, 0, (int64_t)bytes,
-          t1 + s->latency_ns - s->now);
-    return t1 + s->latency_ns;
+    s->tasks[task].fetching++;
+    sim__net_fetch(s, node, src, task, bytes);
 }
 
-/* When the task's inputs are all on `node`: its parents' outputs (on their runners) and
- * the workload's objects it reads (an initial one where workload_object_node put it, a
- * declared output on its writer's runner). */
-static int64_t inputs_at(struct sim *s, uint32_t task, uint32_t node)
+/* Moves the task's inputs to `node` (its parents' outputs from their runners, the
+ * workload's objects it reads: an initial one from where workload_object_node put it,
+ * a declared output from its writer's runner); its EV_STAGED comes when they are all
+ * there. */
+static void stage_inputs(struct sim *s, uint32_t task, uint32_t node)
 {
     const struct workload_task *t = &s->wl->tasks[task];
-    int64_t at = s->now;
     for (uint32_t i = 0; i < t->num_parents; i++) {
         uint32_t p = t->parents[i];
         uint64_t bytes = s->wl->tasks[p].output_bytes;
-        if (bytes) {
-            int64_t x = fetch_one(s, node, s->tasks[p].runner, task_key(s->cfg->job, p), bytes);
-            at = x > at ? x : at;
-        }
+        if (bytes)
+            fetch_one(s, node, s->tasks[p].runner, task, task_key(s->cfg->job, p), bytes);
     }
     for (uint32_t i = 0; i < t->num_inputs; i++) {
         uint32_t o = t->inputs[i];
         const struct workload_object *obj = &s->wl->objects[o];
-        uint32_t src = object_node(s, o);
-        if (obj->bytes) {
-            int64_t x = fetch_one(s, node, src, task_object_key(s->cfg->job, o), obj->bytes);
-            at = x > at ? x : at;
-        }
+        if (obj->bytes)
+            fetch_one(s, node, object_node(s, o), task, task_object_key(s->cfg->job, o),
+                      obj->bytes);
     }
-    return at;
+    if (!s->tasks[task].fetching)
+        sim__push(s, s->now, EV_STAGED, node, task, 0, 0);
 }
 
 
@@ -280,7 +272,7 @@ void sim__dispatch(struct sim *s, uint32_t id)
             return;
         sim__q_pop(q);
         n->staging++;
-        sim__push(s, inputs_at(s, head, id), EV_STAGED, id, head, 0, 0);
+        stage_inputs(s, head, id);
     }
 }
 
@@ -494,6 +486,9 @@ static void handle(struct sim *s, const struct event *e)
     case EV_AUTO:
         sim__auto_observe(s, e->node);
         break;
+    case EV_FLOW_END:
+        sim__net_flow_end(s, e->a, e->b);
+        break;
     case EV_INFO:
         sim__ring_on_info(s, e->node, e->a, (uint32_t)e->c);
         break;
@@ -520,6 +515,7 @@ static void sim_free(struct sim *s)
         u64map_fini(&s->nodes[i].cache);
         free(s->nodes[i].staged);
     }
+    sim__net_free(s); /* before the nodes, whose links it frees */
     for (size_t i = 0; i < s->ngrants; i++)
         free(s->grants[i].tasks);
     free(s->grants);

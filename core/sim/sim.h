@@ -15,8 +15,9 @@
  * staging — a task that needs data leaves the queue to fetch its inputs while up to
  * `slots` others fetch or wait fetched, and runs once they are here — with its inputs
  * (its parents' outputs on their runners, the workload's objects where
- * workload_object_node puts them) moved over the reader's ingress link, `bandwidth`
- * bytes a second, one transfer at a time, and cached where they arrive.
+ * workload_object_node puts them) moved over the holder's egress and the reader's
+ * ingress, links of `bandwidth` bytes a second that their transfers share (sim_net.c),
+ * and cached where they arrive.
  *
  * Stealing, every part of the policy space with the daemons' own functions, each
  * message one `latency_s` (sim_core.h names the files): the thief of
@@ -30,12 +31,12 @@
  * victims); the CTWS token (core/policy/ctws.h: one token round the ring, ctws_visit at
  * each holder, pacing and rest); LW (core/policy/lw.h: the leader's capacity, tasks
  * forwarded to it, its held requests served first come first served).  What is not:
- * the CPU time a daemon spends per message and per byte; the sender's egress (a FIFO
- * reservation of it was tried: it queued transfers in request order and left fan-in
- * readers idle that the daemons' token buckets keep busy); lost messages, and so the
- * daemons' timeouts and repeats; the ring's entries riding free on other traffic
- * (sim_ring.c); a thief that parks is woken by new work, not by the work a peer already
- * held when it parked (the CTWS token's rest is, as idle.c does).
+ * the CPU time a daemon spends per message and per byte; a link's share left unused by
+ * transfers held back at their other end (sim_net.c shares each link locally, not by
+ * max-min fairness); lost messages, and so the daemons' timeouts and repeats; the
+ * ring's entries riding free on other traffic (sim_ring.c); a thief that parks is woken
+ * by new work, not by the work a peer already held when it parked (the CTWS token's
+ * rest is, as idle.c does).
  *
  * Events go out through one trace_sink per node (core/model/trace_kind.h), with `wall`
  * the simulated time plus cfg->start_wall_ns, so the trace tools read a simulated run as
@@ -56,10 +57,10 @@
 #include "core/policy/steal.h"
 
 /*
- * Memory: a node costs a few hundred bytes (its queues and cache grow with its tasks), a
- * task 24.  Parts that read the A2WS information vector (--victims a2ws, --amount a2ws,
- * --starvation preemptive, --info ring: the a2ws and daws+a2ws presets) give each node
- * its window of the vector, 2R + 1 entries of 32 bytes: N·(2R + 1)·32 bytes in all.  At
+ * Memory: a node costs a few hundred bytes (its queues, cache and links grow with its
+ * tasks), a task 32, a transfer 88 while it is asked for or in flight.  Parts that read
+ * the A2WS information vector (--victims a2ws, --amount a2ws, --starvation preemptive,
+ * --info ring: the a2ws and daws+a2ws presets) give each node its window of the vector, 2R + 1 entries of 32 bytes: N·(2R + 1)·32 bytes in all.  At
  * the default radius (R = 20 % of N up to 160 nodes, 32 from there) that is 2 KB a node
  * past 160 nodes, 2.1 MB at 1,024 and 208 MB at 10^5; sim_check refuses more than
  * SIM_A2WS_MAX_BYTES (1,032,444 nodes at the default radius, 2·10^6 at R = 16).  Time grows alike: a plan and a ring message are

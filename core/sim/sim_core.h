@@ -4,9 +4,10 @@
  * runtime's node__).  Internal to core/sim: sim.c (the event heap, the queues, a task's
  * life, the run), sim_place.c (placement), sim_thief.c (the thief and the victim: load
  * queries, PaRSEC's parts, the A2WS plan), sim_ring.c (the A2WS vectors and their ring),
- * sim_token.c (the CTWS token), sim_leader.c (LW's leader and workers).  The parts hook
- * into the loop as the daemon's parts do: each event is handled by its node, then the
- * node's ring, token and leader steps run (sim_run), as a part's step ends a loop pass.
+ * sim_token.c (the CTWS token), sim_leader.c (LW's leader and workers), sim_net.c (the
+ * inputs' transfers).  The parts hook into the loop as the daemon's parts do: each
+ * event is handled by its node, then the node's ring, token and leader steps run
+ * (sim_run), as a part's step ends a loop pass.
  * Nothing outside core/sim includes it; the public surface is sim.h.
  */
 #ifndef JACKDAW_SIM_CORE_H
@@ -52,6 +53,7 @@ enum ev_type {
     EV_LW_REQUEST,  /* node: the leader; a: the worker; b: its request; c: tasks wanted */
     EV_LW_GRANT,    /* node: the worker; a: the leader; b: its request; c: grant index */
     EV_AUTO,        /* node: placement auto's observation interval is over */
+    EV_FLOW_END,    /* node: reader; a: flow; b: its generation (sim_net.c) */
 };
 
 struct event {
@@ -92,7 +94,14 @@ struct node {
     uint32_t busy;          /* slots running a task */
     uint32_t running_successors; /* ready+successors: local successors of what runs here */
     struct u64map cache;    /* object keys held here: fetched, so never fetched again */
-    int64_t ingress_free;   /* when its link finishes what it carries now */
+    /* Its links (sim_net.c): the flows (indices in s->flows) leaving and entering it,
+     * the fetches waiting for its window (a FIFO through flow.next) and the window's
+     * bytes the entering ones hold. */
+    uint32_t *flows_out, *flows_in;
+    uint32_t nflows_out, nflows_in;
+    size_t flows_out_cap, flows_in_cap;
+    uint32_t waiting_first, waiting_last, nwaiting;
+    uint64_t window_used;
     uint32_t staging;       /* tasks whose inputs are on their way here */
     uint32_t *staged;       /* a FIFO of tasks whose inputs are here, waiting for slots */
     size_t nstaged, staged_head, staged_cap;
@@ -104,7 +113,23 @@ struct task_state {
     uint32_t holder;        /* the node that holds it (receives its readiness) */
     uint32_t runner;        /* the node that ran it, once it ran */
     uint32_t local_successors; /* while it runs: what it added to running_successors */
+    uint32_t fetching;      /* while it stages: its inputs not arrived (sim_net.c) */
     int64_t t_start;
+};
+
+/* One input's transfer (sim_net.c), from the writer's egress to the reader's ingress. */
+struct flow {
+    double left;            /* bytes not through at `since` */
+    double rate;            /* bytes a ns since then */
+    int64_t since;
+    int64_t asked;          /* when the reader asked: the trace's duration starts */
+    int64_t due;            /* when its pending EV_FLOW_END fires */
+    uint64_t bytes;
+    uint32_t writer, reader, task;
+    uint32_t gen;           /* its pending EV_FLOW_END's; an event of another is stale */
+    uint32_t out_at, in_at; /* where it is in the writer's flows_out, the reader's flows_in */
+    uint32_t next;          /* the reader's next waiting fetch, or the next free flow */
+    bool active;            /* admitted and not through: on both links */
 };
 
 struct grant {
@@ -140,6 +165,9 @@ struct sim {
     struct sim_token *token; /* the CTWS token (sim_token.c); NULL unless --victims token */
     struct sim_leader *leader; /* LW (sim_leader.c); NULL unless --victims leader */
     struct sim_auto *autos; /* one per node under placement auto (sim_place.c), or NULL */
+    struct flow *flows;     /* the transfers, in flight or arriving, and free ones */
+    size_t nflows, flows_cap;
+    uint32_t free_flow, nfree_flows; /* a list through flow.next */
 };
 
 /* ---- sim.c: events, queues, trace, tasks --------------------------------------------- */
@@ -162,6 +190,16 @@ uint32_t sim__inputs_of(const struct sim *s, uint32_t task, struct placement_obj
 void sim__dispatch(struct sim *s, uint32_t id);
 /* A placement policy in force at `node`, as the daemons report it (POLICY_CHANGE). */
 void sim__trace_policy(struct sim *s, uint32_t node, const char *name, int32_t reason);
+
+/* ---- sim_net.c: inputs' transfers ------------------------------------------------------ */
+
+/* `bytes` from `writer` to `reader` for `task`, counted in its `fetching`; the last of
+ * them to arrive pushes the task's EV_STAGED. */
+void sim__net_fetch(struct sim *s, uint32_t reader, uint32_t writer, uint32_t task,
+                    uint64_t bytes);
+/* An EV_FLOW_END: a flow's last byte through, or its arrival (stale ones ignored). */
+void sim__net_flow_end(struct sim *s, uint32_t flow, uint32_t gen);
+void sim__net_free(struct sim *s);
 
 /* ---- sim_place.c: where a ready task goes ---------------------------------------------- */
 
