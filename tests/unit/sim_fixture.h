@@ -58,6 +58,8 @@ struct seen {
     char policy[MAX_NODES][8]; /* the last placement each node reported */
     uint32_t policy_changes; /* POLICY_CHANGE events with a reason (not the first) */
     uint32_t to_mdl;        /* ... of which to mdl */
+    uint32_t fetches;       /* DATA_FETCH records */
+    int64_t fetch_ns_min, fetch_ns_max; /* ... their durations */
 };
 
 struct sink_ctx {
@@ -83,6 +85,13 @@ static inline void put(void *ctx, enum trace_kind kind, uint64_t task, int32_t p
                             sizeof *s->requests);
         s->requests[s->nrequests++] = (struct steal_ev){.node = c->node, .peer = peer,
                                                         .t = wall - WALL0, .count = count};
+    }
+    if (kind == TRACE_DATA_FETCH) {
+        if (!s->fetches || duration_ns < s->fetch_ns_min)
+            s->fetch_ns_min = duration_ns;
+        if (!s->fetches || duration_ns > s->fetch_ns_max)
+            s->fetch_ns_max = duration_ns;
+        s->fetches++;
     }
     if (task == TRACE_NO_TASK)
         return;

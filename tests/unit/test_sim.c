@@ -3,7 +3,7 @@
  * reports, every task starts once and ends once, after each of its parents ended (and
  * after the notification's latency when the parent ran elsewhere); the makespan is
  * never below the capacity bound or the critical path, and equals them where the
- * workload leaves no choice; a seed gives one run; speeds scale durations; work moves
+ * workload leaves no choice; a writer's link is shared by the nodes reading from it; a seed gives one run; speeds scale durations; work moves
  * by stealing under --mode one and not under --steal none; MDL keeps tasks with their
  * data and MLB spreads them; each policy of paper 001 and 004 runs every task once, never
  * below the capacity bound, one run per seed, and shows the behaviour that defines it;
@@ -139,6 +139,47 @@ static void test_dag_with_data(void **state)
     assert_true(want > 0);
     assert_true((double)r.seen.start[sink] >=
                 (double)last_parent + (double)want / 125e6 * 1e9 - 1);
+    rig_free(&r);
+}
+
+/*
+ * One writer read by eight nodes at once: they share its egress, as the daemons serve
+ * a node's fetches side by side, so each transfer takes eight times as long as alone,
+ * and all end together (an equal share; a queue on the writer's link would end them
+ * one by one, a model of the readers' links alone after one transfer's time).
+ */
+static void test_writer_egress_is_shared(void **state)
+{
+    (void)state;
+    enum { READERS = 8 };
+    const double bytes = 1e6, bandwidth = 125e6;
+    char text[4096], *p = text;
+    p += sprintf(p, "{\"id\":\"root\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                    "\"output_bytes\":%.0f}\n", bytes);
+    for (int i = 0; i < READERS; i++)
+        p += sprintf(p, "{\"id\":\"c%d\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                        "\"parents\":[\"root\"]}\n", i);
+    struct rig r;
+    rig_load(&r, text);
+    /* Task i on node i, kept there, its readiness and its input's arrival at once. */
+    r.cfg.nodes = READERS + 1;
+    r.cfg.slots = 1;
+    r.cfg.submit = SIM_SUBMIT_ROUND_ROBIN;
+    r.cfg.steal.mode = STEAL_NONE;
+    r.cfg.placement.policy = PLACEMENT_WS;
+    r.cfg.latency_s = 0;
+    r.cfg.bandwidth_Bps = r.cfg.placement.bandwidth_Bps = bandwidth;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r);
+    double shared_ns = READERS * bytes / bandwidth * 1e9;
+    assert_int_equal(r.seen.fetches, READERS);
+    assert_true((double)r.seen.fetch_ns_min >= shared_ns - 1);
+    assert_true((double)r.seen.fetch_ns_max <= shared_ns + 1000);
+    for (uint32_t i = 1; i <= READERS; i++) {
+        assert_int_equal(r.seen.start_node[i], i);
+        assert_true((double)r.seen.start[i] >= (double)r.seen.end[0] + shared_ns - 1);
+    }
+    assert_true(r.res.makespan_s >= 0.002 + shared_ns / 1e9 - 1e-9);
     rig_free(&r);
 }
 
@@ -652,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_bag_meets_the_capacity_bound),
         cmocka_unit_test(test_chain_is_its_critical_path),
         cmocka_unit_test(test_dag_with_data),
+        cmocka_unit_test(test_writer_egress_is_shared),
         cmocka_unit_test(test_mode_one_steals),
         cmocka_unit_test(test_speeds),
         cmocka_unit_test(test_placement_mdl_and_mlb),
