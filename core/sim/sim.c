@@ -424,6 +424,8 @@ static void handle(struct sim *s, const struct event *e)
         break;
     }
     case EV_STAGED:
+        if (e->c)
+            sim__net_arrived(s, (uint32_t)(e->c - 1));
         n->staging--;
         if (n->staged_head + n->nstaged == n->staged_cap && n->staged_head) {
             memmove(n->staged, n->staged + n->staged_head, n->nstaged * sizeof *n->staged);

@@ -33,7 +33,8 @@ enum ev_type {
     EV_READY,       /* node: the task's holder; a: task */
     EV_PARENT_DONE, /* node: the child's metadata owner; a: child; b: the parent's runner */
     EV_TASK_END,    /* node: runner; a: task */
-    EV_STAGED,      /* node: holder; a: task, whose inputs have all arrived */
+    EV_STAGED,      /* node: holder; a: task, whose inputs have all arrived; c: the last
+                     * one's flow + 1 (sim_net.c), or 0 */
     EV_QUERY,       /* node: thief; b: attempt: its queries reach the victims */
     EV_QUERIED,     /* node: thief; b: attempt: the victims' answers are back */
     EV_STEAL_REQ,   /* node: victim; a: thief; b: attempt; c: the request's bound */
@@ -113,7 +114,7 @@ struct task_state {
     uint32_t holder;        /* the node that holds it (receives its readiness) */
     uint32_t runner;        /* the node that ran it, once it ran */
     uint32_t local_successors; /* while it runs: what it added to running_successors */
-    uint32_t fetching;      /* while it stages: its inputs not arrived (sim_net.c) */
+    uint32_t fetching;      /* while it stages: its inputs not through (sim_net.c) */
     int64_t t_start;
 };
 
@@ -194,11 +195,13 @@ void sim__trace_policy(struct sim *s, uint32_t node, const char *name, int32_t r
 /* ---- sim_net.c: inputs' transfers ------------------------------------------------------ */
 
 /* `bytes` from `writer` to `reader` for `task`, counted in its `fetching`; the last of
- * them to arrive pushes the task's EV_STAGED. */
+ * them through pushes the task's EV_STAGED, its c the flow's index + 1. */
 void sim__net_fetch(struct sim *s, uint32_t reader, uint32_t writer, uint32_t task,
                     uint64_t bytes);
 /* An EV_FLOW_END: a flow's last byte through, or its arrival (stale ones ignored). */
 void sim__net_flow_end(struct sim *s, uint32_t flow, uint32_t gen);
+/* A flow's bytes are at its reader: its DATA_FETCH record, and the flow freed. */
+void sim__net_arrived(struct sim *s, uint32_t flow);
 void sim__net_free(struct sim *s);
 
 /* ---- sim_place.c: where a ready task goes ---------------------------------------------- */

@@ -28,8 +28,8 @@
  * each flow has one pending EV_FLOW_END.  A flow slowed down keeps its event, which
  * fires early, finds bytes left and is pushed again; one sped up gets an earlier event
  * and a new generation, which makes the old one stale.  When the last byte is through,
- * the flow leaves the links and its event is pushed once more, one latency on: its
- * arrival, which the reader's task counts down.
+ * the flow leaves the links and its arrival is due one latency on: its task's EV_STAGED
+ * when it was the task's last transfer, else its event pushed once more.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -77,17 +77,6 @@ static void reshare(struct sim *s, uint32_t i)
     }
 }
 
-/* Every flow through the writer's egress and the reader's ingress takes its new share
- * (a flow between the two is visited twice, the second time a no-op). */
-static void reshare_links(struct sim *s, uint32_t writer, uint32_t reader)
-{
-    const struct node *w = &s->nodes[writer], *r = &s->nodes[reader];
-    for (uint32_t k = 0; k < w->nflows_out; k++)
-        reshare(s, w->flows_out[k]);
-    for (uint32_t k = 0; k < r->nflows_in; k++)
-        reshare(s, r->flows_in[k]);
-}
-
 static void admit(struct sim *s, uint32_t i)
 {
     struct flow *f = &s->flows[i];
@@ -99,21 +88,32 @@ static void admit(struct sim *s, uint32_t i)
     r->window_used += window_of(f);
     list_add(&w->flows_out, &w->nflows_out, &w->flows_out_cap, i, &f->out_at);
     list_add(&r->flows_in, &r->nflows_in, &r->flows_in_cap, i, &f->in_at);
-    reshare_links(s, f->writer, f->reader);
 }
 
-/* The reader's waiting fetches that its window now holds, in the order asked. */
+/* Admits the reader's waiting fetches that its window now holds, in the order asked,
+ * then gives the flows through its link and through their writers' their shares, once
+ * every count is final: a flow that ended and one admitted in its place leave the
+ * others' rates as they were, and resharing in between would push their events earlier
+ * only to find them early. */
 static void admit_waiting(struct sim *s, uint32_t reader)
 {
     struct node *r = &s->nodes[reader];
+    uint32_t first_admitted = r->nflows_in;
     while (r->nwaiting) {
         uint32_t i = r->waiting_first;
         if (r->nflows_in && r->window_used + window_of(&s->flows[i]) > DATA_WINDOW_BYTES)
-            return;
+            break;
         r->waiting_first = s->flows[i].next;
         r->nwaiting--;
         admit(s, i);
     }
+    for (uint32_t k = first_admitted; k < r->nflows_in; k++) {
+        const struct node *w = &s->nodes[s->flows[r->flows_in[k]].writer];
+        for (uint32_t j = 0; j < w->nflows_out; j++)
+            reshare(s, w->flows_out[j]);
+    }
+    for (uint32_t k = 0; k < r->nflows_in; k++)
+        reshare(s, r->flows_in[k]);
 }
 
 void sim__net_fetch(struct sim *s, uint32_t reader, uint32_t writer, uint32_t task,
@@ -153,22 +153,24 @@ static void list_remove(uint32_t *v, uint32_t *n, uint32_t at, struct flow *flow
         flows[moved].in_at = at;
 }
 
+void sim__net_arrived(struct sim *s, uint32_t i)
+{
+    struct flow *f = &s->flows[i];
+    sim__trace(s, f->reader, TRACE_DATA_FETCH, UINT32_MAX, (int32_t)f->writer, 0, 0,
+               (int64_t)f->bytes, s->now - f->asked);
+    f->gen++;
+    f->next = s->free_flow;
+    s->free_flow = i;
+    s->nfree_flows++;
+}
+
 void sim__net_flow_end(struct sim *s, uint32_t i, uint32_t gen)
 {
     struct flow *f = &s->flows[i];
     if (gen != f->gen)
         return;
     if (!f->active) {
-        /* Arrived: the reader's copy is whole (it was cached when asked for). */
-        uint32_t task = f->task, reader = f->reader;
-        sim__trace(s, reader, TRACE_DATA_FETCH, UINT32_MAX, (int32_t)f->writer, 0, 0,
-                   (int64_t)f->bytes, s->now - f->asked);
-        f->gen++;
-        f->next = s->free_flow;
-        s->free_flow = i;
-        s->nfree_flows++;
-        if (--s->tasks[task].fetching == 0)
-            sim__push(s, s->now, EV_STAGED, reader, task, 0, 0);
+        sim__net_arrived(s, i);
         return;
     }
     f->left -= f->rate * (double)(s->now - f->since);
@@ -184,9 +186,16 @@ void sim__net_flow_end(struct sim *s, uint32_t i, uint32_t gen)
     list_remove(w->flows_out, &w->nflows_out, f->out_at, s->flows, true);
     list_remove(r->flows_in, &r->nflows_in, f->in_at, s->flows, false);
     r->window_used -= window_of(f);
-    reshare_links(s, f->writer, f->reader);
     admit_waiting(s, f->reader);
-    sim__push(s, s->now + s->latency_ns, EV_FLOW_END, f->reader, i, f->gen, 0);
+    for (uint32_t k = 0; k < w->nflows_out; k++)
+        reshare(s, w->flows_out[k]);
+    /* The task's last input is the one that stages it, and its EV_STAGED brings the
+     * arrival along: one event fewer a task. */
+    if (--s->tasks[f->task].fetching == 0)
+        sim__push(s, s->now + s->latency_ns, EV_STAGED, f->reader, f->task, 0,
+                  (uint64_t)i + 1);
+    else
+        sim__push(s, s->now + s->latency_ns, EV_FLOW_END, f->reader, i, f->gen, 0);
 }
 
 void sim__net_free(struct sim *s)
