@@ -14,11 +14,11 @@
  * its latency); a task's inputs (its parents' outputs, the objects it reads) move as
  * communications of their bytes between data endpoints, over full-duplex links that
  * SimGrid's flow model shares between the transfers crossing them: a writer's between
- * the nodes that read its output at once, a reader's between its fetches, where the
- * discrete-event core serves a reader's fetches one at a time and never limits a
- * writer.  A task runs as an execution of duration x 1 Gflop on its node's host.  The
- * decisions are core/policy's, called as sim.c calls them: steal_starving,
- * steal_pick_victims, steal_choose_victim, steal_keep / steal_grant, steal_on_result,
+ * the nodes that read its output at once, a reader's between its fetches, by max-min
+ * fairness, where the discrete-event core shares them locally (sim_net.c).  A task
+ * runs as an execution of duration x 1 Gflop on its node's host.  The decisions are
+ * core/policy's, called as sim.c calls them: steal_starving, steal_pick_victims,
+ * steal_choose_victim, steal_keep / steal_grant, steal_on_result,
  * steal_on_wake, placement_decide and the FLDS monitor; the queues follow sim.c's
  * (readyq.h's order: most input bytes, then the oldest), so that the engines differ in
  * their time model and not in their policy.

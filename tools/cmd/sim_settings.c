@@ -49,8 +49,8 @@ size_t sim_settings_opts(struct sim_settings *s, struct opt *out)
         {"latency", OPT_STRING, &s->latency,
          "T  one-way message latency: seconds or with a unit, e.g. 100us (default 100e-6)"},
         {"bandwidth", OPT_STRING, &d->bandwidth,
-         "RATE  a node's ingress link for task inputs, e.g. 1Gbit; also Algorithm 1's "
-         "net_band (default: unlimited)"},
+         "RATE  a node's link each way, shared by the task inputs it sends and receives, "
+         "e.g. 1Gbit; also Algorithm 1's net_band (default: unlimited)"},
         {"seed", OPT_STRING, &s->seed, "N  the thieves' random draws, >= 1 (default 1)"},
         {"sample-ms", OPT_STRING, &d->sample_ms, "MS  trace: simulated node sample period (100)"},
         {"engine", OPT_STRING, &s->engine,
