@@ -58,7 +58,7 @@
 
 /*
  * Memory: a node costs a few hundred bytes (its queues, cache and links grow with its
- * tasks), a task 32, a transfer 88 while it is asked for or in flight.  Parts that read
+ * tasks), a task 32, a transfer 80 while it is asked for or in flight.  Parts that read
  * the A2WS information vector (--victims a2ws, --amount a2ws, --starvation preemptive,
  * --info ring: the a2ws and daws+a2ws presets) give each node its window of the vector, 2R + 1 entries of 32 bytes: N·(2R + 1)·32 bytes in all.  At
  * the default radius (R = 20 % of N up to 160 nodes, 32 from there) that is 2 KB a node
