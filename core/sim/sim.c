@@ -184,7 +184,6 @@ static void stage_inputs(struct sim *s, uint32_t task, uint32_t node)
         sim__push(s, s->now, EV_STAGED, node, task, 0, 0);
 }
 
-
 static uint32_t runner_of(const void *tasks, uint32_t task)
 {
     return ((const struct task_state *)tasks)[task].runner;

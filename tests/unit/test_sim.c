@@ -170,7 +170,7 @@ static void test_writer_egress_is_shared(void **state)
     r.cfg.latency_s = 0;
     r.cfg.bandwidth_Bps = r.cfg.placement.bandwidth_Bps = bandwidth;
     assert_int_equal(rig_run(&r), 0);
-    check_records(&r);
+    check_records(&r, 0);
     double shared_ns = READERS * bytes / bandwidth * 1e9;
     assert_int_equal(r.seen.fetches, READERS);
     assert_true((double)r.seen.fetch_ns_min >= shared_ns - 1);
