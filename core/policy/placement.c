@@ -337,9 +337,13 @@ uint64_t placement_flds_monitor(const struct placement_params *p,
                                 const struct placement_auto *a, struct flds_state *s,
                                 uint64_t lready_len, double throughput_tps, double now_s)
 {
-    if (!s || placement_in_force(p, a) != PLACEMENT_FLDS || now_s < s->next_check_s)
+    if (!s || placement_in_force(p, a) != PLACEMENT_FLDS)
         return 0;
-    s->next_check_s = now_s + (s->interval_s > 0 ? s->interval_s : p->monitor_interval_s);
+    double period = s->interval_s > 0 ? s->interval_s : p->monitor_interval_s;
+    if (s->checked && now_s < s->last_check_s + period)
+        return 0;
+    s->checked = true;
+    s->last_check_s = now_s;
     uint64_t n = placement_flds_move_count(lready_len, throughput_tps, s->tt_s);
     if (n == 0)
         return 0;

@@ -159,7 +159,14 @@ struct flds_state {
     double tt_s;               /* current time threshold tt */
     bool tt_paced;             /* tt was set from a measured task length */
     double interval_s;         /* the monitor's period; 0: p->monitor_interval_s */
-    double next_check_s;       /* the monitor's next due time; 0: at once */
+    /* The monitor's last pass (checked: there was one).  A pass is due one period after
+     * it, the period as it is now: a period that shrinks (the first task length
+     * measured, placement_flds_pace) brings the next pass forward.  A due time fixed at
+     * the last pass kept the papers' 1 s period for the first spill of every run, however
+     * short its tasks: a fan-out of 0.1 s tasks, pushed to the node of their input,
+     * waited 1 s before any other node could take one. */
+    double last_check_s;
+    bool checked;
     uint64_t moves;            /* monitor passes that moved tasks */
     uint64_t tasks_moved;
     uint64_t steal_failures;   /* failed steals reported by the stealer */

@@ -523,19 +523,38 @@ static void test_flds_monitor_interval(void **state)
     /* A pass that moves nothing leaves tt alone but still waits for the interval. */
     assert_int_equal(placement_flds_monitor(&p, NULL, &s, 100, 100, 5.0), 0);
     assert_near(s.tt_s, 10.0);
-    assert_near(s.next_check_s, 6.0);
+    assert_near(s.last_check_s, 5.0);
     assert_int_equal(placement_flds_monitor(&p, NULL, &s, 5000, 100, 5.5), 0); /* not due */
     assert_int_equal(placement_flds_monitor(&p, NULL, &s, 5000, 100, 6.0), 4000);
     assert_near(s.tt_s, 5.0);
     assert_int_equal(s.moves, 1);
 
-    /* Interval 0 (from the pass due at 7 s on): every call is a pass. */
+    /* Interval 0: every call is a pass, at once (the period as it is now counts). */
     p.monitor_interval_s = 0;
-    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 1000, 100, 6.9), 0);
-    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 1000, 100, 7.0), 500);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 1000, 100, 6.1), 500);
     assert_near(s.tt_s, 2.5);
-    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 1000, 100, 7.0), 750);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 1000, 100, 6.1), 750);
     assert_near(s.tt_s, 1.25);
+}
+
+/* The period as it is now decides when the next pass is due: a pass before any task
+ * length was known waited the papers' period; the first estimate shortens it, and the
+ * next pass comes one new period after the last, not one old period. */
+static void test_flds_period_shrinks_next_pass_sooner(void **state)
+{
+    (void)state;
+    struct placement_params p = params_for(PLACEMENT_FLDS);
+    p.monitor_interval_s = 1.0;
+    struct flds_state s;
+    placement_flds_init(&s, &p);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 0, 0, 10.0), 0); /* nothing yet */
+    placement_flds_pace(&p, &s, 0.1);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 160, 10, 10.05), 0); /* not due */
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 160, 10, 10.1), 158);
+    /* And a period that grows again delays the next pass. */
+    placement_flds_pace(&p, &s, 0.5);
+    assert_int_equal(placement_flds_monitor(&p, NULL, &s, 160, 10, 10.3), 0);
+    assert_true(placement_flds_monitor(&p, NULL, &s, 160, 10, 10.6) > 0);
 }
 
 /*
@@ -561,7 +580,7 @@ static void test_flds_pace(void **state)
     /* 400 queued at 40 tasks/s run 10 s, above 0.2 s: all but 8 spill; tt halves. */
     assert_int_equal(placement_flds_monitor(&p, NULL, &s, 400, 40, 0.0), 392);
     assert_near(s.tt_s, 0.1);
-    assert_near(s.next_check_s, 0.1);
+    assert_near(s.last_check_s, 0.0);
     placement_flds_pace(&p, &s, 0.5); /* a new estimate: the period follows, tt does not */
     assert_near(s.tt_s, 0.1);
     assert_near(s.interval_s, 0.5);
@@ -976,6 +995,7 @@ int main(void)
         cmocka_unit_test(test_flds_move_count_edges),
         cmocka_unit_test(test_flds_monitor_interval),
         cmocka_unit_test(test_flds_pace),
+        cmocka_unit_test(test_flds_period_shrinks_next_pass_sooner),
         cmocka_unit_test(test_link_share),
         cmocka_unit_test(test_flds_monitor_only_under_flds),
         cmocka_unit_test(test_flds_tt_rule_000),
