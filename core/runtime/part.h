@@ -246,7 +246,8 @@ bool node_steal_failed(struct node *n, bool parked);
 
 /* Stealing's shared steps.  A request to `victim`: counted and traced (asked: the tasks
  * the trace says were asked for).  A grant's payload (u32 req, u32 count, count x
- * task_spec) into queue q, traced as stolen in from `from` at `now`. */
+ * task_spec) into queue q, traced as stolen in from `from` at `now`; a task with inputs
+ * granted for SReadyQ goes to LReadyQ instead (node_task.c says why). */
 void node_steal_request(struct node *n, uint32_t victim, uint32_t req, uint32_t max,
                         uint32_t asked);
 int node_take_granted(struct node *n, uint32_t from, struct rbuf *r, enum node_queue_id q,

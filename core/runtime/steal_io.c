@@ -36,7 +36,8 @@ int node_take_granted(struct node *n, uint32_t from, struct rbuf *r, enum node_q
             return -EBADMSG;
         t->t_ready = now;
         node_trace(n, TRACE_TASK_STOLEN_IN, t->spec.key, (int32_t)from, 0, now);
-        node_queue(n, q, t, t->spec.input_bytes);
+        node_queue(n, q == NODE_SREADY && t->spec.input_bytes ? NODE_LREADY : q, t,
+                   t->spec.input_bytes);
     }
     node_counters(n)->tasks_stolen += *count;
     return 0;

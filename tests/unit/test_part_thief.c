@@ -327,6 +327,38 @@ static void own_grant_succeeds(void **state)
     fake_node_free(n);
 }
 
+/* A grant's tasks (node_take_granted, steal_io.c, which the daemon runs too): one that
+ * needs no data goes to SReadyQ and may move on; one with inputs stays here, in
+ * LReadyQ, where no thief takes it while it waits for the fetch window. */
+static void granted_tasks_with_inputs_stay(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(0, 4, 2, NULL);
+    struct ntask *plain = fake_task(1, true, 0, 3), *data = fake_task(2, true, 4000000, 3);
+    struct wbuf b;
+    wbuf_init(&b);
+    wbuf_put_u32(&b, 7);
+    wbuf_put_u32(&b, 2);
+    proto_put_task(&b, &plain->spec);
+    proto_put_task(&b, &data->spec);
+    struct rbuf r;
+    rbuf_init(&r, b.data, b.len);
+    uint32_t req, count;
+    assert_int_equal(node_take_granted(n, 3, &r, NODE_SREADY, &req, &count, 1), 0);
+    assert_int_equal(req, 7);
+    assert_int_equal(count, 2);
+    assert_int_equal(readyq_len(node_readyq(n, NODE_SREADY)), 1);
+    assert_int_equal(readyq_len(node_readyq(n, NODE_LREADY)), 1);
+    void *kept = NULL;
+    assert_int_equal(readyq_take_tail(node_readyq(n, NODE_LREADY), 1, &kept), 1);
+    assert_int_equal(((struct ntask *)kept)->spec.input_bytes, 4000000);
+    ntask_free(kept);
+    ntask_free(plain);
+    ntask_free(data);
+    wbuf_fini(&b);
+    fake_node_free(n);
+}
+
 static void other_grants_change_nothing(void **state)
 {
     (void)state;
@@ -979,6 +1011,7 @@ int main(void)
         cmocka_unit_test(request_timeout_fails_waits_then_idles),
         cmocka_unit_test(own_grant_succeeds),
         cmocka_unit_test(other_grants_change_nothing),
+        cmocka_unit_test(granted_tasks_with_inputs_stay),
         cmocka_unit_test(empty_grant_fails),
         cmocka_unit_test(parks_at_the_bound_and_tells_every_peer),
         cmocka_unit_test(wake_unparks),
