@@ -4,7 +4,7 @@
  * test and the poke that releases an idle thief, an attempt's victims drawn by
  * steal_pick_victims and asked their loads by an actor of its own, the most loaded
  * asked for work, the victim's answers (what it could give, steal_grant of it), the
- * grant taken into SReadyQ, and on failure steal.h's back-off: a sleep, or parking
+ * grant taken into the ready queues (LReadyQ for a task with inputs), and on failure steal.h's back-off: a sleep, or parking
  * until a node with stealable work wakes the parked thieves.  A victim also remembers
  * the thieves it turned away (a load query answered with less than two tasks to give,
  * a request granted none) and wakes each once it has two, as the daemons' idle.c does;
@@ -194,7 +194,8 @@ static void backoff(uint32_t id, struct outbox *out)
     n->state = TH_BUSY;
 }
 
-/* Tasks a victim granted join the thief's SReadyQ (node_take_granted's queue). */
+/* Tasks a victim granted join the thief's SReadyQ, those with inputs its LReadyQ
+ * (node_take_granted's queues: such a task stays where it was stolen to). */
 static bool take_grant(uint32_t id, uint32_t victim, const struct msg *g)
 {
     struct node *n = &the->nodes[id];
@@ -202,7 +203,7 @@ static bool take_grant(uint32_t id, uint32_t victim, const struct msg *g)
         sim_sg__trace(id, TRACE_TASK_STOLEN_IN, g->tasks[i], (int32_t)victim, 0, 0, 0, 0);
         uint64_t sum;
         sim_sg__inputs_of(g->tasks[i], the->objs, 0, &sum);
-        sim__q_push(&n->sready, sum, g->tasks[i]);
+        sim__q_push(sum ? &n->lready : &n->sready, sum, g->tasks[i]);
     }
     if (!g->b)
         return false;
