@@ -4,8 +4,9 @@
  * test and the poke that releases an idle thief, an attempt's victims drawn by
  * steal_pick_victims and asked their loads by an actor of its own, the most loaded
  * asked for work, the victim's answers (what it could give, steal_grant of it), the
- * grant taken into the ready queues (LReadyQ for a task with inputs), and on failure steal.h's back-off: a sleep, or parking
- * until a node with stealable work wakes the parked thieves.  A victim also remembers
+ * grant taken into the ready queues (LReadyQ for a task with inputs), and on failure
+ * steal.h's back-off: a sleep, or parking until a node with stealable work wakes the
+ * parked thieves.  A victim also remembers
  * the thieves it turned away (a load query answered with less than two tasks to give,
  * a request granted none) and wakes each once it has two, as the daemons' idle.c does;
  * a wake-up cuts a thief's back-off short, as thief.c's thief_wake stops its timer.
