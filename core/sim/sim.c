@@ -523,6 +523,7 @@ static void sim_free(struct sim *s)
     free(s->free_grants);
     free(s->parked);
     free(s->nodes);
+    free(s->stealable);
     free(s->tasks);
     free(s->heap);
     free(s->objs);
@@ -545,6 +546,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
                     .rng = cfg->seed ? cfg->seed : 1,
                     .latency_ns = (int64_t)llround(cfg->latency_s * NS_PER_S)};
     s.nodes = xcalloc(cfg->nodes, sizeof *s.nodes);
+    s.stealable = xcalloc(cfg->nodes, sizeof *s.stealable);
     s.tasks = xcalloc(wl->count ? wl->count : 1, sizeof *s.tasks);
     /* As a daemon's thief (thief.c): at most 1024 victims an attempt. */
     s.victims_max = cfg->nodes - 1 < 1024 ? cfg->nodes - 1 : 1024;
@@ -606,6 +608,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
             sim__token_step(&s, e.node);
         if (s.leader)
             sim__leader_step(&s, e.node);
+        s.stealable[e.node] = sim__stealable(&s.nodes[e.node]);
     }
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         sample(&s, i);

@@ -289,7 +289,7 @@ void sim__on_query(struct sim *s, uint32_t id, uint32_t attempt)
     uint32_t k = steal_pick_victims(&s->cfg->steal, &n->st, id, s->cfg->nodes, &rng,
                                     s->victims, n->pick_want);
     for (uint32_t i = 0; i < k; i++)
-        s->loads[i] = sim__stealable(&s->nodes[s->victims[i]]);
+        s->loads[i] = s->stealable[s->victims[i]];
     int best = k == n->nvictims ? steal_choose_victim(s->loads, k) : -1;
     n->chosen = best < 0 ? UINT32_MAX : s->victims[best];
     n->chosen_load = best < 0 ? 0 : s->loads[best];
