@@ -528,6 +528,7 @@ static void sim_free(struct sim *s)
     free(s->heap);
     free(s->objs);
     free(s->victims);
+    free(s->pending);
     free(s->loads);
     sim__ring_free(s);
     sim__token_free(s);

@@ -82,11 +82,10 @@ struct node {
     enum thief_state state;
     uint32_t attempt;
     uint32_t timer_gen;
-    /* The attempt's victims are not stored: at 10^6 nodes √N of them per thief was 8 KB
-     * a node.  The draw's random state is kept instead, and the victims drawn again
-     * (the same ones) when the queries arrive; what the thief keeps is the answer. */
-    uint64_t pick_rng;      /* s->rng as it was before the attempt's draw */
-    uint32_t pick_want;     /* how many the draw asked for */
+    /* The victims of its attempt in flight: nvictims of them from s->pending's
+     * position victims_at (no list per node: at 10^6 nodes √N of them was 8 KB a
+     * node). */
+    uint64_t victims_at;
     uint32_t nvictims;
     uint32_t chosen, chosen_load; /* the most loaded victim (UINT32_MAX: none) */
     /* Counters for the samples. */
@@ -164,6 +163,14 @@ struct sim {
     size_t nfree_grants, free_grants_cap;
     uint32_t *parked;       /* nodes whose thief is parked */
     size_t nparked, parked_cap;
+    /* The victims of the attempts whose queries are on their way, in the order they
+     * were sent (sim_thief.c's pending_add).  Every query takes one latency, so they
+     * arrive in that order too: the oldest are read first, and only the attempts of
+     * one latency's window are held.  Positions count up from the run's start and wrap
+     * in pending_cap entries (a power of two); [pending_head, pending_tail) is live. */
+    uint32_t *pending;
+    uint64_t pending_head, pending_tail;
+    size_t pending_cap;
     uint32_t victims_max;
     uint32_t *victims, *loads; /* victims_max each: one draw's, shared by the thieves */
     struct placement_object *objs; /* SIM_MAX_INPUTS, placement's scratch */

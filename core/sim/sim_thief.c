@@ -7,6 +7,7 @@
  * and parking, and the wake-up of parked thieves when a node has stealable work again.
  * Called by sim.c's event loop (sim_core.h).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -213,6 +214,28 @@ static uint32_t pick_from_window(struct sim *s, uint32_t id)
     return k;
 }
 
+/* The attempt's victims, drawn into s->victims, kept at s->pending's tail until its
+ * queries arrive (sim__on_query): drawn once, not again to read their loads. */
+static void pending_add(struct sim *s, struct node *n)
+{
+    uint64_t live = s->pending_tail - s->pending_head;
+    if (live + n->nvictims > s->pending_cap) {
+        size_t cap = s->pending_cap ? s->pending_cap : 1024;
+        while (cap < live + n->nvictims)
+            cap *= 2;
+        uint32_t *v = xmalloc(cap * sizeof *v);
+        for (uint64_t i = s->pending_head; i < s->pending_tail; i++)
+            v[i & (cap - 1)] = s->pending[i & (s->pending_cap - 1)];
+        free(s->pending);
+        s->pending = v;
+        s->pending_cap = cap;
+    }
+    n->victims_at = s->pending_tail;
+    for (uint32_t i = 0; i < n->nvictims; i++)
+        s->pending[(s->pending_tail + i) & (s->pending_cap - 1)] = s->victims[i];
+    s->pending_tail += n->nvictims;
+}
+
 /*
  * The thief's check (thief.c's thief_step), after every event that may leave the node
  * starving: an attempt when it is (or, preemptive, when the plan says it soon will be;
@@ -255,8 +278,6 @@ void sim__maybe_steal(struct sim *s, uint32_t id)
                     : p->victims == STEAL_VICTIMS_RANDOM ? p->victims_k : n->st.neighbours;
     want = want < s->victims_max ? want : s->victims_max;
     want = want ? want : 1;
-    n->pick_rng = s->rng;
-    n->pick_want = want;
     n->nvictims = steal_pick_victims(&s->cfg->steal, &n->st, id, s->cfg->nodes, &s->rng,
                                      s->victims, want);
     if (n->nvictims == 0) {
@@ -270,6 +291,7 @@ void sim__maybe_steal(struct sim *s, uint32_t id)
         return;
     }
     n->state = TH_QUERY;
+    pending_add(s, n);
     /* One query to each victim, all sent now, all read when they arrive (one latency
      * later for every victim), all answers back one latency after that: two events for
      * the attempt rather than two per victim, which at 10^5 nodes (317 victims) was what
@@ -284,13 +306,17 @@ void sim__on_query(struct sim *s, uint32_t id, uint32_t attempt)
     struct node *n = &s->nodes[id];
     if (n->state != TH_QUERY || attempt != n->attempt)
         return;
-    /* The same draw again: the thief's back-off state has not changed since. */
-    uint64_t rng = n->pick_rng;
-    uint32_t k = steal_pick_victims(&s->cfg->steal, &n->st, id, s->cfg->nodes, &rng,
-                                    s->victims, n->pick_want);
-    for (uint32_t i = 0; i < k; i++)
-        s->loads[i] = s->stealable[s->victims[i]];
-    int best = k == n->nvictims ? steal_choose_victim(s->loads, k) : -1;
+    uint32_t k = n->nvictims;
+    uint64_t mask = s->pending_cap - 1;
+    /* Queries arrive in the order they were sent: nothing older is still unread. */
+    assert(n->victims_at >= s->pending_head && n->victims_at + k <= s->pending_tail);
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t v = s->pending[(n->victims_at + i) & mask];
+        s->victims[i] = v;
+        s->loads[i] = s->stealable[v];
+    }
+    s->pending_head = n->victims_at + k;
+    int best = steal_choose_victim(s->loads, k);
     n->chosen = best < 0 ? UINT32_MAX : s->victims[best];
     n->chosen_load = best < 0 ? 0 : s->loads[best];
     sim__push(s, s->now + s->latency_ns, EV_QUERIED, id, 0, attempt, 0);
