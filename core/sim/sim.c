@@ -1,8 +1,8 @@
 /*
  * sim — the engine (sim.h says what it models and why its own event core).
  *
- * One heap of events; each is a message arriving or a timer firing at a node, handled
- * by that node's state machine, which may schedule more.  A node's ready queue is a
+ * One queue of events (sim_events.c); each is a message arriving or a timer firing at a
+ * node, handled by that node's state machine, which may schedule more.  A node's ready queue is a
  * min-heap on the task index (the daemons run the oldest task of a job first); a grant
  * takes the heap's last entries, leaves that are among its newest, as a victim gives away
  * the low end of its queue.  A waiting task never moves (only ready tasks are stolen),
@@ -24,60 +24,14 @@
 #include "core/sim/sim_core.h"
 #include "core/sim/sim_inputs.h"
 
-/* ---- the event heap ------------------------------------------------------------- */
-
-/*
- * A 4-ary min-heap on (t, order): half the levels of a binary heap, and the four children
- * a pop compares sit side by side.  At 10^5 nodes the heap holds a few hundred thousand
- * events, more than the caches, and a pop's descent was the loop's main cost: a miss a
- * level.  (t, order) orders every event strictly, so any heap pops the same sequence.
- */
-#define HEAP_ARITY 4
-
-static bool ev_before(const struct event *x, const struct event *y)
-{
-    return x->t != y->t ? x->t < y->t : x->order < y->order;
-}
+/* ---- events -------------------------------------------------------------------- */
 
 void sim__push(struct sim *s, int64_t t, uint8_t type, uint32_t node, uint32_t a, uint32_t b,
                uint32_t c)
 {
-    s->heap = xgrow(s->heap, &s->heap_cap, s->nheap + 1, sizeof *s->heap);
     struct event e = {.t = t, .order = s->seq++ << 8 | type, .node = node, .a = a, .b = b,
                       .c = c};
-    size_t i = s->nheap++;
-    while (i > 0) {
-        size_t up = (i - 1) / HEAP_ARITY;
-        if (!ev_before(&e, &s->heap[up]))
-            break;
-        s->heap[i] = s->heap[up];
-        i = up;
-    }
-    s->heap[i] = e;
-}
-
-static struct event pop(struct sim *s)
-{
-    struct event top = s->heap[0];
-    struct event last = s->heap[--s->nheap];
-    size_t n = s->nheap, i = 0;
-    for (;;) {
-        size_t first = HEAP_ARITY * i + 1;
-        if (first >= n)
-            break;
-        size_t end = first + HEAP_ARITY < n ? first + HEAP_ARITY : n, m = first;
-        for (size_t c = first + 1; c < end; c++) {
-            if (ev_before(&s->heap[c], &s->heap[m]))
-                m = c;
-        }
-        if (!ev_before(&s->heap[m], &last))
-            break;
-        s->heap[i] = s->heap[m];
-        i = m;
-    }
-    if (n)
-        s->heap[i] = last;
-    return top;
+    sim__events_push(&s->events, &e);
 }
 
 /* A message from `from` to `to`: one latency, none within a node. */
@@ -534,7 +488,7 @@ static void sim_free(struct sim *s)
     free(s->nodes);
     free(s->stealable);
     free(s->tasks);
-    free(s->heap);
+    sim__events_fini(&s->events);
     free(s->objs);
     free(s->victims);
     free(s->pending);
@@ -555,6 +509,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     struct sim s = {.wl = wl, .cfg = cfg, .res = out, .left = wl->count,
                     .rng = cfg->seed ? cfg->seed : 1,
                     .latency_ns = (int64_t)llround(cfg->latency_s * NS_PER_S)};
+    sim__events_init(&s.events);
     s.nodes = xcalloc(cfg->nodes, sizeof *s.nodes);
     s.stealable = xcalloc(cfg->nodes, sizeof *s.stealable);
     s.tasks = xcalloc(wl->count ? wl->count : 1, sizeof *s.tasks);
@@ -605,8 +560,8 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     /* The job's start wakes the resting token (node_client.c's node_wake). */
     if (s.token)
         sim__push(&s, 0, EV_WAKE, CTWS_FIRST_HOLDER, 0, 0, 0);
-    while (s.nheap && s.left) {
-        struct event e = pop(&s);
+    struct event e;
+    while (s.left && sim__events_pop(&s.events, &e)) {
         s.now = e.t;
         out->events++;
         handle(&s, &e);

@@ -1,7 +1,7 @@
 /*
  * sim — the cluster simulator (issue 20): a workload run on N simulated nodes by the
  * same core/policy functions the daemons call, in simulated time, with no thread, no
- * socket and no clock.  A discrete-event core of our own (a binary heap of events keyed
+ * socket and no clock.  A discrete-event core of our own (a queue of events keyed
  * on simulated nanoseconds, ties broken by insertion order, so a run is a function of
  * its inputs and its seed): SimGrid's actors would cost a context switch per message,
  * and the scales the issue asks for (10^6 nodes) are millions of messages.

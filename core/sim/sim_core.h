@@ -23,6 +23,7 @@
 #include "core/policy/placement.h"
 #include "core/policy/steal.h"
 #include "core/sim/sim.h"
+#include "core/sim/sim_events.h"
 #include "core/sim/sim_queue.h"
 
 #define NS_PER_S 1e9
@@ -55,13 +56,6 @@ enum ev_type {
     EV_LW_GRANT,    /* node: the worker; a: the leader; b: its request; c: grant index */
     EV_AUTO,        /* node: placement auto's observation interval is over */
     EV_FLOW_END,    /* node: reader; a: flow; b: its generation (sim_net.c) */
-};
-
-/* 32 bytes, two to a cache line: the heap moves them on every push and pop. */
-struct event {
-    int64_t t;
-    uint64_t order;         /* push order << 8 | enum ev_type: the order breaks ties in t */
-    uint32_t node, a, b, c;
 };
 
 enum thief_state { TH_IDLE, TH_QUERY, TH_REQUEST, TH_WAIT, TH_PARKED };
@@ -142,9 +136,8 @@ struct sim {
     const struct workload *wl;
     const struct sim_config *cfg;
     struct sim_result *res;
-    struct event *heap;
-    size_t nheap, heap_cap;
-    uint64_t seq;
+    struct sim_events events;
+    uint64_t seq;           /* events pushed */
     int64_t now;
     int64_t latency_ns;
     struct node *nodes;

@@ -1,0 +1,142 @@
+/*
+ * sim_events — the discrete-event core's pending events (sim_events.h).
+ */
+#include "core/sim/sim_events.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+#include "core/base/xalloc.h"
+
+/* A window of about a millisecond: ten latencies of the default 100 us, so that most
+ * messages go straight to the heap, and a small part of a task's length, so that the
+ * heap holds a small part of the task ends.  The calendar spans about a second. */
+#define WINDOW_SHIFT 20
+#define SIM_EVENTS_WINDOW_NS ((int64_t)1 << WINDOW_SHIFT)
+#define SIM_EVENTS_BUCKETS 1024
+#define HEAP_ARITY 4
+
+static bool ev_before(const struct event *x, const struct event *y)
+{
+    return x->t != y->t ? x->t < y->t : x->order < y->order;
+}
+
+void sim__events_init(struct sim_events *q)
+{
+    *q = (struct sim_events){0};
+    q->buckets = xcalloc(SIM_EVENTS_BUCKETS, sizeof *q->buckets);
+    q->year_end = SIM_EVENTS_WINDOW_NS * SIM_EVENTS_BUCKETS;
+}
+
+void sim__events_fini(struct sim_events *q)
+{
+    for (size_t i = 0; q->buckets && i < SIM_EVENTS_BUCKETS; i++)
+        free(q->buckets[i].v);
+    free(q->buckets);
+    free(q->later.v);
+    free(q->heap);
+    *q = (struct sim_events){0};
+}
+
+static void list_add(struct event_list *l, const struct event *e)
+{
+    l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+    l->v[l->n++] = *e;
+}
+
+static void heap_push(struct sim_events *q, const struct event *e)
+{
+    q->heap = xgrow(q->heap, &q->heap_cap, q->nheap + 1, sizeof *q->heap);
+    size_t i = q->nheap++;
+    while (i > 0) {
+        size_t up = (i - 1) / HEAP_ARITY;
+        if (!ev_before(e, &q->heap[up]))
+            break;
+        q->heap[i] = q->heap[up];
+        i = up;
+    }
+    q->heap[i] = *e;
+}
+
+static struct event heap_pop(struct sim_events *q)
+{
+    struct event top = q->heap[0];
+    struct event last = q->heap[--q->nheap];
+    size_t n = q->nheap, i = 0;
+    for (;;) {
+        size_t first = HEAP_ARITY * i + 1;
+        if (first >= n)
+            break;
+        size_t end = first + HEAP_ARITY < n ? first + HEAP_ARITY : n, m = first;
+        for (size_t c = first + 1; c < end; c++) {
+            if (ev_before(&q->heap[c], &q->heap[m]))
+                m = c;
+        }
+        if (!ev_before(&q->heap[m], &last))
+            break;
+        q->heap[i] = q->heap[m];
+        i = m;
+    }
+    if (n)
+        q->heap[i] = last;
+    return top;
+}
+
+static struct event_list *bucket_of(struct sim_events *q, int64_t t)
+{
+    return &q->buckets[(uint64_t)t >> WINDOW_SHIFT & (SIM_EVENTS_BUCKETS - 1)];
+}
+
+void sim__events_push(struct sim_events *q, const struct event *e)
+{
+    q->count++;
+    if (e->t < q->horizon)
+        heap_push(q, e);
+    else if (e->t < q->year_end)
+        list_add(bucket_of(q, e->t), e);
+    else
+        list_add(&q->later, e);
+}
+
+/* The calendar has come round (every bucket is empty): a new one starts at the window
+ * of the earliest later event, and takes the later events it spans. */
+static void new_year(struct sim_events *q)
+{
+    assert(q->later.n);
+    int64_t first = q->later.v[0].t;
+    for (size_t i = 1; i < q->later.n; i++)
+        first = q->later.v[i].t < first ? q->later.v[i].t : first;
+    q->horizon = first >> WINDOW_SHIFT << WINDOW_SHIFT;
+    q->year_end = q->horizon + SIM_EVENTS_WINDOW_NS * SIM_EVENTS_BUCKETS;
+    size_t kept = 0;
+    for (size_t i = 0; i < q->later.n; i++) {
+        const struct event *e = &q->later.v[i];
+        if (e->t < q->year_end)
+            list_add(bucket_of(q, e->t), e);
+        else
+            q->later.v[kept++] = *e;
+    }
+    q->later.n = kept;
+}
+
+bool sim__events_pop(struct sim_events *q, struct event *out)
+{
+    if (!q->count)
+        return false;
+    while (!q->nheap) {
+        if (q->horizon >= q->year_end) {
+            new_year(q);
+            continue;
+        }
+        /* The next window's events join the heap: all of them are before the new
+         * horizon, and nothing else is. */
+        struct event_list *b = bucket_of(q, q->horizon);
+        q->horizon += SIM_EVENTS_WINDOW_NS;
+        for (size_t i = 0; i < b->n; i++)
+            heap_push(q, &b->v[i]);
+        b->n = 0;
+    }
+    q->count--;
+    *out = heap_pop(q);
+    return true;
+}
