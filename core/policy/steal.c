@@ -476,11 +476,12 @@ uint32_t steal_pick_victims(const struct steal_params *p, const struct steal_sta
         pick_by_selection(rng, m, k, out);
     }
 
+    /* Without a branch: half the ids are above self at random, and a branch here
+     * mispredicted on every other victim (the simulator's thieves draw 317 of them at
+     * 10^5 nodes, hundreds of thousands of times). */
     if (skip_self) {
-        for (uint32_t i = 0; i < k; i++) {
-            if (out[i] >= self)
-                out[i]++;
-        }
+        for (uint32_t i = 0; i < k; i++)
+            out[i] += out[i] >= self;
     }
     return k;
 }
