@@ -58,11 +58,10 @@ static void heap_push(struct sim_events *q, const struct event *e)
     q->heap[i] = *e;
 }
 
-static struct event heap_pop(struct sim_events *q)
+/* Puts e at position i or below, the subtrees under i being heaps. */
+static void sift_down(struct sim_events *q, size_t i, struct event e)
 {
-    struct event top = q->heap[0];
-    struct event last = q->heap[--q->nheap];
-    size_t n = q->nheap, i = 0;
+    size_t n = q->nheap;
     for (;;) {
         size_t first = HEAP_ARITY * i + 1;
         if (first >= n)
@@ -72,14 +71,37 @@ static struct event heap_pop(struct sim_events *q)
             if (ev_before(&q->heap[c], &q->heap[m]))
                 m = c;
         }
-        if (!ev_before(&q->heap[m], &last))
+        if (!ev_before(&q->heap[m], &e))
             break;
         q->heap[i] = q->heap[m];
         i = m;
     }
-    if (n)
-        q->heap[i] = last;
+    q->heap[i] = e;
+}
+
+static struct event heap_pop(struct sim_events *q)
+{
+    struct event top = q->heap[0];
+    struct event last = q->heap[--q->nheap];
+    if (q->nheap)
+        sift_down(q, 0, last);
     return top;
+}
+
+/* The window's bucket becomes the (empty) heap, heapified in place: no copy.  The
+ * heap's array is freed rather than kept by the bucket, which is not used again for a
+ * calendar year: kept, every bucket would hold an array the size of its busiest
+ * window (at the start, every task's readiness at time 0). */
+static void heap_take(struct sim_events *q, struct event_list *b)
+{
+    assert(q->nheap == 0);
+    free(q->heap);
+    q->heap = b->v;
+    q->heap_cap = b->cap;
+    q->nheap = b->n;
+    *b = (struct event_list){0};
+    for (size_t i = q->nheap > 1 ? (q->nheap - 2) / HEAP_ARITY + 1 : 0; i-- > 0;)
+        sift_down(q, i, q->heap[i]);
 }
 
 static struct event_list *bucket_of(struct sim_events *q, int64_t t)
@@ -128,13 +150,11 @@ bool sim__events_pop(struct sim_events *q, struct event *out)
             new_year(q);
             continue;
         }
-        /* The next window's events join the heap: all of them are before the new
+        /* The next window's events are the heap: all of them are before the new
          * horizon, and nothing else is. */
         struct event_list *b = bucket_of(q, q->horizon);
         q->horizon += SIM_EVENTS_WINDOW_NS;
-        for (size_t i = 0; i < b->n; i++)
-            heap_push(q, &b->v[i]);
-        b->n = 0;
+        heap_take(q, b);
     }
     q->count--;
     *out = heap_pop(q);
