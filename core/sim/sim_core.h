@@ -1,8 +1,8 @@
 /*
- * sim_core — the simulator's engine as its files share it: the event, node, task and run
+ * sim_core — the simulator's engine as its files share it: the node, task and run
  * structures, and the helpers each file offers the others (prefix sim__, as the
- * runtime's node__).  Internal to core/sim: sim.c (the event heap, the queues, a task's
- * life, the run), sim_place.c (placement), sim_thief.c (the thief and the victim: load
+ * runtime's node__).  Internal to core/sim: sim.c (events, the queues, a task's life,
+ * the run), sim_events.c (the pending events in order), sim_place.c (placement), sim_thief.c (the thief and the victim: load
  * queries, PaRSEC's parts, the A2WS plan), sim_ring.c (the A2WS vectors and their ring),
  * sim_token.c (the CTWS token), sim_leader.c (LW's leader and workers), sim_net.c (the
  * inputs' transfers).  The parts hook into the loop as the daemon's parts do: each
