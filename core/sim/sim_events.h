@@ -8,10 +8,10 @@
  * tenth of a second, while messages arrive one latency later.  So only the events of
  * the current window (SIM_EVENTS_WINDOW_NS) are kept in a 4-ary heap; later ones are
  * appended to their window's bucket of a calendar (SIM_EVENTS_BUCKETS windows) and join
- * the heap when their window comes, and those beyond the calendar wait in one list
- * that is sorted into it when it comes round.  The order popped is exactly the order
- * (t, order) a single heap gives: the heap holds every event before `horizon`, and
- * everything else is at or after it.
+ * the heap (or, already in order, are read in turn) when their window comes, and those
+ * beyond the calendar wait in one list that is sorted into it when it comes round.
+ * The order popped is exactly the order (t, order) a single heap gives: the heap and
+ * the run hold every event before `horizon`, and everything else is at or after it.
  *
  * Owns its arrays (sim__events_fini frees them); no globals.  Used by sim.c's loop.
  */
@@ -35,8 +35,12 @@ struct event_list {
 };
 
 struct sim_events {
-    struct event *heap;     /* the events before `horizon`: a 4-ary min-heap */
+    /* The events before `horizon`: a 4-ary min-heap, and a window's events already in
+     * order when it came (the run, from run_next on). */
+    struct event *heap;
     size_t nheap, heap_cap;
+    struct event_list run;
+    size_t run_next;
     struct event_list *buckets; /* SIM_EVENTS_BUCKETS: [horizon, year_end), by window */
     struct event_list later; /* at or after year_end, in no order */
     int64_t horizon;        /* a window's start */
