@@ -26,12 +26,14 @@
 #include "core/policy/parsec.h"
 
 /*
- * The seen-set for rejection sampling lives on the stack (16 KiB) so that picking
- * victims never allocates.  At load 1/2 it holds 2048 victims, which covers
- * ceil(sqrt(N)) for N up to four million; larger draws use selection sampling.  Up to
- * 512 victims it is kept at load 1/8 or less.
+ * The seen-set for rejection sampling lives on the stack (32 KiB) so that picking
+ * victims never allocates.  Rejection draws up to 2048 victims, which covers
+ * ceil(sqrt(N)) for N up to four million; larger draws use selection sampling.  The
+ * table is kept at load 1/8 or less up to 1024 victims (the thieves' most), 1/4 at
+ * 2048.
  */
-#define SEEN_SLOTS 4096
+#define REJECTION_MAX_K 2048
+#define SEEN_SLOTS 8192
 #define SEEN_EMPTY UINT32_MAX
 
 static const char *const mode_names[] = {
@@ -381,7 +383,7 @@ static bool pick_by_rejection(uint64_t *rng, uint32_t m, uint32_t k, uint32_t *o
     uint64_t budget = (uint64_t)k * 64 + 64;
     uint32_t got = 0;
 
-    assert(k <= SEEN_SLOTS / 2);
+    assert(k <= REJECTION_MAX_K && 4 * k <= SEEN_SLOTS);
     /* A sparse table: the first probe almost always finds the slot empty, where at
      * load 1/2 the probing loop's branches mispredicted often enough to take a third of
      * the draw's time (sqrt(N) victims an attempt, at 10^5 nodes in the simulator).
@@ -479,7 +481,7 @@ uint32_t steal_pick_victims(const struct steal_params *p, const struct steal_sta
     if (k == 0)
         return 0;
 
-    if (k <= SEEN_SLOTS / 2 && (uint64_t)k * 4 <= m) {
+    if (k <= REJECTION_MAX_K && (uint64_t)k * 4 <= m) {
         if (!pick_by_rejection(rng, m, k, out))
             pick_by_selection(rng, m, k, out);
     } else {
