@@ -14,6 +14,8 @@
 #define WINDOW_SHIFT 20
 #define SIM_EVENTS_WINDOW_NS ((int64_t)1 << WINDOW_SHIFT)
 #define SIM_EVENTS_BUCKETS 1024
+/* Four children: half the levels of a binary heap, and the four a pop compares sit
+ * side by side (two cache lines of 32-byte events). */
 #define HEAP_ARITY 4
 
 static bool ev_before(const struct event *x, const struct event *y)
