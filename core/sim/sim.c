@@ -427,9 +427,13 @@ static void handle(struct sim *s, const struct event *e)
     case EV_WAKE:
         if (s->token)
             sim__token_wake(s, e->node);
-        if (n->state == TH_PARKED) {
+        /* thief.c's thief_wake: the back-off starts over, and a thief parked or waiting
+         * out an interval (its timer's event now stale) asks again at once. */
+        if (!s->token && !s->leader)
             steal_on_wake(&s->cfg->steal, &n->st);
+        if (n->state == TH_PARKED || n->state == TH_WAIT) {
             n->state = TH_IDLE;
+            n->timer_gen++;
             sim__maybe_steal(s, e->node);
         }
         break;
@@ -505,6 +509,7 @@ static void sim_free(struct sim *s)
         free(s->nodes[i].sready.v);
         u64map_fini(&s->nodes[i].cache);
         free(s->nodes[i].staged);
+        free(s->nodes[i].hungry);
     }
     sim__net_free(s); /* before the nodes, whose links it frees */
     for (size_t i = 0; i < s->ngrants; i++)
@@ -582,8 +587,10 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
         if (sim__steals(&s))
             sim__push(&s, 0, EV_THIEF_TIMER, i, 0, 0, 0);
     }
-    for (uint32_t i = 0; i < cfg->nodes; i++)
+    for (uint32_t i = 0; i < cfg->nodes; i++) {
         s.nodes[i].state = TH_WAIT; /* the timers above start them */
+        s.nodes[i].marked_by = UINT32_MAX;
+    }
     /* The job's start wakes the resting token (node_client.c's node_wake). */
     if (s.token)
         sim__push(&s, 0, EV_WAKE, CTWS_FIRST_HOLDER, 0, 0, 0);
@@ -601,6 +608,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
         if (s.leader)
             sim__leader_step(&s, e.node);
         s.stealable[e.node] = sim__stealable(&s.nodes[e.node]);
+        sim__wake_hungry(&s, e.node);
     }
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         sample(&s, i);

@@ -99,6 +99,15 @@ struct node {
     uint32_t *staged;       /* a FIFO of tasks whose inputs are here, waiting for slots */
     size_t nstaged, staged_head, staged_cap;
     bool parked_listed;
+    /* The thieves it turned away since it last woke them (victim.c, idle.c): a query
+     * it answered with fewer than two tasks to give, a request it granted none.  A
+     * thief is listed once per run of marks by this node (marked_by, marked_epoch), so
+     * one marked by two victims in turn may be woken twice where a daemon, with a flag a
+     * peer, wakes it once per victim: a flag a pair is N^2 bits at 10^5 nodes. */
+    uint32_t *hungry;
+    uint32_t nhungry, hungry_cap;
+    uint32_t wake_epoch;    /* its wake-ups of the turned-away so far */
+    uint32_t marked_by, marked_epoch; /* as a thief: the last victim to list it, when */
 };
 
 struct task_state {
@@ -227,6 +236,10 @@ bool sim__steals(const struct sim *s);
 /* What a victim would give away now: its queue beyond what its free slots take. */
 uint32_t sim__stealable(const struct node *n);
 void sim__wake_parked(struct sim *s, uint32_t from);
+/* `victim` turned `thief` away (it had fewer than two tasks to give): it is listed for
+ * a wake-up; sim__wake_hungry sends them once the victim has two or more. */
+void sim__turned_away(struct sim *s, uint32_t victim, uint32_t thief);
+void sim__wake_hungry(struct sim *s, uint32_t victim);
 /* Tasks arrived at a node: it starts what it can and wakes parked thieves. */
 void sim__on_new_ready(struct sim *s, uint32_t id);
 bool sim__starving(const struct sim *s, const struct node *n);

@@ -4,7 +4,8 @@
  * load queries and the most loaded chosen (one victim asked straight away), the victim's
  * grant (steal_grant after steal_keep, within the request's bound, less what PaRSEC's
  * waiting-time guard keeps), the ready+successors starvation test, exponential back-off
- * and parking, and the wake-up of parked thieves when a node has stealable work again.
+ * and parking, the wake-up of parked thieves when a node has stealable work again, and
+ * of the thieves a node turned away (idle.c) once it has two tasks to give.
  * Called by sim.c's event loop (sim_core.h).
  */
 #include <assert.h>
@@ -36,6 +37,32 @@ void sim__wake_parked(struct sim *s, uint32_t from)
         sim__send(s, from, p, EV_WAKE, 0, 0, 0);
     }
     s->nparked = 0;
+}
+
+void sim__turned_away(struct sim *s, uint32_t victim, uint32_t thief)
+{
+    struct node *v = &s->nodes[victim], *t = &s->nodes[thief];
+    if (t->marked_by == victim && t->marked_epoch == v->wake_epoch)
+        return;
+    t->marked_by = victim;
+    t->marked_epoch = v->wake_epoch;
+    if (v->nhungry == v->hungry_cap) {
+        v->hungry_cap = v->hungry_cap ? 2 * v->hungry_cap : 4;
+        v->hungry = xrealloc(v->hungry, v->hungry_cap * sizeof *v->hungry);
+    }
+    v->hungry[v->nhungry++] = thief;
+}
+
+/* idle.c's step: two or more to give wakes every thief turned away here, once. */
+void sim__wake_hungry(struct sim *s, uint32_t victim)
+{
+    struct node *v = &s->nodes[victim];
+    if (!v->nhungry || sim__stealable(v) < 2)
+        return;
+    for (uint32_t i = 0; i < v->nhungry; i++)
+        sim__send(s, victim, v->hungry[i], EV_WAKE, 0, 0, 0);
+    v->nhungry = 0;
+    v->wake_epoch++;
 }
 
 /* Tasks arrived at a node: it starts what it can, and has work to share with parked
@@ -314,6 +341,8 @@ void sim__on_query(struct sim *s, uint32_t id, uint32_t attempt)
         uint32_t v = s->pending[(n->victims_at + i) & mask];
         s->victims[i] = v;
         s->loads[i] = s->stealable[v];
+        if (s->loads[i] < 2)
+            sim__turned_away(s, v, id);
     }
     s->pending_head = n->victims_at + k;
     int best = steal_choose_victim(s->loads, k);
@@ -418,6 +447,8 @@ void sim__on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t atte
         sim__q_push(&n->sready, sum, g->tasks[i]);
     }
     n->stolen_out += g->n;
+    if (!g->n && sim__stealable(n) < 2)
+        sim__turned_away(s, id, thief);
     sim__ring_answer(s, id, g);
     sim__send(s, id, thief, EV_GRANT, id, attempt, gi);
 }
@@ -432,7 +463,8 @@ void sim__on_grant(struct sim *s, uint32_t id, uint32_t victim, uint32_t attempt
         sim__trace(s, id, TRACE_TASK_STOLEN_IN, g->tasks[i], (int32_t)victim, 0, 0, 0, 0);
         uint64_t sum;
         sim__inputs_of(s, g->tasks[i], s->objs, 0, &sum);
-        sim__q_push(&n->sready, sum, g->tasks[i]);
+        /* node_take_granted: one with inputs stays here. */
+        sim__q_push(sum ? &n->lready : &n->sready, sum, g->tasks[i]);
     }
     uint32_t k = g->n;
     if (k)
