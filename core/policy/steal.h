@@ -16,6 +16,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * How many of the thieves it turned away a victim remembers, to wake once it has work
+ * to give (core/runtime/idle.c, and the simulator's model of it): the latest ones, an
+ * older one forgotten (it polls on its back-off, or parks and says so).  Bounded so that
+ * a node's wake-ups after a long drought stay a handful of messages whatever N: at
+ * 10^5 simulated nodes a thief asks 317 victims an attempt and, in a bag of tasks where
+ * no victim ever has work again, was remembered by thousands (13 GiB of pairs).
+ */
+#define STEAL_HUNGRY_MAX 8
+
 /* The on/off switch and the legacy names of --steal; victims, amount, starvation and
  * information are the parts below. */
 enum steal_mode {

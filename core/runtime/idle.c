@@ -3,7 +3,8 @@
  * parks (thief.c) and a CTWS token with nothing to do rests (token.c); either tells its
  * peers with MSG_IDLE.  A thief that asked this node for work and got none (a load
  * query or a steal request, node_turned_away from victim.c) is hungry too, though it
- * only backs off.  This part remembers both, and once this node has stealable work it
+ * only backs off.  This part remembers both (the turned-away, the latest
+ * STEAL_HUNGRY_MAX of them), and once this node has stealable work it
  * tells each of them once (MSG_WAKE); a MSG_WAKE received is node_wake, which every
  * stealing part hears: a parked thief unparks, a backing-off one asks again at once.
  * Without it a parked cluster would poll for work it cannot see, and when one node
@@ -13,19 +14,31 @@
  * A part of the node daemon (part.h); loop thread only.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/base/xalloc.h"
 #include "core/net/proto.h"
+#include "core/policy/steal.h"
 #include "core/runtime/part.h"
 
 struct idle {
     struct node *n;
-    bool *hungry;           /* owned, `nodes` entries: the peer is idle or was turned away */
+    bool *parked;           /* owned, `nodes` entries: the peer said it is idle */
+    bool *listed;           /* owned, `nodes` entries: the peer is in `hungry` */
+    uint32_t hungry[STEAL_HUNGRY_MAX]; /* the latest thieves turned away, oldest first */
+    uint32_t nhungry;
 };
 
 /* Two or more tasks to give (beyond what the free slots keep): enough that a thief can
  * take some and we keep some.  The same measure as victim.c's turned-away mark, so a
  * thief is woken only after what it was refused for has changed. */
+static void wake(struct node *n, uint32_t peer)
+{
+    size_t at;
+    node_msg_begin(n, peer, MSG_WAKE, &at);
+    node_msg_end(n, peer, at);
+}
+
 static void idle_step(void *state)
 {
     struct idle *d = state;
@@ -33,25 +46,44 @@ static void idle_step(void *state)
     if (node_giveable(n) < 2)
         return;
     for (uint32_t i = 0; i < node_count(n); i++) {
-        if (!d->hungry[i])
+        if (!d->parked[i])
             continue;
-        d->hungry[i] = false;
-        size_t at;
-        node_msg_begin(n, i, MSG_WAKE, &at);
-        node_msg_end(n, i, at);
+        d->parked[i] = false;
+        wake(n, i);
     }
+    for (uint32_t i = 0; i < d->nhungry; i++) {
+        d->listed[d->hungry[i]] = false;
+        wake(n, d->hungry[i]);
+    }
+    d->nhungry = 0;
 }
 
 static void idle_turned_away(void *state, uint32_t thief)
 {
     struct idle *d = state;
-    d->hungry[thief] = true;
+    if (d->listed[thief] || d->parked[thief])
+        return;
+    if (d->nhungry == STEAL_HUNGRY_MAX) {
+        d->listed[d->hungry[0]] = false;
+        memmove(d->hungry, d->hungry + 1, (STEAL_HUNGRY_MAX - 1) * sizeof d->hungry[0]);
+        d->nhungry--;
+    }
+    d->hungry[d->nhungry++] = thief;
+    d->listed[thief] = true;
 }
 
 static void idle_down(void *state, uint32_t node)
 {
     struct idle *d = state;
-    d->hungry[node] = false;
+    d->parked[node] = false;
+    if (!d->listed[node])
+        return;
+    d->listed[node] = false;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < d->nhungry; i++)
+        if (d->hungry[i] != node)
+            d->hungry[kept++] = d->hungry[i];
+    d->nhungry = kept;
 }
 
 static int idle_on_message(void *state, uint32_t from, uint16_t type, struct rbuf *r)
@@ -59,7 +91,7 @@ static int idle_on_message(void *state, uint32_t from, uint16_t type, struct rbu
     struct idle *d = state;
     (void)r;
     if (type == MSG_IDLE)
-        d->hungry[from] = true;
+        d->parked[from] = true;
     else
         node_wake(d->n);
     return 0;
@@ -70,14 +102,16 @@ static void *idle_init(struct node *n, char **cause)
     (void)cause;
     struct idle *d = xcalloc(1, sizeof *d);
     d->n = n;
-    d->hungry = xcalloc(node_count(n), sizeof *d->hungry);
+    d->parked = xcalloc(node_count(n), sizeof *d->parked);
+    d->listed = xcalloc(node_count(n), sizeof *d->listed);
     return d;
 }
 
 static void idle_free(void *state)
 {
     struct idle *d = state;
-    free(d->hungry);
+    free(d->parked);
+    free(d->listed);
     free(d);
 }
 

@@ -509,7 +509,6 @@ static void sim_free(struct sim *s)
         free(s->nodes[i].sready.v);
         u64map_fini(&s->nodes[i].cache);
         free(s->nodes[i].staged);
-        free(s->nodes[i].hungry);
     }
     sim__net_free(s); /* before the nodes, whose links it frees */
     for (size_t i = 0; i < s->ngrants; i++)
@@ -519,6 +518,7 @@ static void sim_free(struct sim *s)
     free(s->parked);
     free(s->nodes);
     free(s->stealable);
+    free(s->hungry);
     free(s->tasks);
     sim__events_fini(&s->events);
     free(s->objs);
@@ -544,6 +544,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     sim__events_init(&s.events);
     s.nodes = huge_calloc(cfg->nodes, sizeof *s.nodes);
     s.stealable = huge_calloc(cfg->nodes, sizeof *s.stealable);
+    s.hungry = huge_calloc((size_t)cfg->nodes * (STEAL_HUNGRY_MAX + 1), sizeof *s.hungry);
     s.tasks = huge_calloc(wl->count ? wl->count : 1, sizeof *s.tasks);
     /* As a daemon's thief (thief.c): at most 1024 victims an attempt. */
     s.victims_max = cfg->nodes - 1 < 1024 ? cfg->nodes - 1 : 1024;
@@ -587,10 +588,8 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
         if (sim__steals(&s))
             sim__push(&s, 0, EV_THIEF_TIMER, i, 0, 0, 0);
     }
-    for (uint32_t i = 0; i < cfg->nodes; i++) {
+    for (uint32_t i = 0; i < cfg->nodes; i++)
         s.nodes[i].state = TH_WAIT; /* the timers above start them */
-        s.nodes[i].marked_by = UINT32_MAX;
-    }
     /* The job's start wakes the resting token (node_client.c's node_wake). */
     if (s.token)
         sim__push(&s, 0, EV_WAKE, CTWS_FIRST_HOLDER, 0, 0, 0);

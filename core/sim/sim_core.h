@@ -99,15 +99,6 @@ struct node {
     uint32_t *staged;       /* a FIFO of tasks whose inputs are here, waiting for slots */
     size_t nstaged, staged_head, staged_cap;
     bool parked_listed;
-    /* The thieves it turned away since it last woke them (victim.c, idle.c): a query
-     * it answered with fewer than two tasks to give, a request it granted none.  A
-     * thief is listed once per run of marks by this node (marked_by, marked_epoch), so
-     * one marked by two victims in turn may be woken twice where a daemon, with a flag a
-     * peer, wakes it once per victim: a flag a pair is N^2 bits at 10^5 nodes. */
-    uint32_t *hungry;
-    uint32_t nhungry, hungry_cap;
-    uint32_t wake_epoch;    /* its wake-ups of the turned-away so far */
-    uint32_t marked_by, marked_epoch; /* as a thief: the last victim to list it, when */
 };
 
 struct task_state {
@@ -154,6 +145,12 @@ struct sim {
      * reads.  A query reads √N random nodes, and at 10^5 nodes their fat structs were
      * hundreds of MB of cache misses; this array is 4 bytes a node.  Only an event at a
      * node changes its queues and slots, so refreshing it once a pass is exact. */
+    /* Per node, the latest thieves it turned away since it last woke them (victim.c,
+     * idle.c: a query it answered with fewer than two tasks to give, a request it
+     * granted none), each once, oldest first: a count then STEAL_HUNGRY_MAX ids
+     * (sim__hungry_of).  Apart from the nodes: a query marks up to 317 victims at 10^5
+     * nodes, and reaching into their node records tripled the run's time. */
+    uint32_t *hungry;
     uint32_t *stealable;
     struct task_state *tasks;
     uint64_t rng;
@@ -240,6 +237,10 @@ void sim__wake_parked(struct sim *s, uint32_t from);
  * a wake-up; sim__wake_hungry sends them once the victim has two or more. */
 void sim__turned_away(struct sim *s, uint32_t victim, uint32_t thief);
 void sim__wake_hungry(struct sim *s, uint32_t victim);
+static inline uint32_t *sim__hungry_of(const struct sim *s, uint32_t node)
+{
+    return s->hungry + (size_t)node * (STEAL_HUNGRY_MAX + 1);
+}
 /* Tasks arrived at a node: it starts what it can and wakes parked thieves. */
 void sim__on_new_ready(struct sim *s, uint32_t id);
 bool sim__starving(const struct sim *s, const struct node *n);

@@ -11,6 +11,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
@@ -41,28 +42,32 @@ void sim__wake_parked(struct sim *s, uint32_t from)
 
 void sim__turned_away(struct sim *s, uint32_t victim, uint32_t thief)
 {
-    struct node *v = &s->nodes[victim], *t = &s->nodes[thief];
-    if (t->marked_by == victim && t->marked_epoch == v->wake_epoch)
-        return;
-    t->marked_by = victim;
-    t->marked_epoch = v->wake_epoch;
-    if (v->nhungry == v->hungry_cap) {
-        v->hungry_cap = v->hungry_cap ? 2 * v->hungry_cap : 4;
-        v->hungry = xrealloc(v->hungry, v->hungry_cap * sizeof *v->hungry);
+    if (s->nodes[thief].parked_listed)
+        return; /* parked: woken as such */
+    uint32_t *h = sim__hungry_of(s, victim), *ids = h + 1;
+    for (uint32_t i = 0; i < h[0]; i++)
+        if (ids[i] == thief)
+            return;
+    if (h[0] == STEAL_HUNGRY_MAX) {
+        memmove(ids, ids + 1, (STEAL_HUNGRY_MAX - 1) * sizeof ids[0]);
+        h[0]--;
     }
-    v->hungry[v->nhungry++] = thief;
+    ids[h[0]++] = thief;
 }
 
 /* idle.c's step: two or more to give wakes every thief turned away here, once. */
 void sim__wake_hungry(struct sim *s, uint32_t victim)
 {
-    struct node *v = &s->nodes[victim];
-    if (!v->nhungry || sim__stealable(v) < 2)
+    /* The loads' array first: this runs after every event, and a node's list is a
+     * cache miss where its load is not. */
+    if (s->stealable[victim] < 2)
         return;
-    for (uint32_t i = 0; i < v->nhungry; i++)
-        sim__send(s, victim, v->hungry[i], EV_WAKE, 0, 0, 0);
-    v->nhungry = 0;
-    v->wake_epoch++;
+    uint32_t *h = sim__hungry_of(s, victim);
+    if (!h[0])
+        return;
+    for (uint32_t i = 0; i < h[0]; i++)
+        sim__send(s, victim, h[1 + i], EV_WAKE, 0, 0, 0);
+    h[0] = 0;
 }
 
 /* Tasks arrived at a node: it starts what it can, and has work to share with parked
@@ -337,13 +342,19 @@ void sim__on_query(struct sim *s, uint32_t id, uint32_t attempt)
     uint64_t mask = s->pending_cap - 1;
     /* Queries arrive in the order they were sent: nothing older is still unread. */
     assert(n->victims_at >= s->pending_head && n->victims_at + k <= s->pending_tail);
+    /* Two passes: the loads first, with each victim's list of the turned-away fetched
+     * ahead, then the marks, so that the lists' cache misses overlap rather than come
+     * one after another (at 10^5 nodes, 317 of them an attempt). */
     for (uint32_t i = 0; i < k; i++) {
         uint32_t v = s->pending[(n->victims_at + i) & mask];
         s->victims[i] = v;
         s->loads[i] = s->stealable[v];
         if (s->loads[i] < 2)
-            sim__turned_away(s, v, id);
+            __builtin_prefetch(sim__hungry_of(s, v), 1);
     }
+    for (uint32_t i = 0; i < k; i++)
+        if (s->loads[i] < 2)
+            sim__turned_away(s, s->victims[i], id);
     s->pending_head = n->victims_at + k;
     int best = steal_choose_victim(s->loads, k);
     n->chosen = best < 0 ? UINT32_MAX : s->victims[best];

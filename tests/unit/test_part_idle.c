@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "core/net/proto.h"
+#include "core/policy/steal.h"
 #include "core/base/wbuf.h"
 #include "core/runtime/parts.h"
 #include "fake_node.h"
@@ -126,13 +127,33 @@ static void kept_tasks_wake_no_one(void **state)
     assert_int_equal(n->turned_away, 1);
     fake_node_step(n);
     assert_int_equal(fake_msgs(n, MSG_WAKE), 0);
-    /* Two that need data are work to give: the refused thief and the parked one. */
+    /* Two that need data are work to give: the parked thief and the refused one. */
     fake_queue(n, NODE_SREADY, fake_task(3, true, 100, 0));
     fake_queue(n, NODE_SREADY, fake_task(4, true, 100, 0));
     fake_node_step(n);
     assert_int_equal(fake_msgs(n, MSG_WAKE), 2);
-    assert_int_equal(fake_msg(n, MSG_WAKE, 0)->peer, 1);
-    assert_int_equal(fake_msg(n, MSG_WAKE, 1)->peer, 3);
+    assert_int_equal(fake_msg(n, MSG_WAKE, 0)->peer, 3);
+    assert_int_equal(fake_msg(n, MSG_WAKE, 1)->peer, 1);
+    fake_node_free(n);
+}
+
+/* Of the thieves turned away, the latest STEAL_HUNGRY_MAX are remembered, each once:
+ * a node of 40 peers that refused 35 of them (one twice) wakes the last 16. */
+static void turned_away_remembered_latest_only(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(0, 40, 2, NULL);
+    fake_node_add(n, &part_victim);
+    fake_node_add(n, &part_idle);
+    for (uint32_t peer = 1; peer <= 35; peer++)
+        assert_int_equal(deliver_u32s(n, peer, MSG_LOAD_QUERY, peer, 0, 1), 0);
+    assert_int_equal(deliver_u32s(n, 35, MSG_LOAD_QUERY, 99, 0, 1), 0);
+    fake_queue(n, NODE_SREADY, fake_task(1, true, 100, 0));
+    fake_queue(n, NODE_SREADY, fake_task(2, true, 100, 0));
+    fake_node_step(n);
+    assert_int_equal(fake_msgs(n, MSG_WAKE), STEAL_HUNGRY_MAX);
+    for (uint32_t i = 0; i < STEAL_HUNGRY_MAX; i++)
+        assert_int_equal(fake_msg(n, MSG_WAKE, i)->peer, 35 - STEAL_HUNGRY_MAX + 1 + i);
     fake_node_free(n);
 }
 
@@ -144,6 +165,7 @@ int main(void)
         cmocka_unit_test(dead_parked_peer_never_woken),
         cmocka_unit_test(turned_away_thieves_woken_once_work_is_stealable),
         cmocka_unit_test(kept_tasks_wake_no_one),
+        cmocka_unit_test(turned_away_remembered_latest_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
