@@ -393,13 +393,7 @@ static void handle(struct sim *s, const struct event *e)
         if (e->c)
             sim__net_arrived(s, (uint32_t)(e->c - 1));
         n->staging--;
-        if (n->staged_head + n->nstaged == n->staged_cap && n->staged_head) {
-            memmove(n->staged, n->staged + n->staged_head, n->nstaged * sizeof *n->staged);
-            n->staged_head = 0;
-        }
-        n->staged = xgrow(n->staged, &n->staged_cap, n->staged_head + n->nstaged + 1,
-                          sizeof *n->staged);
-        n->staged[n->staged_head + n->nstaged++] = e->a;
+        sim__fifo_push(&n->staged, &n->staged_head, &n->nstaged, &n->staged_cap, e->a);
         sim__dispatch(s, e->node);
         sim__maybe_steal(s, e->node);
         break;

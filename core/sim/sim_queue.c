@@ -1,9 +1,10 @@
 /*
- * sim_queue — the simulator's ready queues (sim_queue.h).
+ * sim_queue — the simulator's ready queues and staged FIFOs (sim_queue.h).
  */
 #include "core/sim/sim_queue.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 #include "core/base/xalloc.h"
 
@@ -52,4 +53,14 @@ struct qent sim__q_pop(struct queue *q)
 struct qent sim__q_take_tail(struct queue *q)
 {
     return q->v[--q->n];
+}
+
+void sim__fifo_push(uint32_t **v, size_t *head, size_t *n, size_t *cap, uint32_t task)
+{
+    if (*head + *n == *cap && *head) {
+        memmove(*v, *v + *head, *n * sizeof **v);
+        *head = 0;
+    }
+    *v = xgrow(*v, cap, *head + *n + 1, sizeof **v);
+    (*v)[*head + (*n)++] = task;
 }

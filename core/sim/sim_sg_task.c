@@ -19,7 +19,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
@@ -205,13 +204,7 @@ void sim_sg__on_staged(uint32_t id, uint32_t task)
 {
     struct node *n = &the->nodes[id];
     n->staging--;
-    if (n->staged_head + n->nstaged == n->staged_cap && n->staged_head) {
-        memmove(n->staged, n->staged + n->staged_head, n->nstaged * sizeof *n->staged);
-        n->staged_head = 0;
-    }
-    n->staged = xgrow(n->staged, &n->staged_cap, n->staged_head + n->nstaged + 1,
-                      sizeof *n->staged);
-    n->staged[n->staged_head + n->nstaged++] = task;
+    sim__fifo_push(&n->staged, &n->staged_head, &n->nstaged, &n->staged_cap, task);
     sim_sg__dispatch(id);
     sim_sg__poke(id);
     sim_sg__wake_hungry(id);

@@ -280,4 +280,19 @@ static inline char *bag(uint32_t n, double duration_s)
     return bag_of(n, duration_s, 0);
 }
 
+/* A root of `root_s` (with an output of `out_bytes`, if any) and `children` children of
+ * `child_s` each, as a workload's text in `text` (room for 80 bytes a task). */
+static inline void root_and_children(char *text, double root_s, uint64_t out_bytes,
+                                     int children, double child_s)
+{
+    char *p = text;
+    p += sprintf(p, "{\"id\":\"root\",\"kind\":\"sleep\",\"duration_s\":%g", root_s);
+    if (out_bytes)
+        p += sprintf(p, ",\"output_bytes\":%llu", (unsigned long long)out_bytes);
+    p += sprintf(p, "}\n");
+    for (int i = 0; i < children; i++)
+        p += sprintf(p, "{\"id\":\"c%d\",\"kind\":\"sleep\",\"duration_s\":%g,"
+                        "\"parents\":[\"root\"]}\n", i, child_s);
+}
+
 #endif

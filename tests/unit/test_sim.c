@@ -250,12 +250,8 @@ static void test_speeds(void **state)
 static void test_placement_mdl_and_mlb(void **state)
 {
     (void)state;
-    char text[4096], *p = text;
-    p += sprintf(p, "{\"id\":\"root\",\"kind\":\"sleep\",\"duration_s\":0.001,"
-                    "\"output_bytes\":10000000}\n");
-    for (int i = 0; i < 16; i++)
-        p += sprintf(p, "{\"id\":\"c%d\",\"kind\":\"sleep\",\"duration_s\":0.01,"
-                        "\"parents\":[\"root\"]}\n", i);
+    char text[4096];
+    root_and_children(text, 0.001, 10000000, 16, 0.01);
     struct rig r;
     rig_load(&r, text);
     r.cfg.nodes = 4;

@@ -142,12 +142,8 @@ static void test_shared_egress(void **state)
 {
     (void)state;
     need_simgrid();
-    char text[4096], *p = text;
-    p += sprintf(p, "{\"id\":\"root\",\"kind\":\"sleep\",\"duration_s\":0.001,"
-                    "\"output_bytes\":2000000}\n");
-    for (int i = 0; i < 16; i++)
-        p += sprintf(p, "{\"id\":\"c%d\",\"kind\":\"sleep\",\"duration_s\":0.02,"
-                        "\"parents\":[\"root\"]}\n", i);
+    char text[4096];
+    root_and_children(text, 0.001, 2000000, 16, 0.02);
     struct rig r;
     rig_load(&r, text);
     r.cfg.nodes = 6;
@@ -219,11 +215,8 @@ static void test_no_choice_same_makespan(void **state)
  * a request and its grant: 5 latencies of 100 us; the back-off would cost 28 ms). */
 static void turned_away_woken(enum sim_engine engine)
 {
-    char text[8192], *p = text;
-    p += sprintf(p, "{\"id\":\"root\",\"kind\":\"sleep\",\"duration_s\":0.1}\n");
-    for (int i = 0; i < 64; i++)
-        p += sprintf(p, "{\"id\":\"c%d\",\"kind\":\"sleep\",\"duration_s\":0.05,"
-                        "\"parents\":[\"root\"]}\n", i);
+    char text[8192];
+    root_and_children(text, 0.1, 0, 64, 0.05);
     struct rig r;
     rig_load(&r, text);
     r.cfg.nodes = 4;

@@ -173,29 +173,41 @@ static int set_sample(avro_value_t *rec, const struct trace_sample *s)
     return rc;
 }
 
-int trace_event_to_value(const struct trace_event *ev, const struct trace_event *prev,
-                         avro_value_t *rec)
+/* What both encoders write first: the checks, then seq and time as an anchor or as
+ * deltas from prev, and the task key's halves.  -EINVAL for an event out of range. */
+static int head_fields(const struct trace_event *ev, const struct trace_event *prev,
+                       int64_t *seq, int64_t *time, int32_t *job, int32_t *task)
 {
     if ((unsigned)ev->kind >= TRACE_KIND_COUNT || ev->seq < 0 || ev->time_ns < 0 ||
         !memchr(ev->text, '\0', sizeof ev->text))
         return -EINVAL;
-    int64_t seq, time;
     if (prev && prev->node == ev->node) {
         if (ev->seq <= prev->seq)
             return -EINVAL;
-        seq = ev->seq - prev->seq - 1;
+        *seq = ev->seq - prev->seq - 1;
         /* Events of one node may be stamped slightly out of order; a negative delta is
          * fine (zigzag).  Both times are >= 0, so the difference cannot overflow. */
-        time = ev->time_ns - prev->time_ns;
+        *time = ev->time_ns - prev->time_ns;
     } else {
-        seq = -ev->seq - 1;
-        time = ev->time_ns;
+        *seq = -ev->seq - 1;
+        *time = ev->time_ns;
     }
-    int32_t job = -1, task = -1;
+    *job = -1;
+    *task = -1;
     if (ev->task != TRACE_NO_TASK) {
-        job = (int32_t)(uint32_t)(ev->task >> 32);
-        task = (int32_t)(uint32_t)ev->task;
+        *job = (int32_t)(uint32_t)(ev->task >> 32);
+        *task = (int32_t)(uint32_t)ev->task;
     }
+    return 0;
+}
+
+int trace_event_to_value(const struct trace_event *ev, const struct trace_event *prev,
+                         avro_value_t *rec)
+{
+    int64_t seq, time;
+    int32_t job, task;
+    if (head_fields(ev, prev, &seq, &time, &job, &task))
+        return -EINVAL;
     avro_value_t f, branch;
     int rc = 0;
     if (avro_value_get_by_index(rec, F_KIND, &f, NULL) || avro_value_set_enum(&f, ev->kind))
@@ -292,28 +304,14 @@ static void enc_string(struct enc *e, const char *s)
 int trace_event_encode(const struct trace_event *ev, const struct trace_event *prev,
                        uint8_t *buf, size_t cap)
 {
-    if ((unsigned)ev->kind >= TRACE_KIND_COUNT || ev->seq < 0 || ev->time_ns < 0 ||
-        !memchr(ev->text, '\0', sizeof ev->text))
-        return -EINVAL;
     int64_t seq, time;
-    if (prev && prev->node == ev->node) {
-        if (ev->seq <= prev->seq)
-            return -EINVAL;
-        seq = ev->seq - prev->seq - 1;
-        time = ev->time_ns - prev->time_ns;
-    } else {
-        seq = -ev->seq - 1;
-        time = ev->time_ns;
-    }
+    int32_t job, task;
+    if (head_fields(ev, prev, &seq, &time, &job, &task))
+        return -EINVAL;
     const struct task_usage *u = &ev->usage;
     if (u->measured && (u->user_ns < 0 || u->sys_ns < 0 || u->max_rss > INT64_MAX ||
                         u->read_bytes > INT64_MAX || u->write_bytes > INT64_MAX))
         return -EINVAL;
-    int32_t job = -1, task = -1;
-    if (ev->task != TRACE_NO_TASK) {
-        job = (int32_t)(uint32_t)(ev->task >> 32);
-        task = (int32_t)(uint32_t)ev->task;
-    }
     struct enc e = { buf, buf + cap, false };
     const int64_t head[] = { ev->kind, ev->node, seq, time, job, task, ev->peer, ev->status,
                              ev->count, ev->bytes, ev->duration_ns };
