@@ -358,7 +358,7 @@ int trace_scan_blocks(const uint8_t *buf, size_t len, const uint8_t sync[TRACE_S
             out->tail = TRACE_TAIL_CLEAN;
             break;
         }
-        int64_t count, size;
+        int64_t count = 0, size = 0;
         size_t at = pos;
         int k = varint_get(buf + at, len - at, &count);
         if (k > 0) {
