@@ -356,19 +356,6 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
     return 0;
 }
 
-static uint32_t holder_at_submit(const struct sim_config *cfg, uint32_t task)
-{
-    switch (cfg->submit) {
-    case SIM_SUBMIT_ONE:
-        return 0;
-    case SIM_SUBMIT_ROUND_ROBIN:
-        return task % cfg->nodes;
-    case SIM_SUBMIT_HASHED:
-    default:
-        return task_key_owner(task_key(cfg->job, task), cfg->nodes);
-    }
-}
-
 static void handle(struct sim *s, const struct event *e)
 {
     struct node *n = &s->nodes[e->node];
@@ -565,7 +552,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     for (uint32_t i = 0; i < wl->count; i++) {
         out->work_s += wl->tasks[i].duration_s * sim__cores_of(&wl->tasks[i]);
         s.tasks[i].waiting = wl->tasks[i].num_parents;
-        s.tasks[i].holder = holder_at_submit(cfg, i);
+        s.tasks[i].holder = sim__holder_at_submit(cfg, i);
         s.tasks[i].runner = UINT32_MAX;
     }
     /* Every task is at its holder at time 0, parents first (the workload's order). */

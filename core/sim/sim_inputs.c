@@ -1,7 +1,10 @@
 /*
- * sim_inputs — a ready task's inputs for both engines (sim_inputs.h).
+ * sim_inputs — a ready task's inputs, and a task's node at submission, for both engines
+ * (sim_inputs.h).
  */
 #include "core/sim/sim_inputs.h"
+
+#include "core/model/task.h"
 
 uint32_t sim__object_node(const struct workload *wl, uint32_t nodes, sim_runner_fn *runner,
                           const void *tasks, uint32_t o)
@@ -33,4 +36,17 @@ uint32_t sim__task_inputs(const struct workload *wl, uint32_t nodes, sim_runner_
                 .node = sim__object_node(wl, nodes, runner, tasks, o), .bytes = bytes};
     }
     return k;
+}
+
+uint32_t sim__holder_at_submit(const struct sim_config *cfg, uint32_t task)
+{
+    switch (cfg->submit) {
+    case SIM_SUBMIT_ONE:
+        return 0;
+    case SIM_SUBMIT_ROUND_ROBIN:
+        return task % cfg->nodes;
+    case SIM_SUBMIT_HASHED:
+    default:
+        return task_key_owner(task_key(cfg->job, task), cfg->nodes);
+    }
 }

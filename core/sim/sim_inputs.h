@@ -6,6 +6,8 @@
  * function for both engines, so that they place and order tasks alike: each keeps the
  * node that ran a task in its own task state, and passes a reader of it.
  *
+ * Also where the client puts each task at submission (the run's --mode), for both.
+ *
  * No state, no globals.  Called by the discrete-event core (sim.c's sim__inputs_of)
  * and the SimGrid engine (core/sim/sim_sg_task.c).
  */
@@ -16,6 +18,7 @@
 
 #include "core/model/workload.h"
 #include "core/policy/placement.h"
+#include "core/sim/sim.h"
 
 /* The node that ran `task`, UINT32_MAX before it ran, read from an engine's task state
  * (`tasks`, borrowed). */
@@ -31,5 +34,8 @@ uint32_t sim__object_node(const struct workload *wl, uint32_t nodes, sim_runner_
 uint32_t sim__task_inputs(const struct workload *wl, uint32_t nodes, sim_runner_fn *runner,
                           const void *tasks, uint32_t task, struct placement_object *out,
                           uint32_t max, uint64_t *sum);
+
+/* The node the client submits `task` to under cfg->submit (jackdaw run --mode). */
+uint32_t sim__holder_at_submit(const struct sim_config *cfg, uint32_t task);
 
 #endif

@@ -101,6 +101,7 @@ int sim_sg_check(const struct sim_config *cfg, const struct workload *wl, const 
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
+#include "core/sim/sim_inputs.h"
 #include "core/sim/sim_sg_core.h"
 
 /* ---- the run's state ---------------------------------------------------------------- */
@@ -404,19 +405,6 @@ static void sampler_main(int argc, char **argv)
     }
 }
 
-static uint32_t holder_at_submit(const struct sim_config *cfg, uint32_t task)
-{
-    switch (cfg->submit) {
-    case SIM_SUBMIT_ONE:
-        return 0;
-    case SIM_SUBMIT_ROUND_ROBIN:
-        return task % cfg->nodes;
-    case SIM_SUBMIT_HASHED:
-    default:
-        return task_key_owner(task_key(cfg->job, task), cfg->nodes);
-    }
-}
-
 /* Every task at its holder at time 0, parents first; the roots ready there.  Then it
  * waits for the last task's end, when the simulation stops. */
 static void main_main(int argc, char **argv)
@@ -568,7 +556,7 @@ int sim_sg__simulate(const struct sim_sg_lib *lib, const struct workload *wl,
     for (uint32_t i = 0; i < wl->count; i++) {
         out->work_s += wl->tasks[i].duration_s * sim_sg__cores_of(&wl->tasks[i]);
         s.tasks[i].waiting = wl->tasks[i].num_parents;
-        s.tasks[i].holder = holder_at_submit(cfg, i);
+        s.tasks[i].holder = sim__holder_at_submit(cfg, i);
         s.tasks[i].runner = UINT32_MAX;
     }
     /* The main actor first: actors start in the order they were made, so every thief
