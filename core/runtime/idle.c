@@ -24,14 +24,12 @@
 struct idle {
     struct node *n;
     bool *parked;           /* owned, `nodes` entries: the peer said it is idle */
+    uint32_t nparked;       /* of them set */
     bool *listed;           /* owned, `nodes` entries: the peer is in `hungry` */
     uint32_t hungry[STEAL_HUNGRY_MAX]; /* the latest thieves turned away, oldest first */
     uint32_t nhungry;
 };
 
-/* Two or more tasks to give (beyond what the free slots keep): enough that a thief can
- * take some and we keep some.  The same measure as victim.c's turned-away mark, so a
- * thief is woken only after what it was refused for has changed. */
 static void wake(struct node *n, uint32_t peer)
 {
     size_t at;
@@ -39,17 +37,23 @@ static void wake(struct node *n, uint32_t peer)
     node_msg_end(n, peer, at);
 }
 
+/* Two or more tasks to give (beyond what the free slots keep): enough that a thief can
+ * take some and we keep some.  The same measure as victim.c's turned-away mark, so a
+ * thief is woken only after what it was refused for has changed.  Each peer once, and
+ * nothing is measured on a pass with no one to wake (this runs every loop pass). */
 static void idle_step(void *state)
 {
     struct idle *d = state;
     struct node *n = d->n;
-    if (node_giveable(n) < 2)
+    if ((!d->nparked && !d->nhungry) || node_giveable(n) < 2)
         return;
-    for (uint32_t i = 0; i < node_count(n); i++) {
+    for (uint32_t i = 0; d->nparked && i < node_count(n); i++) {
         if (!d->parked[i])
             continue;
         d->parked[i] = false;
-        wake(n, i);
+        d->nparked--;
+        if (!d->listed[i])
+            wake(n, i);
     }
     for (uint32_t i = 0; i < d->nhungry; i++) {
         d->listed[d->hungry[i]] = false;
@@ -75,6 +79,7 @@ static void idle_turned_away(void *state, uint32_t thief)
 static void idle_down(void *state, uint32_t node)
 {
     struct idle *d = state;
+    d->nparked -= d->parked[node];
     d->parked[node] = false;
     if (!d->listed[node])
         return;
@@ -90,8 +95,10 @@ static int idle_on_message(void *state, uint32_t from, uint16_t type, struct rbu
 {
     struct idle *d = state;
     (void)r;
-    if (type == MSG_IDLE)
+    if (type == MSG_IDLE) {
+        d->nparked += !d->parked[from];
         d->parked[from] = true;
+    }
     else
         node_wake(d->n);
     return 0;
