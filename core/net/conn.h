@@ -128,6 +128,7 @@ void conn_drop(struct conn *c, const char *reason);
 struct conn_hub_stats {
     uint64_t frames_out, frames_in, messages_out, messages_in, bytes_out, bytes_in;
     uint64_t dropped;       /* connections dropped for a protocol or auth error */
+    uint64_t writes_queued; /* batches the socket did not take at once (uv_write) */
 };
 void conn_hub_stats(const struct conn_hub *hub, struct conn_hub_stats *out);
 

@@ -263,7 +263,7 @@ static void on_tick(uv_poll_t *h, int status, int events)
     if (read(ex->tick_fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
         log_warn("exec cannot read its timer: %s", strerror(errno));
     int64_t now = clock_mono_ns();
-    ex->armed_ns = INT64_MAX;
+    /* armed_ns stays what the timer was armed at, so that deadline_arm knows it fired. */
     if (ex->destroyed) {
         stop_step(ex);
         return;

@@ -23,6 +23,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/runtime/exec_impl.h"
@@ -31,6 +32,12 @@ void deadline_arm(struct exec *ex, int64_t when)
 {
     if (ex->tick_fd < 0)
         return;
+    /* A one-shot timerfd whose time has passed has disarmed itself; disarming it again
+     * was a system call at every task end of a node that ran one task at a time. */
+    if (when == INT64_MAX && ex->armed_ns <= clock_mono_ns()) {
+        ex->armed_ns = INT64_MAX;
+        return;
+    }
     struct itimerspec its;
     memset(&its, 0, sizeof its);
     if (when != INT64_MAX) {

@@ -381,6 +381,29 @@ static void test_burst_in_order_in_few_frames(void **state)
     assert_int_equal(cs.bytes_out, stats(&w->server).bytes_in);
 }
 
+/* A batch the socket takes whole is written there and then, with nothing left queued
+ * for libuv (conn.c, write_now); one larger than the socket's buffers is finished by
+ * uv_write, in order. */
+static void test_small_batches_written_at_once(void **state)
+{
+    struct world *w = *state;
+    w->server.echo = true;
+    struct rec *cr = dial(&w->client);
+    RUN_UNTIL(w, cr->ready == 1);
+    for (uint32_t i = 0; i < 100; i++) {
+        send_seq(cr->c, i, 100);
+        RUN_UNTIL(w, cr->received == i + 1);
+    }
+    assert_int_equal(stats(&w->client).writes_queued, 0);
+    assert_int_equal(stats(&w->server).writes_queued, 0);
+    send_seq(cr->c, 100, 12u << 20);
+    send_seq(cr->c, 101, 5);
+    RUN_UNTIL(w, cr->received == 102);
+    assert_false(cr->out_of_order);
+    assert_false(w->server.recs[0].out_of_order);
+    assert_true(stats(&w->client).writes_queued >= 1);
+}
+
 static void on_pass(uv_check_t *h)
 {
     ((struct side *)h->data)->run = 0;
@@ -776,6 +799,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_handshake_roles_and_names),
         T(test_burst_in_order_in_few_frames),
+        T(test_small_batches_written_at_once),
         T(test_reads_yield_to_the_loop),
         T(test_large_messages_echoed),
     T(test_trim_between_bursts),
