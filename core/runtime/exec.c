@@ -141,16 +141,21 @@ static void drain_finished(struct exec *ex)
     ex->queue_head = ex->queue_tail = NULL;
     pthread_mutex_unlock(&ex->mu);
 
+    bool delivered = false;
     for (struct run *next; r; r = next) {
         next = r->next;
         deadline_clear(ex, r);
         if (r->linger)
             group_linger_add(ex, r->pid, clock_mono_ns() + GRACE_NS);
         /* A done callback may destroy the exec; what is left is then dropped. */
-        if (!ex->destroyed)
+        if (!ex->destroyed) {
             deliver(ex, r);
+            delivered = true;
+        }
         run_free(r);
     }
+    if (delivered && !ex->destroyed && ex->batch_end)
+        ex->batch_end(ex->data);
 }
 
 static void on_async(uv_async_t *h)
@@ -272,10 +277,18 @@ static void on_tick(uv_poll_t *h, int status, int events)
     ex->ticking = true;
     struct run *r;
     uint8_t due;
+    bool popped = false;
     while ((r = deadline_pop_due(ex, now, &due))) {
         fall_due(ex, r, due, now);
+        popped = true;
         if (ex->destroyed)
             return; /* a done callback destroyed the exec, which now steps its own stop */
+    }
+    /* Still ticking: what the callback starts is armed below, with the rest. */
+    if (popped && ex->batch_end) {
+        ex->batch_end(ex->data);
+        if (ex->destroyed)
+            return;
     }
     group_kill_lingers(ex, now, false);
     ex->ticking = false;
@@ -492,6 +505,11 @@ int exec_start(struct exec *ex, const struct task_spec *spec, void *arg, struct 
 void exec_set_node(struct exec *ex, uint32_t node)
 {
     ex->node = node;
+}
+
+void exec_set_batch_end(struct exec *ex, void (*fn)(void *data))
+{
+    ex->batch_end = fn;
 }
 
 void exec_set_log_bytes(struct exec *ex, uint64_t bytes)

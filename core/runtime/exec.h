@@ -74,6 +74,11 @@ struct exec *exec_create(uv_loop_t *loop, const char *workdir, double speed, exe
 void exec_set_log_bytes(struct exec *ex, uint64_t bytes);
 /* This node's id, given to commands as JACKDAW_NODE (0 until set). */
 void exec_set_node(struct exec *ex, uint32_t node);
+/* Called on the loop thread after each batch of results has been delivered (the sleeps
+ * one timer tick found due, the commands the reaper had finished), so that the caller
+ * can start what the freed slots take before anything else the loop has to do.  May
+ * call exec_start. */
+void exec_set_batch_end(struct exec *ex, void (*fn)(void *data));
 /* Ends every task: sleeps at once, commands' process groups (and what is left of
  * those of commands that ended) by SIGTERM, then SIGKILL after EXEC_KILL_GRACE_MS for
  * whatever is still there; then joins the reaper.  Undelivered results are dropped.

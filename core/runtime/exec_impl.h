@@ -74,6 +74,7 @@ struct exec {
     uv_async_t async;         /* ref'd only while tasks run, so an idle exec lets the loop end */
     uv_poll_t tick;           /* the timerfd; ref'd only while stopping */
     int tick_fd;              /* -1 once closed: arming is then a no-op */
+    void (*batch_end)(void *data); /* exec_set_batch_end; may be NULL */
     int64_t armed_ns;         /* when the timerfd fires; INT64_MAX when disarmed */
     bool ticking;             /* inside on_tick, which arms once at its end */
     /* owned array, min-heap on due_ns; the sleeps' runs are owned here, the commands'

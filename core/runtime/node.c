@@ -496,6 +496,7 @@ static void node_free(struct node *n)
         free(p->e.detail);
         free(p);
     }
+    free(n->settles); /* their ends are in n->ends, freed above */
     while (n->spare_ends) {
         struct pending_end *p = n->spare_ends;
         n->spare_ends = p->next;
@@ -628,6 +629,7 @@ int node_run(const struct node_config *cfg, char **cause)
             rc = -EINVAL;
         else {
             exec_set_node(n->exec, n->self);
+            exec_set_batch_end(n->exec, node__on_exec_batch_end);
             exec_set_log_bytes(n->exec, cfg->task_log_bytes);
         }
     }

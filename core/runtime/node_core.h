@@ -106,6 +106,8 @@ struct node {
     struct u64map moved;    /* task key -> peer + 1: tasks this node gave away (node_moved) */
     struct pending_end *ends; /* completions waiting for their record's answer (R > 1) */
     struct pending_end *spare_ends; /* answered ones, reused: a completion allocates none */
+    struct settle *settles; /* runs ended, their store's CAS and client's notice to come */
+    size_t nsettles, settles_cap;
     struct u64map lost;     /* object key -> struct lost * (owned): inputs lost with a dead
                                node that tasks here wait for (node_recover.c) */
     struct u64map parked;   /* task key -> struct ntask * (owned): ready tasks waiting for
@@ -159,6 +161,19 @@ struct pending_end {
     struct proto_task_end e;         /* detail owned, NULL when there is none */
 };
 
+/*
+ * A run that ended on a slot, waiting to be settled: its record's CAS to the store and
+ * the client's notice (node_task.c).  The executor's batch of ends is settled after the
+ * dispatcher has filled the freed slots, so a slot is not idle while the ended runs'
+ * messages are built.
+ */
+struct settle {
+    uint64_t key;
+    uint8_t status;
+    struct tmd_run run;
+    struct pending_end *p;  /* the end, linked in n->ends */
+};
+
 /* ---- between the files of the centre (node__: private to them) ------------------- */
 
 /* node.c */
@@ -175,6 +190,8 @@ void node__ready_or_cancel(struct node *n, struct ntask *t, uint8_t event, int64
 struct ntask *node__find_ready(struct node *n, uint64_t key);
 void node__on_notify(void *ctx, const struct kvs_notice *notice);
 void node__on_exec_done(struct exec_result *r, void *data);
+void node__on_exec_batch_end(void *data);
+void node__settle_ended(struct node *n);
 void node__check_cb(uv_check_t *h);
 /* Ends a task that could not start (an input is gone): FAILED with `why`. */
 void node__fail_unstarted(struct node *n, struct ntask *t, const char *why);

@@ -333,11 +333,21 @@ static void pending_end_unlink(struct pending_end *p)
         p->next->prev = p->prev;
 }
 
+/* Unlinks an answered end and keeps it for the next completion. */
+static void pending_end_recycle(struct pending_end *p)
+{
+    struct node *n = p->n;
+    pending_end_unlink(p);
+    free(p->e.detail);
+    p->e.detail = NULL;
+    p->next = n->spare_ends;
+    n->spare_ends = p;
+}
+
 static void on_status_set_report(void *arg, int status, const struct tmd *rec)
 {
     struct pending_end *p = arg;
     struct node *n = p->n;
-    pending_end_unlink(p);
     if (status == 1 && rec && (rec->flags & TMD_FLAG_REOPENED)) {
         /* A recomputation: the client counted the task's first end, and the children
          * counted this parent then; those waiting for the object find it by lookup. */
@@ -353,10 +363,7 @@ static void on_status_set_report(void *arg, int status, const struct tmd *rec)
                  (unsigned long long)p->e.key,
                  rec ? task_status_name(rec->status) : "missing", status);
     }
-    free(p->e.detail);
-    p->e.detail = NULL;
-    p->next = n->spare_ends;
-    n->spare_ends = p;
+    pending_end_recycle(p);
 }
 
 static struct pending_end *pending_end_new(struct node *n, const struct proto_task_end *e,
@@ -413,8 +420,40 @@ static void retry(struct node *n, struct ntask *t, const struct exec_result *r)
     node_mark_dirty(n);
 }
 
-/* A task ended: it ran (held_slot), or failed or was removed before it could. */
-static void finish(struct node *n, struct ntask *t, const struct exec_result *r, bool held_slot)
+/* A run's end into the store, and to the client: with replicas once its record took it
+ * (the backups have it), without at once, as nothing runs twice. */
+static void settle(struct node *n, const struct settle *st)
+{
+    if (n->cfg.replicas > 1) {
+        kvs_cas(n->kvs, st->key, KVS_FIELD_STATUS, TASK_READY, st->status, &st->run,
+                on_status_set_report, st->p);
+    } else {
+        report_end(n, &st->p->e);
+        pending_end_recycle(st->p);
+        kvs_cas(n->kvs, st->key, KVS_FIELD_STATUS, TASK_READY, st->status, &st->run,
+                on_status_set, n);
+    }
+}
+
+void node__settle_ended(struct node *n)
+{
+    /* A settle's callbacks may end a run (a removal reaching a running sleep): it is
+     * queued behind these and settled in this same walk, from a copy, as the array may
+     * move. */
+    for (size_t i = 0; i < n->nsettles; i++) {
+        struct settle st = n->settles[i];
+        settle(n, &st);
+    }
+    n->nsettles = 0;
+}
+
+/*
+ * A task ended: it ran (held_slot), or failed or was removed before it could.  `later`:
+ * its settle waits in n->settles for node__settle_ended (the executor's ends, settled
+ * after the dispatcher has refilled their slots); otherwise it is settled here.
+ */
+static void finish(struct node *n, struct ntask *t, const struct exec_result *r, bool held_slot,
+                   bool later)
 {
     if (held_slot) {
         n->busy -= task_cores(&t->spec);
@@ -471,20 +510,16 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
         .timed_out = r->timed_out, .failures = t->spec.failures, .usage = r->usage,
     };
     trace_end(n, TRACE_TASK_END, t, r->status, r->exit_code, 0, r);
-    struct tmd_run run = {.node = n->self, .attempt = t->spec.attempt, .t_start = r->t_start,
-                          .t_end = r->t_end,
-                          .data_size = size};
-    uint64_t key = t->spec.key;
-    if (n->cfg.replicas > 1) {
-        struct pending_end *p = pending_end_new(n, &e, t->spec.attempt);
-        ntask_free(t);
-        kvs_cas(n->kvs, key, KVS_FIELD_STATUS, TASK_READY, r->status, &run,
-                on_status_set_report, p);
+    struct settle st = {.key = t->spec.key, .status = r->status,
+                        .run = {.node = n->self, .attempt = t->spec.attempt,
+                                .t_start = r->t_start, .t_end = r->t_end, .data_size = size},
+                        .p = pending_end_new(n, &e, t->spec.attempt)};
+    ntask_free(t);
+    if (later) {
+        n->settles = xgrow(n->settles, &n->settles_cap, n->nsettles + 1, sizeof *n->settles);
+        n->settles[n->nsettles++] = st;
     } else {
-        /* Without replicas nothing runs twice: the client hears at once. */
-        report_end(n, &e);
-        ntask_free(t);
-        kvs_cas(n->kvs, key, KVS_FIELD_STATUS, TASK_READY, r->status, &run, on_status_set, n);
+        settle(n, &st);
     }
     free(why);
     node_mark_dirty(n);
@@ -497,7 +532,21 @@ void node__on_exec_done(struct exec_result *r, void *data)
     u64map_del(&n->running, t->spec.key);
     n->running_successors -= t->local_successors;
     t->local_successors = 0;
-    finish(n, t, r, true);
+    finish(n, t, r, true, true);
+}
+
+static bool dispatch(struct node *n);
+
+/* The executor's batch of ends is in: the freed slots take their next tasks first, then
+ * the ended runs are settled.  A slot stood idle from a 1 ms sleep's end to the next
+ * start while the four ends of a tick were each written to the store and the client:
+ * 12.6 us a tick, 1.3 % of the slots' time. */
+void node__on_exec_batch_end(void *data)
+{
+    struct node *n = data;
+    if (!n->stop_requested && dispatch(n))
+        node_mark_dirty(n);
+    node__settle_ended(n);
 }
 
 void node__fail_unstarted(struct node *n, struct ntask *t, const char *why)
@@ -505,7 +554,7 @@ void node__fail_unstarted(struct node *n, struct ntask *t, const char *why)
     struct exec_result r = {.key = t->spec.key, .status = TASK_FAILED, .exit_code = -1,
                             .error = (char *)why};
     r.t_start = r.t_end = clock_wall_ns();
-    finish(n, t, &r, false);
+    finish(n, t, &r, false, false);
 }
 
 /* TASK_START says what the task read: count inputs of `bytes` in all, and status 1 when
@@ -568,7 +617,7 @@ static void run_task(struct node *n, struct ntask *t)
         free(cause);
         node_trace_full(n, TRACE_TASK_START, t->spec.key, -1, 0, 0, 0,
                         (int64_t)t->spec.attempt, now.t_start);
-        finish(n, t, &now, true);
+        finish(n, t, &now, true, false);
         free(now.error);
         return;
     }
@@ -585,7 +634,7 @@ static void run_task(struct node *n, struct ntask *t)
         n->running_successors += t->local_successors;
     } else if (rc == EXEC_DONE_NOW) {
         trace_start_event(n, t, now.t_start);
-        finish(n, t, &now, true);
+        finish(n, t, &now, true, false);
     } else {
         now.status = TASK_FAILED;
         now.exit_code = -1;
@@ -593,7 +642,7 @@ static void run_task(struct node *n, struct ntask *t)
         node_trace_full(n, TRACE_TASK_START, t->spec.key, -1, 0, 0, 0,
                         (int64_t)t->spec.attempt, now.t_start);
         now.error = xasprintf("cannot start task: %s", strerror(-rc));
-        finish(n, t, &now, true);
+        finish(n, t, &now, true, false);
         free(now.error);
     }
 }
@@ -791,6 +840,8 @@ static bool dispatch(struct node *n)
 void node__check_cb(uv_check_t *h)
 {
     struct node *n = h->data;
+    /* Ends delivered outside a batch (exec_kill) */
+    node__settle_ended(n);
     if (n->stop_requested) {
         node__stop(n);
         return;
