@@ -413,8 +413,14 @@ static int cas_here(struct kvs *kvs, uint32_t from, uint64_t key, uint8_t field,
 {
     int rc = shard_cas(&kvs->shard, key, field, expected, desired, run, from, rec);
     if (rc == 1) {
+        /* A task's end with no children to tell: what waits on its copy is the
+         * runner's answer and through it the client's notice, which wait for company
+         * anyway (conn_msg_end_late); a bag of 1 ms tasks sent a copy and woke a backup
+         * and then the primary (its acknowledgement) at every timer tick. */
+        bool late = field == KVS_FIELD_STATUS && task_status_final((enum task_status)desired) &&
+                    *rec && (*rec)->num_children == 0;
         if (kvs->view.replicas > 1)
-            kvs__forward_status(kvs, key, (uint8_t)desired, run);
+            kvs__forward_status(kvs, key, (uint8_t)desired, run, late);
         if (kvs->view.ndown && task_status_final((enum task_status)desired))
             kvs__reissue_if_rerouted(kvs, *rec);
     }

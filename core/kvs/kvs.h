@@ -104,6 +104,9 @@ struct kvs_transport {
      * sequences of writes, so a pass's writes to a backup go as one message. */
     struct wbuf *(*msg_join)(void *ctx, uint32_t node, uint16_t type, size_t most, size_t *at);
     void (*msg_end)(void *ctx, uint32_t node, size_t at);
+    /* May be NULL (then msg_end).  As msg_end, for a message that may wait a few ms for
+     * company (conn_msg_end_late): a backup's copy of a completion nothing waits on. */
+    void (*msg_end_late)(void *ctx, uint32_t node, size_t at);
     /* The store tells this node, the holder, that a task is ready or cancelled. */
     void (*notify)(void *ctx, const struct kvs_notice *notice);
 };

@@ -192,7 +192,7 @@ void kvs__forward_put_to(struct kvs *kvs, uint32_t node, const struct tmd *rec);
 void kvs__forward_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node,
                          uint64_t value, uint64_t object, int64_t now);
 void kvs__forward_status(struct kvs *kvs, uint64_t key, uint8_t status,
-                         const struct tmd_run *run);
+                         const struct tmd_run *run, bool late);
 void kvs__forward_remove(struct kvs *kvs, uint64_t key);
 /*
  * Holds action *d back (copied) until the backups of its key have acknowledged what

@@ -156,13 +156,18 @@ static inline uint8_t *le(uint8_t *p, uint64_t v, int n)
 }
 
 static void forward_bytes(struct kvs *kvs, const uint32_t *to, uint32_t n, const uint8_t *bytes,
-                          size_t len)
+                          size_t len, bool late)
 {
     for (uint32_t i = 0; i < n; i++) {
         size_t at;
         struct wbuf *b = open_to(kvs, to[i], &at);
         wbuf_put(b, bytes, len);
-        end(kvs, to[i], at);
+        if (late && kvs->t.msg_end_late) {
+            kvs->t.msg_end_late(kvs->t.ctx, to[i], at);
+            kvs->sent[to[i]]++;
+        } else {
+            end(kvs, to[i], at);
+        }
     }
 }
 
@@ -181,10 +186,17 @@ void kvs__forward_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t 
     p = le(p, value, 8);
     p = le(p, object, 8);
     p = le(p, (uint64_t)now, 8);
-    forward_bytes(kvs, to, n, bytes, (size_t)(p - bytes));
+    forward_bytes(kvs, to, n, bytes, (size_t)(p - bytes), false);
 }
 
-void kvs__forward_status(struct kvs *kvs, uint64_t key, uint8_t status, const struct tmd_run *run)
+/*
+ * `late`: the copy may wait a few ms to leave with others (kvs_transport.msg_end_late).
+ * Only for a write that nothing urgent waits on: every action held for it is held for
+ * any later write to the same backup as well, and the first write that may not wait
+ * takes the waiting ones along, so the order of acknowledgements is kept.
+ */
+void kvs__forward_status(struct kvs *kvs, uint64_t key, uint8_t status, const struct tmd_run *run,
+                         bool late)
 {
     uint32_t to[KVS_MAX_REPLICAS];
     uint32_t n = backups(kvs, key, to);
@@ -202,7 +214,7 @@ void kvs__forward_status(struct kvs *kvs, uint64_t key, uint8_t status, const st
         p = le(p, (uint64_t)run->t_end, 8);
         p = le(p, run->data_size, 8);
     }
-    forward_bytes(kvs, to, n, bytes, (size_t)(p - bytes));
+    forward_bytes(kvs, to, n, bytes, (size_t)(p - bytes), late);
 }
 
 void kvs__forward_remove(struct kvs *kvs, uint64_t key)

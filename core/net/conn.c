@@ -129,10 +129,21 @@ struct conn *conn__create(struct conn_hub *hub, void *data)
 
 static void mark_dirty(struct conn *c)
 {
-    if (c->closing || c->finished || link_linked(&c->dirty_link))
+    if (c->closing || c->finished)
         return;
+    if (link_linked(&c->dirty_link)) {
+        if (!c->late)
+            return;
+        link_remove(&c->dirty_link); /* what waited leaves now, with this */
+    }
+    c->late = false;
     link_append(&c->hub->dirty, &c->dirty_link);
     conn__hub_want_prepare(c->hub);
+}
+
+void conn__mark_dirty(struct conn *c)
+{
+    mark_dirty(c);
 }
 
 static void begin_close(struct conn *c, const char *reason, enum close_kind kind)
@@ -330,6 +341,7 @@ void conn__flush(struct conn *c)
 {
     if (link_linked(&c->dirty_link))
         link_remove(&c->dirty_link);
+    c->late = false;
     if (c->closing || c->finished || c->phase == PHASE_CONNECTING)
         return;
     if (c->shutdown_sent) {
@@ -691,6 +703,22 @@ void conn_msg_end(struct conn *c, size_t at)
     frame_msg_end(&c->out, at);
     c->hub->stats.messages_out += !joined;
     mark_dirty(c);
+}
+
+void conn_msg_end_late(struct conn *c, size_t at)
+{
+    bool joined = at == c->out.last_at;
+    frame_msg_end(&c->out, at);
+    c->hub->stats.messages_out += !joined;
+    if (c->closing || c->finished || link_linked(&c->dirty_link))
+        return; /* leaving this pass, or waiting already */
+    if (c->out.buf.len >= FRAME_SOFT_BODY) {
+        mark_dirty(c);
+        return;
+    }
+    c->late = true;
+    link_append(&c->hub->late, &c->dirty_link);
+    conn__hub_want_late(c->hub);
 }
 
 void conn_flush(struct conn *c)

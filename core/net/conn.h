@@ -111,6 +111,15 @@ struct wbuf *conn_msg_begin(struct conn *c, uint16_t type, size_t *at);
  * `most` payload bytes (frame_msg_join): for payloads that are sequences of records. */
 struct wbuf *conn_msg_join(struct conn *c, uint16_t type, size_t most, size_t *at);
 void conn_msg_end(struct conn *c, size_t at);
+/*
+ * As conn_msg_end, for a message that may wait for company: it leaves with the next
+ * batch this connection writes anyway, at most CONN_LATE_MS after it was queued, or
+ * once its batch holds a frame's worth.  For notices nobody waits on (a client's
+ * task-end notices: one a task, each a write and a wake-up of the client when sent at
+ * once).
+ */
+void conn_msg_end_late(struct conn *c, size_t at);
+#define CONN_LATE_MS 5
 /* Writes now instead of at the end of the pass (before a process exits). */
 void conn_flush(struct conn *c);
 /* Bytes queued or in flight but not yet acknowledged by the kernel (backpressure). */

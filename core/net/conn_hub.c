@@ -72,6 +72,20 @@ void conn__hub_want_prepare(struct conn_hub *hub)
         uv_ref((uv_handle_t *)&hub->prepare);
 }
 
+/* The messages that could wait have waited long enough: they leave this pass. */
+static void on_late(uv_timer_t *t)
+{
+    struct conn_hub *hub = t->data;
+    while (link_linked(&hub->late))
+        conn__mark_dirty(CONTAINER_OF(hub->late.next, struct conn, dirty_link));
+}
+
+void conn__hub_want_late(struct conn_hub *hub)
+{
+    if (!hub->destroying && !uv_is_active((uv_handle_t *)&hub->late_timer))
+        uv_timer_start(&hub->late_timer, on_late, CONN_LATE_MS, 0);
+}
+
 /*
  * Once per loop pass, before the loop sleeps.  Closes first, because an owner's
  * on_close often queues messages to other peers, which must leave in this same pass;
@@ -116,7 +130,7 @@ static void on_connection(uv_stream_t *server, int status)
     conn__start_accepted(c);
 }
 
-static void on_prepare_closed(uv_handle_t *h)
+static void on_handle_closed(uv_handle_t *h)
 {
     conn__hub_release(h->data);
 }
@@ -143,13 +157,16 @@ struct conn_hub *conn_hub_create(uv_loop_t *loop, const struct auth_key *key, ui
     link_init(&hub->conns);
     link_init(&hub->dirty);
     link_init(&hub->closing);
+    link_init(&hub->late);
+    uv_timer_init(loop, &hub->late_timer);
+    hub->late_timer.data = hub;
     uv_prepare_init(loop, &hub->prepare);
     hub->prepare.data = hub;
     uv_prepare_start(&hub->prepare, on_prepare);
     /* Referenced only while it has work (conn__hub_want_prepare), so an idle hub does
      * not keep uv_run from returning. */
     uv_unref((uv_handle_t *)&hub->prepare);
-    hub->refs = 1;
+    hub->refs = 2; /* prepare and late_timer */
     return hub;
 }
 
@@ -168,7 +185,8 @@ void conn_hub_destroy(struct conn_hub *hub)
     /* on_close may close or drop other conns; they are still on the list. */
     while (link_linked(&hub->conns))
         conn__finish(CONTAINER_OF(hub->conns.next, struct conn, all), "hub destroyed");
-    uv_close((uv_handle_t *)&hub->prepare, on_prepare_closed);
+    uv_close((uv_handle_t *)&hub->prepare, on_handle_closed);
+    uv_close((uv_handle_t *)&hub->late_timer, on_handle_closed);
 }
 
 void *conn_hub_data(const struct conn_hub *hub)

@@ -71,6 +71,10 @@ struct conn_hub {
     uv_tcp_t *listener;             /* owned; NULL when not listening */
     struct link conns;              /* struct conn.all: every conn not yet finished */
     struct link dirty;              /* struct conn.dirty_link: output to write this pass */
+    struct link late;               /* struct conn.dirty_link: output that may wait, at
+                                       most CONN_LATE_MS (conn_msg_end_late) */
+    uv_timer_t late_timer;          /* moves `late` to `dirty`; active while late is not
+                                       empty */
     struct link closing;            /* struct conn.closing_link: on_close and uv_close due */
     unsigned refs;                  /* prepare + listeners + conns not yet released by libuv */
     bool destroying;
@@ -84,6 +88,7 @@ struct conn {
     uv_connect_t connect_req;
     uv_shutdown_t shutdown_req;
     struct link all, dirty_link, closing_link;
+    bool late;                      /* dirty_link is on hub->late, not hub->dirty */
     enum conn_phase phase;
     bool visible;                   /* the owner knows it: connected out, or on_ready ran */
     bool close_requested;           /* conn_close: flush, then shut down */
@@ -125,6 +130,8 @@ void conn__start_connect(struct conn *c, const struct sockaddr *addr);
 /* conn_hub.c */
 /* References the flusher while it has work, so uv_run does not return before it. */
 void conn__hub_want_prepare(struct conn_hub *hub);
+void conn__mark_dirty(struct conn *c);
+void conn__hub_want_late(struct conn_hub *hub);
 void conn__hub_release(struct conn_hub *hub);
 
 #endif

@@ -537,6 +537,16 @@ static void kvs_end(void *ctx, uint32_t node, size_t at)
     node_msg_end(ctx, node, at);
 }
 
+static void kvs_end_late(void *ctx, uint32_t node, size_t at)
+{
+    struct node *n = ctx;
+    struct conn *c = existing_conn(n, node);
+    if (c) {
+        conn_msg_end_late(c, at);
+        n->peers[node].sent_ms = (int64_t)uv_now(&n->loop);
+    }
+}
+
 /* Each part's state, and which part owns which message type.  Stops at the first part
  * that cannot start (the data plane's store); the others' states stay NULL. */
 static int parts_init(struct node *n, char **cause)
@@ -609,7 +619,7 @@ int node_run(const struct node_config *cfg, char **cause)
     readyq_init(&n->staged);
     wbuf_init(&n->discard);
     struct kvs_transport t = {.ctx = n, .msg_begin = kvs_begin, .msg_join = kvs_join,
-                              .msg_end = kvs_end, .notify = node__on_notify};
+                              .msg_end = kvs_end, .msg_end_late = kvs_end_late, .notify = node__on_notify};
     n->kvs = kvs_create(n->self, n->nodes, &t);
     /* The effective R from here on (node_task.c reports ends by it). */
     if (!n->cfg.replicas)

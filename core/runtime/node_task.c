@@ -126,7 +126,8 @@ static void report_end(struct node *n, const struct proto_task_end *e)
     size_t at;
     struct wbuf *b = conn_msg_begin(j->client, MSG_TASK_END, &at);
     proto_put_task_end(b, e);
-    conn_msg_end(j->client, at);
+    /* The client waits on no single end: they leave in batches, a few ms apart. */
+    conn_msg_end_late(j->client, at);
 }
 
 /* ---- queues ------------------------------------------------------------------------ */
