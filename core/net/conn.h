@@ -120,6 +120,8 @@ void conn_msg_end(struct conn *c, size_t at);
  */
 void conn_msg_end_late(struct conn *c, size_t at);
 #define CONN_LATE_MS 5
+/* How long late messages may wait on this hub (CONN_LATE_MS unless set). */
+void conn_hub_set_late_ms(struct conn_hub *hub, uint32_t ms);
 /* Writes now instead of at the end of the pass (before a process exits). */
 void conn_flush(struct conn *c);
 /* Bytes queued or in flight but not yet acknowledged by the kernel (backpressure). */

@@ -83,7 +83,14 @@ static void on_late(uv_timer_t *t)
 void conn__hub_want_late(struct conn_hub *hub)
 {
     if (!hub->destroying && !uv_is_active((uv_handle_t *)&hub->late_timer))
-        uv_timer_start(&hub->late_timer, on_late, CONN_LATE_MS, 0);
+        uv_timer_start(&hub->late_timer, on_late, hub->late_ms, 0);
+}
+
+void conn_hub_set_late_ms(struct conn_hub *hub, uint32_t ms)
+{
+    hub->late_ms = ms;
+    if (uv_is_active((uv_handle_t *)&hub->late_timer))
+        uv_timer_start(&hub->late_timer, on_late, ms, 0);
 }
 
 /*
@@ -158,6 +165,7 @@ struct conn_hub *conn_hub_create(uv_loop_t *loop, const struct auth_key *key, ui
     link_init(&hub->dirty);
     link_init(&hub->closing);
     link_init(&hub->late);
+    hub->late_ms = CONN_LATE_MS;
     uv_timer_init(loop, &hub->late_timer);
     hub->late_timer.data = hub;
     uv_prepare_init(loop, &hub->prepare);

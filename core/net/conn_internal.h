@@ -75,6 +75,7 @@ struct conn_hub {
                                        most CONN_LATE_MS (conn_msg_end_late) */
     uv_timer_t late_timer;          /* moves `late` to `dirty`; active while late is not
                                        empty */
+    uint32_t late_ms;
     struct link closing;            /* struct conn.closing_link: on_close and uv_close due */
     unsigned refs;                  /* prepare + listeners + conns not yet released by libuv */
     bool destroying;

@@ -381,6 +381,45 @@ static void test_burst_in_order_in_few_frames(void **state)
     assert_int_equal(cs.bytes_out, stats(&w->server).bytes_in);
 }
 
+static void send_seq_late(struct conn *c, uint32_t seq)
+{
+    size_t at;
+    struct wbuf *b = conn_msg_begin(c, MSG_SEQ, &at);
+    wbuf_put_u32(b, seq);
+    conn_msg_end_late(c, at);
+}
+
+/* A message that may wait (conn_msg_end_late) does not leave in the pass that queued
+ * it, but at once, in order, with a message that may not wait; or on its own once it
+ * has waited the hub's late_ms. */
+static void test_late_messages_wait_for_company(void **state)
+{
+    struct world *w = *state;
+    conn_hub_set_late_ms(w->client.hub, 600000); /* for ever, as far as this test goes */
+    struct rec *cr = dial(&w->client);
+    RUN_UNTIL(w, cr->ready == 1 && w->server.nrecs == 1);
+    struct rec *sr = &w->server.recs[0];
+    uv_run(&w->loop, UV_RUN_NOWAIT); /* the pass that became ready writes what it queued */
+    uint64_t frames = stats(&w->client).frames_out;
+    send_seq_late(cr->c, 0);
+    send_seq_late(cr->c, 1);
+    for (int i = 0; i < 3; i++)
+        uv_run(&w->loop, UV_RUN_NOWAIT);
+    assert_true(conn_queued_bytes(cr->c) > 0);
+    assert_int_equal(stats(&w->client).frames_out, frames);
+    send_seq(cr->c, 2, 12);
+    uv_run(&w->loop, UV_RUN_NOWAIT);
+    assert_int_equal(conn_queued_bytes(cr->c), 0);
+    RUN_UNTIL(w, sr->received == 3);
+    assert_false(sr->out_of_order);
+    assert_int_equal(stats(&w->client).frames_out, frames + 1);
+    /* Alone, it leaves once it has waited. */
+    conn_hub_set_late_ms(w->client.hub, 1);
+    send_seq_late(cr->c, 3);
+    RUN_UNTIL(w, sr->received == 4);
+    assert_false(sr->out_of_order);
+}
+
 /* A batch the socket takes whole is written there and then, with nothing left queued
  * for libuv (conn.c, write_now); one larger than the socket's buffers is finished by
  * uv_write, in order. */
@@ -800,6 +839,7 @@ int main(void)
         T(test_handshake_roles_and_names),
         T(test_burst_in_order_in_few_frames),
         T(test_small_batches_written_at_once),
+        T(test_late_messages_wait_for_company),
         T(test_reads_yield_to_the_loop),
         T(test_large_messages_echoed),
     T(test_trim_between_bursts),
