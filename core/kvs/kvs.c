@@ -766,7 +766,8 @@ size_t kvs_ends_lost_with(const struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn
         if (!task_status_final((enum task_status)rec->status) || !kvs__is_primary(kvs, key))
             continue;
         bool cancelled = rec->status == TASK_CANCELLED;
-        if ((!cancelled && tmd_late(rec)->runner != dead) || (cancelled && rec->holder != dead))
+        uint32_t reporter = cancelled ? rec->holder : tmd_late(rec)->runner;
+        if (reporter != dead && (reporter >= kvs->nodes || !view_is_down(&kvs->view, reporter)))
             continue;
         fn(arg, rec);
         count++;

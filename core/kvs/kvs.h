@@ -255,12 +255,15 @@ int kvs_reopen(struct kvs *kvs, uint64_t key, uint32_t attempt, uint32_t runner)
 size_t kvs_job_ends(const struct kvs *kvs, uint32_t job, kvs_orphan_fn fn, void *arg);
 
 /*
- * Calls fn for every final record this store is primary for whose end the dead node
- * was to report: it ran the task (DONE, FAILED), or held it when it was cancelled.  The
- * node reported an end once its record took it, so it may have died between the two:
- * the record's primary reports those ends again to the job's client, which counts an
- * end once.  A scan of the shard, O(records), once per death; fn must not call into
- * the store.  Returns how many.
+ * Calls fn for every final record this store is primary for whose end the dead node,
+ * or any node down, was to report: it ran the task (DONE, FAILED), or held it when it
+ * was cancelled.  The node reported an end once its record took it, and its notices to
+ * the client wait a few ms for company (conn_msg_end_late), so it may have died between
+ * the two: the record's primary reports those ends again to the job's client, which
+ * counts an end once.  Any node down, not only `dead`: when two die together, the
+ * records of the first whose new primary was the second come to this store only with
+ * the second's death, and nobody listed them at the first's.  A scan of the shard,
+ * O(records), once per death; fn must not call into the store.  Returns how many.
  */
 size_t kvs_ends_lost_with(const struct kvs *kvs, uint32_t dead, kvs_orphan_fn fn, void *arg);
 

@@ -305,6 +305,47 @@ static void test_ends_lost_with_dead_listed(void **state)
     assert_true(want >= 20);
 }
 
+/*
+ * Two nodes die together, a primary and its first backup: the survivor that keeps the
+ * last copy of the first's records learns the deaths one by one.  At the first it is not
+ * their primary yet (the first backup still counts as alive), so it lists none of them;
+ * at the second it is, and it lists the ends of both dead runners (kvs.c
+ * kvs_ends_lost_with: any runner down), or the first's ends, whose notices to the
+ * client may have died with it (conn_msg_end_late), would be told to nobody.
+ */
+static void test_ends_of_two_deaths_listed_by_the_last_copy(void **state)
+{
+    (void)state;
+    net_start(6, 29);
+    use_replicas(3);
+    enum { N = 12 };
+    uint32_t first = 2, second = 3, survivor = 4;
+    uint64_t keys[N];
+    for (uint32_t i = 0; i < N; i++) {
+        keys[i] = key_on(7, first, i ? (uint32_t)task_key_index(keys[i - 1]) + 1 : 0);
+        put_record(CLIENT, keys[i], 0, NULL, 0, first, 0);
+    }
+    settle();
+    for (uint32_t i = 0; i < N; i++) {
+        struct tmd_run run = {.node = first};
+        kvs_cas(net.kvs[first], keys[i], KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, NULL,
+                NULL);
+    }
+    settle();
+    net.dead[first] = net.dead[second] = 1;
+    assert_int_equal(kvs_set_down(net.kvs[survivor], first), 0);
+    memset(&seen, 0, sizeof seen);
+    assert_int_equal(kvs_ends_lost_with(net.kvs[survivor], first, collect_orphan, NULL), 0);
+    assert_int_equal(kvs_set_down(net.kvs[survivor], second), 0);
+    assert_int_equal(kvs_ends_lost_with(net.kvs[survivor], second, collect_orphan, NULL), N);
+    for (uint32_t i = 0; i < N; i++) {
+        size_t times = 0;
+        for (size_t j = 0; j < seen.n; j++)
+            times += seen.keys[j] == keys[i];
+        assert_int_equal(times, 1);
+    }
+}
+
 /* A completion counts once, by the attempt that holds the task; the dead are not heard. */
 static void test_late_completion_refused(void **state)
 {
@@ -873,6 +914,7 @@ int main(void)
         cmocka_unit_test_teardown(test_orphans_listed_once, teardown),
         cmocka_unit_test_teardown(test_moved_from_dead_listed, teardown),
         cmocka_unit_test_teardown(test_ends_lost_with_dead_listed, teardown),
+        cmocka_unit_test_teardown(test_ends_of_two_deaths_listed_by_the_last_copy, teardown),
         cmocka_unit_test_teardown(test_late_completion_refused, teardown),
         cmocka_unit_test_teardown(test_reopen_lost_output, teardown),
         cmocka_unit_test_teardown(test_requests_wait_for_the_news, teardown),
