@@ -130,7 +130,9 @@ static void build_spec(const struct client *c, const struct workload *wl, uint32
     const struct workload_task *wt = &wl->tasks[i];
     *spec = (struct task_spec){
         .key = task_key(job, i), .kind = wt->kind,
-        .flags = wt->stealable ? TASK_FLAG_STEALABLE : 0, .num_parents = wt->num_parents,
+        .flags = (uint8_t)((wt->stealable ? TASK_FLAG_STEALABLE : 0) |
+                           (wt->num_children ? 0 : TASK_FLAG_LEAF)),
+        .num_parents = wt->num_parents,
         .duration_s = wt->duration_s, .timeout_s = wt->timeout_s, .retries = wt->retries,
         .cores = wt->cores,
         .output_bytes = wt->output_bytes, .cmd = wt->cmd,

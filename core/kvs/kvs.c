@@ -159,7 +159,10 @@ static void send_request(struct kvs *kvs, uint32_t req, const struct pending *p)
                 wbuf_put_u32(b, p->run.attempt);
         }
     }
-    kvs->t.msg_end(kvs->t.ctx, p->to, at);
+    if (p->late && kvs->t.msg_end_late)
+        kvs->t.msg_end_late(kvs->t.ctx, p->to, at);
+    else
+        kvs->t.msg_end(kvs->t.ctx, p->to, at);
 }
 
 /* ---- notices and effects ------------------------------------------------------------- */
@@ -442,8 +445,8 @@ static void reply_here(struct kvs *kvs, uint64_t key, const struct tmd *rec, int
     fn(arg, status, status >= 0 ? rec : NULL);
 }
 
-int kvs_cas(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
-            const struct tmd_run *run, kvs_reply_fn fn, void *arg)
+static int cas(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
+               const struct tmd_run *run, kvs_reply_fn fn, void *arg, bool late)
 {
     kvs->used = 1;
     uint32_t primary = view_primary(&kvs->view, key);
@@ -466,11 +469,23 @@ int kvs_cas(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected, uin
     }
     struct pending p = {.fn = fn, .arg = arg, .key = key, .to = primary, .type = MSG_KVS_CAS,
                         .field = field, .expected = expected, .desired = desired,
-                        .has_run = run != NULL};
+                        .has_run = run != NULL, .late = late};
     if (run)
         p.run = *run;
     send_request(kvs, add_pending(kvs, &p), &p);
     return 0;
+}
+
+int kvs_cas(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
+            const struct tmd_run *run, kvs_reply_fn fn, void *arg)
+{
+    return cas(kvs, key, field, expected, desired, run, fn, arg, false);
+}
+
+int kvs_cas_late(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected,
+                 uint64_t desired, const struct tmd_run *run, kvs_reply_fn fn, void *arg)
+{
+    return cas(kvs, key, field, expected, desired, run, fn, arg, true);
 }
 
 void kvs__resend(struct kvs *kvs, uint32_t req, struct pending *p)

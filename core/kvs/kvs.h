@@ -158,6 +158,11 @@ int kvs_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node, uint
  * the task, which attempt, when, and what it produced. */
 int kvs_cas(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected, uint64_t desired,
             const struct tmd_run *run, kvs_reply_fn fn, void *arg);
+/* As kvs_cas, for a completion nothing urgent waits on (a task with no children: its
+ * answer only tells the client): a request to another node may wait a few ms for
+ * company (kvs_transport.msg_end_late). */
+int kvs_cas_late(struct kvs *kvs, uint64_t key, uint8_t field, uint64_t expected,
+                 uint64_t desired, const struct tmd_run *run, kvs_reply_fn fn, void *arg);
 /* The job is over and its client has the summary: every shard forgets its records
  * (shard.h, forget), primary and backup copies alike.  Sent to every live node; nothing
  * is answered.  A final record whose CAS answer still waits for the backups goes when

@@ -24,6 +24,7 @@ struct pending {
     uint32_t to;            /* the node asked */
     uint16_t type;          /* MSG_KVS_LOOKUP or MSG_KVS_CAS */
     uint8_t field, has_run;
+    bool late;              /* may wait for company (kvs_cas_late) */
     uint64_t expected, desired;
     struct tmd_run run;
 };

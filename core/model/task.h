@@ -50,6 +50,11 @@ enum task_flags {
     TASK_FLAG_STEALABLE = 1u << 0,
     /* Wire only (proto_put_task): an attempt number follows; never set in memory. */
     TASK_FLAG_ATTEMPT = 1u << 1,
+    /* No children: nothing but the client waits on its end, which may then wait a few
+     * ms for company on its way to the store (kvs_cas_late).  Set by the client; a
+     * daemon that does not know it ignores it, as one gets no such bit from an older
+     * client. */
+    TASK_FLAG_LEAF = 1u << 2,
     /* Runtime only, never on the wire's meaning: some input had to be fetched. */
     TASK_FLAG_FETCHED = 1u << 7,
 };

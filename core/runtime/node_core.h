@@ -170,6 +170,7 @@ struct pending_end {
 struct settle {
     uint64_t key;
     uint8_t status;
+    bool leaf;              /* TASK_FLAG_LEAF: its record's CAS may wait for company */
     struct tmd_run run;
     struct pending_end *p;  /* the end, linked in n->ends */
 };

@@ -425,14 +425,16 @@ static void retry(struct node *n, struct ntask *t, const struct exec_result *r)
  * (the backups have it), without at once, as nothing runs twice. */
 static void settle(struct node *n, const struct settle *st)
 {
+    int (*cas)(struct kvs *, uint64_t, uint8_t, uint64_t, uint64_t, const struct tmd_run *,
+               kvs_reply_fn, void *) = st->leaf ? kvs_cas_late : kvs_cas;
     if (n->cfg.replicas > 1) {
-        kvs_cas(n->kvs, st->key, KVS_FIELD_STATUS, TASK_READY, st->status, &st->run,
-                on_status_set_report, st->p);
+        cas(n->kvs, st->key, KVS_FIELD_STATUS, TASK_READY, st->status, &st->run,
+            on_status_set_report, st->p);
     } else {
         report_end(n, &st->p->e);
         pending_end_recycle(st->p);
-        kvs_cas(n->kvs, st->key, KVS_FIELD_STATUS, TASK_READY, st->status, &st->run,
-                on_status_set, n);
+        cas(n->kvs, st->key, KVS_FIELD_STATUS, TASK_READY, st->status, &st->run, on_status_set,
+            n);
     }
 }
 
@@ -512,6 +514,7 @@ static void finish(struct node *n, struct ntask *t, const struct exec_result *r,
     };
     trace_end(n, TRACE_TASK_END, t, r->status, r->exit_code, 0, r);
     struct settle st = {.key = t->spec.key, .status = r->status,
+                        .leaf = (t->spec.flags & TASK_FLAG_LEAF) != 0,
                         .run = {.node = n->self, .attempt = t->spec.attempt,
                                 .t_start = r->t_start, .t_end = r->t_end, .data_size = size},
                         .p = pending_end_new(n, &e, t->spec.attempt)};

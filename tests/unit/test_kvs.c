@@ -301,6 +301,23 @@ static void test_childless_completion_copy_may_wait(void **state)
     assert_int_equal(w.last_status, 1);
 }
 
+/* kvs_cas_late: a completion sent to its record's primary elsewhere may wait for company,
+ * and is answered as any other. */
+static void test_late_request_answered(void **state)
+{
+    (void)state;
+    uint64_t k = key_on(2, 0);
+    insert(0, k, 0, NULL, 0, 0);
+    struct tmd_run run = {.node = 0, .t_start = 10, .t_end = 20};
+    int late = w.late, replies = w.replies;
+    kvs_cas_late(w.kvs[0], k, KVS_FIELD_STATUS, TASK_READY, TASK_DONE, &run, on_reply, NULL);
+    run_network_acked();
+    assert_int_equal(w.late, late + 1);
+    assert_int_equal(w.replies, replies + 1);
+    assert_int_equal(w.last_status, 1);
+    assert_int_equal(w.last.status, TASK_DONE);
+}
+
 static void test_failure_cancels_whole_subtree(void **state)
 {
     (void)state;
@@ -632,6 +649,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_parents_is_ready_at_insert, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cas_and_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_childless_completion_copy_may_wait, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_late_request_answered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failure_cancels_whole_subtree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_moves_holder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_and_duplicate_insert, setup, teardown),
