@@ -131,13 +131,17 @@ static void mark_dirty(struct conn *c)
 {
     if (c->closing || c->finished)
         return;
+    bool was_late = false;
     if (link_linked(&c->dirty_link)) {
         if (!c->late)
             return;
         link_remove(&c->dirty_link); /* what waited leaves now, with this */
+        was_late = true;
     }
     c->late = false;
     link_append(&c->hub->dirty, &c->dirty_link);
+    if (was_late)
+        conn__hub_late_gone(c->hub);
     conn__hub_want_prepare(c->hub);
 }
 

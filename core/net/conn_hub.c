@@ -73,24 +73,43 @@ void conn__hub_want_prepare(struct conn_hub *hub)
 }
 
 /* The messages that could wait have waited long enough: they leave this pass. */
-static void on_late(uv_timer_t *t)
+static void release_late(struct conn_hub *hub)
 {
-    struct conn_hub *hub = t->data;
     while (link_linked(&hub->late))
         conn__mark_dirty(CONTAINER_OF(hub->late.next, struct conn, dirty_link));
+    uv_timer_stop(&hub->late_timer);
+}
+
+static void on_late(uv_timer_t *t)
+{
+    release_late(t->data);
+}
+
+/*
+ * Late messages leave from the first loop pass after they have waited late_ms
+ * (on_prepare), a pass the loop makes anyway on a busy node; the timer, at twice that,
+ * only wakes a node that has nothing else to do.  A timer at late_ms was a wake-up of its
+ * own every late_ms on a node whose sleeps woke it every millisecond.
+ */
+void conn__hub_late_gone(struct conn_hub *hub)
+{
+    if (!hub->destroying && !link_linked(&hub->late))
+        uv_timer_stop(&hub->late_timer);
 }
 
 void conn__hub_want_late(struct conn_hub *hub)
 {
-    if (!hub->destroying && !uv_is_active((uv_handle_t *)&hub->late_timer))
-        uv_timer_start(&hub->late_timer, on_late, hub->late_ms, 0);
+    if (hub->destroying || uv_is_active((uv_handle_t *)&hub->late_timer))
+        return;
+    hub->late_since = uv_now(hub->loop);
+    uv_timer_start(&hub->late_timer, on_late, 2 * (uint64_t)hub->late_ms, 0);
 }
 
 void conn_hub_set_late_ms(struct conn_hub *hub, uint32_t ms)
 {
     hub->late_ms = ms;
     if (uv_is_active((uv_handle_t *)&hub->late_timer))
-        uv_timer_start(&hub->late_timer, on_late, ms, 0);
+        uv_timer_start(&hub->late_timer, on_late, 2 * (uint64_t)ms, 0);
 }
 
 /*
@@ -102,6 +121,9 @@ void conn_hub_set_late_ms(struct conn_hub *hub, uint32_t ms)
 static void on_prepare(uv_prepare_t *p)
 {
     struct conn_hub *hub = p->data;
+    if (!hub->destroying && link_linked(&hub->late) &&
+        uv_now(hub->loop) - hub->late_since >= hub->late_ms)
+        release_late(hub);
     for (;;) {
         while (!hub->destroying && link_linked(&hub->closing))
             conn__finish(CONTAINER_OF(hub->closing.next, struct conn, closing_link), NULL);

@@ -73,8 +73,8 @@ struct conn_hub {
     struct link dirty;              /* struct conn.dirty_link: output to write this pass */
     struct link late;               /* struct conn.dirty_link: output that may wait, at
                                        most CONN_LATE_MS (conn_msg_end_late) */
-    uv_timer_t late_timer;          /* moves `late` to `dirty`; active while late is not
-                                       empty */
+    uv_timer_t late_timer;          /* moves `late` to `dirty` if no pass has by then */
+    uint64_t late_since;            /* uv_now when `late` last became non-empty */
     uint32_t late_ms;
     struct link closing;            /* struct conn.closing_link: on_close and uv_close due */
     unsigned refs;                  /* prepare + listeners + conns not yet released by libuv */
@@ -133,6 +133,8 @@ void conn__start_connect(struct conn *c, const struct sockaddr *addr);
 void conn__hub_want_prepare(struct conn_hub *hub);
 void conn__mark_dirty(struct conn *c);
 void conn__hub_want_late(struct conn_hub *hub);
+/* A connection left `late` other than by release: stops the timer once none wait. */
+void conn__hub_late_gone(struct conn_hub *hub);
 void conn__hub_release(struct conn_hub *hub);
 
 #endif
