@@ -480,7 +480,8 @@ int trace_event_from_value(avro_value_t *rec, const struct trace_event *prev,
         if (!prev || prev->node != node || seq > INT64_MAX - 1 - prev->seq)
             return -EBADMSG;
         ev->seq = prev->seq + 1 + seq;
-        if ((time < 0 && prev->time_ns < -time) ||
+        /* INT64_MIN has no negation; only damage writes it. */
+        if ((time < 0 && (time == INT64_MIN || prev->time_ns < -time)) ||
             (time > 0 && prev->time_ns > INT64_MAX - time))
             return -EBADMSG;
         ev->time_ns = prev->time_ns + time;
