@@ -2,10 +2,19 @@
  * trace event — the C form of one jackdaw.Event record and its Avro encoding.
  *
  * Owns nothing: a struct trace_event is a plain value that can be copied through a ring.
- * Called by the node's trace thread (through trace/format/block), by the collector only
- * to check headers, and by the trace tools to decode records read with libavro.  The
+ * Called by the node's trace thread (through trace/format/block), by the collector to
+ * check headers and to decode the blocks it folds into job figures (through
+ * trace/format/blockread), and by the trace tools (through trace/format/reader).  The
  * schema is share/schema/jackdaw-event.avsc; this module embeds a copy (test_trace checks
  * that the two are equal) so that a binary never depends on an installed file.
+ *
+ * Two decoders.  trace_event_decode reads the bytes of our own schema directly, field by
+ * field in its fixed order: the path wherever blocks are decoded in bulk, because
+ * libavro's generic value (a strcmp per field looked up by name, a malloc per string)
+ * cost the collector about a fifth of a run's CPU.  trace_event_from_value reads a record
+ * libavro decoded with the file's writer schema, by field name: the path for files
+ * written with another (older) schema.  Both fill the same struct from the same bytes
+ * (test_trace compares them).
  *
  * Times and sequence numbers are absolute in the struct and delta-coded on disk: the
  * first record of every block, and every record whose node differs from the one before
@@ -43,7 +52,8 @@ struct trace_event {
      * decoding sets measured when the record has it. */
     struct task_usage usage;
     /* JOB_SUBMIT and TASK_NAMES: borrowed strings, written by trace_event_to_value.
-     * Decoding leaves them NULL/0; readers get them with trace_event_names. */
+     * Decoding leaves them NULL/0; readers get them with trace_event_names or
+     * trace_event_decode_names. */
     const char *const *names;
     uint32_t nnames;
 };
@@ -80,6 +90,27 @@ int trace_event_to_value(const struct trace_event *ev, const struct trace_event 
  * undefined), or -EINVAL as trace_event_to_value. */
 int trace_event_encode(const struct trace_event *ev, const struct trace_event *prev,
                        uint8_t *buf, size_t cap);
+/*
+ * Decodes one record written with our schema (trace_event_schema_json) from buf[0..len),
+ * the inverse of trace_event_encode: `prev` is the event decoded just before it (NULL
+ * at a block's start).  Fills *ev as trace_event_from_value does from the value libavro
+ * reads from the same bytes: names NULL/0 (trace_event_decode_names gets them), `check`
+ * ignored (trace_block_verify checks it), text cut at its first NUL and to the buffer.
+ * Returns the bytes the record takes, or -EBADMSG for anything malformed: a varint cut
+ * or longer than 64 bits, an int past 32 bits, a kind, union branch or length out of
+ * range, a negative usage figure, a delta with no prev of its node, seq or time that
+ * overflow or come out negative.  It never reads outside buf[0..len).  Stricter than
+ * libavro only where libavro would accept damage (it wraps ints and over-long varints,
+ * and takes any kind): whenever this accepts a record, libavro's path gives the same.
+ */
+int trace_event_decode(const uint8_t *buf, size_t len, const struct trace_event *prev,
+                       struct trace_event *ev);
+/* The names of the record trace_event_decode took from buf[0..len): up to cap of them in
+ * out, as NUL-terminated copies written to text, which must hold len bytes (the copies
+ * never take more than the record); *n is the array's full length.  -EBADMSG as
+ * trace_event_decode for a record it refuses (seq and time aside). */
+int trace_event_decode_names(const uint8_t *buf, size_t len, const char **out, size_t cap,
+                             size_t *n, char *text);
 /* Reads a record read with libavro (fields looked up by name, so any later schema that
  * only appended fields reads too).  `prev` is the record read just before it in the file
  * (NULL at the start); -EBADMSG when a delta record has no usable prev or a field is out

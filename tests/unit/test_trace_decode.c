@@ -1,0 +1,383 @@
+/*
+ * The record decoder (trace_event_decode) against libavro's path (avro_value_read, then
+ * trace_event_from_value) on the same bytes: every kind and each field at its extremes,
+ * anchors and deltas; every cut of a valid record refused; corrupt bytes never crash,
+ * and whatever the decoder accepts, libavro reads the same.  Buffers are allocated at
+ * their exact size, so that a read past the end shows under
+ * `make SANITIZE=address,undefined`.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "event_cases.h"
+#include "tmpdir.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <avro.h>
+
+#include "trace/format/block.h"
+#include "trace/format/event.h"
+#include "trace/format/varint.h"
+
+#define MAX_CASES 1400
+#define HEADER_JSON "{\"run\":\"t-decode\",\"start_ns\":1700000000000000000}"
+
+static int setup_dir(void **state)
+{
+    (void)state;
+    return tmpdir_make("test_trace_decode");
+}
+
+/* libavro's path, as the trace reader takes it for files of another schema. */
+struct slow {
+    avro_schema_t schema;
+    avro_value_iface_t *iface;
+    avro_value_t value;
+};
+
+static void slow_init(struct slow *s)
+{
+    assert_int_equal(trace_event_schema(&s->schema), 0);
+    assert_int_equal(trace_event_value_new(s->schema, &s->iface, &s->value), 0);
+}
+
+static void slow_fini(struct slow *s)
+{
+    trace_event_value_free(s->iface, &s->value);
+    avro_schema_decref(s->schema);
+}
+
+/* avro_reader_is_eof answers for file readers only. */
+static bool at_end(avro_reader_t rd)
+{
+    char byte;
+    return avro_read(rd, &byte, 1) != 0;
+}
+
+/* Decodes the one record that must take all of buf[0..len). */
+static void slow_decode_whole(struct slow *s, const uint8_t *buf, size_t len,
+                              const struct trace_event *prev, struct trace_event *ev)
+{
+    avro_reader_t rd = avro_reader_memory((const char *)buf, (int64_t)len);
+    assert_non_null(rd);
+    assert_int_equal(avro_value_read(rd, &s->value), 0);
+    assert_true(at_end(rd));
+    avro_reader_free(rd);
+    assert_int_equal(trace_event_from_value(&s->value, prev, ev), 0);
+}
+
+static void put(uint8_t **p, size_t *n, const void *data, size_t len)
+{
+    *p = realloc(*p, *n + len);
+    assert_non_null(*p);
+    memcpy(*p + *n, data, len);
+    *n += len;
+}
+
+static void put_varint(uint8_t **p, size_t *n, int64_t v)
+{
+    uint8_t tmp[VARINT_MAX];
+    put(p, n, tmp, varint_put(tmp, v));
+}
+
+/* A record to decode and what decoding must give: `prev` as given to the encoder and
+ * the decoder (NULL for an anchor). */
+struct pair {
+    const struct trace_event *prev, *ev;
+};
+
+static int by_node_seq(const void *pa, const void *pb)
+{
+    const struct trace_event *a = pa, *b = pb;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* The cases of test_trace's encoder check, and deltas at the limits: seq and time steps
+ * of INT64_MAX - 1, INT64_MAX and -INT64_MAX (only an anchor can carry the largest
+ * values, and the extremes change node at every record). */
+static struct trace_event cases[MAX_CASES];
+static struct pair pairs[2 * MAX_CASES];
+static size_t ncases, npairs;
+
+static void make_pairs(void)
+{
+    ncases = event_cases_every_kind(cases, 1000);
+    /* Grouped by node, so that most records can also be a delta from the one before. */
+    qsort(cases, ncases, sizeof cases[0], by_node_seq);
+    ncases = event_cases_extremes(cases, ncases, 1200);
+    static const struct { int64_t seq0, t0, seq1, t1; } steps[] = {
+        { 0, 0, INT64_MAX, INT64_MAX },
+        { 5, INT64_MAX, 6, 0 },
+        { 0, 1000, 1, 999 },
+        { 7, 7, 8, 7 },
+        { INT64_MAX - 1, 1, INT64_MAX, INT64_MAX },
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        struct trace_event *a = &cases[ncases++], *b = &cases[ncases++];
+        trace_event_init(a, TRACE_TASK_START, 3);
+        a->seq = steps[i].seq0;
+        a->time_ns = steps[i].t0;
+        *b = *a;
+        b->kind = TRACE_TASK_END;
+        b->seq = steps[i].seq1;
+        b->time_ns = steps[i].t1;
+    }
+    npairs = 0;
+    for (size_t i = 0; i < ncases; i++) {
+        pairs[npairs++] = (struct pair){ NULL, &cases[i] };
+        const struct trace_event *prev = i ? &cases[i - 1] : NULL;
+        if (prev && prev->node == cases[i].node && prev->seq < cases[i].seq)
+            pairs[npairs++] = (struct pair){ prev, &cases[i] };
+    }
+}
+
+/* The pair's record in a buffer of exactly its size (caller frees). */
+static uint8_t *encode_pair(const struct pair *p, size_t *len)
+{
+    uint8_t tmp[4096];
+    int n = trace_event_encode(p->ev, p->prev, tmp, sizeof tmp);
+    assert_true(n > 0);
+    uint8_t *buf = malloc((size_t)n);
+    assert_non_null(buf);
+    memcpy(buf, tmp, (size_t)n);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* What decoding gives back of an event: everything but the names. */
+static struct trace_event without_names(const struct trace_event *ev)
+{
+    struct trace_event e = *ev;
+    e.names = NULL;
+    e.nnames = 0;
+    return e;
+}
+
+static void test_decode_matches_libavro(void **state)
+{
+    (void)state;
+    struct slow s;
+    slow_init(&s);
+    make_pairs();
+    size_t deltas = 0, with_names = 0;
+    for (size_t i = 0; i < npairs; i++) {
+        size_t len;
+        uint8_t *buf = encode_pair(&pairs[i], &len);
+        struct trace_event fast, slow;
+        assert_int_equal(trace_event_decode(buf, len, pairs[i].prev, &fast), (int)len);
+        slow_decode_whole(&s, buf, len, pairs[i].prev, &slow);
+        assert_memory_equal(&fast, &slow, sizeof fast);
+        struct trace_event want = without_names(pairs[i].ev);
+        assert_memory_equal(&fast, &want, sizeof fast);
+        deltas += pairs[i].prev != NULL;
+
+        /* The names, as trace_event_names gives them from libavro's value. */
+        const char *got[8], *lib[8];
+        size_t n = 99, ln = 99;
+        char *text = malloc(len);
+        assert_int_equal(trace_event_decode_names(buf, len, got, 8, &n, text), 0);
+        assert_int_equal(trace_event_names(&s.value, lib, 8, &ln), 0);
+        assert_int_equal(n, pairs[i].ev->nnames);
+        assert_int_equal(ln, n);
+        for (size_t k = 0; k < n; k++) {
+            assert_string_equal(got[k], pairs[i].ev->names[k]);
+            assert_string_equal(got[k], lib[k]);
+        }
+        /* A smaller cap still counts them all. */
+        if (n > 1) {
+            assert_int_equal(trace_event_decode_names(buf, len, got, 1, &n, text), 0);
+            assert_int_equal(n, pairs[i].ev->nnames);
+            assert_string_equal(got[0], pairs[i].ev->names[0]);
+        }
+        with_names += n > 0;
+        free(text);
+        free(buf);
+    }
+    assert_true(npairs > ncases + 100 && deltas > 100 && with_names > 100);
+
+    /* What the slow path refuses, the decoder refuses: a delta with no prev, with a prev
+     * of another node, one whose seq overflows, one that runs time below 0. */
+    struct pair p = { NULL, NULL };
+    for (size_t i = 0; i < npairs && !p.prev; i++)
+        p = pairs[i];
+    assert_non_null(p.prev);
+    size_t len;
+    uint8_t *buf = encode_pair(&p, &len);
+    struct trace_event ev, other = *p.prev;
+    assert_int_equal(trace_event_decode(buf, len, NULL, &ev), -EBADMSG);
+    other.node++;
+    assert_int_equal(trace_event_decode(buf, len, &other, &ev), -EBADMSG);
+    other = *p.prev;
+    other.seq = INT64_MAX; /* the next seq overflows */
+    assert_int_equal(trace_event_decode(buf, len, &other, &ev), -EBADMSG);
+    free(buf);
+    struct trace_event back, fwd;
+    trace_event_init(&back, TRACE_TASK_END, 0);
+    back.seq = 1;
+    back.time_ns = 0;
+    trace_event_init(&fwd, TRACE_TASK_END, 0);
+    fwd.seq = 0;
+    fwd.time_ns = 10;
+    buf = encode_pair(&(struct pair){ &fwd, &back }, &len); /* time -10 */
+    struct trace_event early = fwd;
+    early.time_ns = 9;
+    assert_int_equal(trace_event_decode(buf, len, &fwd, &ev), (int)len);
+    assert_int_equal(ev.time_ns, 0);
+    assert_int_equal(trace_event_decode(buf, len, &early, &ev), -EBADMSG);
+    free(buf);
+    buf = encode_pair(&(struct pair){ &back, &(struct trace_event){ .kind = TRACE_TASK_END,
+                                                                   .seq = 2, .time_ns = 10,
+                                                                   .task = TRACE_NO_TASK,
+                                                                   .peer = -1 } }, &len);
+    struct trace_event late = back; /* time +10 from INT64_MAX - 5 */
+    late.time_ns = INT64_MAX - 5;
+    assert_int_equal(trace_event_decode(buf, len, &back, &ev), (int)len);
+    assert_int_equal(ev.time_ns, 10);
+    assert_int_equal(trace_event_decode(buf, len, &late, &ev), -EBADMSG);
+    free(buf);
+
+    /* A time delta of INT64_MIN (only damage writes one: it has no negation). */
+    buf = NULL;
+    len = 0;
+    const int64_t fields[] = { TRACE_TASK_END, 0, 0, INT64_MIN, -1, -1, -1, 0, 0, 0, 0,
+                               0 /* text */, 0 /* sample */, 0 /* names */, 0 /* usage */,
+                               0 /* check */ };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        put_varint(&buf, &len, fields[i]);
+    assert_int_equal(trace_event_decode(buf, len, &fwd, &ev), -EBADMSG);
+    avro_reader_t rd = avro_reader_memory((const char *)buf, (int64_t)len);
+    assert_int_equal(avro_value_read(rd, &s.value), 0);
+    assert_int_equal(trace_event_from_value(&s.value, &fwd, &ev), -EBADMSG);
+    avro_reader_free(rd);
+    free(buf);
+    slow_fini(&s);
+}
+
+/* Every cut of every record is refused, and the decoder reads nothing past the cut. */
+static void test_decode_truncated(void **state)
+{
+    (void)state;
+    make_pairs();
+    size_t cuts = 0;
+    for (size_t i = 0; i < npairs; i++) {
+        size_t len;
+        uint8_t *whole = encode_pair(&pairs[i], &len);
+        for (size_t cut = 0; cut < len; cut++) {
+            uint8_t *buf = malloc(cut ? cut : 1);
+            assert_non_null(buf);
+            memcpy(buf, whole, cut);
+            struct trace_event ev;
+            const char *names[4];
+            size_t n;
+            char text[4096];
+            assert_int_equal(trace_event_decode(buf, cut, pairs[i].prev, &ev), -EBADMSG);
+            assert_int_equal(trace_event_decode_names(buf, cut, names, 4, &n, text), -EBADMSG);
+            assert_int_equal(n, 0);
+            free(buf);
+            cuts++;
+        }
+        free(whole);
+    }
+    assert_true(cuts > 10000);
+}
+
+/* A small deterministic generator (xorshift64*), so a failure repeats. */
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+
+static uint64_t next_random(void)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return rng * 0x2545f4914f6cdd1du;
+}
+
+/* The decoder on damaged bytes: no crash, no read outside the buffer, -EBADMSG or a
+ * record; and a record it accepts, libavro reads in as many bytes with the same result
+ * and the same names.  libavro is only given what the decoder accepted: 1.11.1 does not
+ * check lengths, so damage could crash it. */
+static size_t damaged(struct slow *s, const uint8_t *buf, size_t len,
+                      const struct trace_event *prev)
+{
+    struct trace_event fast, slow;
+    int rc = trace_event_decode(buf, len, prev, &fast);
+    assert_true(rc == -EBADMSG || (rc > 0 && (size_t)rc <= len));
+    const char *names[64], *lib[64];
+    size_t n = 99, ln;
+    char *text = malloc(len ? len : 1);
+    int nrc = trace_event_decode_names(buf, len, names, 64, &n, text);
+    if (rc < 0) {
+        free(text);
+        return 0;
+    }
+    assert_int_equal(nrc, 0);
+    slow_decode_whole(s, buf, (size_t)rc, prev, &slow);
+    assert_memory_equal(&fast, &slow, sizeof fast);
+    assert_int_equal(trace_event_names(&s->value, lib, 64, &ln), 0);
+    assert_int_equal(ln, n);
+    for (size_t k = 0; k < n && k < 64; k++)
+        assert_string_equal(names[k], lib[k]);
+    free(text);
+    return 1;
+}
+
+static void test_decode_corrupt(void **state)
+{
+    (void)state;
+    struct slow s;
+    slow_init(&s);
+    make_pairs();
+    size_t tried = 0, accepted = 0;
+    for (size_t i = 0; i < npairs; i++) {
+        size_t len;
+        uint8_t *buf = encode_pair(&pairs[i], &len);
+        for (size_t at = 0; at < len; at++) {
+            uint8_t was = buf[at];
+            const uint8_t values[] = { 0x00, 0x01, 0x7f, 0x80, 0xff, (uint8_t)(was ^ 0x01),
+                                       (uint8_t)(was ^ 0x80), (uint8_t)(was ^ 0x02),
+                                       (uint8_t)next_random() };
+            for (size_t k = 0; k < sizeof values; k++) {
+                buf[at] = values[k];
+                accepted += damaged(&s, buf, len, pairs[i].prev);
+                tried++;
+            }
+            buf[at] = was;
+        }
+        free(buf);
+    }
+    /* Random bytes of random lengths, mostly small values so that more of them parse. */
+    for (int round = 0; round < 200000; round++) {
+        size_t len = 1 + next_random() % 300;
+        uint8_t *buf = malloc(len);
+        uint8_t mask = round % 2 ? 0xff : 0x07;
+        for (size_t i = 0; i < len; i++)
+            buf[i] = (uint8_t)next_random() & mask;
+        accepted += damaged(&s, buf, len, NULL);
+        free(buf);
+        tried++;
+    }
+    print_message("%zu damaged inputs, %zu accepted (and read the same by libavro)\n", tried,
+                  accepted);
+    assert_true(accepted > 1000);
+    slow_fini(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_decode_matches_libavro),
+        cmocka_unit_test(test_decode_truncated),
+        cmocka_unit_test(test_decode_corrupt),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, remove_dir);
+}
