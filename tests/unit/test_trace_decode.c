@@ -1,10 +1,10 @@
 /*
  * The record decoder (trace_event_decode) against libavro's path (avro_value_read, then
  * trace_event_from_value) on the same bytes: every kind and each field at its extremes,
- * anchors and deltas; every cut of a valid record refused; corrupt bytes never crash,
- * and whatever the decoder accepts, libavro reads the same.  Buffers are allocated at
- * their exact size, so that a read past the end shows under
- * `make SANITIZE=address,undefined`.
+ * anchors and deltas, one record at a time and a block's worth through the block reader;
+ * every cut of a valid record refused; corrupt bytes never crash, and whatever the
+ * decoder accepts, libavro reads the same.  Buffers are allocated at their exact size,
+ * so that a read past the end shows under `make SANITIZE=address,undefined`.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +24,7 @@
 #include <avro.h>
 
 #include "trace/format/block.h"
+#include "trace/format/blockread.h"
 #include "trace/format/event.h"
 #include "trace/format/varint.h"
 
@@ -263,6 +264,78 @@ static void test_decode_matches_libavro(void **state)
     slow_fini(&s);
 }
 
+/* A block's worth: the every-kind mix grouped by node (runs of deltas, an anchor at each
+ * change of node) and the limit deltas, through the block encoder; decoded by the block
+ * reader and, from the same inflated bytes, by libavro. */
+struct collected {
+    struct trace_event ev[MAX_CASES];
+    size_t n;
+};
+
+static void collect(void *ctx, const struct trace_event *ev)
+{
+    struct collected *c = ctx;
+    assert_true(c->n < MAX_CASES);
+    c->ev[c->n++] = *ev;
+}
+
+static void test_decode_block(void **state)
+{
+    (void)state;
+    static struct trace_event evs[MAX_CASES];
+    make_pairs();
+    size_t n = 0;
+    for (size_t i = 0; i < ncases; i++)
+        if (i < 1000 || i >= 1200) /* not the extremes: they are anchors only */
+            evs[n++] = cases[i];
+    struct trace_block *enc;
+    assert_int_equal(trace_block_create(&enc, 1 << 20), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(trace_block_append(enc, &evs[i]), 0);
+    uint8_t sync[TRACE_SYNC_SIZE];
+    assert_int_equal(trace_sync_new(sync), 0);
+    const uint8_t *data;
+    size_t len;
+    assert_int_equal(trace_block_finish(enc, sync, &data, &len), 0);
+
+    struct trace_block_reader *rd;
+    assert_int_equal(trace_block_reader_create(&rd), 0);
+    static struct collected c;
+    c.n = 0;
+    char why[160];
+    assert_int_equal(trace_block_reader_decode(rd, data, len, collect, &c, why, sizeof why), 0);
+    assert_int_equal(c.n, n);
+    for (size_t i = 0; i < n; i++) {
+        struct trace_event want = without_names(&evs[i]);
+        assert_memory_equal(&c.ev[i], &want, sizeof want);
+    }
+
+    size_t pos = 0;
+    struct trace_block_view v;
+    assert_int_equal(trace_block_next(data, len, &pos, &v), 1);
+    const uint8_t *raw;
+    size_t raw_len;
+    assert_int_equal(trace_block_reader_inflate(rd, &v, &raw, &raw_len), 0);
+    struct slow s;
+    slow_init(&s);
+    avro_reader_t ar = avro_reader_memory((const char *)raw, (int64_t)raw_len);
+    struct trace_event ev, prev;
+    size_t deltas = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(avro_value_read(ar, &s.value), 0);
+        assert_int_equal(trace_event_from_value(&s.value, i ? &prev : NULL, &ev), 0);
+        assert_memory_equal(&ev, &c.ev[i], sizeof ev);
+        deltas += i && evs[i - 1].node == evs[i].node;
+        prev = ev;
+    }
+    assert_true(at_end(ar));
+    assert_true(deltas > n / 2);
+    avro_reader_free(ar);
+    slow_fini(&s);
+    trace_block_reader_destroy(rd);
+    trace_block_destroy(enc);
+}
+
 /* Every cut of every record is refused, and the decoder reads nothing past the cut. */
 static void test_decode_truncated(void **state)
 {
@@ -376,6 +449,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode_matches_libavro),
+        cmocka_unit_test(test_decode_block),
         cmocka_unit_test(test_decode_truncated),
         cmocka_unit_test(test_decode_corrupt),
     };

@@ -1,7 +1,8 @@
 /*
  * blockread — see blockread.h.  The payload is raw deflate (no zlib header), as
  * trace/format/block.c writes it; its uncompressed size is not framed, so the buffer
- * grows as inflate asks, up to the scanner's bound on a block.
+ * grows as inflate asks, up to the scanner's bound on a block.  Records are decoded by
+ * trace_event_decode straight from that buffer: no libavro, no allocation per record.
  */
 #include "trace/format/blockread.h"
 
@@ -10,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <avro.h>
 #include <zlib.h>
 
 #include "trace/format/block.h"
@@ -19,9 +19,6 @@ struct trace_block_reader {
     z_stream z;
     uint8_t *raw;                  /* owned: the inflated records */
     size_t cap;
-    avro_schema_t schema;
-    avro_value_iface_t *iface;
-    avro_value_t value;
 };
 
 int trace_block_reader_create(struct trace_block_reader **out)
@@ -34,13 +31,6 @@ int trace_block_reader_create(struct trace_block_reader **out)
         free(r);
         return -ENOMEM;
     }
-    int rc = trace_event_schema(&r->schema);
-    if (rc == 0)
-        rc = trace_event_value_new(r->schema, &r->iface, &r->value);
-    if (rc < 0) {
-        trace_block_reader_destroy(r);
-        return rc;
-    }
     *out = r;
     return 0;
 }
@@ -49,9 +39,6 @@ void trace_block_reader_destroy(struct trace_block_reader *r)
 {
     if (!r)
         return;
-    trace_event_value_free(r->iface, &r->value);
-    if (r->schema)
-        avro_schema_decref(r->schema);
     inflateEnd(&r->z);
     free(r->raw);
     free(r);
@@ -88,6 +75,17 @@ static long inflate_all(struct trace_block_reader *r, const uint8_t *in, size_t 
     }
 }
 
+int trace_block_reader_inflate(struct trace_block_reader *r, const struct trace_block_view *v,
+                               const uint8_t **raw, size_t *len)
+{
+    long n = inflate_all(r, v->payload, v->size);
+    if (n < 0)
+        return (int)n;
+    *raw = r->raw;
+    *len = (size_t)n;
+    return 0;
+}
+
 int trace_block_reader_decode(struct trace_block_reader *r, const uint8_t *data, size_t len,
                               void (*fn)(void *ctx, const struct trace_event *ev), void *ctx,
                               char *why, size_t why_cap)
@@ -98,30 +96,31 @@ int trace_block_reader_decode(struct trace_block_reader *r, const uint8_t *data,
         snprintf(why, why_cap, "block framing (count, size or sync marker)");
         return -EBADMSG;
     }
-    long raw = inflate_all(r, v.payload, v.size);
-    if (raw < 0) {
+    const uint8_t *raw;
+    size_t raw_len;
+    int rc = trace_block_reader_inflate(r, &v, &raw, &raw_len);
+    if (rc == -ENOMEM) {
+        snprintf(why, why_cap, "out of memory");
+        return rc;
+    }
+    if (rc < 0) {
         snprintf(why, why_cap, "deflate payload of %zu bytes: %s", v.size,
-                 raw == -EMSGSIZE ? "inflates past the block bound" : "corrupt or cut");
+                 rc == -EMSGSIZE ? "inflates past the block bound" : "corrupt or cut");
         return -EBADMSG;
     }
-    avro_reader_t rd = avro_reader_memory((const char *)r->raw, (int64_t)raw);
-    if (!rd) {
-        snprintf(why, why_cap, "out of memory");
-        return -ENOMEM;
-    }
+    /* Bytes left after the last record are ignored, as libavro's reader does. */
     struct trace_event ev, prev;
-    int rc = 0;
+    size_t at = 0;
     for (int64_t i = 0; i < v.count; i++) {
-        if (avro_value_read(rd, &r->value) != 0 ||
-            trace_event_from_value(&r->value, i ? &prev : NULL, &ev) != 0) {
-            snprintf(why, why_cap, "record %lld of %lld does not decode", (long long)i,
-                     (long long)v.count);
-            rc = -EBADMSG;
-            break;
+        int n = trace_event_decode(raw + at, raw_len - at, i ? &prev : NULL, &ev);
+        if (n < 0) {
+            snprintf(why, why_cap, "record %lld of %lld (at byte %zu of %zu inflated) does "
+                     "not decode", (long long)i, (long long)v.count, at, raw_len);
+            return -EBADMSG;
         }
+        at += (size_t)n;
         fn(ctx, &ev);
         prev = ev;
     }
-    avro_reader_free(rd);
-    return rc;
+    return 0;
 }
