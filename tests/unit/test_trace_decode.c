@@ -3,8 +3,10 @@
  * trace_event_from_value) on the same bytes: every kind and each field at its extremes,
  * anchors and deltas, one record at a time and a block's worth through the block reader;
  * every cut of a valid record refused; corrupt bytes never crash, and whatever the
- * decoder accepts, libavro reads the same.  Buffers are allocated at their exact size,
- * so that a read past the end shows under `make SANITIZE=address,undefined`.
+ * decoder accepts, libavro reads the same.  Then the trace reader on one file written
+ * twice, with our schema (the decoder's path) and with the same schema spelt otherwise
+ * (libavro's path): the same events and names.  Buffers are allocated at their exact
+ * size, so that a read past the end shows under `make SANITIZE=address,undefined`.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +28,7 @@
 #include "trace/format/block.h"
 #include "trace/format/blockread.h"
 #include "trace/format/event.h"
+#include "trace/format/reader.h"
 #include "trace/format/varint.h"
 
 #define MAX_CASES 1400
@@ -445,6 +448,156 @@ static void test_decode_corrupt(void **state)
     slow_fini(&s);
 }
 
+/* ---- the trace reader's two paths ------------------------------------------------------ */
+
+static void put_string(uint8_t **p, size_t *n, const char *s, size_t len)
+{
+    put_varint(p, n, (int64_t)len);
+    put(p, n, s, len);
+}
+
+/* A header with our schema and a space after it: the same schema to libavro, but not
+ * byte for byte ours, so the reader takes libavro's path.  No jackdaw.check: the file
+ * reads as one from before checksums. */
+static void other_spelling_header(const uint8_t sync[TRACE_SYNC_SIZE], uint8_t **out,
+                                  size_t *len)
+{
+    size_t sl = strlen(trace_event_schema_json);
+    char *schema = malloc(sl + 2);
+    memcpy(schema, trace_event_schema_json, sl);
+    schema[sl] = ' ';
+    schema[sl + 1] = '\0';
+    *out = NULL;
+    *len = 0;
+    put(out, len, "Obj\x01", 4);
+    put_varint(out, len, 3);
+    put_string(out, len, "avro.schema", 11);
+    put_string(out, len, schema, sl + 1);
+    put_string(out, len, "avro.codec", 10);
+    put_string(out, len, "deflate", 7);
+    put_string(out, len, TRACE_META_HEADER, strlen(TRACE_META_HEADER));
+    put_string(out, len, HEADER_JSON, strlen(HEADER_JSON));
+    put_varint(out, len, 0);
+    put(out, len, sync, TRACE_SYNC_SIZE);
+    free(schema);
+}
+
+static void write_file(const char *path, const uint8_t *head, size_t head_len,
+                       const uint8_t *blocks, size_t blocks_len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(head, 1, head_len, f), head_len);
+    assert_int_equal(fwrite(blocks, 1, blocks_len, f), blocks_len);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void test_reader_paths_agree(void **state)
+{
+    (void)state;
+    static struct trace_event evs[MAX_CASES];
+    size_t n = event_cases_every_kind(evs, 1000);
+    qsort(evs, n, sizeof evs[0], by_node_seq);
+    /* Names on a few records, some longer than the others together. */
+    static const char *const names[] = { "w-0", "w-1", "", "a-much-longer-workload-id-xyz" };
+    for (size_t i = 0; i < n; i += 37) {
+        evs[i].names = names;
+        evs[i].nnames = (uint32_t)(1 + i % 4);
+    }
+    uint8_t sync[TRACE_SYNC_SIZE];
+    assert_int_equal(trace_sync_new(sync), 0);
+    /* Small blocks, so that a delta follows an anchor across many of them. */
+    struct trace_block *enc;
+    assert_int_equal(trace_block_create(&enc, 1024), 0);
+    uint8_t *blocks = NULL;
+    size_t blocks_len = 0;
+    for (size_t i = 0; i <= n; i++) {
+        int rc = i < n ? trace_block_append(enc, &evs[i]) : -ENOSPC;
+        if (rc == -ENOSPC) {
+            const uint8_t *data;
+            size_t len;
+            assert_int_equal(trace_block_finish(enc, sync, &data, &len), 0);
+            put(&blocks, &blocks_len, data, len);
+            if (i < n)
+                rc = trace_block_append(enc, &evs[i]);
+            else
+                rc = 0;
+        }
+        assert_int_equal(rc, 0);
+    }
+    trace_block_destroy(enc);
+
+    uint8_t *ours, *other;
+    size_t ours_len, other_len;
+    assert_int_equal(trace_file_header(HEADER_JSON, sync, &ours, &ours_len), 0);
+    other_spelling_header(sync, &other, &other_len);
+    char fast_path[128], slow_path[128];
+    path_in_dir(fast_path, sizeof fast_path, "ours.avro");
+    path_in_dir(slow_path, sizeof slow_path, "other.avro");
+    write_file(fast_path, ours, ours_len, blocks, blocks_len);
+    write_file(slow_path, other, other_len, blocks, blocks_len);
+
+    struct trace_reader *fr, *sr;
+    char *cause = NULL;
+    assert_int_equal(trace_reader_open_verified(&fr, fast_path, &cause), 0);
+    assert_int_equal(trace_reader_open(&sr, slow_path, &cause), 0);
+    assert_int_equal(trace_reader_info(fr)->blocks_checked, trace_reader_info(fr)->blocks);
+    assert_true(trace_reader_info(fr)->blocks > 10);
+    struct trace_event a, b;
+    size_t got = 0, named = 0;
+    int rc;
+    while ((rc = trace_reader_next(fr, &a, &cause)) == 0) {
+        assert_int_equal(trace_reader_next(sr, &b, &cause), 0);
+        assert_memory_equal(&a, &b, sizeof a);
+        struct trace_event want = without_names(&evs[got]);
+        assert_memory_equal(&a, &want, sizeof a);
+        const char *const *an, *const *bn;
+        size_t na, nb;
+        assert_int_equal(trace_reader_names(fr, &an, &na), 0);
+        assert_int_equal(trace_reader_names(sr, &bn, &nb), 0);
+        assert_int_equal(na, evs[got].nnames);
+        assert_int_equal(nb, na);
+        for (size_t k = 0; k < na; k++) {
+            assert_string_equal(an[k], evs[got].names[k]);
+            assert_string_equal(bn[k], an[k]);
+        }
+        named += na > 0;
+        got++;
+    }
+    assert_int_equal(rc, TRACE_READER_END);
+    assert_int_equal(trace_reader_next(sr, &b, &cause), TRACE_READER_END);
+    assert_int_equal(got, n);
+    assert_true(named > 10);
+    trace_reader_destroy(fr);
+    trace_reader_destroy(sr);
+
+    /* A second block whose deflate stream is broken (its first block header names the
+     * reserved type 3): the decoder's path reads the first block, then refuses with a
+     * cause that names the broken one. */
+    size_t pos = 0;
+    struct trace_block_view v;
+    assert_int_equal(trace_block_next(blocks, blocks_len, &pos, &v), 1);
+    size_t first_count = (size_t)v.count;
+    assert_int_equal(trace_block_next(blocks, blocks_len, &pos, &v), 1);
+    blocks[v.payload - blocks] = 0x07;
+    write_file(fast_path, ours, ours_len, blocks, blocks_len);
+    assert_int_equal(trace_reader_open(&fr, fast_path, &cause), 0);
+    got = 0;
+    while ((rc = trace_reader_next(fr, &a, &cause)) == 0)
+        got++;
+    assert_int_equal(rc, -EBADMSG);
+    assert_int_equal(got, first_count);
+    assert_non_null(cause);
+    char want[64];
+    snprintf(want, sizeof want, "block at offset %zu:", ours_len + v.offset);
+    assert_non_null(strstr(cause, want));
+    free(cause);
+    trace_reader_destroy(fr);
+    free(ours);
+    free(other);
+    free(blocks);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -452,6 +605,7 @@ int main(void)
         cmocka_unit_test(test_decode_block),
         cmocka_unit_test(test_decode_truncated),
         cmocka_unit_test(test_decode_corrupt),
+        cmocka_unit_test(test_reader_paths_agree),
     };
     return cmocka_run_group_tests(tests, setup_dir, remove_dir);
 }

@@ -1,5 +1,7 @@
 /*
- * trace reader — scanner first, then libavro on the accepted prefix only (see reader.h).
+ * trace reader — scanner first, then the records of the accepted prefix only (see
+ * reader.h): decoded by trace_event_decode from blocks inflated here when the file's
+ * schema is ours, else by libavro.
  */
 #include "trace/format/reader.h"
 
@@ -17,19 +19,36 @@
 #include <avro.h>
 
 #include "core/base/search.h"
+#include "trace/format/blockread.h"
 
 struct trace_reader {
     struct trace_reader_info info;
     char *header_json;          /* owned copy of jackdaw.header; NULL if absent */
     const uint8_t *map;         /* owned mapping of the file; NULL when empty */
     size_t map_len;
-    avro_file_reader_t avro;    /* NULL when there is no whole block */
+    /* The file's schema is ours, byte for byte: records are decoded by
+     * trace_event_decode from the blocks `blocks` inflates, and libavro is not used. */
+    bool own_schema;
+    avro_file_reader_t avro;    /* NULL when there is no whole block, or own_schema */
     avro_schema_t schema;       /* the file's writer schema; NULL with avro */
     avro_value_iface_t *iface;
     avro_value_t value;         /* reused for every record; valid when iface is set */
+    /* With own_schema, where reading is: the next block (offset from header_end), the
+     * current block's inflated bytes (borrowed from `blocks`), the record handed out
+     * last. */
+    struct trace_block_reader *blocks; /* owned; NULL unless own_schema */
+    size_t next_block;
+    uint64_t block_offset;      /* of the current block in the file */
+    const uint8_t *raw;
+    size_t raw_len, raw_pos;
+    int64_t block_left;         /* records of the current block not yet read */
+    const uint8_t *cur;         /* the last record's bytes, cur_len of them */
+    size_t cur_len;
+    char *names_text;           /* owned; own_schema's copies of the names */
+    size_t names_text_cap;
     uint64_t read;              /* records handed out so far */
     struct trace_event prev;    /* the record read just before; valid when read > 0 */
-    const char **names;         /* owned array; entries borrow `value` */
+    const char **names;         /* owned array; entries borrow `value` or names_text */
     size_t names_cap;
 };
 
@@ -175,6 +194,8 @@ static int scan(struct trace_reader *r, const char *path, bool verify, char **ca
     r->info.records = sc.records;
     r->info.tail = sc.tail;
     r->info.checksums = fi.checksums;
+    r->own_schema = fi.schema_len == strlen(trace_event_schema_json) &&
+              !memcmp(fi.schema, trace_event_schema_json, fi.schema_len);
     return verify && fi.checksums == TRACE_CHECKSUMS_CRC32 ? check_blocks(r, &fi) : 0;
 }
 
@@ -214,7 +235,7 @@ static int open_reader(struct trace_reader **out, const char *path, bool verify,
     if (!rc)
         rc = scan(r, path, verify, cause);
     if (!rc && r->info.records > 0)
-        rc = open_avro(r, path, cause);
+        rc = r->own_schema ? trace_block_reader_create(&r->blocks) : open_avro(r, path, cause);
     if (rc) {
         trace_reader_destroy(r);
         return rc;
@@ -242,6 +263,8 @@ void trace_reader_destroy(struct trace_reader *r)
         avro_schema_decref(r->schema);
     if (r->avro)
         avro_file_reader_close(r->avro);
+    trace_block_reader_destroy(r->blocks);
+    free(r->names_text);
     if (r->map)
         munmap((void *)(uintptr_t)r->map, r->map_len);
     free(r->header_json);
@@ -254,6 +277,62 @@ const struct trace_reader_info *trace_reader_info(const struct trace_reader *r)
     return r ? &r->info : NULL;
 }
 
+/* Moves to the next block of the accepted prefix and inflates it. */
+static int next_block(struct trace_reader *r, char **cause)
+{
+    const uint8_t *blocks = r->map + r->info.header_end;
+    size_t len = (size_t)(r->info.valid_end - r->info.header_end);
+    size_t at = r->next_block;
+    struct trace_block_view v;
+    if (trace_block_next(blocks, len, &r->next_block, &v) != 1) {
+        /* The scanner counted more records than the blocks hold: cannot happen with an
+         * unchanged mapping, but must not loop. */
+        set_cause(cause, "record %llu of %llu: early end of the blocks at offset %llu",
+                  (unsigned long long)r->read, (unsigned long long)r->info.records,
+                  (unsigned long long)(r->info.header_end + at));
+        return -EBADMSG;
+    }
+    r->block_offset = r->info.header_end + at;
+    int rc = trace_block_reader_inflate(r->blocks, &v, &r->raw, &r->raw_len);
+    if (rc == -ENOMEM)
+        return rc;
+    if (rc < 0) {
+        set_cause(cause, "record %llu of %llu: block at offset %llu: its deflate payload %s",
+                  (unsigned long long)r->read, (unsigned long long)r->info.records,
+                  (unsigned long long)r->block_offset,
+                  rc == -EMSGSIZE ? "inflates past the block bound" : "is corrupt or cut");
+        return -EBADMSG;
+    }
+    r->raw_pos = 0;
+    r->block_left = v.count;
+    return 0;
+}
+
+/* As the libavro path below, record for record: the same prev across blocks, bytes left
+ * after a block's last record ignored. */
+static int next_own_schema(struct trace_reader *r, struct trace_event *ev, char **cause)
+{
+    int rc;
+    if (r->block_left == 0 && (rc = next_block(r, cause)) < 0)
+        return rc;
+    const uint8_t *p = r->raw + r->raw_pos;
+    int n = trace_event_decode(p, r->raw_len - r->raw_pos, r->read ? &r->prev : NULL, ev);
+    if (n < 0) {
+        set_cause(cause, "record %llu of %llu: malformed, out of range or a delta with no "
+                  "anchor before it (block at offset %llu, byte %zu of %zu inflated)",
+                  (unsigned long long)r->read, (unsigned long long)r->info.records,
+                  (unsigned long long)r->block_offset, r->raw_pos, r->raw_len);
+        return n;
+    }
+    r->cur = p;
+    r->cur_len = (size_t)n;
+    r->raw_pos += (size_t)n;
+    r->block_left--;
+    r->prev = *ev;
+    r->read++;
+    return 0;
+}
+
 int trace_reader_next(struct trace_reader *r, struct trace_event *ev, char **cause)
 {
     if (cause)
@@ -264,6 +343,8 @@ int trace_reader_next(struct trace_reader *r, struct trace_event *ev, char **cau
      * block header as a clean EOF, and the count is what the framing promised. */
     if (r->read >= r->info.records)
         return TRACE_READER_END;
+    if (r->own_schema)
+        return next_own_schema(r, ev, cause);
     int rc = avro_file_reader_read_value(r->avro, &r->value);
     if (rc) {
         set_cause(cause, "record %llu of %llu: libavro: %s", (unsigned long long)r->read,
@@ -281,6 +362,22 @@ int trace_reader_next(struct trace_reader *r, struct trace_event *ev, char **cau
     return 0;
 }
 
+/* The last record's names into r->names (up to names_cap); *len is how many it has. */
+static int names_of(struct trace_reader *r, size_t *len)
+{
+    if (!r->own_schema)
+        return trace_event_names(&r->value, r->names, r->names_cap, len);
+    if (r->cur_len > r->names_text_cap) {
+        char *grown = realloc(r->names_text, r->cur_len);
+        if (!grown)
+            return -ENOMEM;
+        r->names_text = grown;
+        r->names_text_cap = r->cur_len;
+    }
+    return trace_event_decode_names(r->cur, r->cur_len, r->names, r->names_cap, len,
+                                    r->names_text);
+}
+
 int trace_reader_names(struct trace_reader *r, const char *const **names, size_t *n)
 {
     *names = NULL;
@@ -288,7 +385,7 @@ int trace_reader_names(struct trace_reader *r, const char *const **names, size_t
     if (!r || !r->read)
         return 0;
     size_t len;
-    int rc = trace_event_names(&r->value, r->names, r->names_cap, &len);
+    int rc = names_of(r, &len);
     if (rc == 0 && len > r->names_cap) {
         /* Bounded by the block size the scanner accepted, so this cannot run away. */
         const char **grown = realloc(r->names, len * sizeof *grown);
@@ -296,7 +393,7 @@ int trace_reader_names(struct trace_reader *r, const char *const **names, size_t
             return -ENOMEM;
         r->names = grown;
         r->names_cap = len;
-        rc = trace_event_names(&r->value, r->names, r->names_cap, &len);
+        rc = names_of(r, &len);
     }
     if (rc)
         return rc;

@@ -11,12 +11,19 @@
  * schema and decoded by field name (trace_event_from_value), so traces from a newer
  * writer that only appended fields and kinds read too.
  *
+ * A file whose schema is byte for byte ours (trace_event_schema_json: every file this
+ * build writes) skips libavro: its accepted blocks are inflated here (trace/format/
+ * blockread.h) and decoded by trace_event_decode, which gives the same events and names
+ * for a thirteenth of libavro's CPU (tools/bench/trace_decode.c): libavro's decoding was
+ * most of what `trace stats` and `jackdaw report` cost.
+ *
  * trace_reader_open_verified also checks every block's checksum (trace_block_verify)
- * before libavro sees any of it, when the file has them: the readable part then ends
+ * before any of it is decoded, when the file has them: the readable part then ends
  * before the first block that fails, as it would at corrupt framing, and info says how
  * many failed and why.
  *
- * Owns: a trace_reader owns the mapping, the libavro reader, its schema and value.
+ * Owns: a trace_reader owns the mapping, and the libavro reader, its schema and value or
+ * the block reader that inflates for trace_event_decode.
  * Callers: tools/cmd/cmd_trace.c and the tests.  One thread per reader (libavro's error
  * buffer is process-wide in Debian's build).
  * Return convention: 0 or a negative errno; trace_reader_next returns TRACE_READER_END
@@ -78,8 +85,9 @@ const struct trace_reader_info *trace_reader_info(const struct trace_reader *r);
  * Reads the next event of the whole blocks, in file order, with absolute seq and time.
  * Kinds >= TRACE_KIND_COUNT (from a newer writer) are returned as they are: callers
  * skip or count them.  Returns 0, TRACE_READER_END after the last record of the last
- * whole block, or -EBADMSG with a cause (record index) for a record libavro or the
- * delta decoding refuses.
+ * whole block, or -EBADMSG with a cause (record index; with our schema, the block's
+ * offset too) for a record the decoder (libavro or trace_event_decode) or the delta
+ * decoding refuses, or a block that does not inflate.
  */
 int trace_reader_next(struct trace_reader *r, struct trace_event *ev, char **cause);
 
