@@ -357,6 +357,19 @@ int trace_event_encode(const struct trace_event *ev, const struct trace_event *p
     return (int)(e.p - buf);
 }
 
+/* Member by member, not from a compound literal, whose padding is unspecified (clang
+ * leaves stack bytes there): both decoders must leave the padding as their memset did,
+ * so that the events they give compare equal whole. */
+static void set_usage(struct task_usage *u, const int64_t v[5])
+{
+    u->user_ns = v[0];
+    u->sys_ns = v[1];
+    u->max_rss = (uint64_t)v[2];
+    u->read_bytes = (uint64_t)v[3];
+    u->write_bytes = (uint64_t)v[4];
+    u->measured = true;
+}
+
 /* The decoder's cursor.  The first malformed field sets `bad` and moves p to end, so
  * that every later read fails at once and the caller checks `bad` only where a value
  * steers what follows (lengths, counts, branches) and at the end. */
@@ -526,10 +539,7 @@ static void dec_record(struct dec *d, struct trace_event *ev, struct raw_head *h
             if (v[i] < 0)
                 dec_fail(d);
         }
-        ev->usage = (struct task_usage){.user_ns = v[0], .sys_ns = v[1],
-                                        .max_rss = (uint64_t)v[2],
-                                        .read_bytes = (uint64_t)v[3],
-                                        .write_bytes = (uint64_t)v[4], .measured = true};
+        set_usage(&ev->usage, v);
     } else if (branch != 0) {
         dec_fail(d);
     }
@@ -676,9 +686,7 @@ static int get_usage(avro_value_t *rec, struct task_usage *u)
         if (v[k] < 0)
             return -EBADMSG;
     }
-    *u = (struct task_usage){.user_ns = v[0], .sys_ns = v[1], .max_rss = (uint64_t)v[2],
-                             .read_bytes = (uint64_t)v[3], .write_bytes = (uint64_t)v[4],
-                             .measured = true};
+    set_usage(u, v);
     return 0;
 }
 
