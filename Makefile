@@ -212,7 +212,8 @@ FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%.c=%)
 FUZZ_LIB   := $(filter-out core/runtime/node%.c core/client/% core/net/conn%.c,$(filter core/%,$(LIB_SRC))) \
               core/client/agent_line.c \
-              trace/format/block.c trace/format/event.c trace/format/wire.c
+              trace/format/block.c trace/format/blockread.c trace/format/event.c \
+              trace/format/wire.c
 FUZZ_CC    ?= clang
 FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -D_GNU_SOURCE -g -O1 -I. \
               $(PKG_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -1,10 +1,14 @@
 /*
  * fuzz_trace — libFuzzer harness for the trace file scanner (trace_scan_header +
- * trace_scan_blocks), the code that judges a trace file's bytes before libavro may see
- * them (trace/format/reader, the collector's truncate-before-append).  No libavro call is
- * made; libavro, libsodium and zlib are only linked because trace/format/block.c also
- * holds the encoder.  Built by `make fuzz`; its corpus is the trace corpus of the trace
- * tools' tests, tests/traces, which `make fuzz-replay` replays through it (README.md).
+ * trace_scan_blocks), the code that judges a trace file's bytes before they are decoded
+ * (trace/format/reader, the collector's truncate-before-append), and for the block
+ * reader that decodes what it accepts (trace_block_reader_decode: inflate, then
+ * trace_event_decode, as the collector folds job figures and the trace reader reads
+ * files of our schema).  No libavro call is made; libavro and libsodium are only linked
+ * because trace/format/ also holds the encoder and libavro's decoding path.  Built by
+ * `make fuzz`; its corpus is the trace corpus of the trace tools' tests, tests/traces,
+ * which `make fuzz-replay` replays through it (README.md).  fuzz_event feeds the record
+ * decoder raw records, which deflate seldom lets a mutation reach here.
  *
  * Besides memory safety it checks that everything the scanners report lies inside the
  * input: the header's end and the schema and jackdaw.header strings, and the valid
@@ -12,7 +16,9 @@
  * prefix, scanned again on its own, is CLEAN with the same blocks and records (what the
  * collector relies on when it truncates a file there and appends); and that the block
  * walker (trace_block_next) finds exactly those blocks in the valid prefix, each inside
- * it, and trace_block_verify judges each without reading beyond it.
+ * it, and trace_block_verify judges each without reading beyond it; and that the block
+ * reader decodes each block or says why not, delivering no more events than the block
+ * counts.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -20,6 +26,7 @@
 #include <string.h>
 
 #include "trace/format/block.h"
+#include "trace/format/blockread.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -54,6 +61,21 @@ static void scan_and_check(const uint8_t *buf, size_t len, const uint8_t *sync)
     check(again.blocks == s.blocks && again.records == s.records);
 }
 
+static void count_event(void *ctx, const struct trace_event *ev)
+{
+    (void)ev;
+    (*(int64_t *)ctx)++;
+}
+
+/* One reader for the whole run, as the collector keeps one: its buffer is reused. */
+static struct trace_block_reader *block_reader(void)
+{
+    static struct trace_block_reader *r;
+    if (!r)
+        check(trace_block_reader_create(&r) == 0);
+    return r;
+}
+
 static void walk_and_verify(const uint8_t *buf, size_t len, const uint8_t *sync)
 {
     struct trace_scan s;
@@ -68,6 +90,13 @@ static void walk_and_verify(const uint8_t *buf, size_t len, const uint8_t *sync)
         char why[96];
         int verdict = trace_block_verify(&v, why, sizeof why);
         check(verdict == TRACE_BLOCK_OK || (verdict == TRACE_BLOCK_BAD && why[0]));
+        int64_t events = 0;
+        char bad[160] = "";
+        int drc = trace_block_reader_decode(block_reader(), buf + v.offset, pos - v.offset,
+                                            count_event, &events, bad, sizeof bad);
+        check(drc == 0 || (drc == -EBADMSG && bad[0]) || drc == -ENOMEM);
+        check(drc != 0 || events == v.count);
+        check(events <= v.count);
         blocks++;
         records += (uint64_t)v.count;
     }

@@ -18,6 +18,8 @@
 #include "core/net/handshake.h"
 #include "core/net/proto.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/unit/event_cases.h"
+#include "trace/format/event.h"
 #include "trace/format/wire.h"
 
 /* LLVMFuzzerTestOneInput is declared by fuzz.h for the harnesses; nothing here calls it. */
@@ -598,6 +600,50 @@ static void parts_seeds(void)
     parts_seed("daws-files-bandwidth", 0, 2, 1, 4 | 16 | 32);
 }
 
+/* ---- event ---------------------------------------------------------------------------- */
+
+/* Records as a block holds them: each a delta from the one before when that is of its
+ * node and earlier (as trace_block_append writes them), else an anchor. */
+static void event_seed(const char *name, const struct trace_event *evs, size_t n)
+{
+    struct wbuf b;
+    wbuf_init(&b);
+    for (size_t i = 0; i < n; i++) {
+        const struct trace_event *prev = i ? &evs[i - 1] : NULL;
+        if (prev && prev->node == evs[i].node && prev->seq >= evs[i].seq)
+            prev = NULL;
+        uint8_t rec[4096];
+        int len = trace_event_encode(&evs[i], prev, rec, sizeof rec);
+        if (len < 0) {
+            fprintf(stderr, "seeds: event %zu of %s does not encode\n", i, name);
+            exit(1);
+        }
+        wbuf_put(&b, rec, (size_t)len);
+    }
+    save("event", name, &b);
+    wbuf_fini(&b);
+}
+
+static int by_node_seq(const void *pa, const void *pb)
+{
+    const struct trace_event *a = pa, *b = pb;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static void event_seeds(void)
+{
+    static struct trace_event evs[1200];
+    /* Two rounds of every kind, grouped by node: runs of deltas. */
+    size_t n = event_cases_every_kind(evs, 2 * TRACE_KIND_COUNT);
+    qsort(evs, n, sizeof evs[0], by_node_seq);
+    event_seed("every-kind", evs, n);
+    /* Each field at its limits, names and usage: 40 anchors. */
+    size_t m = event_cases_extremes(evs, 0, 40);
+    event_seed("extremes", evs, m);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -610,5 +656,6 @@ int main(int argc, char **argv)
     proto_seeds();
     kvs_seeds();
     parts_seeds();
+    event_seeds();
     return 0;
 }
