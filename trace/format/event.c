@@ -435,7 +435,8 @@ struct names_sink {
 };
 
 /* Avro's array: blocks of a count and as many items, ended by an empty block; a negative
- * count is followed by the block's size in bytes, which libavro skips and so do we. */
+ * count is followed by the block's size in bytes, which libavro ignores and we only
+ * check is not negative. */
 static void dec_names(struct dec *d, struct names_sink *sink)
 {
     for (;;) {
