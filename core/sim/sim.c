@@ -498,8 +498,7 @@ static void sim_free(struct sim *s)
     free(s->free_grants);
     free(s->parked);
     free(s->nodes);
-    free(s->stealable);
-    free(s->hungry);
+    free(s->peers);
     free(s->tasks);
     sim__events_fini(&s->events);
     free(s->objs);
@@ -524,8 +523,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
                     .latency_ns = (int64_t)llround(cfg->latency_s * NS_PER_S)};
     sim__events_init(&s.events);
     s.nodes = huge_calloc(cfg->nodes, sizeof *s.nodes);
-    s.stealable = huge_calloc(cfg->nodes, sizeof *s.stealable);
-    s.hungry = huge_calloc((size_t)cfg->nodes * (STEAL_HUNGRY_MAX + 1), sizeof *s.hungry);
+    s.peers = huge_calloc(cfg->nodes, sizeof *s.peers);
     s.tasks = huge_calloc(wl->count ? wl->count : 1, sizeof *s.tasks);
     /* As a daemon's thief (thief.c): at most 1024 victims an attempt. */
     s.victims_max = cfg->nodes - 1 < 1024 ? cfg->nodes - 1 : 1024;
@@ -587,7 +585,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
             sim__token_step(&s, e.node);
         if (s.leader)
             sim__leader_step(&s, e.node);
-        s.stealable[e.node] = sim__stealable(&s.nodes[e.node]);
+        s.peers[e.node].stealable = sim__stealable(&s.nodes[e.node]);
         sim__wake_hungry(&s, e.node);
     }
     for (uint32_t i = 0; i < cfg->nodes; i++) {

@@ -101,6 +101,28 @@ struct node {
     bool parked_listed;
 };
 
+/*
+ * Of one node, what a load query touches: its sim__stealable as its last loop pass left
+ * it (the load it answers with) and the latest thieves it turned away since it last
+ * woke them (victim.c, idle.c: a query it answered with fewer than two tasks to give, a
+ * request it granted none), each once, oldest first.  A query reads √N random nodes'
+ * loads and marks nearly all of them (317 at 10^5 nodes, 1000 at 10^6): in the node
+ * structs that was hundreds of MB of cache misses, and with the loads and the lists in
+ * two arrays two misses a victim.  Here both are one cache line.  Only an event at a
+ * node changes its queues and slots, so refreshing the load once a pass is exact.
+ * The list is a ring: nhungry ids from hungry_head, which moves only once the ring is
+ * full (so a ring not full starts at 0); a mark on a full ring replaces its oldest.
+ */
+struct sim_peer {
+    uint32_t stealable;
+    uint8_t nhungry, hungry_head;
+    uint32_t hungry[STEAL_HUNGRY_MAX];
+    uint8_t pad[24];
+};
+/* A cache line: huge_calloc aligns an array of them from 2 MB (32768 nodes) on; a smaller
+ * one stays in the caches anyway. */
+_Static_assert(sizeof(struct sim_peer) == 64, "a node's peer record is one cache line");
+
 struct task_state {
     uint32_t waiting;       /* parents not ended */
     uint32_t holder;        /* the node that holds it (receives its readiness) */
@@ -141,17 +163,9 @@ struct sim {
     int64_t now;
     int64_t latency_ns;
     struct node *nodes;
-    /* Each node's sim__stealable as its last loop pass left it: what a load query
-     * reads.  A query reads √N random nodes, and at 10^5 nodes their fat structs were
-     * hundreds of MB of cache misses; this array is 4 bytes a node.  Only an event at a
-     * node changes its queues and slots, so refreshing it once a pass is exact. */
-    /* Per node, the latest thieves it turned away since it last woke them (victim.c,
-     * idle.c: a query it answered with fewer than two tasks to give, a request it
-     * granted none), each once, oldest first: a count then STEAL_HUNGRY_MAX ids
-     * (sim__hungry_of).  Apart from the nodes: a query marks up to 317 victims at 10^5
-     * nodes, and reaching into their node records tripled the run's time. */
-    uint32_t *hungry;
-    uint32_t *stealable;
+    /* What the other nodes' thieves read and write of each node (struct sim_peer), one
+     * record a node apart from the fat node structs. */
+    struct sim_peer *peers;
     struct task_state *tasks;
     uint64_t rng;
     uint64_t left;          /* tasks not ended */
@@ -237,10 +251,6 @@ void sim__wake_parked(struct sim *s, uint32_t from);
  * a wake-up; sim__wake_hungry sends them once the victim has two or more. */
 void sim__turned_away(struct sim *s, uint32_t victim, uint32_t thief);
 void sim__wake_hungry(struct sim *s, uint32_t victim);
-static inline uint32_t *sim__hungry_of(const struct sim *s, uint32_t node)
-{
-    return s->hungry + (size_t)node * (STEAL_HUNGRY_MAX + 1);
-}
 /* Tasks arrived at a node: it starts what it can and wakes parked thieves. */
 void sim__on_new_ready(struct sim *s, uint32_t id);
 bool sim__starving(const struct sim *s, const struct node *n);

@@ -40,34 +40,37 @@ void sim__wake_parked(struct sim *s, uint32_t from)
     s->nparked = 0;
 }
 
+/* The mark itself, the thief known not to be parked. */
+static void mark(struct sim_peer *v, uint32_t thief)
+{
+    for (uint32_t i = 0; i < v->nhungry; i++)
+        if (v->hungry[i] == thief)
+            return;
+    if (v->nhungry < STEAL_HUNGRY_MAX) {
+        v->hungry[v->nhungry++] = thief;
+        return;
+    }
+    v->hungry[v->hungry_head] = thief;
+    v->hungry_head = (v->hungry_head + 1) % STEAL_HUNGRY_MAX;
+}
+
 void sim__turned_away(struct sim *s, uint32_t victim, uint32_t thief)
 {
-    if (s->nodes[thief].parked_listed)
-        return; /* parked: woken as such */
-    uint32_t *h = sim__hungry_of(s, victim), *ids = h + 1;
-    for (uint32_t i = 0; i < h[0]; i++)
-        if (ids[i] == thief)
-            return;
-    if (h[0] == STEAL_HUNGRY_MAX) {
-        memmove(ids, ids + 1, (STEAL_HUNGRY_MAX - 1) * sizeof ids[0]);
-        h[0]--;
-    }
-    ids[h[0]++] = thief;
+    if (!s->nodes[thief].parked_listed) /* parked: woken as such */
+        mark(&s->peers[victim], thief);
 }
 
 /* idle.c's step: two or more to give wakes every thief turned away here, once. */
 void sim__wake_hungry(struct sim *s, uint32_t victim)
 {
-    /* The loads' array first: this runs after every event, and a node's list is a
-     * cache miss where its load is not. */
-    if (s->stealable[victim] < 2)
+    struct sim_peer *v = &s->peers[victim];
+    if (v->stealable < 2 || !v->nhungry)
         return;
-    uint32_t *h = sim__hungry_of(s, victim);
-    if (!h[0])
-        return;
-    for (uint32_t i = 0; i < h[0]; i++)
-        sim__send(s, victim, h[1 + i], EV_WAKE, 0, 0, 0);
-    h[0] = 0;
+    for (uint32_t i = 0; i < v->nhungry; i++)
+        sim__send(s, victim, v->hungry[(v->hungry_head + i) % STEAL_HUNGRY_MAX], EV_WAKE, 0,
+                  0, 0);
+    v->nhungry = 0;
+    v->hungry_head = 0;
 }
 
 /* Tasks arrived at a node: it starts what it can, and has work to share with parked
@@ -342,19 +345,18 @@ void sim__on_query(struct sim *s, uint32_t id, uint32_t attempt)
     uint64_t mask = s->pending_cap - 1;
     /* Queries arrive in the order they were sent: nothing older is still unread. */
     assert(n->victims_at >= s->pending_head && n->victims_at + k <= s->pending_tail);
-    /* Two passes: the loads first, with each victim's list of the turned-away fetched
-     * ahead, then the marks, so that the lists' cache misses overlap rather than come
-     * one after another (at 10^5 nodes, 317 of them an attempt). */
+    /* Two passes: the loads first, a loop short enough that the victims' cache misses
+     * overlap, then the marks in the same lines, by then in the nearer caches.  The
+     * thief is the same for every mark, and a parked one is woken as such. */
     for (uint32_t i = 0; i < k; i++) {
         uint32_t v = s->pending[(n->victims_at + i) & mask];
         s->victims[i] = v;
-        s->loads[i] = s->stealable[v];
-        if (s->loads[i] < 2)
-            __builtin_prefetch(sim__hungry_of(s, v), 1);
+        s->loads[i] = s->peers[v].stealable;
     }
-    for (uint32_t i = 0; i < k; i++)
-        if (s->loads[i] < 2)
-            sim__turned_away(s, s->victims[i], id);
+    if (!n->parked_listed)
+        for (uint32_t i = 0; i < k; i++)
+            if (s->loads[i] < 2)
+                mark(&s->peers[s->victims[i]], id);
     s->pending_head = n->victims_at + k;
     int best = steal_choose_victim(s->loads, k);
     n->chosen = best < 0 ? UINT32_MAX : s->victims[best];
