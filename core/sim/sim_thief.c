@@ -335,6 +335,10 @@ void sim__maybe_steal(struct sim *s, uint32_t id)
     sim__push(s, s->now + s->latency_ns, EV_QUERY, id, 0, n->attempt, 0);
 }
 
+/* How far ahead sim__on_query asks for the victims' records: enough to keep the memory
+ * system busy (a random read at 10^6 nodes: ~30 ns with none, ~12 with 32). */
+#define QUERY_PREFETCH 32
+
 /* The victims answer with what they could give away at the moment the query reaches them. */
 void sim__on_query(struct sim *s, uint32_t id, uint32_t attempt)
 {
@@ -345,18 +349,23 @@ void sim__on_query(struct sim *s, uint32_t id, uint32_t attempt)
     uint64_t mask = s->pending_cap - 1;
     /* Queries arrive in the order they were sent: nothing older is still unread. */
     assert(n->victims_at >= s->pending_head && n->victims_at + k <= s->pending_tail);
-    /* Two passes: the loads first, a loop short enough that the victims' cache misses
-     * overlap, then the marks in the same lines, by then in the nearer caches.  The
-     * thief is the same for every mark, and a parked one is woken as such. */
+    /* Each victim's record is asked for QUERY_PREFETCH victims ahead, so that its
+     * load and its list are in the nearest cache when its turn comes: the out-of-order
+     * core alone keeps a dozen misses in flight, and at 10^6 nodes (64 MB of records,
+     * far beyond the caches) each waits on memory.  The thief is the same for every
+     * mark, and a parked one is woken as such. */
+    bool marks = !n->parked_listed;
     for (uint32_t i = 0; i < k; i++) {
+        if (i + QUERY_PREFETCH < k)
+            __builtin_prefetch(&s->peers[s->pending[(n->victims_at + i + QUERY_PREFETCH) & mask]],
+                               1, 1);
         uint32_t v = s->pending[(n->victims_at + i) & mask];
+        struct sim_peer *p = &s->peers[v];
         s->victims[i] = v;
-        s->loads[i] = s->peers[v].stealable;
+        s->loads[i] = p->stealable;
+        if (p->stealable < 2 && marks)
+            mark(p, id);
     }
-    if (!n->parked_listed)
-        for (uint32_t i = 0; i < k; i++)
-            if (s->loads[i] < 2)
-                mark(&s->peers[s->victims[i]], id);
     s->pending_head = n->victims_at + k;
     int best = steal_choose_victim(s->loads, k);
     n->chosen = best < 0 ? UINT32_MAX : s->victims[best];
