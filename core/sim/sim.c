@@ -576,6 +576,17 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     while (s.left && sim__events_pop(&s.events, &e)) {
         s.now = e.t;
         out->events++;
+        /* The next event's node is most often another random one of up to 10^6: the
+         * first lines of its struct (sim_core.h orders them) and its peer record are
+         * asked for while this event is handled. */
+        uint32_t next = sim__events_next_node(&s.events);
+        if (next < cfg->nodes) {
+            const char *line = (const char *)&s.nodes[next];
+            __builtin_prefetch(line, 1);
+            __builtin_prefetch(line + 64, 1);
+            __builtin_prefetch(line + 128, 1);
+            __builtin_prefetch(&s.peers[next], 1);
+        }
         handle(&s, &e);
         /* What the event changed at its node reaches the ring (ring.c's step, last in a
          * loop pass). */

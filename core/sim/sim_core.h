@@ -61,31 +61,46 @@ enum ev_type {
 enum thief_state { TH_IDLE, TH_QUERY, TH_REQUEST, TH_WAIT, TH_PARKED };
 
 
+/*
+ * The fields an event at a node reads come first, by how often: the queues' lengths, the
+ * slots and the thief's state (every event), the thief's attempt and back-off (every
+ * steal), then what a task's start and end and a failed steal add.  At 10^5 nodes and
+ * beyond the nodes are read at random and each line of a node is a cache miss; spread
+ * over the struct as they were, a failed steal's three events read six of its lines.
+ * The loop asks for the next event's node's first lines ahead (sim_run).
+ */
 struct node {
-    double speed;
-    uint32_t slots;         /* its executor slots (sim_config's) */
-    uint32_t free_slots;
+    /* Line 0. */
     struct queue lready, sready; /* DAWS: runs here / may be stolen (readyq.h's order) */
-    struct flds_state flds;
-    int64_t first_start;    /* when it started its first task; -1 before */
-    double ran_s;           /* run time of the tasks that ended here */
-    bool monitor_on;        /* an EV_MONITOR is due */
-    /* The thief. */
-    struct steal_state st;
+    uint32_t free_slots;
+    uint32_t slots;         /* its executor slots (sim_config's) */
     enum thief_state state;
     uint32_t attempt;
+    /* Line 1: the thief. */
+    struct steal_state st;
     uint32_t timer_gen;
     /* The victims of its attempt in flight: nvictims of them from s->pending's
      * position victims_at (no list per node: at 10^6 nodes √N of them was 8 KB a
      * node). */
-    uint64_t victims_at;
     uint32_t nvictims;
+    uint64_t victims_at;
     uint32_t chosen, chosen_load; /* the most loaded victim (UINT32_MAX: none) */
-    /* Counters for the samples. */
-    int64_t started, ended, stolen_in, stolen_out, steal_requests, steal_fails;
-    int64_t fetches, fetch_bytes, busy_ns_done;
     uint32_t busy;          /* slots running a task */
     uint32_t running_successors; /* ready+successors: local successors of what runs here */
+    /* Line 2. */
+    size_t nstaged, staged_head;
+    uint32_t staging;       /* tasks whose inputs are on their way here */
+    bool parked_listed;
+    bool monitor_on;        /* an EV_MONITOR is due */
+    double speed;
+    double ran_s;           /* run time of the tasks that ended here */
+    /* Counters for the samples. */
+    int64_t ended, steal_requests, steal_fails;
+    /* Line 3: FLDS's state, which a failed steal moves. */
+    struct flds_state flds;
+    int64_t first_start;    /* when it started its first task; -1 before */
+    int64_t started, stolen_in, stolen_out;
+    int64_t fetches, fetch_bytes, busy_ns_done;
     struct u64map cache;    /* object keys held here: fetched, so never fetched again */
     /* Its links (sim_net.c): the flows (indices in s->flows) leaving and entering it,
      * the fetches waiting for its window (a FIFO through flow.next) and the window's
@@ -95,11 +110,12 @@ struct node {
     size_t flows_out_cap, flows_in_cap;
     uint32_t waiting_first, waiting_last, nwaiting;
     uint64_t window_used;
-    uint32_t staging;       /* tasks whose inputs are on their way here */
     uint32_t *staged;       /* a FIFO of tasks whose inputs are here, waiting for slots */
-    size_t nstaged, staged_head, staged_cap;
-    bool parked_listed;
+    size_t staged_cap;
+    uint8_t pad[32];
 };
+/* Whole lines, so that in huge_calloc's aligned arrays every node's line 0 is one line. */
+_Static_assert(sizeof(struct node) % 64 == 0, "struct node: pad it to whole cache lines");
 
 /*
  * Of one node, what a load query touches: its sim__stealable as its last loop pass left

@@ -54,4 +54,13 @@ void sim__events_push(struct sim_events *q, const struct event *e);
 /* The earliest event, removed; false when none is left. */
 bool sim__events_pop(struct sim_events *q, struct event *out);
 
+/* The node of the event likely popped next (an event pushed meanwhile may come first),
+ * or UINT32_MAX: a hint for the loop to fetch its records ahead. */
+static inline uint32_t sim__events_next_node(const struct sim_events *q)
+{
+    if (q->nheap)
+        return q->heap[0].node;
+    return q->run_next < q->run.n ? q->run.v[q->run_next].node : UINT32_MAX;
+}
+
 #endif
