@@ -273,12 +273,19 @@ static void on_tick(uv_poll_t *h, int status, int events)
         stop_step(ex);
         return;
     }
-    /* The timerfd never fires early, so what is due is what the clock has passed. */
+    if (ex->armed_ns <= now)
+        deadline_woke(ex, now - ex->armed_ns);
+    /* The timerfd never fires early, but it is armed a lead ahead of the deadline: what
+     * is due is what the clock has passed, after a wait for what the lead brought us to
+     * early (the slots of a node started together end together: each is waited for). */
     ex->ticking = true;
     struct run *r;
     uint8_t due;
     bool popped = false;
-    while ((r = deadline_pop_due(ex, now, &due))) {
+    for (;;) {
+        now = deadline_wait(ex, now, deadline_earliest(ex));
+        if (!(r = deadline_pop_due(ex, now, &due)))
+            break;
         fall_due(ex, r, due, now);
         popped = true;
         if (ex->destroyed)
@@ -333,7 +340,7 @@ struct exec *exec_create(uv_loop_t *loop, const char *workdir, double speed, exe
     ex->done = done;
     ex->data = data;
     ex->tick_fd = tick_fd;
-    ex->armed_ns = INT64_MAX;
+    ex->armed_ns = ex->armed_for = INT64_MAX;
     pthread_mutex_init(&ex->mu, NULL);
     pthread_cond_init(&ex->wake, NULL);
     spawn_attr_init(&ex->attr);
@@ -515,6 +522,11 @@ void exec_set_batch_end(struct exec *ex, void (*fn)(void *data))
 void exec_set_log_bytes(struct exec *ex, uint64_t bytes)
 {
     ex->log_bytes = bytes;
+}
+
+int64_t exec_lead_ns(const struct exec *ex)
+{
+    return ex ? ex->lead_ns : 0;
 }
 
 uint32_t exec_running(const struct exec *ex)

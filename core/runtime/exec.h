@@ -109,5 +109,8 @@ int exec_kill(struct exec *ex, void *arg);
 
 /* Tasks started and not yet delivered. */
 uint32_t exec_running(const struct exec *ex);
+/* How far ahead of a deadline the timer is armed now (exec_deadline.c: the wake-up
+ * latency it makes up for), ns. */
+int64_t exec_lead_ns(const struct exec *ex);
 
 #endif

@@ -76,6 +76,8 @@ struct exec {
     int tick_fd;              /* -1 once closed: arming is then a no-op */
     void (*batch_end)(void *data); /* exec_set_batch_end; may be NULL */
     int64_t armed_ns;         /* when the timerfd fires; INT64_MAX when disarmed */
+    int64_t armed_for;        /* the deadline it is armed for (armed_ns + the lead) */
+    int64_t lead_ns;          /* how early the timer is armed (exec_deadline.c) */
     bool ticking;             /* inside on_tick, which arms once at its end */
     /* owned array, min-heap on due_ns; the sleeps' runs are owned here, the commands'
      * by the pid table or the finished queue */
@@ -125,9 +127,15 @@ void deadline_clear(struct exec *ex, struct run *r);
 struct run *deadline_pop_due(struct exec *ex, int64_t now, uint8_t *due);
 /* The earliest deadline, or INT64_MAX when there is none. */
 int64_t deadline_earliest(const struct exec *ex);
-/* Arms the timerfd at `when` (monotonic ns, absolute: a time already past fires at
- * once); INT64_MAX disarms it. */
+/* Arms the timerfd for the deadline `when` (monotonic ns, absolute: a time already past
+ * fires at once), the lead ahead of it; INT64_MAX disarms it. */
 void deadline_arm(struct exec *ex, int64_t when);
+/* on_tick woke `late` ns after the time the timer was armed at: the lead follows the
+ * kernel's wake-up latency. */
+void deadline_woke(struct exec *ex, int64_t late);
+/* Waits on the clock for a deadline the lead woke us ahead of: returns the time, at or
+ * past `due`, or `now` at once when `due` is further than the lead. */
+int64_t deadline_wait(const struct exec *ex, int64_t now, int64_t due);
 /* Arms for `due` unless the timer already fires no later, on_tick is running (it arms
  * once on its way out) or the exec is stopping (its stop owns the timer). */
 void deadline_arm_if_earlier(struct exec *ex, int64_t due);

@@ -305,6 +305,33 @@ static void test_sleep_never_short_concurrent(void **state)
     assert_int_equal(c.short_ones, 0);
 }
 
+/* The timer is armed a lead ahead of each deadline, the kernel's wake-up latency
+ * (exec_deadline.c); a wake-up that comes early waits on the clock.  Back-to-back
+ * sleeps, four at a time as a node's slots run them, with the lead grown from the
+ * first ticks on: none ends before its time. */
+static void test_sleep_with_lead_never_short(void **state)
+{
+    struct fixture *f = *state;
+    exec_destroy(f->ex);
+    struct never_short c = {.f = f, .speed = 1.0};
+    char *cause = NULL;
+    f->ex = exec_create(&f->loop, f->workdir, c.speed, on_done_check, &c, &cause);
+    assert_non_null(f->ex);
+    for (uint32_t round = 0; round < 100; round++) {
+        for (uint32_t i = 0; i < 4; i++) {
+            uint32_t k = round * 4 + i;
+            struct task_spec spec = {.key = task_key(8, k), .kind = TASK_SLEEP,
+                                     .duration_s = odd_durations[k % ODD_COUNT]};
+            assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
+        }
+        run_loop(f);
+    }
+    assert_int_equal(f->delivered, 400);
+    assert_int_equal(c.short_ones, 0);
+    /* Any wake-up comes some time after the armed time: the lead has grown. */
+    assert_true(exec_lead_ns(f->ex) > 0);
+}
+
 /* A process that is gone: no such pid, or a zombie its new parent has not reaped. */
 static bool process_gone(pid_t pid)
 {
@@ -858,6 +885,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_many_concurrent_sleeps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sleep_never_short_one_at_a_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sleep_never_short_concurrent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sleep_with_lead_never_short, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_child_ends_with_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stubborn_background_child_killed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill_ends_whole_group, setup, teardown),
