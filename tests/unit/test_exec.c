@@ -285,24 +285,34 @@ static void on_done_check(struct exec_result *r, void *data)
         c->short_ones++;
 }
 
-static void test_sleep_never_short_concurrent(void **state)
+/* rounds x per_round sleeps of odd durations on an executor of `speed`, each round
+ * started at once and run to its end; returns the executor (for its lead) after
+ * checking that every sleep ended done and none short. */
+static struct exec *sleeps_never_short(struct fixture *f, double speed, uint32_t job,
+                                       uint32_t rounds, uint32_t per_round)
 {
-    struct fixture *f = *state;
     exec_destroy(f->ex);
-    struct never_short c = {.f = f, .speed = 0.7};
+    struct never_short c = {.f = f, .speed = speed};
     char *cause = NULL;
     f->ex = exec_create(&f->loop, f->workdir, c.speed, on_done_check, &c, &cause);
     assert_non_null(f->ex);
-    for (uint32_t round = 0; round < 4; round++) {
-        for (uint32_t i = 0; i < 100; i++) {
-            struct task_spec spec = {.key = task_key(7, round * 100 + i), .kind = TASK_SLEEP,
-                                     .duration_s = odd_durations[(round * 100 + i) % ODD_COUNT]};
+    for (uint32_t round = 0; round < rounds; round++) {
+        for (uint32_t i = 0; i < per_round; i++) {
+            uint32_t k = round * per_round + i;
+            struct task_spec spec = {.key = task_key(job, k), .kind = TASK_SLEEP,
+                                     .duration_s = odd_durations[k % ODD_COUNT]};
             assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
         }
         run_loop(f);
     }
-    assert_int_equal(f->delivered, 400);
+    assert_int_equal(f->delivered, rounds * per_round);
     assert_int_equal(c.short_ones, 0);
+    return f->ex;
+}
+
+static void test_sleep_never_short_concurrent(void **state)
+{
+    sleeps_never_short(*state, 0.7, 7, 4, 100);
 }
 
 /* The timer is armed a lead ahead of each deadline, the kernel's wake-up latency
@@ -311,25 +321,9 @@ static void test_sleep_never_short_concurrent(void **state)
  * first ticks on: none ends before its time. */
 static void test_sleep_with_lead_never_short(void **state)
 {
-    struct fixture *f = *state;
-    exec_destroy(f->ex);
-    struct never_short c = {.f = f, .speed = 1.0};
-    char *cause = NULL;
-    f->ex = exec_create(&f->loop, f->workdir, c.speed, on_done_check, &c, &cause);
-    assert_non_null(f->ex);
-    for (uint32_t round = 0; round < 100; round++) {
-        for (uint32_t i = 0; i < 4; i++) {
-            uint32_t k = round * 4 + i;
-            struct task_spec spec = {.key = task_key(8, k), .kind = TASK_SLEEP,
-                                     .duration_s = odd_durations[k % ODD_COUNT]};
-            assert_int_equal(exec_start(f->ex, &spec, f, NULL), 0);
-        }
-        run_loop(f);
-    }
-    assert_int_equal(f->delivered, 400);
-    assert_int_equal(c.short_ones, 0);
+    struct exec *ex = sleeps_never_short(*state, 1.0, 8, 100, 4);
     /* Any wake-up comes some time after the armed time: the lead has grown. */
-    assert_true(exec_lead_ns(f->ex) > 0);
+    assert_true(exec_lead_ns(ex) > 0);
 }
 
 /* A process that is gone: no such pid, or a zombie its new parent has not reaped. */
