@@ -6,7 +6,8 @@
  * connection on the loop, and one uv_prepare handle that flushes each dirty
  * connection's batch once per loop pass, right before the loop sleeps (Redis's
  * beforeSleep; STYLE rule 4).  Callers append messages to a connection at any time
- * during a pass; they leave in as few frames and writes as possible.
+ * during a pass; they leave in as few frames and writes as possible.  Messages that
+ * nobody waits on may be marked late: they wait a few ms for company.
  *
  * Every connection starts with the auth.h handshake (the accepting side challenges).
  * Messages queued on an outgoing connection before it is authenticated wait for it.

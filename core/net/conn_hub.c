@@ -8,7 +8,9 @@
  * The prepare callback is where the two rules of conn.c are kept: it announces and
  * closes the connections marked during the pass (so no owner hears on_close from
  * inside one of that connection's callbacks), then writes each dirty connection's
- * batch with one uv_write.  It runs right before the loop would block.
+ * batch with one write.  It runs right before the loop would block.  It also lets the
+ * late messages (conn_msg_end_late) go once they have waited the hub's late_ms; the
+ * late timer does that for a loop that has no pass to make.
  */
 #include <assert.h>
 #include <errno.h>

@@ -2,8 +2,10 @@
  * node_task — the node's tasks from arrival to end (DESIGN.md "Life of a task", steps
  * 2–6): ready or cancelled by the store's notices, queued, staged, run on a slot,
  * completed into the store (whose answer tells the children and, with replicas, the
- * client), and the dispatcher that starts them once per loop pass.  Called by node.c's
- * loop and message handlers and by node_member.c (node_core.h).
+ * client), and the dispatcher that starts them once per loop pass and after each batch
+ * of the executor's ends (before those are settled into the store).  Called by node.c's
+ * loop and message handlers, by the executor's callbacks and by node_member.c
+ * (node_core.h).
  */
 #include "core/runtime/node_core.h"
 
