@@ -159,10 +159,15 @@ static void send_request(struct kvs *kvs, uint32_t req, const struct pending *p)
                 wbuf_put_u32(b, p->run.attempt);
         }
     }
-    if (p->late && kvs->t.msg_end_late)
-        kvs->t.msg_end_late(kvs->t.ctx, p->to, at);
+    kvs__msg_end(kvs, p->to, at, p->late);
+}
+
+void kvs__msg_end(struct kvs *kvs, uint32_t node, size_t at, bool late)
+{
+    if (late && kvs->t.msg_end_late)
+        kvs->t.msg_end_late(kvs->t.ctx, node, at);
     else
-        kvs->t.msg_end(kvs->t.ctx, p->to, at);
+        kvs->t.msg_end(kvs->t.ctx, node, at);
 }
 
 /* ---- notices and effects ------------------------------------------------------------- */

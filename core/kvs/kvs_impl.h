@@ -192,6 +192,9 @@ void kvs__forward_insert(struct kvs *kvs, uint64_t key, const uint8_t *bytes, si
 void kvs__forward_put_to(struct kvs *kvs, uint32_t node, const struct tmd *rec);
 void kvs__forward_append(struct kvs *kvs, uint64_t key, uint8_t field, uint32_t node,
                          uint64_t value, uint64_t object, int64_t now);
+/* Ends a message to `node` through the transport; `late`: it may wait for company
+ * (msg_end_late, when the transport has one). */
+void kvs__msg_end(struct kvs *kvs, uint32_t node, size_t at, bool late);
 void kvs__forward_status(struct kvs *kvs, uint64_t key, uint8_t status,
                          const struct tmd_run *run, bool late);
 void kvs__forward_remove(struct kvs *kvs, uint64_t key);

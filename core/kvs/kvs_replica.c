@@ -110,9 +110,9 @@ static struct wbuf *begin(struct kvs *kvs, uint32_t node, uint8_t op, size_t *at
     return b;
 }
 
-static void end(struct kvs *kvs, uint32_t node, size_t at)
+static void end(struct kvs *kvs, uint32_t node, size_t at, bool late)
 {
-    kvs->t.msg_end(kvs->t.ctx, node, at);
+    kvs__msg_end(kvs, node, at, late);
     kvs->sent[node]++;
 }
 
@@ -121,7 +121,7 @@ void kvs__forward_put_to(struct kvs *kvs, uint32_t node, const struct tmd *rec)
     size_t at;
     struct wbuf *b = begin(kvs, node, OP_PUT, &at);
     tmd_put(b, rec);
-    end(kvs, node, at);
+    end(kvs, node, at, false);
 }
 
 void kvs__forward_put(struct kvs *kvs, uint64_t key)
@@ -143,7 +143,7 @@ void kvs__forward_insert(struct kvs *kvs, uint64_t key, const uint8_t *bytes, si
         struct wbuf *b = begin(kvs, to[i], OP_INSERT, &at);
         wbuf_put_i64(b, now);
         wbuf_put(b, bytes, len);
-        end(kvs, to[i], at);
+        end(kvs, to[i], at, false);
     }
 }
 
@@ -162,12 +162,7 @@ static void forward_bytes(struct kvs *kvs, const uint32_t *to, uint32_t n, const
         size_t at;
         struct wbuf *b = open_to(kvs, to[i], &at);
         wbuf_put(b, bytes, len);
-        if (late && kvs->t.msg_end_late) {
-            kvs->t.msg_end_late(kvs->t.ctx, to[i], at);
-            kvs->sent[to[i]]++;
-        } else {
-            end(kvs, to[i], at);
-        }
+        end(kvs, to[i], at, late);
     }
 }
 
@@ -225,7 +220,7 @@ void kvs__forward_remove(struct kvs *kvs, uint64_t key)
         size_t at;
         struct wbuf *b = begin(kvs, to[i], OP_REMOVE, &at);
         wbuf_put_u64(b, key);
-        end(kvs, to[i], at);
+        end(kvs, to[i], at, false);
     }
 }
 

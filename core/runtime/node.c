@@ -78,13 +78,21 @@ static struct conn *existing_conn(struct node *n, uint32_t peer)
     return n->peers[peer].out ? n->peers[peer].out : n->peers[peer].in;
 }
 
-void node_msg_end(struct node *n, uint32_t peer, size_t at)
+static void msg_end(struct node *n, uint32_t peer, size_t at, bool late)
 {
     struct conn *c = existing_conn(n, peer);
     if (c) {
-        conn_msg_end(c, at);
+        if (late)
+            conn_msg_end_late(c, at);
+        else
+            conn_msg_end(c, at);
         n->peers[peer].sent_ms = (int64_t)uv_now(&n->loop);
     }
+}
+
+void node_msg_end(struct node *n, uint32_t peer, size_t at)
+{
+    msg_end(n, peer, at, false);
 }
 
 size_t node_msg_queued(struct node *n, uint32_t peer)
@@ -539,12 +547,7 @@ static void kvs_end(void *ctx, uint32_t node, size_t at)
 
 static void kvs_end_late(void *ctx, uint32_t node, size_t at)
 {
-    struct node *n = ctx;
-    struct conn *c = existing_conn(n, node);
-    if (c) {
-        conn_msg_end_late(c, at);
-        n->peers[node].sent_ms = (int64_t)uv_now(&n->loop);
-    }
+    msg_end(ctx, node, at, true);
 }
 
 /* Each part's state, and which part owns which message type.  Stops at the first part
@@ -619,7 +622,8 @@ int node_run(const struct node_config *cfg, char **cause)
     readyq_init(&n->staged);
     wbuf_init(&n->discard);
     struct kvs_transport t = {.ctx = n, .msg_begin = kvs_begin, .msg_join = kvs_join,
-                              .msg_end = kvs_end, .msg_end_late = kvs_end_late, .notify = node__on_notify};
+                              .msg_end = kvs_end, .msg_end_late = kvs_end_late,
+                              .notify = node__on_notify};
     n->kvs = kvs_create(n->self, n->nodes, &t);
     /* The effective R from here on (node_task.c reports ends by it). */
     if (!n->cfg.replicas)
