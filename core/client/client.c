@@ -21,9 +21,12 @@
 
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
+#include "core/client/dataopts.h"
 #include "core/kvs/kvs.h"
 #include "core/net/conn.h"
 #include "core/net/proto.h"
+#include "core/policy/placement.h"
+#include "core/runtime/node.h"
 
 /* An object fetched from the nodes (client_fetch): probed on every node, then pulled
  * from the first that has it, a window of chunks at a time, in order. */
@@ -273,8 +276,7 @@ static void kvs_notify(void *ctx, const struct kvs_notice *notice)
     (void)ctx, (void)notice; /* a client holds no tasks */
 }
 
-static uint32_t losses_survived(const struct cluster *cl);
-static uint32_t object_replicas(const struct cluster *cl);
+static void read_daemon_flags(struct client *c, const struct cluster *cl);
 
 struct client *client_create(const struct cluster *cl, const struct auth_key *key,
                              const struct client_callbacks *cb)
@@ -291,8 +293,7 @@ struct client *client_create(const struct cluster *cl, const struct auth_key *ke
     c->conns = xcalloc(c->nodes, sizeof *c->conns);
     c->why_lost = xcalloc(c->nodes, sizeof *c->why_lost);
     c->synced_to = xcalloc(c->nodes, sizeof *c->synced_to);
-    c->survives = losses_survived(cl);
-    c->object_copies = object_replicas(cl);
+    read_daemon_flags(c, cl);
     wbuf_init(&c->discard);
     struct kvs_transport t = {.ctx = c, .msg_begin = kvs_begin, .msg_end = kvs_end,
                               .notify = kvs_notify};
@@ -661,33 +662,32 @@ int client_shutdown(struct client *c, int timeout_ms)
     return 0;
 }
 
-/* How many lost nodes a job survives: the metadata's replicas less one (the daemons'
- * --replicas, as the cluster file records the flags they were started with, else their
- * default), and never all of the nodes (a single node keeps no copy). */
-static uint32_t losses_survived(const struct cluster *cl)
+/* What the daemons were told, from the flags the cluster file records they were started
+ * with (their defaults where it lists none):
+ *   - how many lost nodes a job survives: the metadata's replicas less one, and never
+ *     all of the nodes (a single node keeps no copy);
+ *   - the copies of each initial data object (--object-replicas);
+ *   - their placement (Algorithm 1's parameters), which submit.c asks where a task
+ *     ready at submission goes first.
+ * Flags that do not parse (a cluster file edited by hand) leave the defaults. */
+static void read_daemon_flags(struct client *c, const struct cluster *cl)
 {
-    unsigned long r = KVS_DEFAULT_REPLICAS;
-    for (uint32_t i = 0; i + 1 < cl->n_node_args; i++)
-        if (strcmp(cl->node_args[i], "--replicas") == 0)
-            r = strtoul(cl->node_args[i + 1], NULL, 10);
-    if (r < 1 || r > KVS_MAX_REPLICAS)
-        return 0;
+    struct dataopts d = {0};
+    dataopts_read_words(&d, (const char *const *)cl->node_args, cl->n_node_args, NULL, NULL);
+    struct node_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    char *cause = NULL;
+    if (dataopts_apply(&d, &cfg, &cause) < 0) {
+        free(cause);
+        memset(&cfg, 0, sizeof cfg);
+        placement_params_default(&cfg.placement);
+    }
+    uint32_t r = cfg.replicas ? cfg.replicas : KVS_DEFAULT_REPLICAS;
     if (r > cl->count)
         r = cl->count;
-    return r > 1 ? (uint32_t)r - 1 : 0;
-}
-
-/* Copies of each initial data object: the daemons' --object-replicas, from the cluster
- * file as above (1 when absent). */
-static uint32_t object_replicas(const struct cluster *cl)
-{
-    for (uint32_t i = 0; i + 1 < cl->n_node_args; i++) {
-        if (strcmp(cl->node_args[i], "--object-replicas") == 0) {
-            unsigned long k = strtoul(cl->node_args[i + 1], NULL, 10);
-            return k >= 1 && k <= 8 ? (uint32_t)k : 1;
-        }
-    }
-    return 1;
+    c->survives = r > 1 ? r - 1 : 0;
+    c->object_copies = cfg.object_replicas ? cfg.object_replicas : 1;
+    c->placement = cfg.placement;
 }
 
 static int flag_set_or_lost(struct client *c, const void *arg)

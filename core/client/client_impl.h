@@ -17,6 +17,7 @@
 #include "core/client/client.h"
 #include "core/kvs/kvs.h"
 #include "core/net/conn.h"
+#include "core/policy/placement.h"
 
 struct client_fetch; /* client.c */
 
@@ -28,8 +29,9 @@ struct client {
     char **why_lost;        /* owned, per node: why its connection closed, or NULL */
     uint32_t nodes;
     uint32_t ready, lost;
-    uint32_t survives;      /* lost nodes a job can survive (losses_survived) */
-    uint32_t object_copies; /* copies of each initial object (object_replicas) */
+    uint32_t survives;      /* lost nodes a job can survive (read_daemon_flags) */
+    uint32_t object_copies; /* copies of each initial object (read_daemon_flags) */
+    struct placement_params placement; /* the daemons' (read_daemon_flags) */
     struct kvs *kvs;
     struct client_callbacks cb;
     uint64_t sync_token;    /* the last MSG_SYNC sent */

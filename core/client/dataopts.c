@@ -347,3 +347,31 @@ int dataopts_finish(struct dataopts *d, const char *who)
     }
     return 0;
 }
+
+void dataopts_read_words(struct dataopts *d, const char *const *words, size_t n,
+                         void (*unknown)(const char *word, void *arg), void *arg)
+{
+    const struct opt table[] = {DATAOPTS_OPTS(d)};
+    for (size_t i = 0; i < n; i++) {
+        const char *word = words[i];
+        if (!word || strncmp(word, "--", 2) != 0) {
+            if (word && unknown)
+                unknown(word, arg);
+            continue;
+        }
+        const char *name = word + 2, *eq = strchr(name, '='), *value;
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        if (eq)
+            value = eq + 1;
+        else
+            value = i + 1 < n ? words[++i] : NULL;
+        const struct opt *o = NULL;
+        for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
+            if (strlen(table[k].name) == len && strncmp(table[k].name, name, len) == 0)
+                o = &table[k];
+        if (o && value)
+            *(const char **)o->target = value;
+        else if (unknown)
+            unknown(word, arg);
+    }
+}

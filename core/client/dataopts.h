@@ -5,12 +5,15 @@
  *
  * Owns the option-table entries (DATAOPTS_OPTS) and their checks; the strings stay the
  * caller's argv.  Called by tools/cmd/cmd_run.c, tools/cmd/cmd_launch.c and
- * tools/cmd/cmd_node.c.  It includes core/runtime/node.h for struct node_config alone:
+ * tools/cmd/cmd_node.c, and by the client and tools/cmd/sim_from.c to read the flags back
+ * (dataopts_read_words).  It includes core/runtime/node.h for struct node_config alone:
  * dataopts_apply fills a daemon's configuration, and dataopts_finish checks the flags by
  * filling a scratch one.
  */
 #ifndef JACKDAW_DATAOPTS_H
 #define JACKDAW_DATAOPTS_H
+
+#include <stddef.h>
 
 #include "core/client/opt.h"
 
@@ -78,5 +81,15 @@ int dataopts_apply(const struct dataopts *d, struct node_config *cfg, char **cau
 /* Checks the values and fills d->words.  Prints "jackdaw WHO: …" and returns EXIT_USAGE
  * on a bad value, else 0. */
 int dataopts_finish(struct dataopts *d, const char *who);
+
+/*
+ * The other way: d's strings from the words a daemon was started with ("--flag value" or
+ * "--flag=value", as a cluster file's node_args or a trace header's config.node_args
+ * keep them); the strings stay the caller's.  A word that is no flag of the table, or a
+ * flag without its value, goes to `unknown` (may be NULL) and is left out.  For the
+ * client (core/client/client.c: what the daemons were told) and `jackdaw sim --from`.
+ */
+void dataopts_read_words(struct dataopts *d, const char *const *words, size_t n,
+                         void (*unknown)(const char *word, void *arg), void *arg);
 
 #endif

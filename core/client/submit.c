@@ -76,6 +76,46 @@ _Static_assert(SUBMIT_CHUNK_BYTES + WORKLOAD_MAX_CMD + 20ull * WORKLOAD_MAX_DEGR
                "a SUBMIT message closed past SUBMIT_CHUNK_BYTES fits in a frame");
 _Static_assert(WORKLOAD_MAX_CMD < PROTO_MAX_STRING, "a daemon takes every command we send");
 
+/* Hashed, a task ready at submission whose inputs are all initial objects goes straight
+ * to the node its owner's placement would push it to (placement_submit_node), as that
+ * owner would judge it with nothing finished yet: its own length for a sleep task (at
+ * the owner's speed), the owner's slots sharing its link.  Without this, under FLDS or
+ * MDL most of all-pairs' tasks travelled twice at the start, and a node's slots waited
+ * for their data while the tasks that read its own files were still on their way. */
+static uint32_t hashed(const struct client *c, const struct workload *wl, uint64_t key,
+                       uint32_t i)
+{
+    uint32_t owner = task_key_owner(key, c->nodes);
+    const struct workload_task *wt = &wl->tasks[i];
+    if (wt->num_parents || !wt->num_inputs || c->placement.policy == PLACEMENT_WS ||
+        c->placement.policy == PLACEMENT_MLB)
+        return owner;
+    struct placement_object small[16];
+    struct placement_object *objs = wt->num_inputs > 16
+                                        ? xmalloc(wt->num_inputs * sizeof *objs) : small;
+    uint64_t all = 0;
+    bool known = true;
+    for (uint32_t k = 0; k < wt->num_inputs && known; k++) {
+        const struct workload_object *o = &wl->objects[wt->inputs[k]];
+        objs[k] = (struct placement_object){
+            .node = workload_object_node(wl, wt->inputs[k], c->nodes), .bytes = o->bytes};
+        known = !o->producer && objs[k].node < c->nodes;
+        all += o->bytes;
+    }
+    const struct cluster_node *cn = &c->cl->nodes[owner];
+    double speed = cn->speed > 0 ? cn->speed : 1;
+    struct placement_input in = {
+        .stealable = wt->stealable, .all_data_size = all, .self = owner,
+        .est_task_length_s = wt->kind == TASK_SLEEP ? wt->duration_s / speed : 0,
+        .inputs = objs, .num_inputs = wt->num_inputs, .link_share = cn->slots,
+    };
+    uint32_t node = known ? placement_submit_node(&c->placement, &in) : owner;
+    if (objs != small)
+        free(objs);
+    /* A holder that is gone would take the task down with it. */
+    return node < c->nodes && c->conns[node] ? node : owner;
+}
+
 static uint32_t target(const struct client *c, const struct workload *wl,
                        enum submit_mode mode, uint64_t key, uint32_t i)
 {
@@ -90,7 +130,7 @@ static uint32_t target(const struct client *c, const struct workload *wl,
     }
     case SUBMIT_ONE: return 0;
     case SUBMIT_ROUNDROBIN: return i % c->nodes;
-    default: return task_key_owner(key, c->nodes);
+    default: return hashed(c, wl, key, i);
     }
 }
 
@@ -185,7 +225,7 @@ struct submission {
     struct client *c;
     const struct workload *wl;
     uint32_t job;
-    enum submit_mode mode;
+    const uint32_t *where;  /* per task, the node it is submitted to (target) */
     /* With replicas each task's encoding goes twice, in its record and in the
      * submission: encoded once, kept here for the second (up to SUBMIT_KEEP_BYTES; the
      * tasks past it are encoded again).  kept_at[i] is where task i starts, kept_at[i +
@@ -207,7 +247,7 @@ static void submit_wave(struct submission *u, uint32_t w)
     uint32_t from = (uint32_t)wave_start(w);
     uint32_t to = wave_start(w + 1) < u->wl->count ? (uint32_t)wave_start(w + 1) : u->wl->count;
     for (uint32_t i = from; i < to; i++) {
-        uint32_t node = target(c, u->wl, u->mode, task_key(u->job, i), i);
+        uint32_t node = u->where[i];
         if (!c->conns[node])
             continue;
         struct open_submit *o = &u->open[node];
@@ -374,8 +414,11 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
     /* Each node learns how many tasks it is about to get, so that it does not take to
      * stealing while its own are on the way (they follow after a barrier). */
     uint32_t *share = xcalloc(c->nodes, sizeof *share);
-    for (uint32_t i = 0; i < wl->count; i++)
-        share[target(c, wl, mode, task_key(job, i), i)]++;
+    uint32_t *where = xmalloc((wl->count ? wl->count : 1) * sizeof *where);
+    for (uint32_t i = 0; i < wl->count; i++) {
+        where[i] = target(c, wl, mode, task_key(job, i), i);
+        share[where[i]]++;
+    }
     *t_submit = clock_wall_ns();
     for (uint32_t i = 0; i < c->nodes; i++) {
         if (!c->conns[i])
@@ -388,7 +431,7 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         conn_msg_end(c->conns[i], at);
     }
     free(share);
-    struct submission u = {.c = c, .wl = wl, .job = job, .mode = mode};
+    struct submission u = {.c = c, .wl = wl, .job = job, .where = where};
     wbuf_init(&u.encoded);
     wbuf_init(&u.scratch);
     u.open = xcalloc(c->nodes, sizeof *u.open);
@@ -432,7 +475,7 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
         };
         if (wt->output_bytes)
             tmd_late_mut(&t)->data_size = wt->output_bytes;
-        t.holder = target(c, wl, mode, t.key, i);
+        t.holder = where[i];
         if (wt->num_children > u.keys_cap) {
             u.keys_cap = wt->num_children;
             u.keys = xrealloc(u.keys, u.keys_cap * sizeof *u.keys);
@@ -476,6 +519,7 @@ int client_submit(struct client *c, const struct workload *wl, uint32_t job,
     free(reach);
     free(u.keys);
     free(u.open);
+    free(where);
     wbuf_fini(&u.scratch);
     wbuf_fini(&u.encoded);
     free(u.kept_at);

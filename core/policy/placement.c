@@ -285,6 +285,13 @@ struct placement_decision placement_decide(const struct placement_params *p,
     return decided(PLACE_PUSH, holder, PLACE_WHY_LARGEST_THERE, policy);
 }
 
+uint32_t placement_submit_node(const struct placement_params *p,
+                               const struct placement_input *in)
+{
+    struct placement_decision d = placement_decide(p, NULL, in);
+    return d.queue == PLACE_PUSH ? d.node : in->self;
+}
+
 /* --- FLDS ------------------------------------------------------------------------- */
 
 static double clamp(double v, double lo, double hi)

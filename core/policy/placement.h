@@ -153,6 +153,18 @@ struct placement_decision placement_decide(const struct placement_params *p,
                                            const struct placement_auto *a,
                                            const struct placement_input *in);
 
+/*
+ * Where a task that is ready at submission goes first, so that it travels once: in->self
+ * is the node a plain submission gives it (its hashed owner), and the answer is the node
+ * that node's Algorithm 1 would push it to on arrival, else in->self.  The caller fills
+ * `in` as that node would with nothing finished yet (the task's declared inputs, its own
+ * length for a sleep task, that node's slots as link_share), and `a` NULL: auto starts as
+ * FLDS.  Called by the client's submission (core/client/submit.c) and the simulator's
+ * (core/sim), so that a run and its simulation start each task on the same node.
+ */
+uint32_t placement_submit_node(const struct placement_params *p,
+                               const struct placement_input *in);
+
 /* --- FLDS monitor ------------------------------------------------------------------ */
 
 struct flds_state {

@@ -550,7 +550,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
     for (uint32_t i = 0; i < wl->count; i++) {
         out->work_s += wl->tasks[i].duration_s * sim__cores_of(&wl->tasks[i]);
         s.tasks[i].waiting = wl->tasks[i].num_parents;
-        s.tasks[i].holder = sim__holder_at_submit(cfg, i);
+        s.tasks[i].holder = sim__holder_at_submit(cfg, wl, i);
         s.tasks[i].runner = UINT32_MAX;
     }
     /* Every task is at its holder at time 0, parents first (the workload's order). */

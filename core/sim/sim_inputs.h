@@ -35,7 +35,10 @@ uint32_t sim__task_inputs(const struct workload *wl, uint32_t nodes, sim_runner_
                           const void *tasks, uint32_t task, struct placement_object *out,
                           uint32_t max, uint64_t *sum);
 
-/* The node the client submits `task` to under cfg->submit (jackdaw run --mode). */
-uint32_t sim__holder_at_submit(const struct sim_config *cfg, uint32_t task);
+/* The node the client submits `task` to under cfg->submit (jackdaw run --mode): hashed,
+ * a task ready at submission starts where its owner's placement would push it, as the
+ * client does. */
+uint32_t sim__holder_at_submit(const struct sim_config *cfg, const struct workload *wl,
+                               uint32_t task);
 
 #endif

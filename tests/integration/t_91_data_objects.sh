@@ -6,7 +6,10 @@
 # each object at most once, so bytes_moved stays within (nodes - 1) x all object bytes
 # — a bound that holds on every run, unlike "on < off", which usually holds but
 # depends on how the tasks happened to be placed (a cache-off copy is shared while
-# pinned).  Then a workload pinning an object to node 9 on a 3-node run is refused
+# pinned).  Then files worth following (3 MB for 10 ms tasks): under the default
+# placement (FLDS) and under MDL, each task goes straight to the node of its largest
+# input at submission, so no node has a task to push (tasks_pushed 0, every task done
+# once); hashed alone, about two thirds would travel twice.  Then a workload pinning an object to node 9 on a 3-node run is refused
 # before anything starts: exit 3, a message naming FILE:LINE, no cluster files.
 . "$(dirname "$0")/lib.sh"
 
@@ -66,6 +69,23 @@ done
 on=$(cluster_field "$T/cache-on.out" 'c["bytes_moved"]')
 off=$(cluster_field "$T/cache-off.out" 'c["bytes_moved"]')
 note "bytes moved: cache on $on, cache off $off (not compared: placement varies)"
+
+# Data worth following: placed at submission, nothing pushed.
+big="$T/allpairs-big.jsonl"
+"$JACKDAW" gen allpairs -n 4 --file-bytes 3000000 --duration-s 0.01 -o "$big" ||
+    fail "jackdaw gen allpairs (3 MB) failed"
+for p in default mdl; do
+    flags=()
+    [ "$p" = default ] || flags=(--placement "$p")
+    jd_run "big-$p" "$big" --nodes $NODES --slots 2 "${flags[@]}" --json --records "$T/big-$p.records"
+    expect_code 0 "$RUN_RC" "jackdaw run (3 MB files, placement $p)"
+    check_records "$big" "$T/big-$p.records"
+    pushed=$(cluster_field "$T/big-$p.out" 'c["tasks_pushed"]')
+    done_=$(cluster_field "$T/big-$p.out" 'c["tasks_done"]')
+    [ "$done_" = 16 ] || fail "placement $p: $done_ of 16 tasks done"
+    [ "$pushed" = 0 ] || fail "placement $p: $pushed tasks pushed; submission should have sent each to its data"
+    note "3 MB files, placement $p: 16 tasks done, none pushed"
+done
 
 # An object pinned outside the cluster: refused before any daemon starts.
 bad="$T/pinned.jsonl"

@@ -336,6 +336,55 @@ static void test_decision_table_covers_branches(void **state)
     }
 }
 
+/* Where a task ready at submission goes first: where its owner would push it, else the
+ * owner, under each policy.  All-pairs' task (a_i, b_j): two files of 60 MB, the first
+ * on node 2, the second on node 5, the owner node 0, the task's length not yet known. */
+static void test_submit_node(void **state)
+{
+    (void)state;
+    struct placement_object o[2] = {{.node = 2, .bytes = 60 * MB}, {.node = 5, .bytes = 60 * MB}};
+    struct placement_input in = {.stealable = true, .all_data_size = 120 * MB, .self = 0,
+                                 .inputs = o, .num_inputs = 2};
+    struct placement_params p = params_for(PLACEMENT_FLDS);
+    /* Ties go to the first listed, wherever the task was submitted. */
+    assert_int_equal(placement_submit_node(&p, &in), 2);
+    in.self = 5;
+    assert_int_equal(placement_submit_node(&p, &in), 2);
+    in.self = 0;
+    p = params_for(PLACEMENT_MDL);
+    assert_int_equal(placement_submit_node(&p, &in), 2);
+    p = params_for(PLACEMENT_RLDS);
+    assert_int_equal(placement_submit_node(&p, &in), 2);
+    p = params_for(PLACEMENT_AUTO); /* starts as FLDS */
+    assert_int_equal(placement_submit_node(&p, &in), 2);
+    /* The larger file leads. */
+    o[1].bytes = 80 * MB;
+    p = params_for(PLACEMENT_FLDS);
+    assert_int_equal(placement_submit_node(&p, &in), 5);
+    /* Data not worth following stays with the owner: a 10 s task may wait 5 s for its
+     * data (t = 0.5), and its 140 MB take 1.4 s at 100 MB/s... */
+    in.est_task_length_s = 10;
+    assert_int_equal(placement_submit_node(&p, &in), 0);
+    /* ...but not under MDL, which follows any data. */
+    p = params_for(PLACEMENT_MDL);
+    assert_int_equal(placement_submit_node(&p, &in), 5);
+    in.est_task_length_s = 0;
+    /* MLB and ws never push; a pinned task never moves. */
+    p = params_for(PLACEMENT_MLB);
+    assert_int_equal(placement_submit_node(&p, &in), 0);
+    p = params_for(PLACEMENT_WS);
+    assert_int_equal(placement_submit_node(&p, &in), 0);
+    p = params_for(PLACEMENT_FLDS);
+    in.stealable = false;
+    assert_int_equal(placement_submit_node(&p, &in), 0);
+    /* No data: the owner. */
+    in.stealable = true;
+    in.all_data_size = 0;
+    in.num_inputs = 0;
+    in.inputs = NULL;
+    assert_int_equal(placement_submit_node(&p, &in), 0);
+}
+
 /* node.c's call before it knows about policies: placement_decide(NULL, NULL, &in). */
 static void test_legacy_ws(void **state)
 {
@@ -988,6 +1037,7 @@ int main(void)
         cmocka_unit_test(test_decision_table),
         cmocka_unit_test(test_decision_table_covers_branches),
         cmocka_unit_test(test_legacy_ws),
+        cmocka_unit_test(test_submit_node),
         cmocka_unit_test(test_auto_without_state_is_flds),
         cmocka_unit_test(test_null_inputs),
         cmocka_unit_test(test_bandwidth_edges),

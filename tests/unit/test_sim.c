@@ -280,6 +280,45 @@ static void test_placement_mdl_and_mlb(void **state)
     rig_free(&r);
 }
 
+/* Tasks ready at submission that read initial objects worth following: hashed, the
+ * client sends each to its object's node (placement_submit_node), so none is pushed and
+ * none moves a byte; all submitted to node 0 (--mode one), node 0's placement pushes
+ * those of the other nodes' objects. */
+static void test_data_tasks_submitted_to_their_data(void **state)
+{
+    (void)state;
+    char text[4096], *p = text;
+    for (uint32_t o = 0; o < 8; o++)
+        p += snprintf(p, sizeof text - (size_t)(p - text),
+                      "{\"object\":\"o%u\",\"bytes\":10000000,\"node\":\"spread\"}\n", o);
+    for (uint32_t t = 0; t < 24; t++)
+        p += snprintf(p, sizeof text - (size_t)(p - text),
+                      "{\"id\":\"t%u\",\"kind\":\"sleep\",\"duration_s\":0.01,"
+                      "\"inputs\":[\"o%u\"]}\n", t, t % 8);
+    struct rig r;
+    rig_load(&r, text);
+    r.cfg.nodes = 4;
+    r.cfg.slots = 2;
+    r.cfg.bandwidth_Bps = r.cfg.placement.bandwidth_Bps = 125e6;
+    r.cfg.steal.mode = STEAL_NONE;
+    enum placement_policy pols[] = {PLACEMENT_FLDS, PLACEMENT_MDL, PLACEMENT_AUTO};
+    for (size_t k = 0; k < sizeof pols / sizeof pols[0]; k++) {
+        r.cfg.placement.policy = pols[k];
+        assert_int_equal(rig_run(&r), 0);
+        check_records(&r, 0);
+        assert_int_equal(r.res.tasks_pushed, 0);
+        assert_int_equal(r.res.bytes_moved, 0);
+        for (uint32_t i = 0; i < r.wl.count; i++)
+            assert_int_equal(r.seen.start_node[i], (int32_t)(i % 8 % 4));
+    }
+    r.cfg.placement.policy = PLACEMENT_FLDS;
+    r.cfg.submit = SIM_SUBMIT_ONE;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r, 0);
+    assert_int_equal(r.res.tasks_pushed, 18);
+    rig_free(&r);
+}
+
 /* Nodes of different sizes: a node of one slot never runs two tasks at once, one of
  * three runs three. */
 static void test_node_slots(void **state)
@@ -693,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_mode_one_steals),
         cmocka_unit_test(test_speeds),
         cmocka_unit_test(test_placement_mdl_and_mlb),
+        cmocka_unit_test(test_data_tasks_submitted_to_their_data),
         cmocka_unit_test(test_node_slots),
         cmocka_unit_test(test_parsec_successors),
         cmocka_unit_test(test_parsec_wait_guard),

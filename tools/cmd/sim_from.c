@@ -49,36 +49,23 @@ static json_t *read_header(const char *trace, char **cause)
     return root;
 }
 
-/* config.node_args into the settings' dataopts, flag by flag through dataopts' own option
- * table ("--flag value" or "--flag=value"): a flag outside it is one the simulator has
- * no sense for, said once and left out. */
+static void note_left_out(const char *word, void *arg)
+{
+    (void)arg;
+    fprintf(stderr, "jackdaw sim: note: the recorded daemon flag '%s' means nothing to the "
+                    "simulator: left out\n", word);
+}
+
+/* config.node_args into the settings' dataopts (dataopts_read_words): a flag outside
+ * dataopts is one the simulator has no sense for, said once and left out. */
 static void read_node_args(struct sim_recorded *rec, json_t *args)
 {
-    struct dataopts *d = &rec->settings.data;
-    const struct opt table[] = {DATAOPTS_OPTS(d)};
     size_t n = json_array_size(args);
-    for (size_t i = 0; i < n; i++) {
-        const char *word = json_string_value(json_array_get(args, i));
-        if (!word || strncmp(word, "--", 2) != 0)
-            continue;
-        const char *name = word + 2, *eq = strchr(name, '='), *value;
-        size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        if (eq) {
-            value = eq + 1;
-        } else {
-            value = json_string_value(json_array_get(args, i + 1));
-            i++;
-        }
-        const struct opt *o = NULL;
-        for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
-            if (strlen(table[k].name) == len && strncmp(table[k].name, name, len) == 0)
-                o = &table[k];
-        if (o && value)
-            *(const char **)o->target = value;
-        else
-            fprintf(stderr, "jackdaw sim: note: the recorded daemon flag '%s' means nothing "
-                            "to the simulator: left out\n", word);
-    }
+    const char **words = xcalloc(n ? n : 1, sizeof *words);
+    for (size_t i = 0; i < n; i++)
+        words[i] = json_string_value(json_array_get(args, i));
+    dataopts_read_words(&rec->settings.data, words, n, note_left_out, NULL);
+    free(words);
 }
 
 /* The cluster, flags, workload name and (a simulated run's) mode from the header. */
