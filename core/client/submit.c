@@ -77,11 +77,11 @@ _Static_assert(SUBMIT_CHUNK_BYTES + WORKLOAD_MAX_CMD + 20ull * WORKLOAD_MAX_DEGR
 _Static_assert(WORKLOAD_MAX_CMD < PROTO_MAX_STRING, "a daemon takes every command we send");
 
 /* Hashed, a task ready at submission whose inputs are all initial objects goes straight
- * to the node its owner's placement would push it to (placement_submit_node), as that
- * owner would judge it with nothing finished yet: its own length for a sleep task (at
- * the owner's speed), the owner's slots sharing its link.  Without this, under FLDS or
- * MDL most of all-pairs' tasks travelled twice at the start, and a node's slots waited
- * for their data while the tasks that read its own files were still on their way. */
+ * to the node its owner's placement would push it to when all its data is there
+ * (placement_submit_node), as that owner would judge it with nothing finished yet: its
+ * own length for a sleep task (at the owner's speed), the owner's slots sharing its
+ * link.  Without this, on all-pairs under FLDS a node's slots waited for data at the
+ * start while the tasks that read only its own files were still on their way to it. */
 static uint32_t hashed(const struct client *c, const struct workload *wl, uint64_t key,
                        uint32_t i)
 {

@@ -289,7 +289,12 @@ uint32_t placement_submit_node(const struct placement_params *p,
                                const struct placement_input *in)
 {
     struct placement_decision d = placement_decide(p, NULL, in);
-    return d.queue == PLACE_PUSH ? d.node : in->self;
+    if (d.queue != PLACE_PUSH)
+        return in->self;
+    for (uint32_t i = 0; i < in->num_inputs; i++)
+        if (in->inputs[i].bytes && in->inputs[i].node != d.node)
+            return in->self;
+    return d.node;
 }
 
 /* --- FLDS ------------------------------------------------------------------------- */

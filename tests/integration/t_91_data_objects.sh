@@ -6,9 +6,9 @@
 # each object at most once, so bytes_moved stays within (nodes - 1) x all object bytes
 # — a bound that holds on every run, unlike "on < off", which usually holds but
 # depends on how the tasks happened to be placed (a cache-off copy is shared while
-# pinned).  Then files worth following (3 MB for 10 ms tasks): under the default
-# placement (FLDS) and under MDL, each task goes straight to the node of its largest
-# input at submission, so no node has a task to push (tasks_pushed 0, every task done
+# pinned).  Then tasks that each read one file worth following (3 MB for 10 ms tasks):
+# under the default placement (FLDS) and under MDL, each goes straight to its file's
+# node at submission, so no node has a task to push (tasks_pushed 0, every task done
 # once); hashed alone, about two thirds would travel twice.  Then a workload pinning an object to node 9 on a 3-node run is refused
 # before anything starts: exit 3, a message naming FILE:LINE, no cluster files.
 . "$(dirname "$0")/lib.sh"
@@ -70,10 +70,17 @@ on=$(cluster_field "$T/cache-on.out" 'c["bytes_moved"]')
 off=$(cluster_field "$T/cache-off.out" 'c["bytes_moved"]')
 note "bytes moved: cache on $on, cache off $off (not compared: placement varies)"
 
-# Data worth following: placed at submission, nothing pushed.
-big="$T/allpairs-big.jsonl"
-"$JACKDAW" gen allpairs -n 4 --file-bytes 3000000 --duration-s 0.01 -o "$big" ||
-    fail "jackdaw gen allpairs (3 MB) failed"
+# Data worth following, each task's in one file: placed at submission, nothing pushed.
+big="$T/big.jsonl"
+"$PY" - "$big" <<'EOF_PY' || fail "cannot write the 3 MB workload"
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for o in range(6):
+        f.write(json.dumps({"object": "f%d" % o, "bytes": 3000000, "node": "spread"}) + "\n")
+    for t in range(18):
+        f.write(json.dumps({"id": "t%d" % t, "kind": "sleep", "duration_s": 0.01,
+                            "inputs": ["f%d" % (t % 6)]}) + "\n")
+EOF_PY
 for p in default mdl; do
     flags=()
     [ "$p" = default ] || flags=(--placement "$p")
@@ -82,9 +89,9 @@ for p in default mdl; do
     check_records "$big" "$T/big-$p.records"
     pushed=$(cluster_field "$T/big-$p.out" 'c["tasks_pushed"]')
     done_=$(cluster_field "$T/big-$p.out" 'c["tasks_done"]')
-    [ "$done_" = 16 ] || fail "placement $p: $done_ of 16 tasks done"
+    [ "$done_" = 18 ] || fail "placement $p: $done_ of 18 tasks done"
     [ "$pushed" = 0 ] || fail "placement $p: $pushed tasks pushed; submission should have sent each to its data"
-    note "3 MB files, placement $p: 16 tasks done, none pushed"
+    note "3 MB files, placement $p: 18 tasks done, none pushed"
 done
 
 # An object pinned outside the cluster: refused before any daemon starts.

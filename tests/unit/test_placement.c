@@ -336,17 +336,16 @@ static void test_decision_table_covers_branches(void **state)
     }
 }
 
-/* Where a task ready at submission goes first: where its owner would push it, else the
- * owner, under each policy.  All-pairs' task (a_i, b_j): two files of 60 MB, the first
- * on node 2, the second on node 5, the owner node 0, the task's length not yet known. */
+/* Where a task ready at submission goes first: where its owner would push it when all
+ * its data is there, else the owner, under each policy.  Two files of 60 MB, both on
+ * node 2 at first; the owner is node 0; the task's length not yet known. */
 static void test_submit_node(void **state)
 {
     (void)state;
-    struct placement_object o[2] = {{.node = 2, .bytes = 60 * MB}, {.node = 5, .bytes = 60 * MB}};
+    struct placement_object o[2] = {{.node = 2, .bytes = 60 * MB}, {.node = 2, .bytes = 60 * MB}};
     struct placement_input in = {.stealable = true, .all_data_size = 120 * MB, .self = 0,
                                  .inputs = o, .num_inputs = 2};
     struct placement_params p = params_for(PLACEMENT_FLDS);
-    /* Ties go to the first listed, wherever the task was submitted. */
     assert_int_equal(placement_submit_node(&p, &in), 2);
     in.self = 5;
     assert_int_equal(placement_submit_node(&p, &in), 2);
@@ -357,17 +356,26 @@ static void test_submit_node(void **state)
     assert_int_equal(placement_submit_node(&p, &in), 2);
     p = params_for(PLACEMENT_AUTO); /* starts as FLDS */
     assert_int_equal(placement_submit_node(&p, &in), 2);
-    /* The larger file leads. */
-    o[1].bytes = 80 * MB;
+    /* An empty input elsewhere moves nothing: still all the data is on node 2. */
+    o[1] = (struct placement_object){.node = 7, .bytes = 0};
+    in.all_data_size = 60 * MB;
     p = params_for(PLACEMENT_FLDS);
-    assert_int_equal(placement_submit_node(&p, &in), 5);
+    assert_int_equal(placement_submit_node(&p, &in), 2);
+    /* All-pairs: one file on node 2, one on node 5.  The owner would push the task to
+     * node 2 (ties: the first listed), but it must fetch the other file there too: it
+     * goes by its owner, whose push arrives spread out among the others'. */
+    o[1] = (struct placement_object){.node = 5, .bytes = 60 * MB};
+    in.all_data_size = 120 * MB;
+    assert_int_equal(placement_decide(&p, NULL, &in).node, 2);
+    assert_int_equal(placement_submit_node(&p, &in), 0);
+    o[1].node = 2;
     /* Data not worth following stays with the owner: a 10 s task may wait 5 s for its
-     * data (t = 0.5), and its 140 MB take 1.4 s at 100 MB/s... */
+     * data (t = 0.5), and its 120 MB take 1.2 s at 100 MB/s... */
     in.est_task_length_s = 10;
     assert_int_equal(placement_submit_node(&p, &in), 0);
     /* ...but not under MDL, which follows any data. */
     p = params_for(PLACEMENT_MDL);
-    assert_int_equal(placement_submit_node(&p, &in), 5);
+    assert_int_equal(placement_submit_node(&p, &in), 2);
     in.est_task_length_s = 0;
     /* MLB and ws never push; a pinned task never moves. */
     p = params_for(PLACEMENT_MLB);
