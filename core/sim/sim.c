@@ -311,8 +311,14 @@ int sim_check(const struct sim_config *cfg, const struct workload *wl, const cha
     sim__leader_capacity(cfg, 0, &leader_slots, &leader_speed);
     fewest = leader_slots < fewest ? leader_slots : fewest;
     if (!(cfg->latency_s >= 0 && cfg->latency_s < 3600) || !(cfg->bandwidth_Bps >= 0) ||
-        !(cfg->sample_s >= 0)) {
-        *why = "latency, bandwidth and sample period must be finite and not negative";
+        !(cfg->sample_s >= 0) || !(cfg->host_Bps >= 0)) {
+        *why = "latency, bandwidth, host rate and sample period must be finite and not "
+               "negative";
+        return -EINVAL;
+    }
+    if (cfg->host_Bps > 0 && !(cfg->bandwidth_Bps > 0)) {
+        *why = "a host rate shares the transfers, which need a bandwidth: without one, inputs "
+               "move in no time";
         return -EINVAL;
     }
     for (uint32_t i = 0; cfg->speeds && i < cfg->nodes; i++) {

@@ -88,6 +88,11 @@ struct sim_config {
     struct placement_params placement;
     double latency_s;       /* one way, any two nodes; 0 allowed */
     double bandwidth_Bps;   /* per transfer; 0: inputs move in no time */
+    /* The bytes a second one host's cores can copy between the nodes it runs, shared by
+     * every transfer in flight: the cluster is emulated on that host, and a byte that
+     * moves costs its CPU time on both daemons (the loopback's sends and receives).  0:
+     * none, each node a host of its own.  Only with a bandwidth (there are transfers). */
+    double host_Bps;
     double sample_s;        /* NODE_SAMPLE period in simulated seconds; 0: none */
     uint64_t seed;          /* the thieves' random draws (non-zero) */
     uint32_t job;           /* the job number in the tasks' keys */

@@ -209,6 +209,7 @@ struct sim {
     struct flow *flows;     /* the transfers, in flight or arriving, and free ones */
     size_t nflows, flows_cap;
     uint32_t free_flow, nfree_flows; /* a list through flow.next */
+    uint32_t nactive;       /* flows admitted and not through: sim_config.host_Bps's share */
 };
 
 /* ---- sim.c: events, queues, trace, tasks --------------------------------------------- */

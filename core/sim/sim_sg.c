@@ -68,6 +68,10 @@ int sim_sg_check(const struct sim_config *cfg, const struct workload *wl, const 
     /* sim_check passes everything the discrete-event core models; this engine models
      * the daemons' default stealing parts and the placements of Algorithm 1 only. */
     const struct steal_params *p = &cfg->steal;
+    if (cfg->host_Bps > 0) {
+        *why = "a host rate (one host's cores copying every transfer) runs on --engine des only";
+        return -ENOTSUP;
+    }
     if (cfg->placement.policy == PLACEMENT_AUTO) {
         *why = "placement auto runs on --engine des only (the SimGrid engine models ws, mlb, "
                "mdl, rlds and flds)";

@@ -183,6 +183,49 @@ static void test_writer_egress_is_shared(void **state)
     rig_free(&r);
 }
 
+/* One host emulating the cluster (host_Bps): two transfers on links of their own share
+ * its rate.  Two roots write 12.5 MB on nodes 0 and 1; their children, kept on nodes 2
+ * and 3, read them at once.  At 125 MB/s a link each takes 0.1 s; with the host's 125
+ * MB/s for both, 0.2 s.  Refused without a bandwidth. */
+static void test_host_rate_is_shared(void **state)
+{
+    (void)state;
+    const double bytes = 12.5e6, bandwidth = 125e6;
+    char text[1024], *p = text;
+    for (int i = 0; i < 2; i++)
+        p += sprintf(p, "{\"id\":\"r%d\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                        "\"output_bytes\":%.0f}\n", i, bytes);
+    for (int i = 0; i < 2; i++)
+        p += sprintf(p, "{\"id\":\"c%d\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                        "\"parents\":[\"r%d\"]}\n", i, i);
+    struct rig r;
+    rig_load(&r, text);
+    r.cfg.nodes = 4;
+    r.cfg.slots = 1;
+    r.cfg.submit = SIM_SUBMIT_ROUND_ROBIN;
+    r.cfg.steal.mode = STEAL_NONE;
+    r.cfg.placement.policy = PLACEMENT_WS;
+    r.cfg.latency_s = 0;
+    r.cfg.bandwidth_Bps = r.cfg.placement.bandwidth_Bps = bandwidth;
+    double alone_ns = bytes / bandwidth * 1e9;
+    for (int shared = 0; shared < 2; shared++) {
+        r.cfg.host_Bps = shared ? bandwidth : 0;
+        assert_int_equal(rig_run(&r), 0);
+        check_records(&r, 0);
+        assert_int_equal(r.seen.fetches, 2);
+        double want = (shared ? 2 : 1) * alone_ns;
+        assert_true((double)r.seen.fetch_ns_min >= want - 1);
+        assert_true((double)r.seen.fetch_ns_max <= want + 1000);
+        assert_int_equal(r.seen.start_node[2], 2);
+        assert_int_equal(r.seen.start_node[3], 3);
+    }
+    r.cfg.bandwidth_Bps = 0;
+    const char *why = NULL;
+    assert_int_equal(sim_check(&r.cfg, &r.wl, &why), -EINVAL);
+    assert_non_null(why);
+    rig_free(&r);
+}
+
 /* Everything submitted to node 0: the others steal, and every node runs some; without
  * stealing node 0 runs them all.  One seed, one run. */
 static void test_mode_one_steals(void **state)
@@ -729,6 +772,7 @@ int main(void)
         cmocka_unit_test(test_chain_is_its_critical_path),
         cmocka_unit_test(test_dag_with_data),
         cmocka_unit_test(test_writer_egress_is_shared),
+        cmocka_unit_test(test_host_rate_is_shared),
         cmocka_unit_test(test_mode_one_steals),
         cmocka_unit_test(test_speeds),
         cmocka_unit_test(test_placement_mdl_and_mlb),

@@ -46,7 +46,8 @@ const struct cmd cmd_sim = {
     .name = "sim",
     .usage = "WORKLOAD | --from TRACE [--workload FILE] [--nodes N] [--slots S] "
              "[--speeds LIST|C1..C5] [--mode M] [--policy P] [--placement P] [--latency T] "
-             "[--bandwidth RATE] [--seed N] [--engine des|simgrid] [--sweep PARAM=A,B,...] "
+             "[--bandwidth RATE] [--host-rate RATE] [--seed N] [--engine des|simgrid] "
+             "[--sweep PARAM=A,B,...] "
              "[--trace FILE|PREFIX] [--json]",
     .summary = "simulate a workload on N nodes with the daemons' policy code, or replay a "
                "recorded run under another policy",

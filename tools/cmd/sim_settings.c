@@ -51,6 +51,9 @@ size_t sim_settings_opts(struct sim_settings *s, struct opt *out)
         {"bandwidth", OPT_STRING, &d->bandwidth,
          "RATE  a node's link each way, shared by the task inputs it sends and receives, "
          "e.g. 1Gbit; also Algorithm 1's net_band (default: unlimited)"},
+        {"host-rate", OPT_STRING, &s->host_rate,
+         "RATE  one host emulating the cluster: the bytes a second its cores can copy, "
+         "shared by every transfer, e.g. 700MB (default: none)"},
         {"seed", OPT_STRING, &s->seed, "N  the thieves' random draws, >= 1 (default 1)"},
         {"sample-ms", OPT_STRING, &d->sample_ms, "MS  trace: simulated node sample period (100)"},
         {"engine", OPT_STRING, &s->engine,
@@ -261,6 +264,14 @@ int sim_plan_build(struct sim_plan *p, const struct sim_settings *s, char **caus
     }
     if (apply_dataopts(p, cause) < 0)
         return -EINVAL;
+    if (s->host_rate) {
+        char *why = NULL;
+        if (bucket_parse_rate(s->host_rate, &p->cfg.host_Bps, &why) < 0) {
+            *cause = xasprintf("--host-rate: %s", why ? why : s->host_rate);
+            free(why);
+            return -EINVAL;
+        }
+    }
     bool slots_cores = false;
     int rc = s->slots && strchr(s->slots, ',')
                  ? parse_slot_list(s->slots, p, cause)

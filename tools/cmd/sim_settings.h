@@ -29,7 +29,7 @@
 
 /* NULL: not given (the default, or the recorded run's). */
 struct sim_settings {
-    const char *nodes, *slots, *speeds, *mode, *latency, *seed, *engine;
+    const char *nodes, *slots, *speeds, *mode, *latency, *seed, *engine, *host_rate;
     struct dataopts data;       /* the policy flags, --bandwidth, --sample-ms */
 };
 
