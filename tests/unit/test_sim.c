@@ -142,6 +142,19 @@ static void test_dag_with_data(void **state)
     rig_free(&r);
 }
 
+/* Task i on node i of `nodes` of one slot, kept there (no stealing, no placement), its
+ * readiness and its inputs' arrival at once, links of `bandwidth`. */
+static void rig_kept_in_place(struct rig *r, uint32_t nodes, double bandwidth)
+{
+    r->cfg.nodes = nodes;
+    r->cfg.slots = 1;
+    r->cfg.submit = SIM_SUBMIT_ROUND_ROBIN;
+    r->cfg.steal.mode = STEAL_NONE;
+    r->cfg.placement.policy = PLACEMENT_WS;
+    r->cfg.latency_s = 0;
+    r->cfg.bandwidth_Bps = r->cfg.placement.bandwidth_Bps = bandwidth;
+}
+
 /*
  * One writer read by eight nodes at once: they share its egress, as the daemons serve
  * a node's fetches side by side, so each transfer takes eight times as long as alone,
@@ -161,14 +174,7 @@ static void test_writer_egress_is_shared(void **state)
                         "\"parents\":[\"root\"]}\n", i);
     struct rig r;
     rig_load(&r, text);
-    /* Task i on node i, kept there, its readiness and its input's arrival at once. */
-    r.cfg.nodes = READERS + 1;
-    r.cfg.slots = 1;
-    r.cfg.submit = SIM_SUBMIT_ROUND_ROBIN;
-    r.cfg.steal.mode = STEAL_NONE;
-    r.cfg.placement.policy = PLACEMENT_WS;
-    r.cfg.latency_s = 0;
-    r.cfg.bandwidth_Bps = r.cfg.placement.bandwidth_Bps = bandwidth;
+    rig_kept_in_place(&r, READERS + 1, bandwidth);
     assert_int_equal(rig_run(&r), 0);
     check_records(&r, 0);
     double shared_ns = READERS * bytes / bandwidth * 1e9;
@@ -200,13 +206,7 @@ static void test_host_rate_is_shared(void **state)
                         "\"parents\":[\"r%d\"]}\n", i, i);
     struct rig r;
     rig_load(&r, text);
-    r.cfg.nodes = 4;
-    r.cfg.slots = 1;
-    r.cfg.submit = SIM_SUBMIT_ROUND_ROBIN;
-    r.cfg.steal.mode = STEAL_NONE;
-    r.cfg.placement.policy = PLACEMENT_WS;
-    r.cfg.latency_s = 0;
-    r.cfg.bandwidth_Bps = r.cfg.placement.bandwidth_Bps = bandwidth;
+    rig_kept_in_place(&r, 4, bandwidth);
     double alone_ns = bytes / bandwidth * 1e9;
     for (int shared = 0; shared < 2; shared++) {
         r.cfg.host_Bps = shared ? bandwidth : 0;
