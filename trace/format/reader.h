@@ -24,8 +24,11 @@
  *
  * Owns: a trace_reader owns the mapping, and the libavro reader, its schema and value or
  * the block reader that inflates for trace_event_decode.
- * Callers: tools/cmd/cmd_trace.c and the tests.  One thread per reader (libavro's error
- * buffer is process-wide in Debian's build).
+ * Callers: the trace tools (tools/cmd: trace, tasks, bound, sim --from), the report
+ * (tools/report/analysis.c), the merge (trace/offline/merge.c), the console's replay
+ * (tui/replay.c), the collector reading a file back (trace/collector/collect_file.c),
+ * a bench (tools/bench/collector_ingest.c) and the tests.  One thread per reader
+ * (libavro's error buffer is process-wide in Debian's build).
  * Return convention: 0 or a negative errno; trace_reader_next returns TRACE_READER_END
  * (positive) at the end.  Errors that concern the file come with *cause, a malloc'd
  * sentence naming the file and the byte offset (caller frees; may be NULL on ENOMEM).
