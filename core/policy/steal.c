@@ -438,19 +438,38 @@ static void pick_by_selection(uint64_t *rng, uint32_t m, uint32_t k, uint32_t *o
     }
 }
 
+/* splitmix64's finaliser: the key's words for the permutation's constants. */
+static uint64_t key_word(uint64_t key, unsigned i)
+{
+    uint64_t z = key + (uint64_t)(i + 1) * UINT64_C(0x9E3779B97F4A7C15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* a * inv = 1 mod 2^32 for odd a: Newton's step doubles the correct low bits, from the
+ * three that a * a = 1 mod 8 gives. */
+static uint32_t inverse_odd(uint32_t a)
+{
+    uint32_t y = a;
+    for (int i = 0; i < 4; i++)
+        y *= 2 - a * y;
+    return y;
+}
+
 /*
  * An adaptive thief whose neighbour count is 0 (its state was set up while it was
  * alone) still asks one victim once peers exist, so that a grown cluster is not left
  * without stealing until a success that can never come.  When `self` is not below
  * `nodes`, every node is a candidate.
  */
-uint32_t steal_pick_victims(const struct steal_params *p, const struct steal_state *s,
-                            uint32_t self, uint32_t nodes, uint64_t *rng, uint32_t *out,
-                            uint32_t max)
+uint32_t steal_draw_begin(const struct steal_params *p, const struct steal_state *s,
+                          uint32_t self, uint32_t nodes, uint64_t *rng, uint32_t max,
+                          struct steal_draw *d)
 {
     uint32_t k;
 
-    if (!p || !s || !rng || !out || max == 0)
+    if (!p || !s || !rng || !d || max == 0)
         return 0;
     switch (p->mode) {
     case STEAL_ADAPTIVE:
@@ -481,20 +500,107 @@ uint32_t steal_pick_victims(const struct steal_params *p, const struct steal_sta
     if (k == 0)
         return 0;
 
-    if (k <= REJECTION_MAX_K && (uint64_t)k * 4 <= m) {
-        if (!pick_by_rejection(rng, m, k, out))
-            pick_by_selection(rng, m, k, out);
-    } else {
-        pick_by_selection(rng, m, k, out);
-    }
+    steal_draw_make(d, steal_rng_next(rng), self, nodes, k);
+    return k;
+}
 
-    /* Without a branch: half the ids are above self at random, and a branch here
-     * mispredicted on every other victim (the simulator's thieves draw 317 of them at
-     * 10^5 nodes, hundreds of thousands of times). */
-    if (skip_self) {
-        for (uint32_t i = 0; i < k; i++)
-            out[i] += out[i] >= self;
+void steal_draw_make(struct steal_draw *d, uint64_t key, uint32_t self, uint32_t nodes,
+                     uint32_t k)
+{
+    assert(d);
+    bool skip_self = self < nodes;
+    uint32_t m = skip_self ? nodes - 1 : nodes;
+    *d = (struct steal_draw){.key = key, .m = m, .k = k < m ? k : m,
+                             .self = skip_self ? self : UINT32_MAX,
+                             .mixed = m >= STEAL_DRAW_MIXED_MIN};
+    if (d->mixed) {
+        unsigned bits = 1;
+        while (bits < 32 && (UINT64_C(1) << bits) < m)
+            bits++;
+        d->mask = (uint32_t)((UINT64_C(1) << bits) - 1);
+        d->shift = (uint8_t)((bits + 1) / 2);
+        for (unsigned r = 0; r < 3; r++) {
+            uint64_t w = key_word(d->key, r);
+            d->perm.mul[r] = (uint32_t)w | 1;
+            d->perm.add[r] = (uint32_t)(w >> 32);
+            d->inv[r] = inverse_odd(d->perm.mul[r]);
+        }
     }
+}
+
+/* A candidate's node id: ids at or above self move up by one. */
+static uint32_t node_of(const struct steal_draw *d, uint32_t c)
+{
+    return c + (c >= d->self);
+}
+
+uint32_t steal_draw_victim(const struct steal_draw *d, uint32_t i)
+{
+    assert(d && d->mixed && i < d->k);
+    uint32_t x = i;
+    do {
+        for (int r = 2; r >= 0; r--) {
+            x ^= x >> d->shift;
+            x = (x * d->inv[r]) & d->mask;
+            x = (x - d->perm.add[r]) & d->mask;
+        }
+    } while (x >= d->m);
+    return node_of(d, x);
+}
+
+void steal_draw_all(const struct steal_draw *d, uint32_t *out)
+{
+    assert(d && out);
+    if (d->mixed) {
+        for (uint32_t i = 0; i < d->k; i++)
+            out[i] = steal_draw_victim(d, i);
+        return;
+    }
+    uint64_t state = d->key;
+    if (d->k <= REJECTION_MAX_K && (uint64_t)d->k * 4 <= d->m) {
+        if (!pick_by_rejection(&state, d->m, d->k, out))
+            pick_by_selection(&state, d->m, d->k, out);
+    } else {
+        pick_by_selection(&state, d->m, d->k, out);
+    }
+    /* Without a branch: half the ids are above self at random, and a branch here
+     * mispredicted on every other victim. */
+    if (d->self != UINT32_MAX) {
+        for (uint32_t i = 0; i < d->k; i++)
+            out[i] += out[i] >= d->self;
+    }
+}
+
+uint32_t steal_draw_rank(const struct steal_draw *d, uint32_t node)
+{
+    assert(d);
+    if (node == d->self || node - (node > d->self) >= d->m)
+        return UINT32_MAX;
+    if (d->mixed) {
+        uint32_t r = steal_perm_rank(&d->perm, node - (node > d->self), d->m, d->mask,
+                                     d->shift);
+        return r < d->k ? r : UINT32_MAX;
+    }
+    /* Below the mixed size the draw is made again: m < 1024, so k is too. */
+    uint32_t out[STEAL_DRAW_MIXED_MIN];
+    steal_draw_all(d, out);
+    for (uint32_t i = 0; i < d->k; i++)
+        if (out[i] == node)
+            return i;
+    return UINT32_MAX;
+}
+
+uint32_t steal_pick_victims(const struct steal_params *p, const struct steal_state *s,
+                            uint32_t self, uint32_t nodes, uint64_t *rng, uint32_t *out,
+                            uint32_t max)
+{
+    struct steal_draw d;
+
+    if (!out)
+        return 0;
+    uint32_t k = steal_draw_begin(p, s, self, nodes, rng, max, &d);
+    if (k)
+        steal_draw_all(&d, out);
     return k;
 }
 

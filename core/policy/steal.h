@@ -157,11 +157,79 @@ bool steal_starving(const struct steal_params *p, const struct steal_self *self)
 /*
  * Picks the victims to ask: up to s->neighbours (random1: 1) distinct nodes other than
  * `self`, uniformly at random, written to out[0..max).  Returns how many.  *rng is a
- * xorshift64* state, advanced.
+ * xorshift64* state, advanced.  The same as steal_draw_begin and steal_draw_all.
  */
 uint32_t steal_pick_victims(const struct steal_params *p, const struct steal_state *s,
                             uint32_t self, uint32_t nodes, uint64_t *rng, uint32_t *out,
                             uint32_t max);
+
+/*
+ * One attempt's victims as a function of one random key, read either way: the i-th
+ * victim drawn, or the position at which a given node was drawn (its rank).  The
+ * daemons only ever read it forward (steal_pick_victims).  The simulator reads it
+ * backward: at 10^6 nodes a thief asks 1,000 victims, nearly all without work, and
+ * finding the few loaded ones among them by their ranks, and a victim's askers by its
+ * rank in their draws, costs the loaded nodes and the askers rather than a memory read
+ * and a write on 1,000 random nodes an attempt.
+ *
+ * Below STEAL_DRAW_MIXED_MIN candidates the victims are exactly a uniform random
+ * k-permutation (the key seeds the samplers of steal.c), and a rank is found by drawing
+ * them again.  From there on they are the first k of a keyed permutation of the
+ * candidates (steal_perm), whose rank is a few multiplications: a pseudo-random draw
+ * (as the xorshift generator's is), its statistics checked by test_steal.
+ */
+#define STEAL_DRAW_MIXED_MIN 1024
+
+/* The keyed permutation of [0, 2^bits): three rounds of an add, an odd multiplier and
+ * an xor of the high half into the low, each a bijection; cycle-walking restricts it to
+ * [0, m).  `mul` and `add` are derived from the key (steal_draw_begin). */
+struct steal_perm {
+    uint32_t mul[3], add[3];
+};
+
+struct steal_draw {
+    struct steal_perm perm;
+    uint32_t inv[3];        /* mul's inverses mod 2^32: the permutation's reverse */
+    uint64_t key;
+    uint32_t m;             /* candidates: the nodes less self */
+    uint32_t k;             /* victims */
+    uint32_t self;          /* the node left out, UINT32_MAX when none is */
+    uint32_t mask;          /* 2^bits - 1, 2^bits >= m */
+    uint8_t shift;          /* (bits + 1) / 2: the xor of the high half undoes itself */
+    bool mixed;             /* m >= STEAL_DRAW_MIXED_MIN: the permutation */
+};
+
+/* Sets up *d as steal_pick_victims would draw, and returns k (0: no victim; *rng is then
+ * not advanced). */
+uint32_t steal_draw_begin(const struct steal_params *p, const struct steal_state *s,
+                          uint32_t self, uint32_t nodes, uint64_t *rng, uint32_t max,
+                          struct steal_draw *d);
+/* The draw of `key` for `k` victims (at most the candidates) of a node `self` of
+ * `nodes`: a caller that keeps only the key and k of an attempt rebuilds it here. */
+void steal_draw_make(struct steal_draw *d, uint64_t key, uint32_t self, uint32_t nodes,
+                     uint32_t k);
+/* The k victims in the order drawn, into out[0..d->k). */
+void steal_draw_all(const struct steal_draw *d, uint32_t *out);
+/* The i-th victim (i < d->k) of a mixed draw. */
+uint32_t steal_draw_victim(const struct steal_draw *d, uint32_t i);
+/* Where `node` was drawn, in [0, k), or UINT32_MAX when it was not (or is self). */
+uint32_t steal_draw_rank(const struct steal_draw *d, uint32_t node);
+
+/* The permutation's position of candidate c < m: the simulator's hot loop calls it for
+ * thousands of draws, hence inline. */
+static inline uint32_t steal_perm_rank(const struct steal_perm *p, uint32_t c, uint32_t m,
+                                       uint32_t mask, unsigned shift)
+{
+    uint32_t x = c;
+    do {
+        for (int r = 0; r < 3; r++) {
+            x = (x + p->add[r]) & mask;
+            x = (x * p->mul[r]) & mask;
+            x ^= x >> shift;
+        }
+    } while (x >= m);
+    return x;
+}
 
 /* Index (into loads[0..n)) of the most loaded victim, or -1 when every load is 0. Ties
  * go to the lowest index so that results are reproducible. */

@@ -273,6 +273,133 @@ static void test_victims_uniform(void **state)
     check_uniform(2, 1, 1000, 3);              /* the only peer, every time */
 }
 
+/* Each victim's rank is where it was drawn, and nodes not drawn (self among them) have
+ * none: the simulator's backward reading agrees with the daemons' forward one. */
+static void check_ranks(uint32_t nodes, uint32_t self, uint32_t k, uint64_t seed)
+{
+    struct steal_params p;
+    struct steal_state s;
+    struct steal_draw d;
+    uint32_t out[MAX_VICTIMS];
+    uint64_t rng = seed;
+    unsigned char *in = calloc(nodes, 1);
+
+    assert_non_null(in);
+    steal_params_default(&p);
+    p.victims = STEAL_VICTIMS_RANDOM;
+    p.victims_k = k;
+    steal_state_init(&s, &p, nodes);
+    for (int round = 0; round < 20; round++) {
+        uint64_t before = rng;
+        uint32_t n = steal_draw_begin(&p, &s, self, nodes, &rng, MAX_VICTIMS, &d);
+        assert_int_equal(n, k);
+        assert_int_equal(d.mixed, nodes - (self < nodes) >= STEAL_DRAW_MIXED_MIN);
+        steal_draw_all(&d, out);
+        /* The same victims as steal_pick_victims from the same state. */
+        uint32_t again[MAX_VICTIMS];
+        assert_int_equal(steal_pick_victims(&p, &s, self, nodes, &before, again, MAX_VICTIMS), k);
+        assert_memory_equal(out, again, k * sizeof out[0]);
+        assert_int_equal(before, rng);
+        for (uint32_t i = 0; i < k; i++) {
+            assert_true(out[i] < nodes && out[i] != self);
+            assert_int_equal(in[out[i]], 0);
+            in[out[i]] = 1;
+            assert_int_equal(steal_draw_rank(&d, out[i]), i);
+            if (d.mixed)
+                assert_int_equal(steal_draw_victim(&d, i), out[i]);
+        }
+        if (self < nodes)
+            assert_int_equal(steal_draw_rank(&d, self), UINT32_MAX);
+        assert_int_equal(steal_draw_rank(&d, nodes), UINT32_MAX);
+        for (uint32_t c = 0; c < nodes; c += 1 + nodes / 500)
+            if (!in[c])
+                assert_int_equal(steal_draw_rank(&d, c), UINT32_MAX);
+        for (uint32_t i = 0; i < k; i++)
+            in[out[i]] = 0;
+    }
+    free(in);
+}
+
+static void test_draw_ranks(void **state)
+{
+    (void)state;
+    check_ranks(50, 7, 8, 11);             /* the exact samplers, drawn again */
+    check_ranks(50, 60, 30, 12);           /* self outside: every node a candidate */
+    check_ranks(1024, 0, 32, 13);          /* 1023 candidates: still exact */
+    check_ranks(1025, 0, 32, 14);          /* the first mixed size */
+    check_ranks(1025, 1024, 32, 15);
+    check_ranks(1500, 777, 39, 16);
+    check_ranks(65537, 65536, 257, 17);    /* 2^16 candidates: no cycle-walking */
+    check_ranks(1000000, 4242, 1000, 18);
+    check_ranks(1000000, UINT32_MAX, 1024, 19);
+}
+
+/*
+ * The mixed draw's statistics against a uniform random k-permutation, on 1,099
+ * candidates (34 victims, as at 1,100 nodes): every node asked as often (chi-square of
+ * the counts), first as often, and nodes close in id, or a power of two apart (what a
+ * multiplier mod 2^bits could tie together), drawn together as often as any two.
+ */
+static void test_draw_mixed_uniform(void **state)
+{
+    (void)state;
+    const uint32_t nodes = 1100, self = 17, draws = 100000;
+    const uint32_t strides[] = {1, 2, 3, 64, 512, 1024};
+    const size_t nstrides = sizeof strides / sizeof strides[0];
+    struct steal_params p;
+    struct steal_state s;
+    uint32_t out[MAX_VICTIMS];
+    uint64_t rng = 0x5eed;
+    uint32_t *hits = calloc(nodes, sizeof *hits), *first = calloc(nodes, sizeof *first);
+    unsigned char *in = calloc(nodes, 1);
+    double together[6] = {0};
+
+    assert_non_null(hits);
+    assert_non_null(first);
+    assert_non_null(in);
+    steal_params_default(&p);
+    steal_state_init(&s, &p, nodes);
+    uint32_t k = s.neighbours, m = nodes - 1;
+    assert_int_equal(k, 34);
+    for (uint32_t r = 0; r < draws; r++) {
+        assert_int_equal(steal_pick_victims(&p, &s, self, nodes, &rng, out, MAX_VICTIMS), k);
+        first[out[0]]++;
+        for (uint32_t i = 0; i < k; i++) {
+            hits[out[i]]++;
+            in[out[i]] = 1;
+        }
+        for (size_t j = 0; j < nstrides; j++)
+            for (uint32_t i = 0; i < k; i++)
+                together[j] += out[i] + strides[j] < nodes && in[out[i] + strides[j]];
+        for (uint32_t i = 0; i < k; i++)
+            in[out[i]] = 0;
+    }
+    double chi_hits = 0, chi_first = 0;
+    double e_hits = (double)draws * k / m, e_first = (double)draws / m;
+    for (uint32_t i = 0; i < nodes; i++) {
+        if (i == self) {
+            assert_int_equal(hits[i] + first[i], 0);
+            continue;
+        }
+        chi_hits += (hits[i] - e_hits) * (hits[i] - e_hits) / e_hits;
+        chi_first += (first[i] - e_first) * (first[i] - e_first) / e_first;
+    }
+    /* m - 1 degrees of freedom: mean 1098, standard deviation 47; the hits' counts
+     * are those of a draw without replacement, a little tighter still. */
+    assert_true(chi_hits < 1098 + 6 * 47);
+    assert_true(chi_first < 1098 + 6 * 47);
+    for (size_t j = 0; j < nstrides; j++) {
+        /* Pairs (c, c + stride) among the candidates, self's two pairs left out, each
+         * drawn together with probability k (k - 1) / (m (m - 1)). */
+        double pairs = (double)(nodes - strides[j]) - 2;
+        double expect = draws * pairs * k * (k - 1) / ((double)m * (m - 1));
+        assert_true(together[j] > 0.95 * expect && together[j] < 1.05 * expect);
+    }
+    free(hits);
+    free(first);
+    free(in);
+}
+
 static void test_rng_zero_state(void **state)
 {
     (void)state;
@@ -569,6 +696,8 @@ int main(void)
         cmocka_unit_test(test_victims_respect_max),
         cmocka_unit_test(test_random1_one_victim),
         cmocka_unit_test(test_victims_uniform),
+        cmocka_unit_test(test_draw_ranks),
+        cmocka_unit_test(test_draw_mixed_uniform),
         cmocka_unit_test(test_rng_zero_state),
         cmocka_unit_test(test_choose_victim),
         cmocka_unit_test(test_amount_half),
