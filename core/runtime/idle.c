@@ -26,7 +26,8 @@ struct idle {
     bool *parked;           /* owned, `nodes` entries: the peer said it is idle */
     uint32_t nparked;       /* of them set */
     bool *listed;           /* owned, `nodes` entries: the peer is in `hungry` */
-    uint32_t hungry[STEAL_HUNGRY_MAX]; /* the latest thieves turned away, oldest first */
+    uint32_t hungry[STEAL_HUNGRY_MAX]; /* the latest thieves turned away, by their latest
+                                        * refusal, oldest first */
     uint32_t nhungry;
 };
 
@@ -62,11 +63,23 @@ static void idle_step(void *state)
     d->nhungry = 0;
 }
 
+/* The list stays in the order of each thief's latest refusal, so that the one forgotten
+ * when it is full is the one refused longest ago: a thief turned away again moves to the
+ * end.  (The simulator finds the same list from the draws' side at 10^6 nodes, which
+ * only this order allows: sim_thief.c.) */
 static void idle_turned_away(void *state, uint32_t thief)
 {
     struct idle *d = state;
-    if (d->listed[thief] || d->parked[thief])
+    if (d->parked[thief])
         return;
+    if (d->listed[thief]) {
+        uint32_t i = 0;
+        while (d->hungry[i] != thief)
+            i++;
+        memmove(d->hungry + i, d->hungry + i + 1, (d->nhungry - 1 - i) * sizeof d->hungry[0]);
+        d->hungry[d->nhungry - 1] = thief;
+        return;
+    }
     if (d->nhungry == STEAL_HUNGRY_MAX) {
         d->listed[d->hungry[0]] = false;
         memmove(d->hungry, d->hungry + 1, (STEAL_HUNGRY_MAX - 1) * sizeof d->hungry[0]);

@@ -3,7 +3,7 @@
  * it is parked is woken once this node has stealable work, and only once, unless it
  * died meanwhile; a WAKE received wakes every part of the node; a thief this node turned
  * away (its load query or steal request found nothing, victim.c) is woken the same way,
- * one that found work is not.
+ * one that found work is not; one turned away again is the latest.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -157,6 +157,28 @@ static void turned_away_remembered_latest_only(void **state)
     fake_node_free(n);
 }
 
+/* A thief turned away again is the latest: the one forgotten when the list is full is
+ * the one refused longest ago (8 refused, 2 again, then 9: 1 goes, not 2). */
+static void turned_away_again_moves_to_the_end(void **state)
+{
+    (void)state;
+    struct node *n = fake_node_new(0, 12, 2, NULL);
+    fake_node_add(n, &part_victim);
+    fake_node_add(n, &part_idle);
+    for (uint32_t peer = 1; peer <= STEAL_HUNGRY_MAX; peer++)
+        assert_int_equal(deliver_u32s(n, peer, MSG_LOAD_QUERY, peer, 0, 1), 0);
+    assert_int_equal(deliver_u32s(n, 2, MSG_LOAD_QUERY, 50, 0, 1), 0);
+    assert_int_equal(deliver_u32s(n, 9, MSG_LOAD_QUERY, 51, 0, 1), 0);
+    fake_queue(n, NODE_SREADY, fake_task(1, true, 100, 0));
+    fake_queue(n, NODE_SREADY, fake_task(2, true, 100, 0));
+    fake_node_step(n);
+    const uint32_t want[STEAL_HUNGRY_MAX] = {3, 4, 5, 6, 7, 8, 2, 9};
+    assert_int_equal(fake_msgs(n, MSG_WAKE), STEAL_HUNGRY_MAX);
+    for (uint32_t i = 0; i < STEAL_HUNGRY_MAX; i++)
+        assert_int_equal(fake_msg(n, MSG_WAKE, i)->peer, want[i]);
+    fake_node_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +188,7 @@ int main(void)
         cmocka_unit_test(turned_away_thieves_woken_once_work_is_stealable),
         cmocka_unit_test(kept_tasks_wake_no_one),
         cmocka_unit_test(turned_away_remembered_latest_only),
+        cmocka_unit_test(turned_away_again_moves_to_the_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
