@@ -472,7 +472,7 @@ static void handle(struct sim *s, const struct event *e)
  * few cache lines of hundreds of MB per event, and with 4 KiB pages nearly every such
  * read also missed the TLB.  Freed with free().
  */
-static void *huge_calloc(size_t count, size_t size)
+void *sim__huge_calloc(size_t count, size_t size)
 {
 #ifdef MADV_HUGEPAGE
     const size_t huge = (size_t)2 << 20;
@@ -504,12 +504,11 @@ static void sim_free(struct sim *s)
     free(s->free_grants);
     free(s->parked);
     free(s->nodes);
-    free(s->peers);
+    sim__marks_free(s);
     free(s->tasks);
     sim__events_fini(&s->events);
     free(s->objs);
     free(s->victims);
-    free(s->pending);
     free(s->loads);
     sim__ring_free(s);
     sim__token_free(s);
@@ -528,14 +527,14 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
                     .rng = cfg->seed ? cfg->seed : 1,
                     .latency_ns = (int64_t)llround(cfg->latency_s * NS_PER_S)};
     sim__events_init(&s.events);
-    s.nodes = huge_calloc(cfg->nodes, sizeof *s.nodes);
-    s.peers = huge_calloc(cfg->nodes, sizeof *s.peers);
-    s.tasks = huge_calloc(wl->count ? wl->count : 1, sizeof *s.tasks);
+    s.nodes = sim__huge_calloc(cfg->nodes, sizeof *s.nodes);
+    s.tasks = sim__huge_calloc(wl->count ? wl->count : 1, sizeof *s.tasks);
     /* As a daemon's thief (thief.c): at most 1024 victims an attempt. */
     s.victims_max = cfg->nodes - 1 < 1024 ? cfg->nodes - 1 : 1024;
     s.objs = xcalloc(SIM_MAX_INPUTS, sizeof *s.objs);
     s.victims = xcalloc(s.victims_max + 1, sizeof *s.victims);
     s.loads = xcalloc(s.victims_max + 1, sizeof *s.loads);
+    sim__marks_init(&s);
     sim__ring_init(&s);
     sim__token_init(&s);
     sim__leader_init(&s);
@@ -591,7 +590,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
             __builtin_prefetch(line, 1);
             __builtin_prefetch(line + 64, 1);
             __builtin_prefetch(line + 128, 1);
-            __builtin_prefetch(&s.peers[next], 1);
+            __builtin_prefetch(&s.load[next], 1);
         }
         handle(&s, &e);
         /* What the event changed at its node reaches the ring (ring.c's step, last in a
@@ -602,8 +601,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
             sim__token_step(&s, e.node);
         if (s.leader)
             sim__leader_step(&s, e.node);
-        s.peers[e.node].stealable = sim__stealable(&s.nodes[e.node]);
-        sim__wake_hungry(&s, e.node);
+        sim__refresh(&s, e.node);
     }
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         sample(&s, i);

@@ -99,6 +99,10 @@ struct sim_config {
     /* NULL, or `nodes` sinks: node i's events.  Called in simulated-time order. */
     const struct trace_sink *const *sinks;
     int64_t start_wall_ns;  /* `wall` of simulated time 0 */
+    /* Every queried victim's list of thieves turned away updated at the query, as a
+     * daemon does, even where the draws allow finding it later (sim_thief.c): the same
+     * run, slower; test_sim compares the two. */
+    bool eager_marks;
 };
 
 struct sim_result {

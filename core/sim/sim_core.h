@@ -79,11 +79,11 @@ struct node {
     /* Line 1: the thief. */
     struct steal_state st;
     uint32_t timer_gen;
-    /* The victims of its attempt in flight: nvictims of them from s->pending's
-     * position victims_at (no list per node: at 10^6 nodes √N of them was 8 KB a
-     * node). */
+    /* Its attempt in flight: nvictims victims, the draw of draw_key (steal_draw_make),
+     * rebuilt when the queries arrive (no list per node: at 10^6 nodes √N of them was
+     * 8 KB a node). */
     uint32_t nvictims;
-    uint64_t victims_at;
+    uint64_t draw_key;
     uint32_t chosen, chosen_load; /* the most loaded victim (UINT32_MAX: none) */
     uint32_t busy;          /* slots running a task */
     uint32_t running_successors; /* ready+successors: local successors of what runs here */
@@ -118,26 +118,27 @@ struct node {
 _Static_assert(sizeof(struct node) % 64 == 0, "struct node: pad it to whole cache lines");
 
 /*
- * Of one node, what a load query touches: its sim__stealable as its last loop pass left
- * it (the load it answers with) and the latest thieves it turned away since it last
- * woke them (victim.c, idle.c: a query it answered with fewer than two tasks to give, a
- * request it granted none), each once, oldest first.  A query reads √N random nodes'
- * loads and marks nearly all of them (317 at 10^5 nodes, 1000 at 10^6): in the node
- * structs that was hundreds of MB of cache misses, and with the loads and the lists in
- * two arrays two misses a victim.  Here both are one cache line.  Only an event at a
- * node changes its queues and slots, so refreshing the load once a pass is exact.
- * The list is a ring: nhungry ids from hungry_head, which moves only once the ring is
- * full (so a ring not full starts at 0); a mark on a full ring replaces its oldest.
+ * Of one node, the thieves it turned away since it last woke them (victim.c, idle.c: a
+ * query it answered with fewer than two tasks to give, a request it granted none): the
+ * latest STEAL_HUNGRY_MAX by their latest refusal, oldest first, each with that
+ * refusal's stamp (sim_thief.c's query_stamp and target_stamp: the marks' order).  With
+ * lazy marks only the refused requests are listed as they happen; the queries' are found
+ * from their draws when the node next has two tasks to give (sim_thief.c's resolve),
+ * which is the first time the list is read.
  */
 struct sim_peer {
-    uint32_t stealable;
-    uint8_t nhungry, hungry_head;
     uint32_t hungry[STEAL_HUNGRY_MAX];
-    uint8_t pad[24];
+    uint64_t at[STEAL_HUNGRY_MAX];
+    uint64_t dry_since;     /* the mark clock when its load last fell below two */
+    uint32_t nhungry;
 };
-/* A cache line: huge_calloc aligns an array of them from 2 MB (32768 nodes) on; a smaller
- * one stays in the caches anyway. */
-_Static_assert(sizeof(struct sim_peer) == 64, "a node's peer record is one cache line");
+
+/* A marking query of lazy marks: the draw's permutation (the cluster's size fixes the
+ * rest, struct sim's perm_*), its thief and its victims. */
+struct mark_entry {
+    struct steal_perm perm;
+    uint32_t thief, k;
+};
 
 struct task_state {
     uint32_t waiting;       /* parents not ended */
@@ -179,8 +180,14 @@ struct sim {
     int64_t now;
     int64_t latency_ns;
     struct node *nodes;
-    /* What the other nodes' thieves read and write of each node (struct sim_peer), one
-     * record a node apart from the fat node structs. */
+    /* What the other nodes' thieves read and write of each node, apart from the fat
+     * node structs: its load (sim__stealable as its last loop pass left it: only an
+     * event at a node changes its queues and slots, so a refresh a pass is exact), the
+     * nodes whose load is not 0 (in no order; loaded_at: where each is, UINT32_MAX when
+     * absent), and its list of thieves turned away. */
+    uint32_t *load;
+    uint32_t *loaded, *loaded_at;
+    uint32_t nloaded;
     struct sim_peer *peers;
     struct task_state *tasks;
     uint64_t rng;
@@ -191,14 +198,22 @@ struct sim {
     size_t nfree_grants, free_grants_cap;
     uint32_t *parked;       /* nodes whose thief is parked */
     size_t nparked, parked_cap;
-    /* The victims of the attempts whose queries are on their way, in the order they
-     * were sent (sim_thief.c's pending_add).  Every query takes one latency, so they
-     * arrive in that order too: the oldest are read first, and only the attempts of
-     * one latency's window are held.  Positions count up from the run's start and wrap
-     * in pending_cap entries (a power of two); [pending_head, pending_tail) is live. */
-    uint32_t *pending;
-    uint64_t pending_head, pending_tail;
-    size_t pending_cap;
+    /*
+     * The queries' marks.  Eager (small clusters, or sim_config.eager_marks): each
+     * queried victim below two tasks lists the thief at once, as a daemon does.  Lazy
+     * (mixed draws, STEAL_DRAW_MIXED_MIN candidates and more): each marking query is
+     * logged, marks[q] for the q-th, and a victim's list is made from the log when it is
+     * read.  At 10^6 nodes a query asks 1,000 victims, nearly all dry, and the eager
+     * marks were a cache miss and a write on each: two thirds of the run.
+     */
+    bool lazy;
+    uint64_t mark_clock;    /* marking queries so far */
+    uint64_t target_clock;  /* mark_clock at the last refusal, and refusals since */
+    uint32_t target_seq;
+    struct mark_entry *marks;
+    size_t marks_cap;
+    uint32_t perm_m, perm_mask; /* the mixed draws' candidates and mask (steal_draw_make) */
+    unsigned perm_shift;
     uint32_t victims_max;
     uint32_t *victims, *loads; /* victims_max each: one draw's, shared by the thieves */
     struct placement_object *objs; /* SIM_MAX_INPUTS, placement's scratch */
@@ -233,6 +248,10 @@ void sim__dispatch(struct sim *s, uint32_t id);
 /* A placement policy in force at `node`, as the daemons report it (POLICY_CHANGE). */
 void sim__trace_policy(struct sim *s, uint32_t node, const char *name, int32_t reason);
 
+/* A zeroed array on transparent huge pages where the kernel gives them (freed with
+ * free()): the engine's per-node and per-task arrays, read at random. */
+void *sim__huge_calloc(size_t count, size_t size);
+
 /* ---- sim_net.c: inputs' transfers ------------------------------------------------------ */
 
 /* `bytes` from `writer` to `reader` for `task`, counted in its `fetching`; the last of
@@ -265,9 +284,14 @@ bool sim__steals(const struct sim *s);
 uint32_t sim__stealable(const struct node *n);
 void sim__wake_parked(struct sim *s, uint32_t from);
 /* `victim` turned `thief` away (it had fewer than two tasks to give): it is listed for
- * a wake-up; sim__wake_hungry sends them once the victim has two or more. */
+ * a wake-up; sim__refresh sends them once the victim has two or more. */
 void sim__turned_away(struct sim *s, uint32_t victim, uint32_t thief);
-void sim__wake_hungry(struct sim *s, uint32_t victim);
+/* The end of a loop pass at `id`: its load as the pass leaves it, and the wake-up of the
+ * thieves it turned away once it has two tasks to give (idle.c's step). */
+void sim__refresh(struct sim *s, uint32_t id);
+/* The loads, the lists and the marks' mode and log: set up, and freed. */
+void sim__marks_init(struct sim *s);
+void sim__marks_free(struct sim *s);
 /* Tasks arrived at a node: it starts what it can and wakes parked thieves. */
 void sim__on_new_ready(struct sim *s, uint32_t id);
 bool sim__starving(const struct sim *s, const struct node *n);

@@ -1,11 +1,13 @@
 /*
  * sim_thief — the simulated thief and victim of the load-query policies (thief.c and
- * victim.c of the daemons): the starvation test, victims drawn by steal_pick_victims,
- * load queries and the most loaded chosen (one victim asked straight away), the victim's
+ * victim.c of the daemons): the starvation test, victims drawn as steal_pick_victims
+ * draws them (steal_draw_begin), load queries and the most loaded chosen (one victim
+ * asked straight away), the victim's
  * grant (steal_grant after steal_keep, within the request's bound, less what PaRSEC's
  * waiting-time guard keeps), the ready+successors starvation test, exponential back-off
  * and parking, the wake-up of parked thieves when a node has stealable work again, and
- * of the thieves a node turned away (idle.c) once it has two tasks to give.
+ * of the thieves a node turned away (idle.c) once it has two tasks to give: each node's
+ * load, the loaded nodes, the lists of thieves turned away and the log of lazy marks.
  * Called by sim.c's event loop (sim_core.h).
  */
 #include <assert.h>
@@ -40,37 +42,179 @@ void sim__wake_parked(struct sim *s, uint32_t from)
     s->nparked = 0;
 }
 
-/* The mark itself, the thief known not to be parked. */
-static void mark(struct sim_peer *v, uint32_t thief)
+/* A mark with stamp `at` on v's list, the thief known not to be parked: a thief listed
+ * already moves to the end, as the latest (idle.c's turned_away). */
+static void mark(struct sim_peer *v, uint32_t thief, uint64_t at)
 {
-    for (uint32_t i = 0; i < v->nhungry; i++)
-        if (v->hungry[i] == thief)
-            return;
-    if (v->nhungry < STEAL_HUNGRY_MAX) {
-        v->hungry[v->nhungry++] = thief;
-        return;
+    uint32_t i = 0;
+    while (i < v->nhungry && v->hungry[i] != thief)
+        i++;
+    if (i == v->nhungry && v->nhungry == STEAL_HUNGRY_MAX)
+        i = 0; /* full: the oldest goes */
+    else if (i == v->nhungry)
+        v->nhungry++;
+    for (; i + 1 < v->nhungry; i++) {
+        v->hungry[i] = v->hungry[i + 1];
+        v->at[i] = v->at[i + 1];
     }
-    v->hungry[v->hungry_head] = thief;
-    v->hungry_head = (v->hungry_head + 1) % STEAL_HUNGRY_MAX;
+    v->hungry[i] = thief;
+    v->at[i] = at;
+}
+
+/* The stamps: the q-th marking query's (q << 32 | UINT32_MAX) follows every refusal
+ * made while q queries had marked, and those are stamped in their order. */
+static uint64_t query_stamp(uint64_t q)
+{
+    return q << 32 | UINT32_MAX;
+}
+
+static uint64_t target_stamp(struct sim *s)
+{
+    if (s->target_clock != s->mark_clock) {
+        s->target_clock = s->mark_clock;
+        s->target_seq = 0;
+    }
+    /* 2^32 - 1 refusals between two queries: the last ones share a stamp. */
+    if (s->target_seq < UINT32_MAX - 1)
+        s->target_seq++;
+    return s->mark_clock << 32 | (s->target_seq - 1);
 }
 
 void sim__turned_away(struct sim *s, uint32_t victim, uint32_t thief)
 {
     if (!s->nodes[thief].parked_listed) /* parked: woken as such */
-        mark(&s->peers[victim], thief);
+        mark(&s->peers[victim], thief, target_stamp(s));
 }
 
-/* idle.c's step: two or more to give wakes every thief turned away here, once. */
-void sim__wake_hungry(struct sim *s, uint32_t victim)
+void sim__marks_init(struct sim *s)
+{
+    uint32_t nodes = s->cfg->nodes;
+    s->load = sim__huge_calloc(nodes, sizeof *s->load);
+    s->peers = sim__huge_calloc(nodes, sizeof *s->peers);
+    s->loaded = sim__huge_calloc(nodes, sizeof *s->loaded);
+    s->loaded_at = sim__huge_calloc(nodes, sizeof *s->loaded_at);
+    for (uint32_t i = 0; i < nodes; i++)
+        s->loaded_at[i] = UINT32_MAX;
+    /* Every node's draws have the same candidates, mask and shift: a draw of any node. */
+    struct steal_draw d;
+    steal_draw_make(&d, 1, 0, nodes, 1);
+    s->lazy = d.mixed && !s->cfg->eager_marks && sim__steals(s);
+    s->perm_m = d.m;
+    s->perm_mask = d.mask;
+    s->perm_shift = d.shift;
+}
+
+void sim__marks_free(struct sim *s)
+{
+    free(s->load);
+    free(s->peers);
+    free(s->loaded);
+    free(s->loaded_at);
+    free(s->marks);
+}
+
+/*
+ * Lazy marks: v's list as eager marks would have left it.  Its queries' marks are those
+ * of the draws logged since it went dry (below two tasks) that hold it; the latest
+ * STEAL_HUNGRY_MAX distinct thieves among them are found by reading the log backwards,
+ * each draw asked for v's rank (a few multiplications), and merged with the requests it
+ * refused, by stamp.  Only the latest refusal of each thief counts, and only the latest
+ * STEAL_HUNGRY_MAX thieves: a list kept in that order (mark) is exactly this whatever
+ * came before, which is why the daemons keep theirs so (idle.c).
+ */
+static void resolve(struct sim *s, uint32_t v)
+{
+    struct sim_peer *p = &s->peers[v];
+    uint32_t found[STEAL_HUNGRY_MAX];
+    uint64_t at[STEAL_HUNGRY_MAX];
+    uint32_t nfound = 0;
+    for (uint64_t q = s->mark_clock; q-- > p->dry_since && nfound < STEAL_HUNGRY_MAX;) {
+        const struct mark_entry *e = &s->marks[q];
+        if (e->thief == v)
+            continue;
+        uint32_t c = v - (v > e->thief);
+        if (steal_perm_rank(&e->perm, c, s->perm_m, s->perm_mask, s->perm_shift) >= e->k)
+            continue;
+        uint32_t j = 0;
+        while (j < nfound && found[j] != e->thief)
+            j++;
+        if (j < nfound)
+            continue;
+        found[nfound] = e->thief;
+        at[nfound++] = query_stamp(q);
+    }
+    /* A list kept in order of latest refusal holds the STEAL_HUNGRY_MAX thieves whose
+     * latest refusal is the latest, oldest first: the requests listed and the queries
+     * found, each thief at its later stamp, the latest kept. */
+    for (uint32_t i = 0; i < p->nhungry; i++) {
+        uint32_t j = 0;
+        while (j < nfound && found[j] != p->hungry[i])
+            j++;
+        if (j == nfound) {
+            if (nfound == STEAL_HUNGRY_MAX) {
+                /* Replace the oldest found, if this one is later. */
+                uint32_t old = 0;
+                for (uint32_t x = 1; x < nfound; x++)
+                    old = at[x] < at[old] ? x : old;
+                if (at[old] > p->at[i])
+                    continue;
+                j = old;
+            } else {
+                nfound++;
+            }
+            found[j] = p->hungry[i];
+            at[j] = p->at[i];
+        } else if (p->at[i] > at[j]) {
+            at[j] = p->at[i];
+        }
+    }
+    /* Oldest first: an insertion sort of at most STEAL_HUNGRY_MAX. */
+    p->nhungry = nfound;
+    for (uint32_t i = 0; i < nfound; i++) {
+        uint32_t j = i;
+        while (j > 0 && p->at[j - 1] > at[i]) {
+            p->hungry[j] = p->hungry[j - 1];
+            p->at[j] = p->at[j - 1];
+            j--;
+        }
+        p->hungry[j] = found[i];
+        p->at[j] = at[i];
+    }
+}
+
+/* Wakes every thief listed at v, oldest first, once (idle.c's step). */
+static void wake_listed(struct sim *s, uint32_t victim)
 {
     struct sim_peer *v = &s->peers[victim];
-    if (v->stealable < 2 || !v->nhungry)
-        return;
     for (uint32_t i = 0; i < v->nhungry; i++)
-        sim__send(s, victim, v->hungry[(v->hungry_head + i) % STEAL_HUNGRY_MAX], EV_WAKE, 0,
-                  0, 0);
+        sim__send(s, victim, v->hungry[i], EV_WAKE, 0, 0, 0);
     v->nhungry = 0;
-    v->hungry_head = 0;
+}
+
+void sim__refresh(struct sim *s, uint32_t id)
+{
+    uint32_t now = sim__stealable(&s->nodes[id]), was = s->load[id];
+    struct sim_peer *p = &s->peers[id];
+    if (now != was) {
+        s->load[id] = now;
+        if (!was) {
+            s->loaded_at[id] = s->nloaded;
+            s->loaded[s->nloaded++] = id;
+        } else if (!now) {
+            uint32_t at = s->loaded_at[id], last = s->loaded[--s->nloaded];
+            s->loaded[at] = last;
+            s->loaded_at[last] = at;
+            s->loaded_at[id] = UINT32_MAX;
+        }
+    }
+    if (now >= 2) {
+        if (was < 2 && s->lazy)
+            resolve(s, id);
+        if (p->nhungry)
+            wake_listed(s, id);
+    } else if (was >= 2) {
+        p->dry_since = s->mark_clock;
+    }
 }
 
 /* Tasks arrived at a node: it starts what it can, and has work to share with parked
@@ -249,28 +393,6 @@ static uint32_t pick_from_window(struct sim *s, uint32_t id)
     return k;
 }
 
-/* The attempt's victims, drawn into s->victims, kept at s->pending's tail until its
- * queries arrive (sim__on_query): drawn once, not again to read their loads. */
-static void pending_add(struct sim *s, struct node *n)
-{
-    uint64_t live = s->pending_tail - s->pending_head;
-    if (live + n->nvictims > s->pending_cap) {
-        size_t cap = s->pending_cap ? s->pending_cap : 1024;
-        while (cap < live + n->nvictims)
-            cap *= 2;
-        uint32_t *v = xmalloc(cap * sizeof *v);
-        for (uint64_t i = s->pending_head; i < s->pending_tail; i++)
-            v[i & (cap - 1)] = s->pending[i & (s->pending_cap - 1)];
-        free(s->pending);
-        s->pending = v;
-        s->pending_cap = cap;
-    }
-    n->victims_at = s->pending_tail;
-    for (uint32_t i = 0; i < n->nvictims; i++)
-        s->pending[(s->pending_tail + i) & (s->pending_cap - 1)] = s->victims[i];
-    s->pending_tail += n->nvictims;
-}
-
 /*
  * The thief's check (thief.c's thief_step), after every event that may leave the node
  * starving: an attempt when it is (or, preemptive, when the plan says it soon will be;
@@ -313,63 +435,92 @@ void sim__maybe_steal(struct sim *s, uint32_t id)
                     : p->victims == STEAL_VICTIMS_RANDOM ? p->victims_k : n->st.neighbours;
     want = want < s->victims_max ? want : s->victims_max;
     want = want ? want : 1;
-    n->nvictims = steal_pick_victims(&s->cfg->steal, &n->st, id, s->cfg->nodes, &s->rng,
-                                     s->victims, want);
+    struct steal_draw d;
+    n->nvictims = steal_draw_begin(&s->cfg->steal, &n->st, id, s->cfg->nodes, &s->rng, want, &d);
     if (n->nvictims == 0) {
         no_victim(s, id);
         return;
     }
     /* One victim leaves nothing to compare: it is asked for tasks straight away. */
     if (n->nvictims == 1) {
+        steal_draw_all(&d, s->victims);
         uint32_t max = request_bound(s, id, s->victims[0], starving);
         request(s, id, s->victims[0], max, max);
         return;
     }
     n->state = TH_QUERY;
-    pending_add(s, n);
+    n->draw_key = d.key;
     /* One query to each victim, all sent now, all read when they arrive (one latency
      * later for every victim), all answers back one latency after that: two events for
      * the attempt rather than two per victim, which at 10^5 nodes (317 victims) was what
-     * the engine spent its time on.  The messages are counted as sent. */
+     * the engine spent its time on.  The messages are counted as sent.  The victims are
+     * the draw's, read when the queries arrive. */
     s->res->messages += 2 * (uint64_t)n->nvictims;
     sim__push(s, s->now + s->latency_ns, EV_QUERY, id, 0, n->attempt, 0);
 }
 
-/* How far ahead sim__on_query asks for the victims' records: enough to keep the memory
- * system busy (a random read at 10^6 nodes: ~30 ns with none, ~12 with 32). */
-#define QUERY_PREFETCH 32
-
-/* The victims answer with what they could give away at the moment the query reaches them. */
+/*
+ * The victims answer with what they could give away at the moment the query reaches them
+ * (their loads as their last passes left them), and those below two list the thief, not
+ * parked, as turned away.  The most loaded is the first drawn of the highest load
+ * (steal_choose_victim).  Lazy marks find it without visiting the victims: from the
+ * loaded nodes' ranks in the draw when they are fewer than the victims (at the end of a
+ * run, a handful), else from the victims drawn one by one; the marks wait in the log.
+ */
 void sim__on_query(struct sim *s, uint32_t id, uint32_t attempt)
 {
     struct node *n = &s->nodes[id];
     if (n->state != TH_QUERY || attempt != n->attempt)
         return;
-    uint32_t k = n->nvictims;
-    uint64_t mask = s->pending_cap - 1;
-    /* Queries arrive in the order they were sent: nothing older is still unread. */
-    assert(n->victims_at >= s->pending_head && n->victims_at + k <= s->pending_tail);
-    /* Each victim's record is asked for QUERY_PREFETCH victims ahead, so that its
-     * load and its list are in the nearest cache when its turn comes: the out-of-order
-     * core alone keeps a dozen misses in flight, and at 10^6 nodes (64 MB of records,
-     * far beyond the caches) each waits on memory.  The thief is the same for every
-     * mark, and a parked one is woken as such. */
+    struct steal_draw d;
+    steal_draw_make(&d, n->draw_key, id, s->cfg->nodes, n->nvictims);
     bool marks = !n->parked_listed;
-    for (uint32_t i = 0; i < k; i++) {
-        if (i + QUERY_PREFETCH < k)
-            __builtin_prefetch(&s->peers[s->pending[(n->victims_at + i + QUERY_PREFETCH) & mask]],
-                               1, 1);
-        uint32_t v = s->pending[(n->victims_at + i) & mask];
-        struct sim_peer *p = &s->peers[v];
-        s->victims[i] = v;
-        s->loads[i] = p->stealable;
-        if (p->stealable < 2 && marks)
-            mark(p, id);
+    uint32_t best = UINT32_MAX, best_load = 0;
+    if (s->lazy) {
+        if (marks) {
+            s->marks = xgrow(s->marks, &s->marks_cap, s->mark_clock + 1, sizeof *s->marks);
+            s->marks[s->mark_clock] = (struct mark_entry){.perm = d.perm, .thief = id, .k = d.k};
+        }
+        if (s->nloaded < d.k) {
+            uint32_t best_rank = UINT32_MAX;
+            for (uint32_t i = 0; i < s->nloaded; i++) {
+                uint32_t u = s->loaded[i], r = steal_draw_rank(&d, u);
+                if (r == UINT32_MAX)
+                    continue;
+                uint32_t l = s->load[u];
+                if (l > best_load || (l == best_load && r < best_rank)) {
+                    best = u;
+                    best_load = l;
+                    best_rank = r;
+                }
+            }
+        } else {
+            for (uint32_t i = 0; i < d.k; i++) {
+                uint32_t v = steal_draw_victim(&d, i), l = s->load[v];
+                if (l > best_load) {
+                    best = v;
+                    best_load = l;
+                }
+            }
+        }
+    } else {
+        steal_draw_all(&d, s->victims);
+        uint64_t at = query_stamp(s->mark_clock);
+        for (uint32_t i = 0; i < d.k; i++) {
+            uint32_t v = s->victims[i];
+            s->loads[i] = s->load[v];
+            if (s->loads[i] < 2 && marks)
+                mark(&s->peers[v], id, at);
+        }
+        int b = steal_choose_victim(s->loads, d.k);
+        if (b >= 0) {
+            best = s->victims[b];
+            best_load = s->loads[b];
+        }
     }
-    s->pending_head = n->victims_at + k;
-    int best = steal_choose_victim(s->loads, k);
-    n->chosen = best < 0 ? UINT32_MAX : s->victims[best];
-    n->chosen_load = best < 0 ? 0 : s->loads[best];
+    s->mark_clock += marks;
+    n->chosen = best;
+    n->chosen_load = best_load;
     sim__push(s, s->now + s->latency_ns, EV_QUERIED, id, 0, attempt, 0);
 }
 

@@ -713,6 +713,109 @@ static void test_placement_auto(void **state)
     rig_free(&r);
 }
 
+/* Every event of every node, in order, into one hash: a run past the rig's 16 nodes. */
+struct big_ctx {
+    uint64_t *hash;
+    uint32_t node;
+};
+
+static void big_put(void *ctx, enum trace_kind kind, uint64_t task, int32_t peer, int32_t status,
+                    int64_t count, int64_t bytes, int64_t duration_ns, int64_t wall)
+{
+    struct big_ctx *c = ctx;
+    (void)bytes;
+    (void)duration_ns;
+    *c->hash = *c->hash * 1000003u ^ ((uint64_t)kind << 56 ^ task ^ (uint64_t)peer << 40 ^
+                                      (uint64_t)status << 32 ^ (uint64_t)count ^
+                                      (uint64_t)wall * 31 ^ (uint64_t)c->node << 20);
+}
+
+static void big_policy(void *ctx, const char *name, int32_t reason, int64_t wall)
+{
+    (void)ctx;
+    (void)name;
+    (void)reason;
+    (void)wall;
+}
+
+static void big_sample(void *ctx, const struct trace_sample *smp, int64_t wall)
+{
+    (void)ctx;
+    (void)smp;
+    (void)wall;
+}
+
+static void run_big(struct rig *r, bool eager, struct sim_result *res, uint64_t *hash)
+{
+    uint32_t n = r->cfg.nodes;
+    struct big_ctx *ctx = xcalloc(n, sizeof *ctx);
+    struct trace_sink *sinks = xcalloc(n, sizeof *sinks);
+    const struct trace_sink **ptrs = xcalloc(n, sizeof *ptrs);
+    *hash = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        ctx[i] = (struct big_ctx){.hash = hash, .node = i};
+        sinks[i] = (struct trace_sink){.ctx = &ctx[i], .put = big_put, .policy = big_policy,
+                                        .sample = big_sample};
+        ptrs[i] = &sinks[i];
+    }
+    r->cfg.sinks = ptrs;
+    r->cfg.sample_s = 0;
+    r->cfg.eager_marks = eager;
+    const char *why = NULL;
+    assert_int_equal(sim_run(&r->wl, &r->cfg, res, &why), 0);
+    assert_int_equal(res->tasks_done, r->wl.count);
+    r->cfg.sinks = NULL;
+    free(ptrs);
+    free(sinks);
+    free(ctx);
+}
+
+/*
+ * From STEAL_DRAW_MIXED_MIN candidates on, a query's marks are found from its draw when
+ * the victim next has work to give (sim_thief.c's lazy marks) instead of written into
+ * each victim's list as the query arrives.  The run must be the one the eager marks
+ * give, event for event: a bag hashed over 1,100 nodes, a tree all on node 0 (which
+ * every other node robs, and whose thieves' wake-ups decide when the stolen work moves
+ * on), and fixed-size random victim sets.
+ */
+static void test_lazy_marks_are_the_eager_ones(void **state)
+{
+    (void)state;
+    struct {
+        char *text;
+        enum sim_submit submit;
+        uint32_t victims_k;
+    } cases[] = {
+        {bag_of(11000, 0.001, 0.0001), SIM_SUBMIT_HASHED, 0},
+        {tree(6000, 3), SIM_SUBMIT_ONE, 0},
+        {bag_of(5500, 0.002, 0.0002), SIM_SUBMIT_ONE, 60},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct rig r;
+        rig_load(&r, cases[c].text);
+        r.cfg.nodes = 1100;
+        r.cfg.slots = 1;
+        r.cfg.submit = cases[c].submit;
+        if (cases[c].victims_k) {
+            r.cfg.steal.victims = STEAL_VICTIMS_RANDOM;
+            r.cfg.steal.victims_k = cases[c].victims_k;
+        }
+        struct sim_result lazy, eager;
+        uint64_t lazy_hash, eager_hash;
+        run_big(&r, false, &lazy, &lazy_hash);
+        run_big(&r, true, &eager, &eager_hash);
+        assert_true(lazy.steals_ok > 100);
+        assert_true(lazy.makespan_s == eager.makespan_s);
+        assert_int_equal(lazy.events, eager.events);
+        assert_int_equal(lazy.messages, eager.messages);
+        assert_int_equal(lazy.steal_attempts, eager.steal_attempts);
+        assert_int_equal(lazy.tasks_stolen, eager.tasks_stolen);
+        assert_int_equal(lazy_hash, eager_hash);
+        rig_free(&r);
+        free(cases[c].text);
+    }
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -778,6 +881,7 @@ int main(void)
         cmocka_unit_test(test_placement_mdl_and_mlb),
         cmocka_unit_test(test_data_tasks_submitted_to_their_data),
         cmocka_unit_test(test_node_slots),
+        cmocka_unit_test(test_lazy_marks_are_the_eager_ones),
         cmocka_unit_test(test_parsec_successors),
         cmocka_unit_test(test_parsec_wait_guard),
         cmocka_unit_test(test_a2ws_mix),
