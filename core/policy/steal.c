@@ -539,11 +539,12 @@ uint32_t steal_draw_victim(const struct steal_draw *d, uint32_t i)
     assert(d && d->mixed && i < d->k);
     uint32_t x = i;
     do {
-        for (int r = 2; r >= 0; r--) {
-            x ^= x >> d->shift;
-            x = (x * d->inv[r]) & d->mask;
-            x = (x - d->perm.add[r]) & d->mask;
-        }
+        x ^= x >> d->shift;
+        x = (x * d->inv[2] - d->perm.add[2]) & d->mask;
+        x ^= x >> d->shift;
+        x = (x * d->inv[1] - d->perm.add[1]) & d->mask;
+        x ^= x >> d->shift;
+        x = (x * d->inv[0] - d->perm.add[0]) & d->mask;
     } while (x >= d->m);
     return node_of(d, x);
 }

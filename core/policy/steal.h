@@ -221,12 +221,15 @@ static inline uint32_t steal_perm_rank(const struct steal_perm *p, uint32_t c, u
                                        uint32_t mask, unsigned shift)
 {
     uint32_t x = c;
+    /* The rounds written out, one mask a round: a product mod 2^bits reads only the
+     * low bits of its factors. */
     do {
-        for (int r = 0; r < 3; r++) {
-            x = (x + p->add[r]) & mask;
-            x = (x * p->mul[r]) & mask;
-            x ^= x >> shift;
-        }
+        x = ((x + p->add[0]) * p->mul[0]) & mask;
+        x ^= x >> shift;
+        x = ((x + p->add[1]) * p->mul[1]) & mask;
+        x ^= x >> shift;
+        x = ((x + p->add[2]) * p->mul[2]) & mask;
+        x ^= x >> shift;
     } while (x >= m);
     return x;
 }
