@@ -591,6 +591,87 @@ uint32_t steal_draw_rank(const struct steal_draw *d, uint32_t node)
     return UINT32_MAX;
 }
 
+/* The ranks' block: a fixed count, which lets gcc -O2 vectorize the passes over it. */
+#define RANK_BLOCK 64
+
+/*
+ * Of one block of nodes, those drawn: their indices in the block into at[], their ranks
+ * into ranks[]; returns how many.  The permutation is applied to the whole block at
+ * once, then again to the lanes still past m (cycle-walking) until none is: every pass
+ * is branch-free over the block, and cloned for AVX2, where a vector multiplies eight
+ * 32-bit lanes at once (the baseline's SSE2 has no such instruction; the CPU picks the
+ * clone at load time).  The drawn are few (k of m), so the last loop's branch is
+ * predicted.
+ */
+__attribute__((target_clones("avx2", "default")))
+static uint32_t find_in_block(struct steal_perm perm, uint32_t m, uint32_t k, uint32_t self,
+                              uint32_t mask, unsigned shift, const uint32_t *restrict nodes,
+                              uint32_t *restrict at, uint32_t *restrict ranks)
+{
+    uint32_t x[RANK_BLOCK];
+    uint32_t past = 0;
+    for (uint32_t i = 0; i < RANK_BLOCK; i++) {
+        uint32_t u = nodes[i];
+        x[i] = steal_perm_apply(&perm, u - (u > self), mask, shift);
+        past |= x[i] >= m;
+    }
+    while (past) {
+        past = 0;
+        for (uint32_t i = 0; i < RANK_BLOCK; i++) {
+            uint32_t y = steal_perm_apply(&perm, x[i], mask, shift);
+            x[i] = x[i] >= m ? y : x[i];
+            past |= x[i] >= m;
+        }
+    }
+    uint32_t found = 0;
+    for (uint32_t i = 0; i < RANK_BLOCK; i++) {
+        if (x[i] < k) {
+            uint32_t u = nodes[i];
+            at[found] = i;
+            ranks[found] = x[i];
+            found += u != self && u - (u > self) < m;
+        }
+    }
+    return found;
+}
+
+uint32_t steal_draw_find(const struct steal_draw *d, const uint32_t *nodes, uint32_t n,
+                         uint32_t *at, uint32_t *ranks)
+{
+    assert(d && (nodes || !n) && (at || !n) && (ranks || !n));
+    uint32_t found = 0;
+    if (!d->mixed) {
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t r = steal_draw_rank(d, nodes[i]);
+            if (r != UINT32_MAX) {
+                at[found] = i;
+                ranks[found++] = r;
+            }
+        }
+        return found;
+    }
+    uint32_t block[RANK_BLOCK], bat[RANK_BLOCK], branks[RANK_BLOCK];
+    for (uint32_t from = 0; from < n; from += RANK_BLOCK) {
+        uint32_t len = n - from < RANK_BLOCK ? n - from : RANK_BLOCK;
+        const uint32_t *in = nodes + from;
+        if (len < RANK_BLOCK) {
+            /* Padded with self, which is never drawn (or, when self is not a node, with
+             * ids past the candidates). */
+            memcpy(block, in, len * sizeof block[0]);
+            for (uint32_t i = len; i < RANK_BLOCK; i++)
+                block[i] = d->self != UINT32_MAX ? d->self : UINT32_MAX;
+            in = block;
+        }
+        uint32_t got = find_in_block(d->perm, d->m, d->k, d->self, d->mask, d->shift, in,
+                                     bat, branks);
+        for (uint32_t j = 0; j < got; j++) {
+            at[found] = from + bat[j];
+            ranks[found++] = branks[j];
+        }
+    }
+    return found;
+}
+
 uint32_t steal_pick_victims(const struct steal_params *p, const struct steal_state *s,
                             uint32_t self, uint32_t nodes, uint64_t *rng, uint32_t *out,
                             uint32_t max)

@@ -310,6 +310,37 @@ static void check_ranks(uint32_t nodes, uint32_t self, uint32_t k, uint64_t seed
         }
         if (self < nodes)
             assert_int_equal(steal_draw_rank(&d, self), UINT32_MAX);
+        /* The batch form agrees with the one-node form, self and past-the-end ids
+         * included, a block boundary or two crossed. */
+        if (round == 0) {
+            uint32_t cnt = nodes < 3000 ? nodes + 1 : 3000;
+            uint32_t *ids = calloc(cnt, sizeof *ids), *ranks = calloc(cnt, sizeof *ranks);
+            assert_non_null(ids);
+            assert_non_null(ranks);
+            for (uint32_t i = 0; i < cnt; i++)
+                ids[i] = cnt == nodes + 1 ? i : (uint32_t)((uint64_t)i * (nodes + 1) / cnt);
+            ids[cnt - 1] = nodes;
+            if (self < nodes)
+                ids[cnt / 2] = self;
+            for (uint32_t i = 0; i < k; i++)
+                ids[(i * 7) % (cnt - 1)] = out[i];
+            uint32_t *at = calloc(cnt, sizeof *at);
+            assert_non_null(at);
+            uint32_t got = steal_draw_find(&d, ids, cnt, at, ranks), j = 0;
+            for (uint32_t i = 0; i < cnt; i++) {
+                uint32_t r = steal_draw_rank(&d, ids[i]);
+                if (r == UINT32_MAX)
+                    continue;
+                assert_true(j < got);
+                assert_int_equal(at[j], i);
+                assert_int_equal(ranks[j++], r);
+            }
+            assert_int_equal(j, got);
+            assert_true(got > 0); /* the victims were put among them */
+            free(at);
+            free(ids);
+            free(ranks);
+        }
         assert_int_equal(steal_draw_rank(&d, nodes), UINT32_MAX);
         for (uint32_t c = 0; c < nodes; c += 1 + nodes / 500)
             if (!in[c])
