@@ -592,7 +592,7 @@ uint32_t steal_draw_rank(const struct steal_draw *d, uint32_t node)
 }
 
 /* The ranks' block: a fixed count, which lets gcc -O2 vectorize the passes over it. */
-#define RANK_BLOCK 64
+#define RANK_BLOCK 128
 
 /*
  * Of one block of nodes, those drawn: their indices in the block into at[], their ranks
@@ -603,13 +603,13 @@ uint32_t steal_draw_rank(const struct steal_draw *d, uint32_t node)
  * clone at load time).  The drawn are few (k of m), so the last loop's branch is
  * predicted.
  */
-__attribute__((target_clones("avx2", "default")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
 static uint32_t find_in_block(struct steal_perm perm, uint32_t m, uint32_t k, uint32_t self,
                               uint32_t mask, unsigned shift, const uint32_t *restrict nodes,
                               uint32_t *restrict at, uint32_t *restrict ranks)
 {
     uint32_t x[RANK_BLOCK];
-    uint32_t past = 0;
+    uint32_t past = 0, hit = 0;
     for (uint32_t i = 0; i < RANK_BLOCK; i++) {
         uint32_t u = nodes[i];
         x[i] = steal_perm_apply(&perm, u - (u > self), mask, shift);
@@ -623,6 +623,12 @@ static uint32_t find_in_block(struct steal_perm perm, uint32_t m, uint32_t k, ui
             past |= x[i] >= m;
         }
     }
+    for (uint32_t i = 0; i < RANK_BLOCK; i++)
+        hit |= x[i] < k;
+    /* Most blocks hold none of the k drawn (of m): the lanes are looked at one by one
+     * only in a block that does. */
+    if (!hit)
+        return 0;
     uint32_t found = 0;
     for (uint32_t i = 0; i < RANK_BLOCK; i++) {
         if (x[i] < k) {
