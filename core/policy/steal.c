@@ -534,27 +534,70 @@ static uint32_t node_of(const struct steal_draw *d, uint32_t c)
     return c + (c >= d->self);
 }
 
+/* The permutation's reverse, one pass over [0, 2^bits). */
+static inline uint32_t perm_unapply(const struct steal_draw *d, uint32_t x)
+{
+    x ^= x >> d->shift;
+    x = (x * d->inv[2] - d->perm.add[2]) & d->mask;
+    x ^= x >> d->shift;
+    x = (x * d->inv[1] - d->perm.add[1]) & d->mask;
+    x ^= x >> d->shift;
+    x = (x * d->inv[0] - d->perm.add[0]) & d->mask;
+    return x;
+}
+
 uint32_t steal_draw_victim(const struct steal_draw *d, uint32_t i)
 {
     assert(d && d->mixed && i < d->k);
     uint32_t x = i;
-    do {
-        x ^= x >> d->shift;
-        x = (x * d->inv[2] - d->perm.add[2]) & d->mask;
-        x ^= x >> d->shift;
-        x = (x * d->inv[1] - d->perm.add[1]) & d->mask;
-        x ^= x >> d->shift;
-        x = (x * d->inv[0] - d->perm.add[0]) & d->mask;
-    } while (x >= d->m);
+    do
+        x = perm_unapply(d, x);
+    while (x >= d->m);
     return node_of(d, x);
+}
+
+/* The ranks' and the victims' blocks: a fixed count, which lets gcc -O2 vectorize the
+ * passes over them. */
+#define RANK_BLOCK 128
+
+/*
+ * The victims drawn at from .. from + RANK_BLOCK - 1 (past k: filler), as nodes: the
+ * reverse applied to the whole block, then again to the lanes still past m, until none
+ * is; branch-free passes the compiler vectorizes (cloned as find_in_block is).
+ */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void victims_block(const struct steal_draw *d, uint32_t from, uint32_t *restrict out)
+{
+    const struct steal_draw dd = *d;
+    uint32_t past = 0;
+    for (uint32_t i = 0; i < RANK_BLOCK; i++) {
+        /* Past k the lanes are filler, started at 0: a start past m could lie on a cycle
+         * that never comes back below m. */
+        out[i] = perm_unapply(&dd, from + i < dd.k ? from + i : 0);
+        past |= out[i] >= dd.m;
+    }
+    while (past) {
+        past = 0;
+        for (uint32_t i = 0; i < RANK_BLOCK; i++) {
+            uint32_t y = perm_unapply(&dd, out[i]);
+            out[i] = out[i] >= dd.m ? y : out[i];
+            past |= out[i] >= dd.m;
+        }
+    }
+    for (uint32_t i = 0; i < RANK_BLOCK; i++)
+        out[i] += out[i] >= dd.self;
 }
 
 void steal_draw_all(const struct steal_draw *d, uint32_t *out)
 {
     assert(d && out);
     if (d->mixed) {
-        for (uint32_t i = 0; i < d->k; i++)
-            out[i] = steal_draw_victim(d, i);
+        uint32_t block[RANK_BLOCK];
+        for (uint32_t from = 0; from < d->k; from += RANK_BLOCK) {
+            victims_block(d, from, block);
+            uint32_t len = d->k - from < RANK_BLOCK ? d->k - from : RANK_BLOCK;
+            memcpy(out + from, block, len * sizeof out[0]);
+        }
         return;
     }
     uint64_t state = d->key;
@@ -591,9 +634,6 @@ uint32_t steal_draw_rank(const struct steal_draw *d, uint32_t node)
     return UINT32_MAX;
 }
 
-/* The ranks' block: a fixed count, which lets gcc -O2 vectorize the passes over it. */
-#define RANK_BLOCK 128
-
 /*
  * Of one block of nodes, those drawn: their indices in the block into at[], their ranks
  * into ranks[]; returns how many.  The permutation is applied to the whole block at
@@ -611,8 +651,11 @@ static uint32_t find_in_block(struct steal_perm perm, uint32_t m, uint32_t k, ui
     uint32_t x[RANK_BLOCK];
     uint32_t past = 0, hit = 0;
     for (uint32_t i = 0; i < RANK_BLOCK; i++) {
-        uint32_t u = nodes[i];
-        x[i] = steal_perm_apply(&perm, u - (u > self), mask, shift);
+        /* A node that is no candidate (self when it is the last, one past the nodes)
+         * starts at 0 and is dropped below: a start past m could lie on a cycle that
+         * never comes back below m. */
+        uint32_t u = nodes[i], c = u - (u > self);
+        x[i] = steal_perm_apply(&perm, c < m ? c : 0, mask, shift);
         past |= x[i] >= m;
     }
     while (past) {

@@ -363,6 +363,35 @@ static void test_draw_ranks(void **state)
     check_ranks(65537, 65536, 257, 17);    /* 2^16 candidates: no cycle-walking */
     check_ranks(1000000, 4242, 1000, 18);
     check_ranks(1000000, UINT32_MAX, 1024, 19);
+    check_ranks(1100, 5, 1024, 20);         /* k near m: the last block mostly filler */
+}
+
+/* Ids that are no candidate (past the nodes, or self as the last node) are found in no
+ * draw, and asking for them ends: started where they are, cycle-walking from a value
+ * past m can loop for ever (a fixed point of the permutation up there, say). */
+static void test_draw_find_past_the_candidates(void **state)
+{
+    (void)state;
+    struct steal_params p;
+    struct steal_state s;
+    struct steal_draw d;
+    uint32_t ids[600], at[600], ranks[600];
+    uint64_t rng = 77;
+    steal_params_default(&p);
+    p.victims = STEAL_VICTIMS_RANDOM;
+    p.victims_k = 1000;
+    steal_state_init(&s, &p, 1500);
+    for (uint32_t i = 0; i < 600; i++)
+        ids[i] = 1500 + i; /* candidates 0..1499 of 2^11: these are 1500..2099 */
+    ids[599] = UINT32_MAX;
+    for (int round = 0; round < 200; round++) {
+        assert_int_equal(steal_draw_begin(&p, &s, UINT32_MAX, 1500, &rng, 1024, &d), 1000);
+        assert_int_equal(steal_draw_find(&d, ids, 600, at, ranks), 0);
+        assert_int_equal(steal_draw_begin(&p, &s, 1499, 1500, &rng, 1024, &d), 1000);
+        ids[0] = 1499; /* self, the last node */
+        assert_int_equal(steal_draw_find(&d, ids, 600, at, ranks), 0);
+        ids[0] = 1500;
+    }
 }
 
 /*
@@ -728,6 +757,7 @@ int main(void)
         cmocka_unit_test(test_random1_one_victim),
         cmocka_unit_test(test_victims_uniform),
         cmocka_unit_test(test_draw_ranks),
+        cmocka_unit_test(test_draw_find_past_the_candidates),
         cmocka_unit_test(test_draw_mixed_uniform),
         cmocka_unit_test(test_rng_zero_state),
         cmocka_unit_test(test_choose_victim),
