@@ -487,10 +487,11 @@ void sim__on_query(struct sim *s, uint32_t id, uint32_t attempt)
             s->marks = xgrow(s->marks, &s->marks_cap, s->mark_clock + 1, sizeof *s->marks);
             s->marks[s->mark_clock] = (struct mark_entry){.perm = d.perm, .thief = id, .k = d.k};
         }
-        /* The loaded nodes' ranks cost a few multiplications each, the victims' loads a
-         * cache miss each at 10^6 nodes (prefetched, a few ns): ranks while the loaded
-         * are fewer than twice the victims. */
-        if (s->nloaded < 2 * (uint64_t)d.k) {
+        /* A loaded node's rank costs about 1 ns (steal_draw_find's vector passes), a
+         * victim's load a cache miss at 10^6 nodes (prefetched, several ns): ranks while
+         * the loaded are fewer than eight times the victims (a pipeline at 10^6 nodes:
+         * 151 s at twice, 134 s at eight times). */
+        if (s->nloaded < 8 * (uint64_t)d.k) {
             uint32_t best_rank = UINT32_MAX, at[RANKS_AT_ONCE], ranks[RANKS_AT_ONCE];
             for (uint32_t from = 0; from < s->nloaded; from += RANKS_AT_ONCE) {
                 uint32_t len = s->nloaded - from < RANKS_AT_ONCE ? s->nloaded - from
