@@ -133,11 +133,14 @@ struct sim_peer {
     uint32_t nhungry;
 };
 
-/* A marking query of lazy marks: the draw's permutation (the cluster's size fixes the
- * rest, struct sim's perm_*), its thief and its victims. */
-struct mark_entry {
-    struct steal_perm perm;
-    uint32_t thief, k;
+/* MARK_BLOCK marking queries of lazy marks, column by column (so that a victim's rank
+ * in each is computed for the whole block in vector passes): each one's draw (its
+ * permutation: the cluster's size fixes the rest, struct sim's perm_*), its thief and its
+ * victims (0 in a lane not yet logged). */
+#define MARK_BLOCK 64
+struct mark_block {
+    uint32_t mul[3][MARK_BLOCK], add[3][MARK_BLOCK];
+    uint32_t thief[MARK_BLOCK], k[MARK_BLOCK];
 };
 
 struct task_state {
@@ -202,16 +205,16 @@ struct sim {
      * The queries' marks.  Eager (small clusters, or sim_config.eager_marks): each
      * queried victim below two tasks lists the thief at once, as a daemon does.  Lazy
      * (mixed draws, STEAL_DRAW_MIXED_MIN candidates and more): each marking query is
-     * logged, marks[q] for the q-th, and a victim's list is made from the log when it is
-     * read.  At 10^6 nodes a query asks 1,000 victims, nearly all dry, and the eager
-     * marks were a cache miss and a write on each: two thirds of the run.
+     * logged, the q-th in marks[q / MARK_BLOCK], and a victim's list is made from the
+     * log when it is read.  At 10^6 nodes a query asks 1,000 victims, nearly all dry, and
+     * the eager marks were a cache miss and a write on each: two thirds of the run.
      */
     bool lazy;
     uint64_t mark_clock;    /* marking queries so far */
     uint64_t target_clock;  /* mark_clock at the last refusal, and refusals since */
     uint32_t target_seq;
-    struct mark_entry *marks;
-    size_t marks_cap;
+    struct mark_block *marks;
+    size_t marks_cap;       /* blocks */
     uint32_t perm_m, perm_mask; /* the mixed draws' candidates and mask (steal_draw_make) */
     unsigned perm_shift;
     uint32_t victims_max;

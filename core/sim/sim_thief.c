@@ -114,6 +114,43 @@ void sim__marks_free(struct sim *s)
 }
 
 /*
+ * Which of a block's logged draws hold node v: hit[lane] set for those, and whether any
+ * does.  Each lane's rank of v under its own permutation, computed for the whole block
+ * in branch-free passes the compiler vectorizes (cloned as steal_draw_find's are): a
+ * victim's list is read from thousands of draws (8 m / k at 10^6 nodes: 8,000).  A
+ * lane's start past m (v its thief, when v is the last node) starts at 0 instead, and
+ * is no hit: a walk from past m could loop for ever.
+ */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static bool block_hits(const struct mark_block *restrict b, uint32_t v, uint32_t m,
+                       uint32_t mask, unsigned shift, uint8_t *restrict hit)
+{
+    uint32_t x[MARK_BLOCK], past = 0, any = 0;
+    for (uint32_t i = 0; i < MARK_BLOCK; i++) {
+        struct steal_perm p = {.mul = {b->mul[0][i], b->mul[1][i], b->mul[2][i]},
+                               .add = {b->add[0][i], b->add[1][i], b->add[2][i]}};
+        uint32_t c = v - (v > b->thief[i]);
+        x[i] = steal_perm_apply(&p, c < m ? c : 0, mask, shift);
+        past |= x[i] >= m;
+    }
+    while (past) {
+        past = 0;
+        for (uint32_t i = 0; i < MARK_BLOCK; i++) {
+            struct steal_perm p = {.mul = {b->mul[0][i], b->mul[1][i], b->mul[2][i]},
+                                   .add = {b->add[0][i], b->add[1][i], b->add[2][i]}};
+            uint32_t y = steal_perm_apply(&p, x[i], mask, shift);
+            x[i] = x[i] >= m ? y : x[i];
+            past |= x[i] >= m;
+        }
+    }
+    for (uint32_t i = 0; i < MARK_BLOCK; i++) {
+        hit[i] = x[i] < b->k[i] && b->thief[i] != v;
+        any |= hit[i];
+    }
+    return any;
+}
+
+/*
  * Lazy marks: v's list as eager marks would have left it.  Its queries' marks are those
  * of the draws logged since it went dry (below two tasks) that hold it; the latest
  * STEAL_HUNGRY_MAX distinct thieves among them are found by reading the log backwards,
@@ -128,20 +165,25 @@ static void resolve(struct sim *s, uint32_t v)
     uint32_t found[STEAL_HUNGRY_MAX];
     uint64_t at[STEAL_HUNGRY_MAX];
     uint32_t nfound = 0;
-    for (uint64_t q = s->mark_clock; q-- > p->dry_since && nfound < STEAL_HUNGRY_MAX;) {
-        const struct mark_entry *e = &s->marks[q];
-        if (e->thief == v)
+    uint64_t from = p->dry_since, to = s->mark_clock;
+    for (uint64_t b = to > from ? (to - 1) / MARK_BLOCK + 1 : 0;
+         b-- > from / MARK_BLOCK && nfound < STEAL_HUNGRY_MAX;) {
+        uint8_t hit[MARK_BLOCK];
+        const struct mark_block *mb = &s->marks[b];
+        if (!block_hits(mb, v, s->perm_m, s->perm_mask, s->perm_shift, hit))
             continue;
-        uint32_t c = v - (v > e->thief);
-        if (steal_perm_rank(&e->perm, c, s->perm_m, s->perm_mask, s->perm_shift) >= e->k)
-            continue;
-        uint32_t j = 0;
-        while (j < nfound && found[j] != e->thief)
-            j++;
-        if (j < nfound)
-            continue;
-        found[nfound] = e->thief;
-        at[nfound++] = query_stamp(q);
+        for (uint32_t lane = MARK_BLOCK; lane-- > 0 && nfound < STEAL_HUNGRY_MAX;) {
+            uint64_t q = b * MARK_BLOCK + lane;
+            if (!hit[lane] || q < from || q >= to)
+                continue;
+            uint32_t j = 0;
+            while (j < nfound && found[j] != mb->thief[lane])
+                j++;
+            if (j < nfound)
+                continue;
+            found[nfound] = mb->thief[lane];
+            at[nfound++] = query_stamp(q);
+        }
     }
     /* A list kept in order of latest refusal holds the STEAL_HUNGRY_MAX thieves whose
      * latest refusal is the latest, oldest first: the requests listed and the queries
@@ -484,8 +526,18 @@ void sim__on_query(struct sim *s, uint32_t id, uint32_t attempt)
     uint32_t best = UINT32_MAX, best_load = 0;
     if (s->lazy) {
         if (marks) {
-            s->marks = xgrow(s->marks, &s->marks_cap, s->mark_clock + 1, sizeof *s->marks);
-            s->marks[s->mark_clock] = (struct mark_entry){.perm = d.perm, .thief = id, .k = d.k};
+            size_t b = s->mark_clock / MARK_BLOCK, lane = s->mark_clock % MARK_BLOCK;
+            if (lane == 0) {
+                s->marks = xgrow(s->marks, &s->marks_cap, b + 1, sizeof *s->marks);
+                memset(&s->marks[b], 0, sizeof s->marks[b]);
+            }
+            struct mark_block *mb = &s->marks[b];
+            for (int r = 0; r < 3; r++) {
+                mb->mul[r][lane] = d.perm.mul[r];
+                mb->add[r][lane] = d.perm.add[r];
+            }
+            mb->thief[lane] = id;
+            mb->k[lane] = d.k;
         }
         /* A loaded node's rank costs about 1 ns (steal_draw_find's vector passes), a
          * victim's load a cache miss at 10^6 nodes (prefetched, several ns): ranks while
