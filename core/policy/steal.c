@@ -9,10 +9,11 @@
  * cyclic token).
  *
  * Owns nothing: every call works on the caller's structs and random state.  Called by
- * core/runtime's stealer on a node's loop thread, by tests/unit/test_progress.c for
- * every node of its fake network, and by tests/unit/test_steal.c.  No I/O, no clock,
- * no globals, no allocation: the loop thread may call steal_pick_victims on every idle
- * turn, so it must be cheap and must not fail.
+ * core/runtime's stealer on a node's loop thread, by core/sim for every simulated node
+ * (which also reads the victims' draws backwards: steal_draw_rank, steal_draw_find), by
+ * tests/unit/test_progress.c for every node of its fake network, and by
+ * tests/unit/test_steal.c.  No I/O, no clock, no globals, no allocation: the loop thread
+ * may call steal_pick_victims on every idle turn, so it must be cheap and must not fail.
  */
 #include "core/policy/steal.h"
 
@@ -638,9 +639,9 @@ uint32_t steal_draw_rank(const struct steal_draw *d, uint32_t node)
  * Of one block of nodes, those drawn: their indices in the block into at[], their ranks
  * into ranks[]; returns how many.  The permutation is applied to the whole block at
  * once, then again to the lanes still past m (cycle-walking) until none is: every pass
- * is branch-free over the block, and cloned for AVX2, where a vector multiplies eight
- * 32-bit lanes at once (the baseline's SSE2 has no such instruction; the CPU picks the
- * clone at load time).  The drawn are few (k of m), so the last loop's branch is
+ * is branch-free over the block, and cloned for AVX-512 and AVX2, where a vector
+ * multiplies 16 or 8 32-bit lanes at once (the baseline's SSE2 has no such instruction;
+ * the CPU picks the clone at load time).  The drawn are few (k of m), so the last loop's branch is
  * predicted.
  */
 __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -708,7 +709,7 @@ uint32_t steal_draw_find(const struct steal_draw *d, const uint32_t *nodes, uint
              * ids past the candidates). */
             memcpy(block, in, len * sizeof block[0]);
             for (uint32_t i = len; i < RANK_BLOCK; i++)
-                block[i] = d->self != UINT32_MAX ? d->self : UINT32_MAX;
+                block[i] = d->self;
             in = block;
         }
         uint32_t got = find_in_block(d->perm, d->m, d->k, d->self, d->mask, d->shift, in,
