@@ -247,6 +247,16 @@ static int on_forward(struct leader *w, uint32_t from, struct rbuf *r)
     return 0;
 }
 
+/* Who leads once the present leader is dead: the lowest live id but it. */
+static uint32_t successor_of_leader(const struct leader *w)
+{
+    const bool *dead = node_dead_set(w->n);
+    for (uint32_t i = 0; i < node_count(w->n); i++)
+        if (i != w->leader && !dead[i])
+            return i;
+    return UINT32_MAX;
+}
+
 static int on_request(struct leader *w, uint32_t from, struct rbuf *r)
 {
     struct node *n = w->n;
@@ -256,7 +266,15 @@ static int on_request(struct leader *w, uint32_t from, struct rbuf *r)
     if (!rbuf_ok(r))
         return -EBADMSG;
     if (!w->on || !w->is_leader) {
-        log_warn("lw request from node %u, but this node is not the leader; ignored", from);
+        /* The worker saw our leader die before we did: it asks the next lowest live id,
+         * us, and asks again on its timer; by then we lead.  A normal part of a
+         * failover, not a fault.  Any other sender is misconfigured. */
+        if (w->on && successor_of_leader(w) == node_self(w->n))
+            log_info("lw request from node %u before this node saw leader %u die; the "
+                     "worker asks again", from, w->leader);
+        else
+            log_warn("lw request from node %u, but this node is not the leader; ignored",
+                     from);
         return 0;
     }
     /* A repeat of a request already answered: its grant is on the way. */
