@@ -121,7 +121,7 @@ void sim__marks_free(struct sim *s)
  * lane's start past m (v its thief, when v is the last node) starts at 0 instead, and
  * is no hit: a walk from past m could loop for ever.
  */
-__attribute__((target_clones("avx512f", "avx2", "default")))
+STEAL_VECTOR_CLONES
 static bool block_hits(const struct mark_block *restrict b, uint32_t v, uint32_t m,
                        uint32_t mask, unsigned shift, uint8_t *restrict hit)
 {
