@@ -29,7 +29,7 @@ BUILD := build/san
 SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
 
-PKGS     := libuv libsodium jansson avro-c zlib ncursesw
+PKGS     := libuv libsodium jansson avro-c zlib libdeflate ncursesw
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -10,7 +10,7 @@ set -eu
 # is `jackdaw sim --engine simgrid`'s (headers at build time, the library loaded by that
 # engine alone; about 200 MB with Boost and ns-3).
 packages="gcc make pkg-config libuv1-dev libsodium-dev libjansson-dev libcmocka-dev
-zlib1g-dev libavro-dev libncurses-dev tmux gnuplot-nox python3 python3-avro
+zlib1g-dev libdeflate-dev libavro-dev libncurses-dev tmux gnuplot-nox python3 python3-avro
 iproute2 openssh-client slurm-wlm munge chromium libsimgrid-dev"
 
 missing=""

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include <sodium.h>
-#include <zlib.h>
 
+#include "core/base/crc.h"
 #include "core/base/log.h"
 #include "core/base/xalloc.h"
 #include "core/client/dataopts.h"
@@ -39,7 +39,7 @@ struct client_fetch {
     uint64_t total, requested, received;
     uint32_t next_req;      /* the req of the next chunk asked for */
     uint32_t expect_req;    /* the req of the next reply */
-    uLong crc;
+    uint32_t crc;
     int fd;
     int error;              /* -errno once it failed */
     char *why;              /* owned: what failed */
@@ -178,7 +178,7 @@ static int on_message(struct conn *conn, uint16_t type, struct rbuf *r, const ch
                                  : xasprintf("node %d sent bytes out of order", i);
             return 0;
         }
-        fx->crc = crc32(fx->crc, data, len);
+        fx->crc = crc32_update(fx->crc, data, len);
         for (uint32_t w = 0; w < len;) {
             ssize_t n = write(fx->fd, data + w, len - w);
             if (n < 0 && errno == EINTR)
@@ -501,7 +501,7 @@ static void fetch_ask(struct client *c, struct client_fetch *fx, uint32_t node, 
 int client_fetch(struct client *c, uint64_t key, int fd, uint64_t *bytes, int timeout_ms,
                  char **cause)
 {
-    struct client_fetch fx = {.key = key, .holder = -1, .fd = fd, .crc = crc32(0L, Z_NULL, 0)};
+    struct client_fetch fx = {.key = key, .holder = -1, .fd = fd, .crc = CRC32_INIT};
     fx.req_base = randombytes_random() & 0x3fffffffu;
     c->fx = &fx;
     for (uint32_t i = 0; i < c->nodes; i++) {

@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
 
 #include "core/base/clock.h"
+#include "core/base/crc.h"
 #include "core/base/xalloc.h"
 #include "core/kvs/kvs.h"
 #include "core/net/conn.h"
@@ -297,7 +297,7 @@ static int put_file(struct client *c, const struct workload *wl, uint32_t job, u
         return -errno;
     }
     uint8_t *buf = xmalloc(PROTO_PUT_CHUNK);
-    uLong crc = crc32(0L, Z_NULL, 0);
+    uint32_t crc = CRC32_INIT;
     uint64_t off = 0, since_sync = 0;
     int rc = 0;
     do {
@@ -312,7 +312,7 @@ static int put_file(struct client *c, const struct workload *wl, uint32_t job, u
                                             o->id, o->path, (unsigned long long)o->bytes);
             break;
         }
-        crc = crc32(crc, buf, (uInt)got);
+        crc = crc32_update(crc, buf, got);
         bool last = off + got == o->bytes;
         if (last && fgetc(in) != EOF) {
             rc = -EFBIG;

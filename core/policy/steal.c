@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/vector.h"
 #include "core/policy/parsec.h"
 
 /*
@@ -566,7 +567,7 @@ uint32_t steal_draw_victim(const struct steal_draw *d, uint32_t i)
  * reverse applied to the whole block, then again to the lanes still past m, until none
  * is; branch-free passes the compiler vectorizes (cloned as find_in_block is).
  */
-STEAL_VECTOR_CLONES
+VECTOR_CLONES
 static void victims_block(const struct steal_draw *d, uint32_t from, uint32_t *restrict out)
 {
     const struct steal_draw dd = *d;
@@ -644,7 +645,7 @@ uint32_t steal_draw_rank(const struct steal_draw *d, uint32_t node)
  * the CPU picks the clone at load time).  The drawn are few (k of m), so the last loop's branch is
  * predicted.
  */
-STEAL_VECTOR_CLONES
+VECTOR_CLONES
 static uint32_t find_in_block(struct steal_perm perm, uint32_t m, uint32_t k, uint32_t self,
                               uint32_t mask, unsigned shift, const uint32_t *restrict nodes,
                               uint32_t *restrict at, uint32_t *restrict ranks)

@@ -180,22 +180,6 @@ uint32_t steal_pick_victims(const struct steal_params *p, const struct steal_sta
  */
 #define STEAL_DRAW_MIXED_MIN 1024
 
-/*
- * The vector loops' clones for AVX-512 and AVX2, the CPU's picked at load time (an
- * ifunc).  Not under ThreadSanitizer, whose runtime is not up yet when the loader runs
- * the resolvers: the binary crashed before main.
- */
-#if defined(__SANITIZE_THREAD__)
-#define STEAL_VECTOR_CLONES
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define STEAL_VECTOR_CLONES
-#endif
-#endif
-#ifndef STEAL_VECTOR_CLONES
-#define STEAL_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-
 /* The keyed permutation of [0, 2^bits): three rounds of an add, an odd multiplier and
  * an xor of the high half into the low, each a bijection; cycle-walking restricts it to
  * [0, m).  `mul` and `add` are derived from the key (steal_draw_begin). */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/vector.h"
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
 #include "core/policy/parsec.h"
@@ -121,7 +122,7 @@ void sim__marks_free(struct sim *s)
  * lane's start past m (v its thief, when v is the last node) starts at 0 instead, and
  * is no hit: a walk from past m could loop for ever.
  */
-STEAL_VECTOR_CLONES
+VECTOR_CLONES
 static bool block_hits(const struct mark_block *restrict b, uint32_t v, uint32_t m,
                        uint32_t mask, unsigned shift, uint8_t *restrict hit)
 {
