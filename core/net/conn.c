@@ -64,6 +64,7 @@ struct write_req {
     uv_write_t req;
     struct conn *c;
     uv_buf_t owned[2];
+    size_t caps[2];         /* of owned: their allocations, which len does not say */
     uv_buf_t bufs[2];
     unsigned nbufs;         /* of owned */
     unsigned nleft;         /* of bufs */
@@ -219,15 +220,18 @@ static void on_timer(uv_timer_t *t)
 }
 
 /* The batch's buffers, written: the batch's own (the last one) is kept for the next
- * batch, its length being all of its capacity we know of; the rest are freed. */
+ * batch with all of its capacity; the rest are freed.  Kept with only its written
+ * length, a buffer that doubled to hold a 256 KiB chunk reply doubled again for the
+ * next reply a few bytes longer, into a fresh allocation each time, and the data
+ * plane's sender faulted in every page it sent. */
 static void release_buffers(struct write_req *w)
 {
     struct conn *c = w->c;
     for (unsigned i = 0; i < w->nbufs; i++) {
         uv_buf_t b = w->owned[i];
-        if (i == w->nbufs - 1 && w->messages && !c->spare.data && b.len <= SPARE_MAX) {
+        if (i == w->nbufs - 1 && w->messages && !c->spare.data && w->caps[i] <= SPARE_MAX) {
             c->spare.data = (uint8_t *)b.base;
-            c->spare.cap = b.len;
+            c->spare.cap = w->caps[i];
             c->spare.len = 0;
             continue;
         }
@@ -283,6 +287,7 @@ static void take_buffer(struct write_req *w, struct wbuf *b)
 {
     assert(b->len <= UINT_MAX);
     w->owned[w->nbufs] = w->bufs[w->nbufs] = uv_buf_init((char *)b->data, (unsigned)b->len);
+    w->caps[w->nbufs] = b->cap;
     w->nleft = ++w->nbufs;
     w->len += b->len;
     w->c->hub->stats.frames_out += count_frames(b);

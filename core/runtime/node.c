@@ -372,13 +372,19 @@ static void sampler_cb(uv_timer_t *h)
 /* Packed bytes after which the heap's freed pages go back to the system even while more
  * wait: the raw chunks lie between records, where only a trim hands them back. */
 #define NODE_COMPACT_TRIM (16u << 20)
+/* Packed bytes that earn a trim once nothing waits to be packed.  A trim hands back
+ * every free page of the heap, the data plane's just-freed chunk buffers among them,
+ * which the next chunks fault in again: trimming after each pass that packed a few
+ * records (every 100 ms of a busy job) made page faults a fifth of 32 local daemons'
+ * CPU on a data-heavy DAG.  What stays untrimmed is under this and reused. */
+#define NODE_COMPACT_TRIM_DONE (1u << 20)
 
 static void compactor_cb(uv_timer_t *h)
 {
     struct node *n = h->data;
     bool more;
     n->packed += kvs_compact(n->kvs, NODE_COMPACT_BYTES, &more);
-    if (n->packed && (!more || n->packed >= NODE_COMPACT_TRIM)) {
+    if (n->packed >= NODE_COMPACT_TRIM || (!more && n->packed >= NODE_COMPACT_TRIM_DONE)) {
         malloc_trim(0);
         n->packed = 0;
     }
