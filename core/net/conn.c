@@ -40,11 +40,19 @@ _Static_assert(CONN_MSG_ACCEPT < PROTO_FIRST_APP_TYPE, "handshake types below th
  * pass) grows by doubling into fresh pages every pass: reallocation copies and page
  * faults were a tenth of a node's time at R = 2. */
 #define SPARE_MAX (8u << 20)
+/* What a hub's spares may hold together (CONN_HUB_SPARE_BYTES): a buffer past it is
+ * freed, and its memory serves the next allocation, whichever conn makes it.  Without
+ * this bound every conn kept the largest batch it ever wrote: a node serving chunks to
+ * 31 peers kept 31 reply buffers of 512 KiB idle, plus as many receive buffers, and 32
+ * local daemons faulted in a gigabyte of fresh pages rather than reuse any. */
+#define HUB_SPARE_BYTES CONN_HUB_SPARE_BYTES
 /* What a peer that has not authenticated can make us buffer. */
 #define PREAUTH_RBUF_MAX READ_CHUNK
 /* An emptied receive buffer above this is released, so that one 16 MiB frame does not
- * pin 16 MiB for the rest of the connection's life. */
-#define RBUF_KEEP (1u << 20)
+ * pin 16 MiB for the rest of the connection's life, nor each of a node's connections
+ * the 512 KiB of the last chunk reply it carried: freed, that memory takes the next
+ * frame on any connection (see HUB_SPARE_BYTES). */
+#define RBUF_KEEP READ_CHUNK
 
 /* How long one connection's reads may keep the loop before it serves its other
  * handles.  libuv reads a readable socket up to 32 times in one callback, and each
@@ -85,6 +93,12 @@ static void set_reason(struct conn *c, const char *reason)
     c->reason = copy;
 }
 
+void conn__drop_spare(struct conn *c)
+{
+    c->hub->spare_bytes -= c->spare.cap;
+    wbuf_fini(&c->spare);
+}
+
 static void conn_free(struct conn *c)
 {
     struct conn_hub *hub = c->hub;
@@ -92,7 +106,7 @@ static void conn_free(struct conn *c)
     free(c->rbuf);
     wbuf_fini(&c->hs_out);
     frame_batch_fini(&c->out);
-    wbuf_fini(&c->spare);
+    conn__drop_spare(c);
     free(c);
     conn__hub_release(hub);
 }
@@ -229,10 +243,12 @@ static void release_buffers(struct write_req *w)
     struct conn *c = w->c;
     for (unsigned i = 0; i < w->nbufs; i++) {
         uv_buf_t b = w->owned[i];
-        if (i == w->nbufs - 1 && w->messages && !c->spare.data && w->caps[i] <= SPARE_MAX) {
+        if (i == w->nbufs - 1 && w->messages && !c->spare.data && w->caps[i] <= SPARE_MAX &&
+            c->hub->spare_bytes + w->caps[i] <= HUB_SPARE_BYTES) {
             c->spare.data = (uint8_t *)b.base;
             c->spare.cap = w->caps[i];
             c->spare.len = 0;
+            c->hub->spare_bytes += c->spare.cap;
             continue;
         }
         free(b.base);
@@ -370,6 +386,7 @@ void conn__flush(struct conn *c)
             w->messages = true;
             frame_batch_init(&c->out);
             if (c->spare.data) {
+                c->hub->spare_bytes -= c->spare.cap;
                 c->out.buf = c->spare;
                 wbuf_init(&c->spare);
             }
@@ -520,7 +537,11 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     size_t limit = c->phase == PHASE_READY ? FRAME_HEADER_BYTES + (size_t)FRAME_MAX_BODY
                                            : PREAUTH_RBUF_MAX;
     if (c->rcap - c->rlen < READ_CHUNK && c->rcap < limit) {
-        size_t want = c->rlen + READ_CHUNK;
+        /* Room for the frame begun, whole, when its header is in: a 256 KiB chunk reply
+         * grew by doubling from a read's worth, copying what it held each time. */
+        size_t frame = c->rlen >= FRAME_HEADER_BYTES
+                           ? FRAME_HEADER_BYTES + (size_t)get_u32(c->rbuf) : 0;
+        size_t want = (frame > c->rlen ? frame : c->rlen) + READ_CHUNK;
         if (want < 2 * c->rcap)
             want = 2 * c->rcap;
         if (want > limit)

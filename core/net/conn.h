@@ -136,11 +136,16 @@ void conn_close(struct conn *c, const char *reason);
 /* Closes at once, discarding what is queued; logs the reason at WARN. */
 void conn_drop(struct conn *c, const char *reason);
 
+/* What a hub's idle spare send buffers (a written batch's, kept for the next) may hold
+ * together, however many connections it has (conn.c says why). */
+#define CONN_HUB_SPARE_BYTES (2u << 20)
+
 /* Test hooks: counters since the hub was created. */
 struct conn_hub_stats {
     uint64_t frames_out, frames_in, messages_out, messages_in, bytes_out, bytes_in;
     uint64_t dropped;       /* connections dropped for a protocol or auth error */
     uint64_t writes_queued; /* batches the socket did not take at once (uv_write) */
+    uint64_t spare_bytes;   /* now: capacity of the idle spare send buffers */
 };
 void conn_hub_stats(const struct conn_hub *hub, struct conn_hub_stats *out);
 

@@ -235,7 +235,7 @@ void conn_hub_trim(struct conn_hub *hub)
             c->rbuf = NULL;
             c->rcap = 0;
         }
-        wbuf_fini(&c->spare);
+        conn__drop_spare(c);
     }
 }
 
@@ -323,4 +323,5 @@ struct conn *conn_connect(struct conn_hub *hub, const char *host, int port, void
 void conn_hub_stats(const struct conn_hub *hub, struct conn_hub_stats *out)
 {
     *out = hub->stats;
+    out->spare_bytes = hub->spare_bytes;
 }

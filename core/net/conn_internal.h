@@ -79,6 +79,7 @@ struct conn_hub {
     struct link closing;            /* struct conn.closing_link: on_close and uv_close due */
     unsigned refs;                  /* prepare + listeners + conns not yet released by libuv */
     bool destroying;
+    size_t spare_bytes;             /* capacity of the conns' spares together (conn.c) */
     struct conn_hub_stats stats;
 };
 
@@ -127,6 +128,8 @@ void conn__flush(struct conn *c);
 void conn__start_accepted(struct conn *c);
 /* Starts connecting; failures end in on_close. */
 void conn__start_connect(struct conn *c, const struct sockaddr *addr);
+/* Frees the conn's spare send buffer, taking it off the hub's count. */
+void conn__drop_spare(struct conn *c);
 
 /* conn_hub.c */
 /* References the flusher while it has work, so uv_run does not return before it. */

@@ -519,6 +519,43 @@ static void test_trim_between_bursts(void **state)
     assert_false(w->server.recs[0].out_of_order);
 }
 
+/* Of n connections, how many are ready with `count` echoes back and nothing left to
+ * write. */
+static int echoed(struct rec *const *cr, int n, uint64_t count)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += cr[i]->ready && cr[i]->received == count && conn_pending_bytes(cr[i]->c) == 0;
+    return k;
+}
+
+/* Idle spare send buffers are bounded per hub, not per connection: seven connections
+ * that each wrote batches of half a megabyte keep at most CONN_HUB_SPARE_BYTES of them
+ * between them (they kept 7 MiB), and still keep one. */
+static void test_spares_bounded_per_hub(void **state)
+{
+    struct world *w = *state;
+    w->server.echo = true;
+    enum { CONNS = 7, ROUNDS = 3 };
+    struct rec *cr[CONNS];
+    for (int i = 0; i < CONNS; i++)
+        cr[i] = dial(&w->client);
+    RUN_UNTIL(w, echoed(cr, CONNS, 0) == CONNS);
+    for (uint32_t r = 0; r < ROUNDS; r++) {
+        for (int i = 0; i < CONNS; i++)
+            send_seq(cr[i]->c, r, 512u << 10);
+        RUN_UNTIL(w, echoed(cr, CONNS, r + 1) == CONNS);
+    }
+    for (int i = 0; i < CONNS; i++)
+        assert_false(cr[i]->out_of_order);
+    struct side *sides[2] = {&w->client, &w->server};
+    for (int s = 0; s < 2; s++) {
+        struct conn_hub_stats st = stats(sides[s]);
+        assert_true(st.spare_bytes >= (512u << 10));
+        assert_true(st.spare_bytes <= CONN_HUB_SPARE_BYTES);
+    }
+}
+
 static void test_queued_before_ready(void **state)
 {
     struct world *w = *state;
@@ -843,6 +880,7 @@ int main(void)
         T(test_reads_yield_to_the_loop),
         T(test_large_messages_echoed),
     T(test_trim_between_bursts),
+    T(test_spares_bounded_per_hub),
     T(test_queued_before_ready),
         T(test_wrong_key_refused),
         T(test_garbage_dropped_server_carries_on),
