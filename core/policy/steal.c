@@ -28,14 +28,15 @@
 #include "core/policy/parsec.h"
 
 /*
- * The seen-set for rejection sampling lives on the stack (32 KiB) so that picking
- * victims never allocates.  Rejection draws up to 2048 victims, which covers
- * ceil(sqrt(N)) for N up to four million; larger draws use selection sampling.  The
- * table is kept at load 1/8 or less up to 1024 victims (the thieves' most), 1/4 at
- * 2048.
+ * The seen-set for rejection sampling lives on the stack so that picking victims never
+ * allocates.  Rejection serves only the exact draws, below STEAL_DRAW_MIXED_MIN
+ * candidates (the keyed permutation takes over there), where k <= m / 4 is under 256;
+ * the table is kept at load 1/8 or less, so 2,048 slots, 8 KiB.  It was 32 KiB, sized
+ * for draws the permutation now makes, and overflowed the SimGrid engine's 32 KiB actor
+ * stacks (a thief drawing from 24 nodes or more died of SIGSEGV).
  */
-#define REJECTION_MAX_K 2048
-#define SEEN_SLOTS 8192
+#define REJECTION_MAX_K (STEAL_DRAW_MIXED_MIN / 4)
+#define SEEN_SLOTS (8 * REJECTION_MAX_K)
 #define SEEN_EMPTY UINT32_MAX
 
 static const char *const mode_names[] = {

@@ -27,7 +27,7 @@
 #include "core/sim/sim.h"
 #include "core/sim/sim_sg.h"
 
-#define MAX_NODES 16
+#define MAX_NODES 64
 /* The runs' start_wall_ns: the sinks' times less this are simulated ns. */
 #define WALL0 1000000000000LL
 

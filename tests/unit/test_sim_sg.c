@@ -96,6 +96,30 @@ static void test_bag(void **state)
     rig_free(&r);
 }
 
+/* Forty nodes, everything at node 0: each thief draws 7 victims of 39 by rejection,
+ * inside a SimGrid actor's 32 KiB stack.  The draw's table took all of it, and the
+ * engine's process died of SIGSEGV from 24 nodes on. */
+static void test_forty_thieves(void **state)
+{
+    (void)state;
+    need_simgrid();
+    struct rig r;
+    char *text = bag_of(400, 0.002, 0.001);
+    rig_load(&r, text);
+    r.cfg.nodes = 40;
+    r.cfg.slots = 1;
+    r.cfg.submit = SIM_SUBMIT_ONE;
+    struct sim_result des, sg;
+    both(&r, &des, &sg);
+    assert_true(sg.tasks_stolen > 0);
+    uint32_t helped = 0;
+    for (uint32_t i = 1; i < r.cfg.nodes; i++)
+        helped += r.seen.started_on[i] > 0;
+    assert_true(helped >= r.cfg.nodes / 2);
+    free(text);
+    rig_free(&r);
+}
+
 /* A fan-out of fan-ins whose outputs move over links of 1 Gbit/s in a fraction of a
  * task's time, under FLDS (pushes to the data, the monitor's spills) and under plain
  * work stealing; and with no bandwidth limit, where only the messages' latency counts. */
@@ -307,6 +331,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bag),
+        cmocka_unit_test(test_forty_thieves),
         cmocka_unit_test(test_dag),
         cmocka_unit_test(test_shared_egress),
         cmocka_unit_test(test_no_choice_same_makespan),
