@@ -17,9 +17,9 @@
 #   tools/bench/sim_validate.sh [BUILD_DIR]
 #
 # Environment: NODES_LIST ("8 16"), SLOTS (4), RUNS (3), HOST_RATE (unset: no such
-# column; "1036MB" is this machine's 2 cores over the 1.93 CPU-s a GB moved costs its
-# daemons), WORKLOADS (all of the above, as "name:placement" words).  About 12 minutes
-# for the defaults.
+# column; "1460MB" is this machine's 2 cores over the 1.37 CPU-s a GB moved costs its
+# daemons, tools/bench/README.md), WORKLOADS (all of the above, as "name:placement"
+# words).  About 12 minutes for the defaults, 25 with 32 nodes.
 . "$(dirname "$0")/lib.sh"
 
 NODES_LIST="${NODES_LIST:-8 16}"
