@@ -448,6 +448,9 @@ static void handle(struct sim *s, const struct event *e)
     case EV_FLOW_END:
         sim__net_flow_end(s, e->a, e->b);
         break;
+    case EV_WINDOW:
+        sim__net_window(s, e->node, e->b);
+        break;
     case EV_INFO:
         sim__ring_on_info(s, e->node, e->a, e->c);
         break;

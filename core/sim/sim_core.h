@@ -56,6 +56,8 @@ enum ev_type {
     EV_LW_GRANT,    /* node: the worker; a: the leader; b: its request; c: grant index */
     EV_AUTO,        /* node: placement auto's observation interval is over */
     EV_FLOW_END,    /* node: reader; a: flow; b: its generation (sim_net.c) */
+    EV_WINDOW,      /* node: reader; b: its window generation: the window may admit the
+                     * next waiting fetch (sim_net.c) */
 };
 
 enum thief_state { TH_IDLE, TH_QUERY, TH_REQUEST, TH_WAIT, TH_PARKED };
@@ -109,10 +111,15 @@ struct node {
     uint32_t nflows_out, nflows_in;
     size_t flows_out_cap, flows_in_cap;
     uint32_t waiting_first, waiting_last, nwaiting;
-    uint64_t window_used;
+    uint32_t window_gen;    /* its pending EV_WINDOW's; an event of another is stale */
+    int64_t window_due;     /* when that event fires; INT64_MAX: none */
+    /* Its ingress, a FIFO as the daemons' bucket is: bytes arrived and not through at
+     * backlog_at, and the rate its entering flows bring more (bytes a ns). */
+    double backlog, arriving;
+    int64_t backlog_at;
     uint32_t *staged;       /* a FIFO of tasks whose inputs are here, waiting for slots */
     size_t staged_cap;
-    uint8_t pad[32];
+    uint8_t pad[8];
 };
 /* Whole lines, so that in huge_calloc's aligned arrays every node's line 0 is one line. */
 _Static_assert(sizeof(struct node) % 64 == 0, "struct node: pad it to whole cache lines");
@@ -263,6 +270,8 @@ void sim__net_fetch(struct sim *s, uint32_t reader, uint32_t writer, uint32_t ta
                     uint64_t bytes);
 /* An EV_FLOW_END: a flow's last byte through, or its arrival (stale ones ignored). */
 void sim__net_flow_end(struct sim *s, uint32_t flow, uint32_t gen);
+/* An EV_WINDOW: the reader's flows may have left its window room for the next fetch. */
+void sim__net_window(struct sim *s, uint32_t reader, uint32_t gen);
 /* A flow's bytes are at its reader: its DATA_FETCH record, and the flow freed. */
 void sim__net_arrived(struct sim *s, uint32_t flow);
 void sim__net_free(struct sim *s);

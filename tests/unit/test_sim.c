@@ -189,6 +189,44 @@ static void test_writer_egress_is_shared(void **state)
     rig_free(&r);
 }
 
+/*
+ * A reader's fetch from an idle writer is not held back by its other fetch from a busy
+ * one: node 1 reads the hot root's output (read by eight nodes at once, an eighth of
+ * its writer's link each) and the idle root's, whose bytes leave at the whole link's
+ * rate and queue into node 1's link behind only what the slow flow brought meanwhile:
+ * through after 9 of the 8 ms alone, as the daemons' buckets deliver it.  One rate a
+ * flow over both links (bandwidth over the larger count) gave it half of node 1's link
+ * for the whole transfer: 16 ms.
+ */
+static void test_idle_writer_not_held_by_a_busy_one(void **state)
+{
+    (void)state;
+    enum { READERS = 8 };
+    const double bytes = 1e6, bandwidth = 125e6;
+    char text[4096], *p = text;
+    p += sprintf(p, "{\"id\":\"hot\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                    "\"output_bytes\":%.0f}\n", bytes);
+    for (int i = 1; i <= READERS; i++)
+        p += sprintf(p, "{\"id\":\"c%d\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                        "\"parents\":[\"hot\"%s]}\n", i, i == 1 ? ",\"idle\"" : "");
+    p += sprintf(p, "{\"id\":\"idle\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                    "\"output_bytes\":%.0f}\n", bytes);
+    struct rig r;
+    rig_load(&r, text);
+    rig_kept_in_place(&r, READERS + 2, bandwidth);
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r, 0);
+    double alone_ns = bytes / bandwidth * 1e9;
+    assert_int_equal(r.seen.fetches, READERS + 1);
+    /* The idle writer's: the backlog the hot flow brought in 8 ms is 1/8 MB, 1 ms. */
+    assert_true((double)r.seen.fetch_ns_min >= alone_ns * 9 / 8 - 1);
+    assert_true((double)r.seen.fetch_ns_min <= alone_ns * 9 / 8 + 1000);
+    /* The hot writer's: an eighth of its link each, as before. */
+    assert_true((double)r.seen.fetch_ns_max >= READERS * alone_ns - 1);
+    assert_true((double)r.seen.fetch_ns_max <= READERS * alone_ns + alone_ns / 8 + 1000);
+    rig_free(&r);
+}
+
 /* One host emulating the cluster (host_Bps): two transfers on links of their own share
  * its rate.  Two roots write 12.5 MB on nodes 0 and 1; their children, kept on nodes 2
  * and 3, read them at once.  At 125 MB/s a link each takes 0.1 s; with the host's 125
@@ -875,6 +913,7 @@ int main(void)
         cmocka_unit_test(test_chain_is_its_critical_path),
         cmocka_unit_test(test_dag_with_data),
         cmocka_unit_test(test_writer_egress_is_shared),
+        cmocka_unit_test(test_idle_writer_not_held_by_a_busy_one),
         cmocka_unit_test(test_host_rate_is_shared),
         cmocka_unit_test(test_mode_one_steals),
         cmocka_unit_test(test_speeds),
