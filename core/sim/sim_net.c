@@ -90,9 +90,11 @@ static double window_used(const struct sim *s, const struct node *r, int64_t t)
 /* Whether the reader's window has room now for its first waiting fetch. */
 static bool window_admits(const struct sim *s, const struct node *r)
 {
-    return r->nwaiting &&
-           (!r->nflows_in || window_used(s, r, s->now) + (double)window_of(&s->flows[r->waiting_first]) <=
-                                 (double)DATA_WINDOW_BYTES + DONE_BYTES);
+    if (!r->nwaiting)
+        return false;
+    double want = (double)window_of(&s->flows[r->waiting_first]);
+    return !r->nflows_in ||
+           window_used(s, r, s->now) + want <= (double)DATA_WINDOW_BYTES + DONE_BYTES;
 }
 
 /* When the reader's window will have room for its first waiting fetch at the flows'
