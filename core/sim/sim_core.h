@@ -235,6 +235,9 @@ struct sim {
     size_t nflows, flows_cap;
     uint32_t free_flow, nfree_flows; /* a list through flow.next */
     uint32_t nactive;       /* flows admitted and not through: sim_config.host_Bps's share */
+    double host_level;      /* with a host rate: the most a flow may have of it (sim_net.c) */
+    double *host_shares;    /* scratch of reshare_all */
+    size_t host_shares_cap;
 };
 
 /* ---- sim.c: events, queues, trace, tasks --------------------------------------------- */

@@ -264,6 +264,41 @@ static void test_host_rate_is_shared(void **state)
     rig_free(&r);
 }
 
+/* The host's rate is shared max-min, not split equally: eight transfers from one hot
+ * writer (an eighth of its link each) and one from an idle writer, on a host that copies
+ * twice a link's rate.  The hot ones use one link's worth, so the idle one keeps its
+ * whole link: 8 ms for its megabyte.  Split equally (a ninth of the host each) it took
+ * 36 ms. */
+static void test_host_rate_is_shared_max_min(void **state)
+{
+    (void)state;
+    enum { READERS = 8 };
+    const double bytes = 1e6, bandwidth = 125e6;
+    char text[4096], *p = text;
+    p += sprintf(p, "{\"id\":\"hot\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                    "\"output_bytes\":%.0f}\n", bytes);
+    for (int i = 1; i <= READERS; i++)
+        p += sprintf(p, "{\"id\":\"h%d\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                        "\"parents\":[\"hot\"]}\n", i);
+    p += sprintf(p, "{\"id\":\"idle\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                    "\"output_bytes\":%.0f}\n", bytes);
+    p += sprintf(p, "{\"id\":\"i1\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                    "\"parents\":[\"idle\"]}\n");
+    struct rig r;
+    rig_load(&r, text);
+    rig_kept_in_place(&r, READERS + 3, bandwidth);
+    r.cfg.host_Bps = 2 * bandwidth;
+    assert_int_equal(rig_run(&r), 0);
+    check_records(&r, 0);
+    double alone_ns = bytes / bandwidth * 1e9;
+    assert_int_equal(r.seen.fetches, READERS + 1);
+    assert_true((double)r.seen.fetch_ns_min >= alone_ns - 1);
+    assert_true((double)r.seen.fetch_ns_min <= alone_ns + 1000);
+    assert_true((double)r.seen.fetch_ns_max >= READERS * alone_ns - 1);
+    assert_true((double)r.seen.fetch_ns_max <= READERS * alone_ns + 1000);
+    rig_free(&r);
+}
+
 /* Everything submitted to node 0: the others steal, and every node runs some; without
  * stealing node 0 runs them all.  One seed, one run. */
 static void test_mode_one_steals(void **state)
@@ -915,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_writer_egress_is_shared),
         cmocka_unit_test(test_idle_writer_not_held_by_a_busy_one),
         cmocka_unit_test(test_host_rate_is_shared),
+        cmocka_unit_test(test_host_rate_is_shared_max_min),
         cmocka_unit_test(test_mode_one_steals),
         cmocka_unit_test(test_speeds),
         cmocka_unit_test(test_placement_mdl_and_mlb),
