@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "core/base/clock.h"
 #include "core/base/crc.h"
 #include "core/base/xalloc.h"
