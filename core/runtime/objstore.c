@@ -49,10 +49,10 @@ enum kind { KIND_OWNED, KIND_CACHED, KIND_RECEIVING };
  * corruption between the holder's store and the receiver's (a bad disk, a truncated
  * file, a bug in the chunking); it is not a security boundary: the check travels with
  * the data on the same connection, so a cryptographic hash would add no protection
- * against an attacker on the path, only cost.  BLAKE2b ran at 1 GB/s here, hashed every byte on
- * both ends and was half of the daemons' CPU on data-heavy DAGs, below a 10 Gbit/s
- * link's rate; zlib's CRC-32 ran at 5 GB/s and libdeflate's, the same values, at 28
- * (HDFS and Ceph use CRCs the same way).
+ * against an attacker on the path, only cost.  BLAKE2b ran at 1 GB/s here, hashed every
+ * byte on both ends and was half of the daemons' CPU on data-heavy DAGs, below a 10
+ * Gbit/s link's rate; zlib's CRC-32 ran at 5 GB/s and libdeflate's, the same values, at
+ * 28 (HDFS and Ceph use CRCs the same way).
  */
 struct csum {
     uint32_t crc;
