@@ -189,6 +189,24 @@ static void test_writer_egress_is_shared(void **state)
     rig_free(&r);
 }
 
+/* Into text: a root "hot" whose output of `bytes` `readers` tasks read, one a node in
+ * place (c1, c2, ...), and a root "idle" with an output as large, read by c1 too when
+ * `shared`, else by a task of its own after them. */
+static void hot_and_idle(char *text, int readers, double bytes, bool shared)
+{
+    char *p = text;
+    p += sprintf(p, "{\"id\":\"hot\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                    "\"output_bytes\":%.0f}\n", bytes);
+    for (int i = 1; i <= readers; i++)
+        p += sprintf(p, "{\"id\":\"c%d\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                        "\"parents\":[\"hot\"%s]}\n", i, shared && i == 1 ? ",\"idle\"" : "");
+    p += sprintf(p, "{\"id\":\"idle\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                    "\"output_bytes\":%.0f}\n", bytes);
+    if (!shared)
+        sprintf(p, "{\"id\":\"i1\",\"kind\":\"sleep\",\"duration_s\":0.001,"
+                   "\"parents\":[\"idle\"]}\n");
+}
+
 /*
  * A reader's fetch from an idle writer is not held back by its other fetch from a busy
  * one: node 1 reads the hot root's output (read by eight nodes at once, an eighth of
@@ -203,14 +221,8 @@ static void test_idle_writer_not_held_by_a_busy_one(void **state)
     (void)state;
     enum { READERS = 8 };
     const double bytes = 1e6, bandwidth = 125e6;
-    char text[4096], *p = text;
-    p += sprintf(p, "{\"id\":\"hot\",\"kind\":\"sleep\",\"duration_s\":0.001,"
-                    "\"output_bytes\":%.0f}\n", bytes);
-    for (int i = 1; i <= READERS; i++)
-        p += sprintf(p, "{\"id\":\"c%d\",\"kind\":\"sleep\",\"duration_s\":0.001,"
-                        "\"parents\":[\"hot\"%s]}\n", i, i == 1 ? ",\"idle\"" : "");
-    p += sprintf(p, "{\"id\":\"idle\",\"kind\":\"sleep\",\"duration_s\":0.001,"
-                    "\"output_bytes\":%.0f}\n", bytes);
+    char text[4096];
+    hot_and_idle(text, READERS, bytes, true);
     struct rig r;
     rig_load(&r, text);
     rig_kept_in_place(&r, READERS + 2, bandwidth);
@@ -274,16 +286,8 @@ static void test_host_rate_is_shared_max_min(void **state)
     (void)state;
     enum { READERS = 8 };
     const double bytes = 1e6, bandwidth = 125e6;
-    char text[4096], *p = text;
-    p += sprintf(p, "{\"id\":\"hot\",\"kind\":\"sleep\",\"duration_s\":0.001,"
-                    "\"output_bytes\":%.0f}\n", bytes);
-    for (int i = 1; i <= READERS; i++)
-        p += sprintf(p, "{\"id\":\"h%d\",\"kind\":\"sleep\",\"duration_s\":0.001,"
-                        "\"parents\":[\"hot\"]}\n", i);
-    p += sprintf(p, "{\"id\":\"idle\",\"kind\":\"sleep\",\"duration_s\":0.001,"
-                    "\"output_bytes\":%.0f}\n", bytes);
-    p += sprintf(p, "{\"id\":\"i1\",\"kind\":\"sleep\",\"duration_s\":0.001,"
-                    "\"parents\":[\"idle\"]}\n");
+    char text[4096];
+    hot_and_idle(text, READERS, bytes, false);
     struct rig r;
     rig_load(&r, text);
     rig_kept_in_place(&r, READERS + 3, bandwidth);
