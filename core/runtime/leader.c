@@ -247,14 +247,15 @@ static int on_forward(struct leader *w, uint32_t from, struct rbuf *r)
     return 0;
 }
 
-/* Who leads once the present leader is dead: the lowest live id but it. */
+/* Who leads once the present leader is dead: the lowest live id past it, since the
+ * leader is the lowest live id (LW_LEADER, 0, at first; fd_lowest_live after). */
 static uint32_t successor_of_leader(const struct leader *w)
 {
-    const bool *dead = node_dead_set(w->n);
-    for (uint32_t i = 0; i < node_count(w->n); i++)
-        if (i != w->leader && !dead[i])
-            return i;
-    return UINT32_MAX;
+    uint32_t after = w->leader + 1, nodes = node_count(w->n);
+    if (after >= nodes)
+        return UINT32_MAX;
+    uint32_t k = fd_lowest_live(nodes - after, node_dead_set(w->n) + after);
+    return k < nodes - after ? after + k : UINT32_MAX;
 }
 
 static int on_request(struct leader *w, uint32_t from, struct rbuf *r)
