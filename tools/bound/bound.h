@@ -1,14 +1,15 @@
 /*
  * bound — how short a workload's makespan could be on a given cluster: the sub-optimal
  * bound of paper 002 §3 (a dynamic programme over the DAG), the capacity bound (total
- * work over the cluster's capacity) and the critical path.  The largest of the three is
+ * work over the cluster's capacity) and the critical path.  Each is a lower bound: no
+ * schedule on that cluster, real or simulated, ends sooner.  The largest of the three is
  * the binding one.
  *
  * Pure computation over a loaded workload (core/model/workload.h) and a description of
  * the cluster: no I/O, no clock, no globals.  Owns nothing after it returns.  Called by
  * `jackdaw bound` (tools/cmd/cmd_bound.c), by `jackdaw report` (tools/cmd/cmd_report.c)
  * to state a run's quality as bound / actual makespan, and by tests/unit/test_bound.c.
- * O(tasks + edges + inputs) time, O(tasks + nodes) memory.
+ * O(tasks + edges·log(parents) + inputs) time, O(tasks + nodes) memory.
  *
  * The model, common to the three bounds:
  *   - A sleep task takes duration_s / speed on a node of that speed; noop and command
@@ -19,50 +20,47 @@
  *   - An initial object (an object line) is on its node from time 0; "spread" objects are
  *     where the runtime puts them (workload_object_node: object index mod nodes).
  *
- * Sub-optimal bound (paper 002 §3), with t_ef(v) the earliest finish of task v and P(v)
- * its parents:
- *     t_ef(v)   = min(t_ef¹(v), t_ef²(v)) + t_exec(v)
- *     t_ef¹(v)  = max_{u ∈ P(v)} (t_ef(u) + t_mvdata(u, v)) + t_qwait(v)          (case 1)
- *     t_ef²(v)  = min_{w ∈ P(v)} (max(t_ef(w), max_{u ∈ P(v)∖{w}} (t_ef(u) +
- *                 t_mvdata(u, v))) + t_mvtask(v, w)) + t_qwait(v)                    (case 2)
- *     t_qwait   = Σ_{i=1..k} (i − 1)·l / k = (k − 1)·l / 2                          (eq. 1)
- *     t_mvdata(u, v) = d(u) / B,   t_mvtask(v, w) = size(v) / B
- * and the bound is max_v t_ef(v).  Case 1 runs v on a node that ran none of its parents
- * (all their outputs move, the task does not); case 2 runs it where parent w ran (w's
- * output is local, the others move, and so does the task).  What the paper leaves open,
- * and what this module chooses:
- *   - Where a task runs, for its speed: on a fastest node (t_exec = duration / the
- *     largest speed).  The programme does not track nodes, so it cannot charge slower
- *     nodes to particular tasks; contention and slow nodes are left to t_qwait and to the
- *     capacity bound.
- *   - Case 2 waits for w itself: max(t_ef(w), …).  The formula as printed omits t_ef(w),
- *     which would let a task with one parent start before that parent ends.
- *   - t_qwait (eq. 1) per topological level, not per workload.  The paper's k is the
- *     tasks per core of a workload whose tasks all compete for the cores at once (its
- *     experiments: 1,000 per core).  In a DAG only tasks that can be ready together
- *     compete, so k and l are taken over the tasks of one level (same longest distance
- *     from a root, so no two of them depend on each other): k·l = the level's work over
- *     the cluster's capacity (Σ slots × speed, the time that work takes spread over every
- *     slot), l = the level's mean t_exec on the fastest node, and k < 1 waits 0.  A chain
- *     thus never waits (one task per level) and a bag of n equal tasks of length l on C
- *     slots waits (n/C − 1)·l/2, as eq. 1 says.  With a workload-wide k a chain of n tasks
- *     on one slot would wait (n − 1)·l/2 at every step, far above its real makespan.
- *   - Initial objects act as extra parents finished at time 0, one per node holding some
- *     of v's input objects, with d = the bytes of those objects; case 2 may also run v on
- *     such a node (its objects there are local, the task moves there).
- *   - size(v) is the task's size on the wire when it is moved (proto_put_task): 42 bytes,
- *     plus 4 + the command's length for a command task, plus 20 per input (declared
- *     inputs and parents' outputs).
- *   - A task with neither parents nor inputs takes case 1 only (no parent node to join).
- * The paper's case 2 costs O(p²) per task; here the largest and second largest arrival
- * give "the latest arrival other than w's" in O(1), so the whole is O(tasks + edges).
- * The bound is an estimate, not a guarantee: t_qwait charges an average wait to every
- * task and case 2 moves every other parent's output even when a better schedule would
- * co-locate grandparents (the paper's "sub-optimal"), so a schedule can beat it; it is
- * never below the critical path computed here.  And since eq. 1 is the mean wait, not
- * the last task's, a wide level ends about half-way through its share of the capacity
- * bound: on bags and on the Table 3 DAGs the capacity bound binds.  (The paper's own
- * figures took t_qwait from MATRIX runs, §4.2.3; a trace could supply it the same way.)
+ * Sub-optimal bound: the programme of paper 002 §3 over the DAG, t_ef(v) the earliest
+ * that task v can end, made a strict lower bound.  The paper calls its programme "a
+ * sub-optimal lower bound of the overall timespan" and took t_qwait from measured runs
+ * (§4.2.3); charged as a model instead, a wait per task is not a bound (any one task
+ * may be run first), and both simulated and real runs beat it (a 6-tile Cholesky on 1
+ * node x 2 slots: 0.129 s against runs of 0.120 s).  So every term here is one no
+ * schedule can beat, and contention enters where it can be proved, over sets of tasks:
+ *
+ *     t_ef(v)    = t_ready(v) + t_exec(v), where t_ready(v), the earliest v can start, is
+ *     t_ready(v) = max(min over Q ⊆ P(v) of t_Q(v),  (unavoidable input bytes) / B)
+ *     t_Q(v)    = max( max_{u ∈ P(v)∖Q} (t_ef(u) + d(u)/B),     the outputs that move
+ *                      max_{u ∈ Q} t_ef(u),                      the parents that ran
+ *                      min_{u ∈ Q} t_ready(u) + Σ_{u ∈ Q} w(u) / K )   where v runs
+ *
+ *   - Q is the set of v's parents that ran on v's node: case 1 of the paper is Q = ∅
+ *     (every parent's output moves), case 2 is Q = {w}.  Q of any size is allowed, since
+ *     a schedule may run several parents where v runs; what it costs them is that they
+ *     share that node: their work w (at speed 1) over K, the largest slots × speed of
+ *     any node, after the first of them could start.  For a wait of at most τ, Q must
+ *     hold every parent whose output would arrive after τ, and a larger Q only waits
+ *     longer, so the programme tries the prefixes of the parents sorted by t_ef(u) +
+ *     d(u)/B, latest first: O(p log p) for p parents.
+ *   - t_exec at the fastest speed; t_mvtask is left out (a task may be submitted where it
+ *     runs; its description is some tens of bytes).
+ *   - Initial objects: v runs on one node, so every group of its input objects but one
+ *     (per holding node) moves; at least the second largest group's bytes / B.  That
+ *     and the parents' term are minimised independently, which only lowers the bound.
+ *   - Contention: a set X of tasks none of which can start before h = min t_ready over
+ *     X, and each of which leaves a tail of at least q (the longest chain of t_exec
+ *     after it), keeps the cluster busy for its work over the capacity C (Σ slots ×
+ *     speed), so the makespan is at least h + work(X)/C + q.  The sets are the levels
+ *     (same longest distance from a root), the levels up to each, and the levels from
+ *     each (the whole DAG, either way, is the capacity bound).  contention_s is the
+ *     largest; the sub-optimal bound is max(max_v t_ef(v), contention_s).
+ * Each t_ef(u) is a lower bound on u's end in any schedule on this cluster (by induction
+ * in topological order: an output cannot leave before its task ends nor cross a link
+ * faster than B, and a node's slots do at most K work-seconds a second), so the whole is
+ * a lower bound.  It is never below the critical path (Q = P(v) gives at least the
+ * parents' ends).  What it still cannot see is the paper's "sub-optimal" part: moves of
+ * a grandparent's output, and two tasks competing for a slot unless a level, or a set
+ * of parents, shows it.  O(tasks + edges·log(parents)) time, O(tasks) memory.
  *
  * Capacity bound: total work / Σ (slots × speed).  A strict lower bound: a slot of speed
  * s does at most s seconds of work per second.
@@ -95,10 +93,10 @@ struct bound_cluster {
 enum bound_kind { BOUND_SUBOPTIMAL, BOUND_CAPACITY, BOUND_CRITICAL_PATH, BOUND_KIND_COUNT };
 
 struct bound_result {
-    double suboptimal_s;    /* paper 002 §3: max t_ef(v) */
+    double suboptimal_s;    /* paper 002 §3, strict: max(max t_ef(v), contention_s) */
     double capacity_s;      /* total work / capacity */
     double critical_path_s;
-    enum bound_kind binding; /* the largest; on a tie the first in enum order */
+    enum bound_kind binding; /* the largest; on a tie capacity, then critical path */
     double binding_s;
 
     /* What the bounds were computed from. */
@@ -109,8 +107,10 @@ struct bound_result {
     uint64_t edges;         /* Σ parents */
     uint32_t levels;        /* topological levels (longest chain, in tasks) */
     /* How the programme went. */
-    uint32_t case2_tasks;   /* tasks whose t_ef came from case 2 (strictly shorter) */
-    double max_qwait_s;     /* the largest t_qwait of any level */
+    uint32_t case2_tasks;   /* tasks whose t_ready ran some parents where they run (Q ≠ ∅,
+                             * strictly sooner than moving every output) */
+    double contention_s;    /* the largest contention term; 0 when none */
+    uint32_t contention_level; /* the level of that set; UINT32_MAX if none */
     uint32_t suboptimal_last; /* a task with the largest t_ef; UINT32_MAX if no tasks */
     uint32_t critical_last;   /* the task ending the critical path; UINT32_MAX if none */
 };

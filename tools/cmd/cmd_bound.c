@@ -168,10 +168,13 @@ static void print_text(const struct workload *wl, const struct bound_result *r, 
         printf("network   unlimited bandwidth (transfers take no time)\n");
     }
     printf("\n");
-    printf("  %-15s %14.6f s   max t_ef (paper 002 §3): case 2 for %u of %u tasks, "
-           "largest t_qwait %.6g s, last task '%s'\n",
-           "sub-optimal", r->suboptimal_s, r->case2_tasks, wl->count, r->max_qwait_s,
+    printf("  %-15s %14.6f s   paper 002 §3's programme, strict: %u of %u tasks best "
+           "where some parents ran, last task '%s'",
+           "sub-optimal", r->suboptimal_s, r->case2_tasks, wl->count,
            task_id(wl, r->suboptimal_last));
+    if (r->contention_level != UINT32_MAX)
+        printf("; contention %.6g s at level %u", r->contention_s, r->contention_level);
+    printf("\n");
     printf("  %-15s %14.6f s   work / capacity\n", "capacity", r->capacity_s);
     printf("  %-15s %14.6f s   at the fastest speed %g, with unavoidable input transfers; "
            "ends at '%s'\n",
@@ -198,10 +201,12 @@ static int print_json(const struct workload *wl, const struct bound_result *r, u
         "slots", slot_list, "speeds", speed_list, "fastest_speed", r->fastest_speed,
         "capacity", r->capacity, "bandwidth_bytes_per_s", bandwidth);
     json_t *figures = json_pack(
-        "{s:f, s:f, s:f, s:s, s:f, s:I, s:f, s:s, s:s, s:f, s:f}", "suboptimal_s",
+        "{s:f, s:f, s:f, s:s, s:f, s:I, s:f, s:I, s:s, s:s, s:f, s:f}", "suboptimal_s",
         r->suboptimal_s, "capacity_s", r->capacity_s, "critical_path_s", r->critical_path_s,
         "binding", json_kind(r->binding), "binding_s", r->binding_s, "case2_tasks",
-        (json_int_t)r->case2_tasks, "max_qwait_s", r->max_qwait_s, "suboptimal_last_task",
+        (json_int_t)r->case2_tasks, "contention_s", r->contention_s, "contention_level",
+        r->contention_level == UINT32_MAX ? (json_int_t)-1 : (json_int_t)r->contention_level,
+        "suboptimal_last_task",
         task_id(wl, r->suboptimal_last), "critical_path_last_task",
         task_id(wl, r->critical_last), "load_s", load_s, "compute_s", compute_s);
     /* json_pack fails on a string that is not UTF-8: the workload's file name may be
