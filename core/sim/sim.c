@@ -107,21 +107,28 @@ static uint32_t object_node(const struct sim *s, uint32_t o)
 }
 
 /* One input object's move to `node` for `task`, if it is not there: a transfer over the
- * holder's egress and the node's ingress (sim_net.c), counted in the task's `fetching`;
- * the copy is cached where it arrives, as the data plane keeps what it fetched, from
- * the moment it is asked for. */
+ * holder's egress and the node's ingress (sim_net.c), counted in the task's `fetching`.
+ * The copy is cached where it arrives, as the data plane keeps what it fetched; a task
+ * that needs it while it is on its way waits for that copy (sim__net_join). */
 static void fetch_one(struct sim *s, uint32_t node, uint32_t src, uint32_t task, uint64_t key,
                       uint64_t bytes)
 {
     struct node *n = &s->nodes[node];
-    if (src == node || src == UINT32_MAX || u64map_get(&n->cache, key))
+    if (src == node || src == UINT32_MAX)
         return;
-    u64map_put(&n->cache, key, (void *)1);
+    void *held = u64map_get(&n->cache, key);
+    if (held == SIM_CACHE_HERE)
+        return;
+    if (held) {
+        sim__net_join(s, sim__cache_flow_of(held), task);
+        return;
+    }
     n->fetches++;
     n->fetch_bytes += (int64_t)bytes;
     s->res->bytes_moved += bytes;
     s->tasks[task].fetching++;
-    sim__net_fetch(s, node, src, task, bytes);
+    uint32_t flow = sim__net_fetch(s, node, src, task, key, bytes);
+    u64map_put(&n->cache, key, sim__cache_on_way(flow));
 }
 
 /* Moves the task's inputs to `node` (its parents' outputs from their runners, the
@@ -161,25 +168,47 @@ uint32_t sim__inputs_of(const struct sim *s, uint32_t task, struct placement_obj
     return sim__task_inputs(s->wl, s->cfg->nodes, runner_of, s->tasks, task, out, max, sum);
 }
 
-/* Whether some input of the task is neither on `node` nor cached there. */
-static bool needs_fetch(const struct sim *s, uint32_t task, uint32_t node)
+/* The bytes of the task's inputs neither on `node` nor cached there, those on their way
+ * included (data_missing_bytes): what starting it there would wait for. */
+static uint64_t missing_bytes(const struct sim *s, uint32_t task, uint32_t node)
 {
     const struct workload_task *t = &s->wl->tasks[task];
     const struct u64map *cache = &s->nodes[node].cache;
+    uint64_t missing = 0;
     for (uint32_t i = 0; i < t->num_parents; i++) {
         uint32_t p = t->parents[i];
-        if (s->wl->tasks[p].output_bytes && s->tasks[p].runner != node &&
-            !u64map_get(cache, task_key(s->cfg->job, p)))
-            return true;
+        uint64_t bytes = s->wl->tasks[p].output_bytes;
+        if (bytes && s->tasks[p].runner != node &&
+            u64map_get(cache, task_key(s->cfg->job, p)) != SIM_CACHE_HERE)
+            missing += bytes;
     }
     for (uint32_t i = 0; i < t->num_inputs; i++) {
         uint32_t o = t->inputs[i];
         const struct workload_object *obj = &s->wl->objects[o];
         uint32_t src = object_node(s, o);
-        if (obj->bytes && src != node && !u64map_get(cache, task_object_key(s->cfg->job, o)))
-            return true;
+        if (obj->bytes && src != node &&
+            u64map_get(cache, task_object_key(s->cfg->job, o)) != SIM_CACHE_HERE)
+            missing += obj->bytes;
     }
-    return false;
+    return missing;
+}
+
+/* The dispatcher's view of a task at the node it is asked for (sim_queue.h). */
+struct at_node {
+    const struct sim *s;
+    uint32_t node;
+};
+
+static uint64_t view_missing(void *ctx, uint32_t task)
+{
+    const struct at_node *a = ctx;
+    return missing_bytes(a->s, task, a->node);
+}
+
+static uint32_t view_cores(void *ctx, uint32_t task)
+{
+    const struct at_node *a = ctx;
+    return sim__cores_of(&a->s->wl->tasks[task]);
 }
 
 static void start(struct sim *s, uint32_t id, uint32_t task)
@@ -202,15 +231,18 @@ static void start(struct sim *s, uint32_t id, uint32_t task)
 }
 
 /*
- * Starts what fits in the node's free slots, oldest first, as the daemons' dispatcher
- * (node_task.c): a task whose inputs are all here runs when a slot is free; one that
- * needs data is taken out of the queue to fetch while up to `slots` others fetch or wait
- * fetched, and runs once they are here and a slot is free.  A task that needs more
- * slots than are free waits at the head.
+ * Starts what fits in the node's free slots, as the daemons' dispatcher (node_task.c)
+ * does: a staged task when its slots are free, then sim__q_next's choice from the ready
+ * queues (a task whose inputs are all here runs in a free slot; up to `slots` others
+ * fetch theirs meanwhile, the one near the head missing the fewest bytes first).  A task
+ * that needs more slots than are free waits at the head.
  */
 void sim__dispatch(struct sim *s, uint32_t id)
 {
     struct node *n = &s->nodes[id];
+    struct at_node at = {s, id};
+    const struct sim_task_view view = {view_missing, view_cores, &at};
+    const bool metered = s->cfg->bandwidth_Bps > 0;
     for (;;) {
         if (n->nstaged && sim__cores_of(&s->wl->tasks[n->staged[n->staged_head]]) <= n->free_slots) {
             uint32_t task = n->staged[n->staged_head++];
@@ -220,25 +252,20 @@ void sim__dispatch(struct sim *s, uint32_t id)
             start(s, id, task);
             continue;
         }
-        /* LReadyQ first, then SReadyQ (the papers' executors). */
-        struct queue *q = n->lready.n ? &n->lready : &n->sready;
-        if (!q->n)
+        struct sim_slots sl = {.slots = n->slots, .busy = n->slots - n->free_slots,
+                               .staged = (uint32_t)n->nstaged, .staging = n->staging};
+        uint32_t task;
+        switch (sim__q_next(&n->lready, &n->sready, sl, metered, &view, &task)) {
+        case SIM_STEP_NONE:
             return;
-        uint32_t head = q->v[0].task;
-        /* The queue's priority is the head's input bytes: none, nothing to fetch.  Both
-         * shortcuts spare a read of the task's record, a cache miss at 10^5 nodes, on
-         * every pass over a busy node. */
-        if (!(s->cfg->bandwidth_Bps > 0) || q->v[0].prio == 0 || !needs_fetch(s, head, id)) {
-            if (n->free_slots == 0 || sim__cores_of(&s->wl->tasks[head]) > n->free_slots)
-                return;
-            start(s, id, sim__q_pop(q).task);
-            continue;
+        case SIM_STEP_RUN:
+            start(s, id, task);
+            break;
+        case SIM_STEP_FETCH:
+            n->staging++;
+            stage_inputs(s, task, id);
+            break;
         }
-        if (n->staging + n->nstaged >= n->slots)
-            return;
-        sim__q_pop(q);
-        n->staging++;
-        stage_inputs(s, head, id);
     }
 }
 
@@ -495,8 +522,8 @@ void *sim__huge_calloc(size_t count, size_t size)
 static void sim_free(struct sim *s)
 {
     for (uint32_t i = 0; s->nodes && i < s->cfg->nodes; i++) {
-        free(s->nodes[i].lready.v);
-        free(s->nodes[i].sready.v);
+        sim__q_free(&s->nodes[i].lready);
+        sim__q_free(&s->nodes[i].sready);
         u64map_fini(&s->nodes[i].cache);
         free(s->nodes[i].staged);
     }
@@ -527,7 +554,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
         return rc;
     memset(out, 0, sizeof *out);
     struct sim s = {.wl = wl, .cfg = cfg, .res = out, .left = wl->count,
-                    .rng = cfg->seed ? cfg->seed : 1,
+                    .rng = cfg->seed ? cfg->seed : 1, .free_join = UINT32_MAX,
                     .latency_ns = (int64_t)llround(cfg->latency_s * NS_PER_S)};
     sim__events_init(&s.events);
     s.nodes = sim__huge_calloc(cfg->nodes, sizeof *s.nodes);

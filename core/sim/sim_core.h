@@ -171,7 +171,27 @@ struct flow {
     uint32_t gen;           /* its pending EV_FLOW_END's; an event of another is stale */
     uint32_t out_at, in_at; /* where it is in the writer's flows_out, the reader's flows_in */
     uint32_t next;          /* the reader's next waiting fetch, or the next free flow */
+    uint32_t joined;        /* tasks waiting for the same copy (s->joins), UINT32_MAX: none */
+    uint64_t key;           /* the object's key in the reader's cache */
     bool active;            /* admitted and not through: on both links */
+};
+
+/* A node's cache maps an object's key to SIM_CACHE_HERE once its copy is there, and to
+ * the index of the flow bringing it (sim__cache_on_way) while it is on its way. */
+#define SIM_CACHE_HERE ((void *)1)
+static inline void *sim__cache_on_way(uint32_t flow)
+{
+    return (void *)(uintptr_t)((uint64_t)flow + 2);
+}
+static inline uint32_t sim__cache_flow_of(const void *held)
+{
+    return (uint32_t)((uintptr_t)held - 2);
+}
+
+/* A task waiting for a copy another task's fetch brings to the same node: the data
+ * plane asks for an object once, and every task reading it waits for that copy. */
+struct join {
+    uint32_t task, next;
 };
 
 struct grant {
@@ -234,6 +254,9 @@ struct sim {
     struct flow *flows;     /* the transfers, in flight or arriving, and free ones */
     size_t nflows, flows_cap;
     uint32_t free_flow, nfree_flows; /* a list through flow.next */
+    struct join *joins;     /* waiters on flows, a list each through join.next */
+    size_t njoins, joins_cap;
+    uint32_t free_join;     /* a list through join.next, UINT32_MAX: none */
     uint32_t nactive;       /* flows admitted and not through: sim_config.host_Bps's share */
     double host_level;      /* with a host rate: the most a flow may have of it (sim_net.c) */
     double *host_shares;    /* scratch of reshare_all */
@@ -267,15 +290,20 @@ void *sim__huge_calloc(size_t count, size_t size);
 
 /* ---- sim_net.c: inputs' transfers ------------------------------------------------------ */
 
-/* `bytes` from `writer` to `reader` for `task`, counted in its `fetching`; the last of
- * them through pushes the task's EV_STAGED, its c the flow's index + 1. */
-void sim__net_fetch(struct sim *s, uint32_t reader, uint32_t writer, uint32_t task,
-                    uint64_t bytes);
+/* `bytes` of the object `key` from `writer` to `reader` for `task`, counted in its
+ * `fetching`; the last of them through pushes the task's EV_STAGED, its c the flow's
+ * index + 1.  Returns the flow's index. */
+uint32_t sim__net_fetch(struct sim *s, uint32_t reader, uint32_t writer, uint32_t task,
+                        uint64_t key, uint64_t bytes);
+/* `task` waits for flow i's copy too, counted in its `fetching`. */
+void sim__net_join(struct sim *s, uint32_t flow, uint32_t task);
 /* An EV_FLOW_END: a flow's last byte through, or its arrival (stale ones ignored). */
 void sim__net_flow_end(struct sim *s, uint32_t flow, uint32_t gen);
 /* An EV_WINDOW: the reader's flows may have left its window room for the next fetch. */
 void sim__net_window(struct sim *s, uint32_t reader, uint32_t gen);
-/* A flow's bytes are at its reader: its DATA_FETCH record, and the flow freed. */
+/* A flow's bytes are at its reader: its DATA_FETCH record, the copy marked here in the
+ * reader's cache, the tasks that joined it staged when it was their last, and the flow
+ * freed. */
 void sim__net_arrived(struct sim *s, uint32_t flow);
 void sim__net_free(struct sim *s);
 

@@ -290,8 +290,8 @@ void sim__net_window(struct sim *s, uint32_t reader, uint32_t gen)
         window_watch(s, reader);
 }
 
-void sim__net_fetch(struct sim *s, uint32_t reader, uint32_t writer, uint32_t task,
-                    uint64_t bytes)
+uint32_t sim__net_fetch(struct sim *s, uint32_t reader, uint32_t writer, uint32_t task,
+                        uint64_t key, uint64_t bytes)
 {
     uint32_t i;
     if (s->nfree_flows) {
@@ -307,7 +307,8 @@ void sim__net_fetch(struct sim *s, uint32_t reader, uint32_t writer, uint32_t ta
     /* The generation lives on across reuses: a freed flow's stale events must not match
      * its next transfer. */
     *f = (struct flow){.left = (double)bytes, .bytes = bytes, .asked = s->now,
-                       .writer = writer, .reader = reader, .task = task, .gen = f->gen + 1};
+                       .writer = writer, .reader = reader, .task = task, .gen = f->gen + 1,
+                       .joined = UINT32_MAX, .key = key};
     struct node *r = &s->nodes[reader];
     if (r->nwaiting++)
         s->flows[r->waiting_last].next = i;
@@ -315,6 +316,22 @@ void sim__net_fetch(struct sim *s, uint32_t reader, uint32_t writer, uint32_t ta
         r->waiting_first = i;
     r->waiting_last = i;
     admit_waiting(s, reader);
+    return i;
+}
+
+void sim__net_join(struct sim *s, uint32_t i, uint32_t task)
+{
+    uint32_t j;
+    if (s->free_join != UINT32_MAX) {
+        j = s->free_join;
+        s->free_join = s->joins[j].next;
+    } else {
+        s->joins = xgrow(s->joins, &s->joins_cap, s->njoins + 1, sizeof *s->joins);
+        j = (uint32_t)s->njoins++;
+    }
+    s->joins[j] = (struct join){.task = task, .next = s->flows[i].joined};
+    s->flows[i].joined = j;
+    s->tasks[task].fetching++;
 }
 
 static void list_remove(uint32_t *v, uint32_t *n, uint32_t at, struct flow *flows, bool out)
@@ -332,6 +349,15 @@ void sim__net_arrived(struct sim *s, uint32_t i)
     struct flow *f = &s->flows[i];
     sim__trace(s, f->reader, TRACE_DATA_FETCH, UINT32_MAX, (int32_t)f->writer, 0, 0,
                (int64_t)f->bytes, s->now - f->asked);
+    u64map_put(&s->nodes[f->reader].cache, f->key, SIM_CACHE_HERE);
+    for (uint32_t j = f->joined; j != UINT32_MAX;) {
+        uint32_t next = s->joins[j].next, task = s->joins[j].task;
+        if (--s->tasks[task].fetching == 0)
+            sim__push(s, s->now, EV_STAGED, f->reader, task, 0, 0);
+        s->joins[j].next = s->free_join;
+        s->free_join = j;
+        j = next;
+    }
     f->gen++;
     f->next = s->free_flow;
     s->free_flow = i;
@@ -392,5 +418,6 @@ void sim__net_free(struct sim *s)
         free(s->nodes[i].flows_in);
     }
     free(s->flows);
+    free(s->joins);
     free(s->host_shares);
 }

@@ -1,15 +1,18 @@
 /*
  * sim_queue — the simulator's ready queue: a binary heap of task indices, most input
  * bytes first, then the oldest task (core/runtime/readyq.h's order), so that both
- * engines take tasks in the order the daemons do; and a node's FIFO of staged tasks.
+ * engines take tasks in the order the daemons do; the choice of the node's next step
+ * from its queues, as the daemons' dispatcher makes it; and a node's FIFO of staged
+ * tasks.
  *
- * Owns the heap's array of each queue (freed by the caller with free(q->v)); no
- * globals.  Called by both engines: the discrete-event core (core/sim/sim*.c) and the
- * SimGrid engine (core/sim/sim_sg_task.c, sim_sg_thief.c).
+ * Owns the heap's array of each queue (sim__q_free); no globals.  Called by both
+ * engines: the discrete-event core (core/sim/sim*.c) and the SimGrid engine
+ * (core/sim/sim_sg_task.c, sim_sg_thief.c).
  */
 #ifndef JACKDAW_SIM_QUEUE_H
 #define JACKDAW_SIM_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,9 +21,12 @@ struct qent {
     uint32_t task;
 };
 
+/* 24 bytes, as a queue of size_t counts was: two of them and four counters fill the
+ * first cache line of a simulated node (sim_core.h). */
 struct queue {
     struct qent *v;
-    size_t n, cap;
+    uint32_t n, cap;
+    uint32_t nzero;         /* entries of priority 0 (they sort last) */
 };
 
 void sim__q_push(struct queue *q, uint64_t prio, uint32_t task);
@@ -29,6 +35,43 @@ struct qent sim__q_pop(struct queue *q);
 /* The heap's last entry: a leaf, among the least urgent it holds (a grant's and the
  * FLDS monitor's end of the queue); the queue must not be empty. */
 struct qent sim__q_take_tail(struct queue *q);
+void sim__q_free(struct queue *q);
+
+/* A node's slots as its dispatcher counts them. */
+struct sim_slots {
+    uint32_t slots;         /* its executor slots */
+    uint32_t busy;          /* running */
+    uint32_t staged;        /* inputs here, waiting for a slot */
+    uint32_t staging;       /* inputs on their way */
+};
+
+/* What starting `task` at the node would fetch, in bytes (0: its inputs are all here
+ * or cached), and the slots it takes. */
+struct sim_task_view {
+    uint64_t (*missing)(void *ctx, uint32_t task);
+    uint32_t (*cores)(void *ctx, uint32_t task);
+    void *ctx;
+};
+
+enum sim_step {
+    SIM_STEP_NONE,          /* nothing can start or fetch now */
+    SIM_STEP_RUN,           /* *task's inputs are here and a slot is free: start it */
+    SIM_STEP_FETCH,         /* *task goes to fetch its inputs (none missing: it is staged) */
+};
+
+/*
+ * The node's next step from its ready queues (LReadyQ first, then SReadyQ), taken out
+ * of its queue into *task: core/runtime/node_task.c's dispatch after its staged check,
+ * step for step.  A slot free takes a task whose inputs are all here from near the
+ * head; the fetch window (at most `slots` fetching, and slots + slots promised or
+ * fetching in all) takes the one near the head missing the fewest bytes; a slot free
+ * beside a full window takes the oldest task without inputs.  "Near the head" is the
+ * first SIM_Q_SCAN entries of the heap, node_task.c's CHEAP_SCAN.  Without `metered`
+ * links every input is here at once, and the head runs when its slots are free.
+ */
+#define SIM_Q_SCAN 63
+enum sim_step sim__q_next(struct queue *lready, struct queue *sready, struct sim_slots sl,
+                          bool metered, const struct sim_task_view *view, uint32_t *task);
 
 /* Appends `task` to a node's FIFO of staged tasks, v[*head .. *head + *n) in an array of
  * *cap, moved to the front when it reaches the end (both engines' staged queues). */

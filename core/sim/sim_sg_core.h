@@ -80,18 +80,22 @@ struct outbox {
     size_t head, n, cap;    /* live entries are v[head .. n) */
 };
 
-/* One transfer of a fetch: `bytes` from node `src`. */
+/* One transfer of a fetch: `bytes` of the object `key` from node `src`, and the other
+ * fetches at the same node waiting for that copy (sim.c's joins). */
 struct xfer {
     struct fetch *f;
     uint32_t src;
-    uint64_t bytes;
+    uint64_t bytes, key;
+    struct fetch **joined;  /* owned */
+    uint32_t njoined, joined_cap;
 };
 
-/* A task's inputs on their way to `node`. */
+/* A task's inputs on their way to `node`: its transfers, and the copies it waits for
+ * that other fetches bring. */
 struct fetch {
-    uint32_t task, node, count, left;
+    uint32_t task, node, count, joins, left;
     double t0;
-    struct xfer *x;         /* owned, count entries */
+    struct xfer *x;         /* owned, count entries (room for every input: never moved) */
 };
 
 enum thief_state {

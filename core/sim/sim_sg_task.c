@@ -85,38 +85,68 @@ void sim_sg__enqueue(uint32_t id, uint32_t task, bool pushed)
     sim_sg__on_new_ready(id);
 }
 
+/* A node's cache maps an object's key to SIM_SG_HERE once its copy is there, and to the
+ * transfer bringing it while it is on its way (sim.c's cache). */
+#define SIM_SG_HERE ((void *)1)
+
 static bool missing_here(uint32_t node, uint32_t src, uint64_t key, uint64_t bytes)
 {
-    return bytes && src != node && !u64map_get(&the->nodes[node].cache, key);
+    return bytes && src != node && u64map_get(&the->nodes[node].cache, key) != SIM_SG_HERE;
 }
 
-static bool needs_fetch(uint32_t task, uint32_t node)
+/* What starting the task at `node` would fetch (sim.c's missing_bytes). */
+static uint64_t missing_bytes(uint32_t task, uint32_t node)
 {
     const struct workload_task *t = &the->wl->tasks[task];
+    uint64_t missing = 0;
     for (uint32_t i = 0; i < t->num_parents; i++) {
         uint32_t p = t->parents[i];
-        if (missing_here(node, the->tasks[p].runner, task_key(the->cfg->job, p),
-                         the->wl->tasks[p].output_bytes))
-            return true;
+        uint64_t bytes = the->wl->tasks[p].output_bytes;
+        if (missing_here(node, the->tasks[p].runner, task_key(the->cfg->job, p), bytes))
+            missing += bytes;
     }
     for (uint32_t i = 0; i < t->num_inputs; i++) {
         uint32_t o = t->inputs[i];
-        if (missing_here(node, object_node(o), task_object_key(the->cfg->job, o),
-                         the->wl->objects[o].bytes))
-            return true;
+        uint64_t bytes = the->wl->objects[o].bytes;
+        if (missing_here(node, object_node(o), task_object_key(the->cfg->job, o), bytes))
+            missing += bytes;
     }
-    return false;
+    return missing;
 }
 
-/* One input's transfer to `node`, unless it is there or cached (marked cached at the
- * request, as sim.c's fetch_one does). */
+static uint64_t view_missing(void *ctx, uint32_t task)
+{
+    return missing_bytes(task, *(const uint32_t *)ctx);
+}
+
+static uint32_t view_cores(void *ctx, uint32_t task)
+{
+    (void)ctx;
+    return sim_sg__cores_of(&the->wl->tasks[task]);
+}
+
+/* One input's transfer to `node`, unless it is there or cached; a copy on its way there
+ * for another task is waited for (sim.c's fetch_one). */
 static void fetch_add(struct fetch *f, uint32_t src, uint64_t key, uint64_t bytes)
 {
     struct node *n = &the->nodes[f->node];
-    if (src == UINT32_MAX || !missing_here(f->node, src, key, bytes))
+    if (src == UINT32_MAX || !bytes || src == f->node)
         return;
-    u64map_put(&n->cache, key, (void *)1);
-    f->x[f->count++] = (struct xfer){.f = f, .src = src, .bytes = bytes};
+    void *held = u64map_get(&n->cache, key);
+    if (held == SIM_SG_HERE)
+        return;
+    if (held) {
+        struct xfer *x = held;
+        size_t cap = x->joined_cap;
+        x->joined = xgrow(x->joined, &cap, (size_t)x->njoined + 1, sizeof *x->joined);
+        x->joined_cap = (uint32_t)cap;
+        x->joined[x->njoined++] = f;
+        f->joins++;
+        return;
+    }
+    struct xfer *x = &f->x[f->count++];
+    *x = (struct xfer){.f = f, .src = src, .bytes = bytes, .key = key};
+    u64map_put(&n->cache, key, x);
     n->fetches++;
     n->fetch_bytes += (int64_t)bytes;
     the->res->bytes_moved += bytes;
@@ -142,15 +172,16 @@ static void fetch_begin(uint32_t id, uint32_t task)
         fetch_add(f, object_node(o), task_object_key(the->cfg->job, o),
                   the->wl->objects[o].bytes);
     }
-    if (f->count == 0) {
+    if (f->count == 0 && f->joins == 0) {
         /* What it lacks has no place yet (a declared output not written): staged now. */
         free(f->x);
         free(f);
         sim_sg__effect((struct fx){.type = FX_STAGED, .node = id, .task = task});
         return;
     }
-    f->left = f->count;
-    sim_sg__effect((struct fx){.type = FX_FETCH, .fetch = f});
+    f->left = f->count + f->joins;
+    if (f->count)
+        sim_sg__effect((struct fx){.type = FX_FETCH, .fetch = f});
 }
 
 static void start(uint32_t id, uint32_t task)
@@ -168,11 +199,13 @@ static void start(uint32_t id, uint32_t task)
     sim_sg__effect((struct fx){.type = FX_RUN, .node = id, .task = task});
 }
 
-/* Starts what fits, oldest first, staging the inputs of what needs data (sim.c's
- * dispatch, the daemons' dispatcher). */
+/* Starts what fits and stages the inputs of what the fetch window takes: sim.c's
+ * dispatch, the daemons' dispatcher (sim_queue.h's sim__q_next). */
 void sim_sg__dispatch(uint32_t id)
 {
     struct node *n = &the->nodes[id];
+    const struct sim_task_view view = {view_missing, view_cores, &id};
+    const bool metered = the->cfg->bandwidth_Bps > 0;
     for (;;) {
         if (n->nstaged &&
             sim_sg__cores_of(&the->wl->tasks[n->staged[n->staged_head]]) <= n->free_slots) {
@@ -182,21 +215,20 @@ void sim_sg__dispatch(uint32_t id)
             start(id, task);
             continue;
         }
-        struct queue *q = n->lready.n ? &n->lready : &n->sready;
-        if (!q->n)
+        struct sim_slots sl = {.slots = n->slots, .busy = n->slots - n->free_slots,
+                               .staged = (uint32_t)n->nstaged, .staging = n->staging};
+        uint32_t task;
+        switch (sim__q_next(&n->lready, &n->sready, sl, metered, &view, &task)) {
+        case SIM_STEP_NONE:
             return;
-        uint32_t head = q->v[0].task;
-        if (!(the->cfg->bandwidth_Bps > 0) || !needs_fetch(head, id)) {
-            if (sim_sg__cores_of(&the->wl->tasks[head]) > n->free_slots)
-                return;
-            start(id, sim__q_pop(q).task);
-            continue;
+        case SIM_STEP_RUN:
+            start(id, task);
+            break;
+        case SIM_STEP_FETCH:
+            n->staging++;
+            fetch_begin(id, task);
+            break;
         }
-        if (n->staging + n->nstaged >= n->slots)
-            return;
-        sim__q_pop(q);
-        n->staging++;
-        fetch_begin(id, head);
     }
 }
 
@@ -275,6 +307,18 @@ void sim_sg__xfer_main(int argc, char **argv)
     sim_sg__trace(f->node, TRACE_DATA_FETCH, UINT32_MAX, (int32_t)x->src, 0, 0,
                   (int64_t)x->bytes, llround((sim_sg__now() - f->t0) * 1e9));
     struct outbox out = {0};
+    u64map_put(&the->nodes[f->node].cache, x->key, SIM_SG_HERE);
+    for (uint32_t j = 0; j < x->njoined; j++) {
+        struct fetch *w = x->joined[j];
+        if (--w->left == 0) {
+            sim_sg__on_staged(w->node, w->task);
+            free(w->x);
+            free(w);
+        }
+    }
+    free(x->joined);
+    x->joined = NULL;
+    x->njoined = 0;
     if (--f->left == 0) {
         sim_sg__on_staged(f->node, f->task);
         free(f->x);

@@ -295,4 +295,50 @@ static inline void root_and_children(char *text, double root_s, uint64_t out_byt
                         "\"parents\":[\"root\"]}\n", i, child_s);
 }
 
+/*
+ * The daemons' dispatcher (node_task.c), on `engine`: node 0 holds a and b, which read
+ * object x (12.5 MB on node 1, 100 ms at 125 MB/s), and c, which reads y (on node 0),
+ * 10 ms each, in that order of priority.  With one slot, c runs at once beside a's
+ * fetch (a free slot takes a task whose inputs are here), a when x is here, b after
+ * it; with two, b waits for the copy a's fetch brings rather than start without it or
+ * fetch x again.  One transfer either way.  `exact`: the times to the ns (the
+ * discrete-event core), else their order (SimGrid's TCP model takes a little longer).
+ */
+static inline void dispatch_as_the_daemons(enum sim_engine engine, bool exact)
+{
+    static const char text[] =
+        "{\"object\":\"x\",\"bytes\":12500000,\"node\":1}\n"
+        "{\"object\":\"y\",\"bytes\":1000,\"node\":0}\n"
+        "{\"id\":\"a\",\"kind\":\"sleep\",\"duration_s\":0.01,\"inputs\":[\"x\"]}\n"
+        "{\"id\":\"b\",\"kind\":\"sleep\",\"duration_s\":0.01,\"inputs\":[\"x\"]}\n"
+        "{\"id\":\"c\",\"kind\":\"sleep\",\"duration_s\":0.01,\"inputs\":[\"y\"]}\n";
+    const int64_t ms = 1000000, move = 100 * ms;
+    struct rig r;
+    rig_load(&r, text);
+    r.cfg.nodes = 2;
+    r.cfg.submit = SIM_SUBMIT_ONE;
+    r.cfg.steal.mode = STEAL_NONE;
+    r.cfg.placement.policy = PLACEMENT_WS;
+    r.cfg.latency_s = 0;
+    r.cfg.bandwidth_Bps = r.cfg.placement.bandwidth_Bps = 125e6;
+    for (uint32_t slots = 1; slots <= 2; slots++) {
+        r.cfg.slots = slots;
+        assert_int_equal(rig_run_on(&r, engine), 0);
+        check_records(&r, engine == SIM_ENGINE_SIMGRID);
+        const int64_t *start = r.seen.start;
+        for (uint32_t i = 0; i < 3; i++)
+            assert_int_equal(r.seen.start_node[i], 0);
+        assert_int_equal(r.seen.fetches, 1);
+        assert_int_equal(r.res.bytes_moved, 12500000);
+        assert_int_equal(start[2], 0);
+        assert_true(start[0] >= move);
+        assert_true(start[1] >= start[0] + (slots == 1 ? 10 * ms : 0));
+        if (exact) {
+            assert_int_equal(start[0], move);
+            assert_int_equal(start[1], slots == 1 ? move + 10 * ms : move);
+        }
+    }
+    rig_free(&r);
+}
+
 #endif

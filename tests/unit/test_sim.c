@@ -239,6 +239,12 @@ static void test_idle_writer_not_held_by_a_busy_one(void **state)
     rig_free(&r);
 }
 
+static void test_dispatch_as_the_daemons(void **state)
+{
+    (void)state;
+    dispatch_as_the_daemons(SIM_ENGINE_DES, true);
+}
+
 /* One host emulating the cluster (host_Bps): two transfers on links of their own share
  * its rate.  Two roots write 12.5 MB on nodes 0 and 1; their children, kept on nodes 2
  * and 3, read them at once.  At 125 MB/s a link each takes 0.1 s; with the host's 125
@@ -953,6 +959,7 @@ int main(void)
         cmocka_unit_test(test_dag_with_data),
         cmocka_unit_test(test_writer_egress_is_shared),
         cmocka_unit_test(test_idle_writer_not_held_by_a_busy_one),
+        cmocka_unit_test(test_dispatch_as_the_daemons),
         cmocka_unit_test(test_host_rate_is_shared),
         cmocka_unit_test(test_host_rate_is_shared_max_min),
         cmocka_unit_test(test_mode_one_steals),

@@ -299,6 +299,14 @@ static void test_deterministic(void **state)
 
 /* What the discrete-event core refuses, the SimGrid engine refuses for the same reason;
  * the engines' names parse. */
+/* The dispatcher's choices (sim_fixture.h) are the discrete-event core's. */
+static void test_dispatch(void **state)
+{
+    (void)state;
+    need_simgrid();
+    dispatch_as_the_daemons(SIM_ENGINE_SIMGRID, false);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -337,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_no_choice_same_makespan),
         cmocka_unit_test(test_turned_away_wake),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
