@@ -12,12 +12,13 @@
  * readiness from it to the task's holder, each message one `latency_s`; placement
  * (placement_decide: LReadyQ, SReadyQ or a push to the data; the FLDS monitor spilling
  * LReadyQ into SReadyQ; auto's controller, placement_auto_observe); the dispatcher's
- * staging — a task that needs data leaves the queue to fetch its inputs while up to
- * `slots` others fetch or wait fetched, and runs once they are here — with its inputs
- * (its parents' outputs on their runners, the workload's objects where
- * workload_object_node puts them) moved over the holder's egress and the reader's
- * ingress, links of `bandwidth` bytes a second that their transfers share (sim_net.c),
- * and cached where they arrive.
+ * choices (sim_queue.h's sim__q_next, node_task.c's step for step: a free slot takes a
+ * task whose inputs are here, up to `slots` others fetch theirs meanwhile, the one near
+ * the head missing the fewest bytes first) with its inputs (its parents' outputs on
+ * their runners, the workload's objects where workload_object_node puts them) moved
+ * over the holder's egress and the reader's ingress, links of `bandwidth` bytes a
+ * second that their transfers share (sim_net.c), and cached where they arrive; a task
+ * that needs a copy already on its way waits for it.
  *
  * Stealing, every part of the policy space with the daemons' own functions, each
  * message one `latency_s` (sim_core.h names the files): the thief of
@@ -58,7 +59,8 @@
 
 /*
  * Memory: a node costs a few hundred bytes (its queues, cache and links grow with its
- * tasks), a task 32, a transfer 80 while it is asked for or in flight.  Parts that read
+ * tasks), a task 32, a transfer 96 while it is asked for or in flight, and 8 for each
+ * task that waits for it.  Parts that read
  * the A2WS information vector (--victims a2ws, --amount a2ws, --starvation preemptive,
  * --info ring: the a2ws and daws+a2ws presets) give each node its window of the vector, 2R + 1 entries of 32 bytes: N·(2R + 1)·32 bytes in all.  At
  * the default radius (R = 20 % of N up to 160 nodes, 32 from there) that is 2 KB a node

@@ -63,6 +63,13 @@ static void near(double got, double want)
     assert_true(fabs(got - want) <= EPS);
 }
 
+/* got[i] near want[i] for each of n. */
+static void near_each(const double *got, const double *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        near(got[i], want[i]);
+}
+
 static const char chain[] =
     "{\"id\":\"a\",\"kind\":\"sleep\",\"duration_s\":1,\"output_bytes\":1000}\n"
     "{\"id\":\"b\",\"kind\":\"sleep\",\"duration_s\":2,\"parents\":[\"a\"]}\n"
@@ -90,9 +97,7 @@ static void test_chain(void **state)
     double ef[3];
     char *cause = NULL;
     assert_int_equal(compute(&wl, 2, 2, NULL, 0, 0, &r, ef, &cause), 0);
-    near(ef[0], 1);
-    near(ef[1], 3);
-    near(ef[2], 6);
+    near_each(ef, (const double[]){1, 3, 6}, 3);
     near(r.suboptimal_s, 6);
     near(r.capacity_s, 1.5);
     near(r.critical_path_s, 6);
@@ -108,9 +113,7 @@ static void test_chain(void **state)
     assert_int_equal(r.critical_last, 2);
 
     assert_int_equal(compute(&wl, 2, 2, NULL, 0, 1000, &r, ef, &cause), 0);
-    near(ef[0], 1);
-    near(ef[1], 3);
-    near(ef[2], 6);
+    near_each(ef, (const double[]){1, 3, 6}, 3);
     near(r.suboptimal_s, 6);
     near(r.critical_path_s, 6); /* the transfer is avoidable: run b where a ran */
     assert_int_equal(r.case2_tasks, 1);
@@ -166,10 +169,7 @@ static void test_diamond(void **state)
     double ef[4];
     char *cause = NULL;
     assert_int_equal(compute(&wl, 1, 1, NULL, 0, 0, &r, ef, &cause), 0);
-    near(ef[0], 1);
-    near(ef[1], 3);
-    near(ef[2], 5);
-    near(ef[3], 6);
+    near_each(ef, (const double[]){1, 3, 5, 6}, 4);
     near(r.contention_s, 8);
     assert_int_equal(r.contention_level, 1);
     near(r.suboptimal_s, 8);
@@ -182,10 +182,7 @@ static void test_diamond(void **state)
     assert_int_equal(r.edges, 4);
 
     assert_int_equal(compute(&wl, 2, 1, NULL, 0, 1000, &r, ef, &cause), 0);
-    near(ef[0], 1);
-    near(ef[1], 3);
-    near(ef[2], 5);
-    near(ef[3], 6);
+    near_each(ef, (const double[]){1, 3, 5, 6}, 4);
     near(r.contention_s, 5.5);
     near(r.suboptimal_s, 6);
     near(r.capacity_s, 4);
@@ -227,9 +224,7 @@ static void test_fanin_data_on_two_nodes(void **state)
     double ef[3];
     char *cause = NULL;
     assert_int_equal(compute(&wl, 2, 1, NULL, 0, 1000, &r, ef, &cause), 0);
-    near(ef[0], 1);
-    near(ef[1], 1);
-    near(ef[2], 3);
+    near_each(ef, (const double[]){1, 1, 3}, 3);
     near(r.suboptimal_s, 3);
     near(r.critical_path_s, 3);
     near(r.capacity_s, 1.5);
