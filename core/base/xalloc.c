@@ -4,9 +4,11 @@
 #include "core/base/xalloc.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void (*fatal_hook)(void);
 
@@ -37,6 +39,23 @@ void *xcalloc(size_t count, size_t size)
     if (!p)
         fail(count * size);
     return p;
+}
+
+void *xcalloc_huge(size_t count, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+    const size_t huge = (size_t)2 << 20;
+    if (size && count <= SIZE_MAX / size && count * size >= huge) {
+        size_t bytes = (count * size + huge - 1) & ~(huge - 1);
+        void *p = aligned_alloc(huge, bytes);
+        if (p) {
+            (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: refused, 4 KiB pages do */
+            memset(p, 0, count * size);
+            return p;
+        }
+    }
+#endif
+    return xcalloc(count, size);
 }
 
 void *xrealloc(void *ptr, size_t size)

@@ -13,6 +13,11 @@
 
 void *xmalloc(size_t size);
 void *xcalloc(size_t count, size_t size);
+/* xcalloc for a large array read at random (the simulator's per-node and per-task
+ * arrays, a loaded workload's tasks and edges): from 2 MiB up, aligned to 2 MiB and
+ * marked for transparent huge pages, so that a walk over gigabytes does not miss the
+ * TLB on every read.  Freed with free(). */
+void *xcalloc_huge(size_t count, size_t size);
 void *xrealloc(void *ptr, size_t size);
 /* Grows an array to at least `need` elements of `elem` bytes, doubling; returns the
  * (possibly moved) array and updates *cap. */

@@ -126,9 +126,9 @@ struct workload_task {
     char *cmd;              /* owned; NULL unless TASK_COMMAND */
     uint64_t output_bytes;
     uint32_t num_parents;
-    uint32_t *parents;      /* owned; indices into workload.tasks */
+    uint32_t *parents;      /* owned (or in workload.edges); indices into workload.tasks */
     uint32_t num_children;
-    uint32_t *children;     /* owned; indices into workload.tasks */
+    uint32_t *children;     /* owned (or in workload.edges); indices into workload.tasks */
     uint32_t num_inputs;
     uint32_t *inputs;       /* owned; indices into workload.objects, as listed; NULL if none */
     char **input_as;        /* owned; per input, the name a command wants it under ("as"),
@@ -147,6 +147,10 @@ struct workload {
     struct workload_object *objects; /* owned, `object_count` entries in file order;
                                       * NULL when the workload declares none */
     uint32_t object_count;
+    /* owned; when not NULL, every task's parents and children arrays point into it
+     * (workload_load packs them), and workload_fini frees it rather than each; NULL in a
+     * workload built by hand, whose tasks own theirs */
+    uint32_t *edges;
 };
 
 /* Reads and checks a workload file ("-" is stdin). */

@@ -502,23 +502,6 @@ static void handle(struct sim *s, const struct event *e)
  * few cache lines of hundreds of MB per event, and with 4 KiB pages nearly every such
  * read also missed the TLB.  Freed with free().
  */
-void *sim__huge_calloc(size_t count, size_t size)
-{
-#ifdef MADV_HUGEPAGE
-    const size_t huge = (size_t)2 << 20;
-    if (size && count <= SIZE_MAX / size && count * size >= huge) {
-        size_t bytes = (count * size + huge - 1) & ~(huge - 1);
-        void *p = aligned_alloc(huge, bytes);
-        if (p) {
-            (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: refused, 4 KiB pages do */
-            memset(p, 0, count * size);
-            return p;
-        }
-    }
-#endif
-    return xcalloc(count, size);
-}
-
 static void sim_free(struct sim *s)
 {
     for (uint32_t i = 0; s->nodes && i < s->cfg->nodes; i++) {
@@ -557,8 +540,8 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
                     .rng = cfg->seed ? cfg->seed : 1, .free_join = UINT32_MAX,
                     .latency_ns = (int64_t)llround(cfg->latency_s * NS_PER_S)};
     sim__events_init(&s.events);
-    s.nodes = sim__huge_calloc(cfg->nodes, sizeof *s.nodes);
-    s.tasks = sim__huge_calloc(wl->count ? wl->count : 1, sizeof *s.tasks);
+    s.nodes = xcalloc_huge(cfg->nodes, sizeof *s.nodes);
+    s.tasks = xcalloc_huge(wl->count ? wl->count : 1, sizeof *s.tasks);
     /* As a daemon's thief (thief.c): at most 1024 victims an attempt. */
     s.victims_max = cfg->nodes - 1 < 1024 ? cfg->nodes - 1 : 1024;
     s.objs = xcalloc(SIM_MAX_INPUTS, sizeof *s.objs);

@@ -121,7 +121,7 @@ struct node {
     size_t staged_cap;
     uint8_t pad[8];
 };
-/* Whole lines, so that in huge_calloc's aligned arrays every node's line 0 is one line. */
+/* Whole lines, so that in xcalloc_huge's aligned arrays every node's line 0 is one line. */
 _Static_assert(sizeof(struct node) % 64 == 0, "struct node: pad it to whole cache lines");
 
 /*
@@ -283,10 +283,6 @@ uint32_t sim__inputs_of(const struct sim *s, uint32_t task, struct placement_obj
 void sim__dispatch(struct sim *s, uint32_t id);
 /* A placement policy in force at `node`, as the daemons report it (POLICY_CHANGE). */
 void sim__trace_policy(struct sim *s, uint32_t node, const char *name, int32_t reason);
-
-/* A zeroed array on transparent huge pages where the kernel gives them (freed with
- * free()): the engine's per-node and per-task arrays, read at random. */
-void *sim__huge_calloc(size_t count, size_t size);
 
 /* ---- sim_net.c: inputs' transfers ------------------------------------------------------ */
 

@@ -90,10 +90,10 @@ void sim__turned_away(struct sim *s, uint32_t victim, uint32_t thief)
 void sim__marks_init(struct sim *s)
 {
     uint32_t nodes = s->cfg->nodes;
-    s->load = sim__huge_calloc(nodes, sizeof *s->load);
-    s->peers = sim__huge_calloc(nodes, sizeof *s->peers);
-    s->loaded = sim__huge_calloc(nodes, sizeof *s->loaded);
-    s->loaded_at = sim__huge_calloc(nodes, sizeof *s->loaded_at);
+    s->load = xcalloc_huge(nodes, sizeof *s->load);
+    s->peers = xcalloc_huge(nodes, sizeof *s->peers);
+    s->loaded = xcalloc_huge(nodes, sizeof *s->loaded);
+    s->loaded_at = xcalloc_huge(nodes, sizeof *s->loaded_at);
     for (uint32_t i = 0; i < nodes; i++)
         s->loaded_at[i] = UINT32_MAX;
     /* Every node's draws have the same candidates, mask and shift: a draw of any node. */
