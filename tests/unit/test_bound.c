@@ -613,11 +613,12 @@ static void test_tiny_dags_below_every_schedule(void **state)
         struct workload wl;
         load(&wl, text);
         uint32_t nodes = 1 + (uint32_t)(rng() % 3), slots = 1 + (uint32_t)(rng() % 2);
-        const double speeds[] = {1, 0.5};
+        /* One speed a node: list_schedule reads speeds[node]. */
+        const double speeds[3] = {1, 0.5, 1};
         double bw = rng() % 2 ? 1000 : 0;
         struct bound_result r;
         char *cause = NULL;
-        assert_int_equal(compute(&wl, nodes, slots, speeds, 2, bw, &r, NULL, &cause), 0);
+        assert_int_equal(compute(&wl, nodes, slots, speeds, 3, bw, &r, NULL, &cause), 0);
         double best = list_schedule(&wl, nodes, slots, speeds, bw, wl.topo, false);
         uint32_t order[TASKS];
         for (int k = 0; k < SCHEDULES; k++) {
