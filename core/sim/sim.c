@@ -15,7 +15,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core/base/u64map.h"
 #include "core/base/xalloc.h"
@@ -496,12 +495,6 @@ static void handle(struct sim *s, const struct event *e)
     }
 }
 
-/*
- * A zeroed array of `count` elements on transparent huge pages where the kernel gives
- * them on request (its madvise mode).  The nodes and the tasks are read at random, a
- * few cache lines of hundreds of MB per event, and with 4 KiB pages nearly every such
- * read also missed the TLB.  Freed with free().
- */
 static void sim_free(struct sim *s)
 {
     for (uint32_t i = 0; s->nodes && i < s->cfg->nodes; i++) {
@@ -540,6 +533,8 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
                     .rng = cfg->seed ? cfg->seed : 1, .free_join = UINT32_MAX,
                     .latency_ns = (int64_t)llround(cfg->latency_s * NS_PER_S)};
     sim__events_init(&s.events);
+    /* Read at random, a few cache lines of hundreds of MB an event: on 4 KiB pages
+     * nearly every such read also missed the TLB. */
     s.nodes = xcalloc_huge(cfg->nodes, sizeof *s.nodes);
     s.tasks = xcalloc_huge(wl->count ? wl->count : 1, sizeof *s.tasks);
     /* As a daemon's thief (thief.c): at most 1024 victims an attempt. */
