@@ -57,10 +57,10 @@
  * Each t_ef(u) is a lower bound on u's end in any schedule on this cluster (by induction
  * in topological order: an output cannot leave before its task ends nor cross a link
  * faster than B, and a node's slots do at most K work-seconds a second), so the whole is
- * a lower bound.  It is never below the critical path (Q = P(v) gives at least the
- * parents' ends).  What it still cannot see is the paper's "sub-optimal" part: moves of
- * a grandparent's output, and two tasks competing for a slot unless a level, or a set
- * of parents, shows it.  O(tasks + edges·log(parents)) time, O(tasks) memory.
+ * a lower bound.  It is never below the critical path: whatever Q, v waits for every
+ * parent's end.  What it cannot see, and why a schedule may still end later than it
+ * (the paper's "sub-optimal"): where a grandparent's output went, and two tasks
+ * competing for a slot unless a level, or a set of parents, shows it.  O(tasks + edges·log(parents)) time, O(tasks) memory.
  *
  * Capacity bound: total work / Σ (slots × speed).  A strict lower bound: a slot of speed
  * s does at most s seconds of work per second.
