@@ -207,6 +207,26 @@ static void hot_and_idle(char *text, int readers, double bytes, bool shared)
                    "\"parents\":[\"idle\"]}\n");
 }
 
+/* hot_and_idle's eight readers of 1 MB at 125 MB/s, each task kept where it was put
+ * (one node more for the idle root's own reader when not `shared`), on a host copying
+ * host_Bps (0: none): run and checked, one transfer a reader.  Returns a megabyte's
+ * time alone on a link, in ns. */
+enum { HOT_READERS = 8 };
+#define HOT_BYTES 1e6
+#define HOT_BANDWIDTH 125e6
+static double run_hot_and_idle(struct rig *r, bool shared, double host_Bps)
+{
+    char text[4096];
+    hot_and_idle(text, HOT_READERS, HOT_BYTES, shared);
+    rig_load(r, text);
+    rig_kept_in_place(r, HOT_READERS + (shared ? 2 : 3), HOT_BANDWIDTH);
+    r->cfg.host_Bps = host_Bps;
+    assert_int_equal(rig_run(r), 0);
+    check_records(r, 0);
+    assert_int_equal(r->seen.fetches, HOT_READERS + 1);
+    return HOT_BYTES / HOT_BANDWIDTH * 1e9;
+}
+
 /*
  * A reader's fetch from an idle writer is not held back by its other fetch from a busy
  * one: node 1 reads the hot root's output (read by eight nodes at once, an eighth of
@@ -219,23 +239,14 @@ static void hot_and_idle(char *text, int readers, double bytes, bool shared)
 static void test_idle_writer_not_held_by_a_busy_one(void **state)
 {
     (void)state;
-    enum { READERS = 8 };
-    const double bytes = 1e6, bandwidth = 125e6;
-    char text[4096];
-    hot_and_idle(text, READERS, bytes, true);
     struct rig r;
-    rig_load(&r, text);
-    rig_kept_in_place(&r, READERS + 2, bandwidth);
-    assert_int_equal(rig_run(&r), 0);
-    check_records(&r, 0);
-    double alone_ns = bytes / bandwidth * 1e9;
-    assert_int_equal(r.seen.fetches, READERS + 1);
+    double alone_ns = run_hot_and_idle(&r, true, 0);
     /* The idle writer's: the backlog the hot flow brought in 8 ms is 1/8 MB, 1 ms. */
     assert_true((double)r.seen.fetch_ns_min >= alone_ns * 9 / 8 - 1);
     assert_true((double)r.seen.fetch_ns_min <= alone_ns * 9 / 8 + 1000);
     /* The hot writer's: an eighth of its link each, as before. */
-    assert_true((double)r.seen.fetch_ns_max >= READERS * alone_ns - 1);
-    assert_true((double)r.seen.fetch_ns_max <= READERS * alone_ns + alone_ns / 8 + 1000);
+    assert_true((double)r.seen.fetch_ns_max >= HOT_READERS * alone_ns - 1);
+    assert_true((double)r.seen.fetch_ns_max <= HOT_READERS * alone_ns + alone_ns / 8 + 1000);
     rig_free(&r);
 }
 
@@ -290,22 +301,12 @@ static void test_host_rate_is_shared(void **state)
 static void test_host_rate_is_shared_max_min(void **state)
 {
     (void)state;
-    enum { READERS = 8 };
-    const double bytes = 1e6, bandwidth = 125e6;
-    char text[4096];
-    hot_and_idle(text, READERS, bytes, false);
     struct rig r;
-    rig_load(&r, text);
-    rig_kept_in_place(&r, READERS + 3, bandwidth);
-    r.cfg.host_Bps = 2 * bandwidth;
-    assert_int_equal(rig_run(&r), 0);
-    check_records(&r, 0);
-    double alone_ns = bytes / bandwidth * 1e9;
-    assert_int_equal(r.seen.fetches, READERS + 1);
+    double alone_ns = run_hot_and_idle(&r, false, 2 * HOT_BANDWIDTH);
     assert_true((double)r.seen.fetch_ns_min >= alone_ns - 1);
     assert_true((double)r.seen.fetch_ns_min <= alone_ns + 1000);
-    assert_true((double)r.seen.fetch_ns_max >= READERS * alone_ns - 1);
-    assert_true((double)r.seen.fetch_ns_max <= READERS * alone_ns + 1000);
+    assert_true((double)r.seen.fetch_ns_max >= HOT_READERS * alone_ns - 1);
+    assert_true((double)r.seen.fetch_ns_max <= HOT_READERS * alone_ns + 1000);
     rig_free(&r);
 }
 
