@@ -7,6 +7,7 @@
  * loop and message handlers, by the executor's callbacks and by node_member.c
  * (node_core.h).
  */
+#include "core/policy/dispatch.h"
 #include "core/runtime/node_core.h"
 
 void node__early_free(void *p)
@@ -660,7 +661,7 @@ static void run_task(struct node *n, struct ntask *t)
  */
 static bool fits(const struct node *n, uint32_t held, uint32_t cores)
 {
-    return held == 0 || (held < n->cfg.slots && cores <= n->cfg.slots - held);
+    return dispatch_fits(n->cfg.slots, held, cores);
 }
 
 static void stage_wait(struct node *n, struct ntask *t)
@@ -723,68 +724,65 @@ static void stage(struct node *n, struct ntask *t)
     }
 }
 
-/* How far into a ready queue the dispatcher looks for the task of its inputs that is
- * cheapest to start: the heap's top levels, a few dozen checks of the store per start. */
-#define CHEAP_SCAN 63
-
-struct cheap {
+/* The node's ready queues as the dispatcher's policy reads them (dispatch.h). */
+struct queues_view {
     struct node *n;
-    uint64_t min, max;      /* the fewest and most missing bytes eligible */
+    struct readyq *q[2];
 };
 
-/* What starting a queued one-core task costs in bytes to fetch; wide tasks keep their
- * place (a narrow one must not pass a wide one for ever). */
-static uint64_t start_cost(void *item, void *arg)
+static const struct ntask *entry_task(void *ctx, unsigned q, size_t i)
 {
-    struct ntask *t = item;
-    const struct cheap *c = arg;
-    if (task_cores(&t->spec) != 1)
-        return UINT64_MAX;
-    uint64_t missing = data_missing_bytes(c->n->data, t);
-    return missing >= c->min && missing <= c->max ? missing : UINT64_MAX;
+    const struct queues_view *qv = ctx;
+    return readyq_at(qv->q[q], i);
+}
+
+static size_t view_scan_len(void *ctx, unsigned q)
+{
+    const struct queues_view *qv = ctx;
+    return readyq_data_len(qv->q[q]);
+}
+
+static uint64_t view_priority(void *ctx, unsigned q, size_t i)
+{
+    const struct queues_view *qv = ctx;
+    return readyq_entry_at(qv->q[q], i)->priority;
+}
+
+static bool view_inputs(void *ctx, unsigned q, size_t i)
+{
+    return entry_task(ctx, q, i)->spec.num_inputs > 0;
+}
+
+static uint32_t view_cores(void *ctx, unsigned q, size_t i)
+{
+    return task_cores(&entry_task(ctx, q, i)->spec);
+}
+
+static uint64_t view_missing(void *ctx, unsigned q, size_t i)
+{
+    const struct queues_view *qv = ctx;
+    return data_missing_bytes(qv->n->data, entry_task(ctx, q, i));
+}
+
+static bool view_before(void *ctx, unsigned q, size_t i, size_t j)
+{
+    const struct queues_view *qv = ctx;
+    return readyq_before_at(qv->q[q], i, j);
+}
+
+static size_t view_low(void *ctx, unsigned q)
+{
+    const struct queues_view *qv = ctx;
+    return readyq_low_at(qv->q[q]);
 }
 
 /*
- * The task to stage next from the head of q (whose head needs data).  A free slot takes
- * one whose inputs are all here, from q or else from SReadyQ.  The fetch window takes
- * the one of q missing the fewest bytes but some: its fetch then overlaps with the runs
- * of the ones already here, where taking those first (they cost nothing) left every
- * fetch for when they ran out — and then all nodes fetched `slots` files at once with
- * nothing to run beside them (all-pairs: a burst of four 2.4 MB fetches per node
- * sharing one 1 Gbit/s link, 120 ms each, twice near each run's end).  Only when
- * nothing of q needs a fetch does the window take one that is here.
- * SReadyQ is searched when q is LReadyQ because FLDS's monitor spills LReadyQ's tail
- * there: what stays in LReadyQ is its head, often the tasks still to fetch for, while
- * the spilled ones read files this node has cached since; a slot waiting for LReadyQ's
- * fetch beside those idled a tenth of a second per node in every FLDS run of
- * all-pairs.  Taking from SReadyQ is what the executors do once LReadyQ is empty, only
- * earlier.
- */
-static struct ntask *take_cheapest(struct node *n, struct readyq *q, bool slot_free,
-                                   bool window_free)
-{
-    struct cheap c = {.n = n, .min = 0, .max = UINT64_MAX - 1};
-    if (slot_free) {
-        struct readyq *qs[2] = {q, &n->sready};
-        struct ntask *t = readyq_take_free(qs, q == &n->lready ? 2 : 1, CHEAP_SCAN, start_cost, &c);
-        if (t || !window_free)
-            return t;
-    }
-    if (!window_free)
-        return NULL;
-    struct cheap fetch = {.n = n, .min = 1, .max = UINT64_MAX - 1};
-    struct ntask *t = readyq_take_cheapest(q, CHEAP_SCAN, start_cost, &fetch, NULL);
-    return t ? t : readyq_take_cheapest(q, CHEAP_SCAN, start_cost, &c, NULL);
-}
-
-/*
- * Fills free slots, and overlaps data movement with execution: up to `slots` tasks
- * fetch their inputs at a time, besides the running ones, so that each is ready when a
- * slot frees (the papers' executors fetch, then run; without this a slot idles for every
- * fetch).  Tasks without inputs are left in the queues until a slot is free for them,
- * where thieves can still take them.  When a slot is free but the fetch window is full
- * and the queue's head needs data, the oldest task that needs no data runs instead of
- * the slot idling.
+ * Fills free slots, and overlaps data movement with execution: up to `prefetch` tasks
+ * (default: as many as slots) fetch their inputs at a time, besides the running ones, so
+ * that each is ready when a slot frees (the papers' executors fetch, then run; without
+ * this a slot idles for every fetch).  Staged tasks whose slots are free go first; then
+ * core/policy/dispatch.c chooses, from the ready queues, what starts and what fetches,
+ * the same choice the simulator makes.
  *
  * Returns true when it stopped at the batch bound with work perhaps left, false when
  * nothing more can start now: then the loop may block until a message, a fetch or a
@@ -794,51 +792,32 @@ static struct ntask *take_cheapest(struct node *n, struct readyq *q, bool slot_f
 static bool dispatch(struct node *n)
 {
     uint32_t slots = n->cfg.slots;
+    struct queues_view qv = {.n = n};
+    struct dispatch_view view = {
+        .ctx = &qv, .scan_len = view_scan_len, .priority = view_priority,
+        .inputs = view_inputs, .cores = view_cores, .missing = view_missing,
+        .before = view_before, .low = view_low,
+    };
     for (int step = 0; step < DISPATCH_BATCH; step++) {
         struct ntask *waiting = readyq_peek(&n->staged);
         if (waiting && fits(n, n->busy, task_cores(&waiting->spec))) {
             run_task(n, unstage(n));
             continue;
         }
-        struct readyq *q = readyq_len(&n->lready) ? &n->lready : &n->sready;
-        struct ntask *head = readyq_peek(q);
-        if (!head)
+        bool local = readyq_len(&n->lready) > 0;
+        qv.q[0] = local ? &n->lready : &n->sready;
+        qv.q[1] = &n->sready;
+        if (!readyq_len(qv.q[0]))
             return false;
-        /* Slots running or promised to staged tasks; a task is taken from the queues
-         * only when its cores fit beside them (a wide head waits, and keeps narrower
-         * ones behind it from passing it: no starvation of wide tasks). */
-        uint32_t spoken = n->busy + n->staged_slots;
-        bool slot_free = fits(n, spoken, task_cores(&head->spec));
-        /* At most `prefetch` fetching, and at most slots + prefetch tasks out of the
-         * queues in all: what sits in the queues stays stealable.  Prefetch 0 is
-         * MATRIX's executor: a task fetches its inputs only once it has a slot. */
-        uint32_t pf = n->cfg.prefetch == NODE_PREFETCH_SLOTS ? slots : n->cfg.prefetch;
-        bool window_free = pf ? n->staging < pf && spoken + n->staging < slots + pf
-                              : spoken + n->staging < slots;
-        /* Near the head, by what its inputs cost to bring (take_cheapest): one whose
-         * inputs are all here (held or cached) runs in a free slot at once, and the
-         * fetch window takes the one missing the fewest bytes.  At the start of a data
-         * workload every slot would otherwise idle until its first fetch, each slowed
-         * by the others sharing the link, and later a task reading a cached file would
-         * wait behind one that moves two. */
-        if (head->spec.num_inputs && task_cores(&head->spec) == 1 && (slot_free || window_free)) {
-            struct ntask *t = take_cheapest(n, q, slot_free, window_free);
-            if (t) {
-                stage(n, t);
-                continue;
-            }
-        }
-        if (head->spec.num_inputs == 0 ? slot_free : window_free) {
-            stage(n, readyq_pop(q));
-            continue;
-        }
-        if (!slot_free)
+        view.nq = local ? 2 : 1;
+        struct dispatch_slots sl = {
+            .slots = slots, .busy = n->busy, .staged = n->staged_slots, .staging = n->staging,
+            .window = n->cfg.prefetch == NODE_PREFETCH_SLOTS ? slots : n->cfg.prefetch,
+        };
+        struct dispatch_pick p = dispatch_next(&sl, &view);
+        if (p.kind == DISPATCH_NONE)
             return false;
-        /* A slot is free, the fetch window is full and the head needs data. */
-        struct ntask *low = readyq_peek_low(q);
-        if (!low || low->spec.num_inputs || !fits(n, spoken, task_cores(&low->spec)))
-            return false;
-        stage(n, readyq_take_low(q));
+        stage(n, readyq_take_at(qv.q[p.q], p.i));
     }
     return true;
 }

@@ -224,8 +224,7 @@ void readyq_fini(struct readyq *q)
 
 void *readyq_at(const struct readyq *q, size_t i)
 {
-    assert(q && i < readyq_len(q));
-    return i < q->data.len ? q->data.e[i].item : q->zero.e[i - q->data.len].item;
+    return readyq_entry_at(q, i)->item;
 }
 
 void readyq_push(struct readyq *q, void *item, uint64_t priority)
@@ -271,47 +270,32 @@ void *readyq_peek_low(const struct readyq *q)
     return q->data.len ? q->data.e[q->data.len - 1].item : NULL;
 }
 
-void *readyq_take_cheapest(struct readyq *q, size_t scan,
-                           uint64_t (*cost)(void *item, void *ctx), void *ctx, uint64_t *out)
+const struct readyq_entry *readyq_entry_at(const struct readyq *q, size_t i)
 {
-    assert(q && cost);
-    struct readyq_heap *h = &q->data;
-    size_t best = SIZE_MAX;
-    uint64_t best_cost = UINT64_MAX;
-    for (size_t i = 0; i < h->len && i < scan && best_cost > 0; i++) {
-        uint64_t c = cost(h->e[i].item, ctx);
-        if (c < best_cost ||
-            (c == best_cost && c != UINT64_MAX && before(&h->e[i], &h->e[best]))) {
-            best = i;
-            best_cost = c;
-        }
-    }
-    if (best == SIZE_MAX)
-        return NULL;
-    void *item = h->e[best].item;
-    heap_delete_at(h, best);
-    settle(q);
-    if (out)
-        *out = best_cost;
-    return item;
+    assert(q && i < readyq_len(q));
+    return i < q->data.len ? &q->data.e[i] : &q->zero.e[i - q->data.len];
 }
 
-void *readyq_take_free(struct readyq *const *qs, size_t nq, size_t scan,
-                       uint64_t (*cost)(void *item, void *ctx), void *ctx)
+bool readyq_before_at(const struct readyq *q, size_t i, size_t j)
 {
-    assert(qs && cost);
-    for (size_t k = 0; k < nq; k++) {
-        struct readyq_heap *h = &qs[k]->data;
-        for (size_t i = 0; i < h->len && i < scan; i++) {
-            if (cost(h->e[i].item, ctx) != 0)
-                continue;
-            void *item = h->e[i].item;
-            heap_delete_at(h, i);
-            settle(qs[k]);
-            return item;
-        }
-    }
-    return NULL;
+    return before(readyq_entry_at(q, i), readyq_entry_at(q, j));
+}
+
+size_t readyq_low_at(const struct readyq *q)
+{
+    assert(q && readyq_len(q));
+    return q->zero.len ? q->data.len : q->data.len - 1;
+}
+
+void *readyq_take_at(struct readyq *q, size_t i)
+{
+    assert(q && i < readyq_len(q));
+    struct readyq_heap *h = i < q->data.len ? &q->data : &q->zero;
+    size_t at = i < q->data.len ? i : i - q->data.len;
+    void *item = h->e[at].item;
+    heap_delete_at(h, at);
+    settle(q);
+    return item;
 }
 
 void *readyq_take_low(struct readyq *q)

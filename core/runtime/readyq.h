@@ -67,17 +67,22 @@ void *readyq_peek(const struct readyq *q);
  * arbitrary low one otherwise), and its removal; NULL when empty.  O(log n). */
 void *readyq_peek_low(const struct readyq *q);
 void *readyq_take_low(struct readyq *q);
-/* Of the tasks that need data, among the first `scan` entries of the heap (its top
- * levels: the highest priorities and oldest orders, roughly), the one of least cost()
- * (UINT64_MAX: not eligible; ties in queue order), removed, its cost in *out; NULL when
- * none is eligible.  Stops at the first of cost 0.  O(scan + log n). */
-void *readyq_take_cheapest(struct readyq *q, size_t scan,
-                           uint64_t (*cost)(void *item, void *ctx), void *ctx, uint64_t *out);
-/* The first item of cost() 0 among the first `scan` heap entries of qs[0], else of
- * qs[1], …, removed; NULL (nothing removed) when none has one.  For a free slot: a task
- * whose inputs are all here, from whichever queue holds one. */
-void *readyq_take_free(struct readyq *const *qs, size_t nq, size_t scan,
-                       uint64_t (*cost)(void *item, void *ctx), void *ctx);
+/*
+ * Positions, for the dispatcher (core/policy/dispatch.h's view): position 0 is the head,
+ * the entries that need data come first in their heap's order (readyq_data_len of
+ * them), then those of priority 0 in theirs.
+ */
+static inline size_t readyq_data_len(const struct readyq *q)
+{
+    return q->data.len;
+}
+const struct readyq_entry *readyq_entry_at(const struct readyq *q, size_t i);
+/* Entry i leaves before entry j. */
+bool readyq_before_at(const struct readyq *q, size_t i, size_t j);
+/* The position of readyq_peek_low's task; the queue must not be empty. */
+size_t readyq_low_at(const struct readyq *q);
+/* The item at position i, removed.  O(log n). */
+void *readyq_take_at(struct readyq *q, size_t i);
 /* Removes up to n items for a thief into out[] (in no particular order): the lowest
  * priorities first; of the priority-0 items a share spread evenly over their order
  * (one item: the oldest), of the others the lowest orders.  O(len log len).  Returns

@@ -251,10 +251,12 @@ void sim__dispatch(struct sim *s, uint32_t id)
             start(s, id, task);
             continue;
         }
-        struct sim_slots sl = {.slots = n->slots, .busy = n->slots - n->free_slots,
-                               .staged = (uint32_t)n->nstaged, .staging = n->staging};
+        /* The daemons' default window: as many fetching as slots. */
+        struct dispatch_slots sl = {.slots = n->slots, .busy = n->slots - n->free_slots,
+                                    .staged = (uint32_t)n->nstaged, .staging = n->staging,
+                                    .window = n->slots};
         uint32_t task;
-        switch (sim__q_next(&n->lready, &n->sready, sl, metered, &view, &task)) {
+        switch (sim__q_next(&n->lready, &n->sready, &sl, metered, &view, &task)) {
         case SIM_STEP_NONE:
             return;
         case SIM_STEP_RUN:

@@ -84,46 +84,10 @@ void sim__q_free(struct queue *q)
     *q = (struct queue){0};
 }
 
-/* What a scan of the first SIM_Q_SCAN entries needing data found: the first (in the
- * heap's order) whose inputs are all here (readyq_take_free; readyq_take_cheapest stops
- * at it too), and the one missing the fewest bytes but some, the first in the queue's
- * order among equals (readyq_take_cheapest); SIZE_MAX when none.  Wide tasks are not
- * eligible. */
-struct scan {
-    size_t here, cheapest;
-};
-
-static struct scan scan_near_head(const struct queue *q, const struct sim_task_view *view,
-                                  bool stop_at_here)
-{
-    struct scan f = {SIZE_MAX, SIZE_MAX};
-    uint64_t best = UINT64_MAX;
-    for (size_t i = 0, seen = 0; i < q->n && seen < SIM_Q_SCAN; i++) {
-        if (q->v[i].prio == 0)
-            continue;
-        seen++;
-        if (view->cores(view->ctx, q->v[i].task) != 1)
-            continue;
-        uint64_t c = view->missing(view->ctx, q->v[i].task);
-        if (c == 0) {
-            if (f.here == SIZE_MAX)
-                f.here = i;
-            if (stop_at_here)
-                break;
-        } else if (c < best || (c == best && q_before(&q->v[i], &q->v[f.cheapest]))) {
-            f.cheapest = i;
-            best = c;
-        }
-    }
-    return f;
-}
-
-/* The oldest entry of priority 0, else the heap's last (readyq_peek_low); SIZE_MAX when
- * empty.  The scan for the oldest runs only in a queue that holds some. */
+/* The oldest entry of priority 0, else the heap's last (readyq_peek_low).  The scan for
+ * the oldest runs only in a queue that holds some. */
 static size_t find_low(const struct queue *q)
 {
-    if (!q->n)
-        return SIZE_MAX;
     if (!q->nzero)
         return q->n - 1;
     size_t best = SIZE_MAX;
@@ -133,64 +97,81 @@ static size_t find_low(const struct queue *q)
     return best;
 }
 
-enum sim_step sim__q_next(struct queue *lready, struct queue *sready, struct sim_slots sl,
-                          bool metered, const struct sim_task_view *view, uint32_t *task)
+/* The two queues and the engine's view of a task, as dispatch.h reads them. */
+struct queues_view {
+    struct queue *q[2];
+    const struct sim_task_view *task;
+};
+
+static size_t view_scan_len(void *ctx, unsigned q)
+{
+    const struct queues_view *qv = ctx;
+    return qv->q[q]->n;
+}
+
+static uint64_t view_priority(void *ctx, unsigned q, size_t i)
+{
+    const struct queues_view *qv = ctx;
+    return qv->q[q]->v[i].prio;
+}
+
+/* A task whose inputs sum to no bytes moves nothing in the simulation: it needs no
+ * window. */
+static bool view_inputs(void *ctx, unsigned q, size_t i)
+{
+    return view_priority(ctx, q, i) != 0;
+}
+
+static uint32_t view_cores(void *ctx, unsigned q, size_t i)
+{
+    const struct queues_view *qv = ctx;
+    return qv->task->cores(qv->task->ctx, qv->q[q]->v[i].task);
+}
+
+static uint64_t view_missing(void *ctx, unsigned q, size_t i)
+{
+    const struct queues_view *qv = ctx;
+    return qv->task->missing(qv->task->ctx, qv->q[q]->v[i].task);
+}
+
+static bool view_before(void *ctx, unsigned q, size_t i, size_t j)
+{
+    const struct queues_view *qv = ctx;
+    return q_before(&qv->q[q]->v[i], &qv->q[q]->v[j]);
+}
+
+static size_t view_low(void *ctx, unsigned q)
+{
+    const struct queues_view *qv = ctx;
+    return find_low(qv->q[q]);
+}
+
+enum sim_step sim__q_next(struct queue *lready, struct queue *sready,
+                          const struct dispatch_slots *sl, bool metered,
+                          const struct sim_task_view *task_view, uint32_t *task)
 {
     struct queue *q = lready->n ? lready : sready;
     if (!q->n)
         return SIM_STEP_NONE;
-    const struct qent head = q->v[0];
-    /* Both early returns spare a read of the head's record, a cache miss at 10^5 nodes,
-     * on every pass over a busy node. */
-    uint32_t spoken = sl.busy + sl.staged;
-    bool window_free = sl.staging < sl.slots && spoken + sl.staging < 2 * sl.slots;
-    if (spoken >= sl.slots && (!window_free || !metered || head.prio == 0))
-        return SIM_STEP_NONE;
-    uint32_t head_cores = view->cores(view->ctx, head.task);
-    bool slot_free = spoken + head_cores <= sl.slots;
-    if (!metered || head.prio == 0) {
-        if (!slot_free)
+    if (!metered) {
+        /* Every input is here at once: the head runs when its slots are free. */
+        uint32_t cores = task_view->cores(task_view->ctx, q->v[0].task);
+        if (!dispatch_fits(sl->slots, sl->busy + sl->staged, cores))
             return SIM_STEP_NONE;
         *task = sim__q_pop(q).task;
         return SIM_STEP_RUN;
     }
-    if (head_cores == 1 && (slot_free || window_free)) {
-        /* A free slot takes the first task that is here, so the scan may stop there;
-         * without one it has run to the end, and found the window's cheapest. */
-        struct scan f = scan_near_head(q, view, slot_free);
-        if (slot_free) {
-            struct queue *from = q;
-            size_t i = f.here;
-            if (i == SIZE_MAX && q == lready) {
-                from = sready;
-                i = scan_near_head(sready, view, true).here;
-            }
-            if (i != SIZE_MAX) {
-                *task = take_at(from, i).task;
-                return SIM_STEP_RUN;
-            }
-        }
-        if (window_free) {
-            size_t i = f.cheapest != SIZE_MAX ? f.cheapest : f.here;
-            if (i != SIZE_MAX) {
-                *task = take_at(q, i).task;
-                return SIM_STEP_FETCH;
-            }
-        }
-    }
-    if (window_free) {
-        *task = sim__q_pop(q).task;
-        return SIM_STEP_FETCH;
-    }
-    if (!slot_free)
+    struct queues_view qv = {{q, sready}, task_view};
+    const struct dispatch_view view = {
+        .ctx = &qv, .nq = q == lready ? 2 : 1, .scan_len = view_scan_len,
+        .priority = view_priority, .inputs = view_inputs, .cores = view_cores,
+        .missing = view_missing, .before = view_before, .low = view_low,
+    };
+    struct dispatch_pick p = dispatch_next(sl, &view);
+    if (p.kind == DISPATCH_NONE)
         return SIM_STEP_NONE;
-    /* A slot is free, the fetch window is full and the head needs data. */
-    size_t low = find_low(q);
-    if (low == SIZE_MAX || q->v[low].prio != 0 ||
-        spoken + view->cores(view->ctx, q->v[low].task) > sl.slots)
-        return SIM_STEP_NONE;
-    *task = take_at(q, low).task;
-    return SIM_STEP_RUN;
+    *task = take_at(qv.q[p.q], p.i).task;
+    return p.kind == DISPATCH_RUN ? SIM_STEP_RUN : SIM_STEP_FETCH;
 }
 
 void sim__fifo_push(uint32_t **v, size_t *head, size_t *n, size_t *cap, uint32_t task)

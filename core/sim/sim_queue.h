@@ -1,9 +1,9 @@
 /*
  * sim_queue — the simulator's ready queue: a binary heap of task indices, most input
  * bytes first, then the oldest task (core/runtime/readyq.h's order), so that both
- * engines take tasks in the order the daemons do; the choice of the node's next step
- * from its queues, as the daemons' dispatcher makes it; and a node's FIFO of staged
- * tasks.
+ * engines take tasks in the order the daemons do; the node's next step from its queues,
+ * by the daemons' rule (core/policy/dispatch.h) read through a view of them; and a
+ * node's FIFO of staged tasks.
  *
  * Owns the heap's array of each queue (sim__q_free); no globals.  Called by both
  * engines: the discrete-event core (core/sim/sim*.c) and the SimGrid engine
@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/policy/dispatch.h"
 
 struct qent {
     uint64_t prio;          /* the task's input bytes */
@@ -37,14 +39,6 @@ struct qent sim__q_pop(struct queue *q);
 struct qent sim__q_take_tail(struct queue *q);
 void sim__q_free(struct queue *q);
 
-/* A node's slots as its dispatcher counts them. */
-struct sim_slots {
-    uint32_t slots;         /* its executor slots */
-    uint32_t busy;          /* running */
-    uint32_t staged;        /* inputs here, waiting for a slot */
-    uint32_t staging;       /* inputs on their way */
-};
-
 /* What starting `task` at the node would fetch, in bytes (0: its inputs are all here
  * or cached), and the slots it takes. */
 struct sim_task_view {
@@ -61,17 +55,13 @@ enum sim_step {
 
 /*
  * The node's next step from its ready queues (LReadyQ first, then SReadyQ), taken out
- * of its queue into *task: core/runtime/node_task.c's dispatch after its staged check,
- * step for step.  A slot free takes a task whose inputs are all here from near the
- * head; the fetch window (at most `slots` fetching, and slots + slots promised or
- * fetching in all) takes the one near the head missing the fewest bytes; a slot free
- * beside a full window takes the oldest task without inputs.  "Near the head" is the
- * first SIM_Q_SCAN entries of the heap, node_task.c's CHEAP_SCAN.  Without `metered`
- * links every input is here at once, and the head runs when its slots are free.
+ * of its queue into *task: the daemons' choice, core/policy/dispatch.h's dispatch_next,
+ * read through a view of these heaps.  Without `metered` links every input is here at
+ * once, and the head runs when its slots are free.
  */
-#define SIM_Q_SCAN 63
-enum sim_step sim__q_next(struct queue *lready, struct queue *sready, struct sim_slots sl,
-                          bool metered, const struct sim_task_view *view, uint32_t *task);
+enum sim_step sim__q_next(struct queue *lready, struct queue *sready,
+                          const struct dispatch_slots *sl, bool metered,
+                          const struct sim_task_view *task_view, uint32_t *task);
 
 /* Appends `task` to a node's FIFO of staged tasks, v[*head .. *head + *n) in an array of
  * *cap, moved to the front when it reaches the end (both engines' staged queues). */

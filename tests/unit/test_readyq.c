@@ -1,7 +1,7 @@
 /*
  * test_readyq — unit tests for core/runtime/readyq.c: ordering, stealing from the
- * tail, removal, taking the cheapest near the head, and a long random run checked against a plain-array model.  Run by
- * `make unit`.
+ * tail, removal, the positions the dispatcher reads and takes from, and a long random
+ * run checked against a plain-array model.  Run by `make unit`.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -515,95 +515,53 @@ static void test_random_against_model(void **state)
     free(out);
 }
 
-/* The cost of a token for test_take_cheapest: costs[index]. */
-static uint64_t costs[64];
-static uint64_t token_cost(void *item, void *ctx)
-{
-    (void)ctx;
-    return costs[token_index(item)];
-}
-
 /*
- * A free slot's pick: the first entry of cost 0 of the first queue that has one within
- * the scan, the others untouched (no entry of a cost above 0 leaves, none changes its
- * place); NULL when no queue has one.
+ * Positions as the dispatcher reads them: the head first, every entry that needs data
+ * before those of priority 0, each part in its heap's order; before_at agrees with the
+ * pops; low_at is peek_low's; take_at removes exactly its entry and leaves valid heaps.
  */
-static void test_take_free(void **state)
-{
-    (void)state;
-    struct readyq a, b;
-    readyq_init(&a);
-    readyq_init(&b);
-    for (size_t i = 0; i < 10; i++) {
-        readyq_push_ordered(&a, token(i), 100, i);
-        readyq_push_ordered(&b, token(20 + i), 100, i);
-        costs[i] = 40;
-        costs[20 + i] = 40;
-    }
-    struct readyq *both[2] = {&a, &b};
-    assert_null(readyq_take_free(both, 2, 63, token_cost, NULL));
-    assert_int_equal(readyq_len(&a) + readyq_len(&b), 20);
-    /* Only the second queue has one: it leaves from there. */
-    costs[25] = 0;
-    assert_ptr_equal(readyq_take_free(both, 2, 63, token_cost, NULL), token(25));
-    assert_int_equal(readyq_len(&a), 10);
-    assert_int_equal(readyq_len(&b), 9);
-    assert_heap_valid(&b);
-    /* The first queue is asked first. */
-    costs[26] = 0;
-    costs[4] = 0;
-    assert_ptr_equal(readyq_take_free(both, 2, 63, token_cost, NULL), token(4));
-    /* One queue only: the second is not looked at. */
-    assert_null(readyq_take_free(both, 1, 63, token_cost, NULL));
-    assert_ptr_equal(readyq_take_free(both, 2, 63, token_cost, NULL), token(26));
-    /* The order of what stayed is the order it had. */
-    for (size_t i = 0; i < 10; i++)
-        if (i != 4)
-            assert_ptr_equal(readyq_pop(&a), token(i));
-    readyq_fini(&a);
-    readyq_fini(&b);
-}
-
-/*
- * The cheapest of the first `scan` entries leaves (ties in queue order), the heap stays
- * valid, tasks without data are never offered, and none leaves when every scanned one
- * is ineligible; a zero cost ends the scan.
- */
-static void test_take_cheapest(void **state)
+static void test_positions(void **state)
 {
     (void)state;
     struct readyq q;
     readyq_init(&q);
-    for (size_t i = 0; i < 20; i++) {
-        readyq_push_ordered(&q, token(i), 100, i);
-        costs[i] = 50;
+    for (size_t i = 0; i < 30; i++)
+        readyq_push_ordered(&q, token(i), i % 3 == 0 ? 0 : 100 + i % 7, i);
+    size_t data = readyq_data_len(&q);
+    assert_int_equal(data, 20);
+    assert_ptr_equal(readyq_entry_at(&q, 0)->item, readyq_peek(&q));
+    for (size_t i = 0; i < readyq_len(&q); i++) {
+        const struct readyq_entry *e = readyq_entry_at(&q, i);
+        assert_true(i < data ? e->priority > 0 : e->priority == 0);
+        assert_ptr_equal(e->item, readyq_at(&q, i));
+        if (i > 0) {
+            assert_false(readyq_before_at(&q, i, 0));
+            assert_true(readyq_before_at(&q, 0, i));
+        }
     }
-    readyq_push(&q, token(30), 0); /* needs no data: never offered */
-    costs[30] = 0;
-    costs[7] = 10;
-    costs[12] = 10;
-    costs[3] = UINT64_MAX;
-    uint64_t cost = 0;
-    void *t = readyq_take_cheapest(&q, 63, token_cost, NULL, &cost);
-    assert_ptr_equal(t, token(7)); /* cheapest, and before 12 in queue order */
-    assert_int_equal(cost, 10);
-    assert_heap_valid(&q);
-    assert_int_equal(readyq_len(&q), 20);
-    assert_ptr_equal(readyq_take_cheapest(&q, 63, token_cost, NULL, &cost), token(12));
-    /* All equal now but the ineligible 3: the head of the queue. */
-    assert_ptr_equal(readyq_take_cheapest(&q, 63, token_cost, NULL, &cost), token(0));
-    /* Only the top of the heap is looked at: a cheap one deep down stays. */
-    costs[19] = 0;
-    for (size_t i = 0; i < 20; i++)
-        if (i != 19)
-            costs[i] = UINT64_MAX;
-    assert_null(readyq_take_cheapest(&q, 1, token_cost, NULL, &cost));
-    assert_ptr_equal(readyq_take_cheapest(&q, 63, token_cost, NULL, &cost), token(19));
-    assert_int_equal(cost, 0);
-    assert_null(readyq_take_cheapest(&q, 63, token_cost, NULL, &cost));
-    assert_heap_valid(&q);
-    assert_int_equal(readyq_len(&q), 17);
-    assert_ptr_equal(readyq_pop(&q), token(1));
+    assert_ptr_equal(readyq_entry_at(&q, readyq_low_at(&q))->item, readyq_peek_low(&q));
+    /* Out of the middle of either heap; then the rest pops in the queue's order. */
+    bool gone[30] = {false};
+    size_t picks[] = {5, data + 4, 0, data - 3, readyq_len(&q) - 8};
+    for (size_t k = 0; k < sizeof picks / sizeof picks[0]; k++) {
+        void *item = readyq_at(&q, picks[k]);
+        size_t before = readyq_len(&q);
+        assert_ptr_equal(readyq_take_at(&q, picks[k]), item);
+        assert_int_equal(readyq_len(&q), before - 1);
+        gone[token_index(item)] = true;
+        assert_heap_valid(&q);
+    }
+    void *prev = NULL;
+    size_t left = 0;
+    for (void *t; (t = readyq_pop(&q)) != NULL; prev = t, left++) {
+        assert_false(gone[token_index(t)]);
+        if (prev) {
+            size_t a = token_index(prev), b = token_index(t);
+            uint64_t pa = a % 3 == 0 ? 0 : 100 + a % 7, pb = b % 3 == 0 ? 0 : 100 + b % 7;
+            assert_true(pa > pb || (pa == pb && a < b));
+        }
+    }
+    assert_int_equal(left, 25);
     readyq_fini(&q);
 }
 
@@ -619,8 +577,7 @@ int main(void)
         cmocka_unit_test(test_take_low),
         cmocka_unit_test(test_remove),
         cmocka_unit_test(test_remove_sifts_up),
-        cmocka_unit_test(test_take_cheapest),
-        cmocka_unit_test(test_take_free),
+        cmocka_unit_test(test_positions),
         cmocka_unit_test(test_random_against_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
