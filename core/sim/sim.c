@@ -159,6 +159,11 @@ static uint32_t runner_of(const void *tasks, uint32_t task)
     return ((const struct task_state *)tasks)[task].runner;
 }
 
+static uint32_t holder_of(const void *tasks, uint32_t task)
+{
+    return ((const struct task_state *)tasks)[task].holder;
+}
+
 /* The task's inputs as placement sees them (sim_inputs.h, shared with the SimGrid
  * engine), and their sum. */
 uint32_t sim__inputs_of(const struct sim *s, uint32_t task, struct placement_object *out,
@@ -568,13 +573,17 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
         s.tasks[i].holder = sim__holder_at_submit(cfg, wl, i);
         s.tasks[i].runner = UINT32_MAX;
     }
-    /* Every task is at its holder at time 0, parents first (the workload's order). */
+    /* Every task is at its holder at time 0, parents first (the workload's order); the
+     * roots ready there, taken in turn (sim__roots_in_turn). */
     for (uint32_t k = 0; k < wl->count; k++) {
         uint32_t i = wl->topo[k];
         sim__trace(&s, s.tasks[i].holder, TRACE_TASK_SUBMIT, i, -1, 0, 0, 0, 0);
-        if (!s.tasks[i].waiting)
-            sim__push(&s, 0, EV_READY, s.tasks[i].holder, i, 0, 0);
     }
+    uint32_t nroots;
+    uint32_t *roots = sim__roots_in_turn(wl, cfg->nodes, holder_of, s.tasks, &nroots);
+    for (uint32_t k = 0; k < nroots; k++)
+        sim__push(&s, 0, EV_READY, s.tasks[roots[k]].holder, roots[k], 0, 0);
+    free(roots);
     for (uint32_t i = 0; i < cfg->nodes; i++) {
         if (cfg->sample_s > 0 && wl->count)
             sim__push(&s, 0, EV_SAMPLE, i, 0, 0, 0);

@@ -12,7 +12,7 @@
  * readiness from it to the task's holder, each message one `latency_s`; placement
  * (placement_decide: LReadyQ, SReadyQ or a push to the data; the FLDS monitor spilling
  * LReadyQ into SReadyQ; auto's controller, placement_auto_observe); the dispatcher's
- * choices (sim_queue.h's sim__q_next, node_task.c's step for step: a free slot takes a
+ * choices (core/policy/dispatch.h's dispatch_next, the daemons' own: a free slot takes a
  * task whose inputs are here, up to `slots` others fetch theirs meanwhile, the one near
  * the head missing the fewest bytes first) with its inputs (its parents' outputs on
  * their runners, the workload's objects where workload_object_node puts them) moved

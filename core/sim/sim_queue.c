@@ -183,3 +183,39 @@ void sim__fifo_push(uint32_t **v, size_t *head, size_t *n, size_t *cap, uint32_t
     *v = xgrow(*v, cap, *head + *n + 1, sizeof **v);
     (*v)[*head + (*n)++] = task;
 }
+
+uint32_t *sim__roots_in_turn(const struct workload *wl, uint32_t nodes,
+                             uint32_t (*holder)(const void *ctx, uint32_t task),
+                             const void *ctx, uint32_t *nroots)
+{
+    /* Each root's rank among its holder's, in the workload's order; then a counting
+     * sort by rank, stable, so that equal ranks keep that order. */
+    uint32_t *count = xcalloc(nodes ? nodes : 1, sizeof *count);
+    uint32_t *rank = xcalloc(wl->count ? wl->count : 1, sizeof *rank);
+    uint32_t ranks = 0, n = 0;
+    for (uint32_t k = 0; k < wl->count; k++) {
+        uint32_t i = wl->topo[k];
+        if (wl->tasks[i].num_parents)
+            continue;
+        rank[i] = count[holder(ctx, i)]++;
+        ranks = rank[i] + 1 > ranks ? rank[i] + 1 : ranks;
+        n++;
+    }
+    free(count);
+    uint32_t *start = xcalloc((size_t)ranks + 1, sizeof *start);
+    for (uint32_t i = 0; i < wl->count; i++)
+        if (!wl->tasks[i].num_parents)
+            start[rank[i] + 1]++;
+    for (uint32_t r = 0; r < ranks; r++)
+        start[r + 1] += start[r];
+    uint32_t *order = xcalloc(n ? n : 1, sizeof *order);
+    for (uint32_t k = 0; k < wl->count; k++) {
+        uint32_t i = wl->topo[k];
+        if (!wl->tasks[i].num_parents)
+            order[start[rank[i]]++] = i;
+    }
+    free(start);
+    free(rank);
+    *nroots = n;
+    return order;
+}

@@ -409,8 +409,15 @@ static void sampler_main(int argc, char **argv)
     }
 }
 
-/* Every task at its holder at time 0, parents first; the roots ready there.  Then it
- * waits for the last task's end, when the simulation stops. */
+static uint32_t holder_of(const void *tasks, uint32_t task)
+{
+    (void)tasks;
+    return the->tasks[task].holder;
+}
+
+/* Every task at its holder at time 0, parents first; the roots ready there, taken in
+ * turn (sim__roots_in_turn).  Then it waits for the last task's end, when the
+ * simulation stops. */
 static void main_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
@@ -419,9 +426,13 @@ static void main_main(int argc, char **argv)
     for (uint32_t k = 0; k < wl->count; k++) {
         uint32_t i = wl->topo[k];
         sim_sg__trace(the->tasks[i].holder, TRACE_TASK_SUBMIT, i, -1, 0, 0, 0, 0);
-        if (!the->tasks[i].waiting)
-            sim_sg__post(the->tasks[i].holder, the->tasks[i].holder, M_READY, i, 0);
     }
+    uint32_t nroots;
+    uint32_t *roots = sim__roots_in_turn(wl, the->cfg->nodes, holder_of, NULL, &nroots);
+    for (uint32_t k = 0; k < nroots; k++)
+        sim_sg__post(the->tasks[roots[k]].holder, the->tasks[roots[k]].holder, M_READY,
+                     roots[k], 0);
+    free(roots);
     sim_sg__run_effects(&out);
     if (the->left)
         sg->sem_acquire(the->done);

@@ -3,10 +3,12 @@
  * reports, every task starts once and ends once, after each of its parents ended (and
  * after the notification's latency when the parent ran elsewhere); the makespan is
  * never below the capacity bound or the critical path, and equals them where the
- * workload leaves no choice; a writer's link is shared by the nodes reading from it; a seed gives one run; speeds scale durations; work moves
- * by stealing under --mode one and not under --steal none; MDL keeps tasks with their
- * data and MLB spreads them; each policy of paper 001 and 004 runs every task once, never
- * below the capacity bound, one run per seed, and shows the behaviour that defines it;
+ * workload leaves no choice; a writer's link is shared by the nodes reading from it;
+ * the roots reach their nodes in turn; a seed gives one run; speeds scale durations;
+ * work moves by stealing under --mode one and not under --steal none; MDL keeps tasks
+ * with their data and MLB spreads them; each policy of paper 001 and 004 runs every task
+ * once, never below the capacity bound, one run per seed, and shows the behaviour that
+ * defines it;
  * what it does not model is refused by name.  Run by `make unit`.
  */
 #include <stdarg.h>
@@ -23,6 +25,7 @@
 #include "core/base/xalloc.h"
 #include "core/model/task.h"
 #include "core/sim/sim.h"
+#include "core/sim/sim_queue.h"
 
 #include "sim_fixture.h"
 
@@ -260,6 +263,43 @@ static void test_dispatch_as_the_daemons(void **state)
  * its rate.  Two roots write 12.5 MB on nodes 0 and 1; their children, kept on nodes 2
  * and 3, read them at once.  At 125 MB/s a link each takes 0.1 s; with the host's 125
  * MB/s for both, 0.2 s.  Refused without a bandwidth. */
+static uint32_t holder_in(const void *ctx, uint32_t task)
+{
+    return ((const uint32_t *)ctx)[task];
+}
+
+/*
+ * The roots reach their holders side by side, one task of each node in turn, each
+ * node's in the workload's order: the first of every node, then the second, ...  A task
+ * with parents is not among them.
+ */
+static void test_roots_taken_in_turn(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_load(&r, "{\"id\":\"r0\",\"kind\":\"sleep\",\"duration_s\":0.001}\n"
+                 "{\"id\":\"r1\",\"kind\":\"sleep\",\"duration_s\":0.001}\n"
+                 "{\"id\":\"c\",\"kind\":\"sleep\",\"duration_s\":0.001,\"parents\":[\"r0\"]}\n"
+                 "{\"id\":\"r2\",\"kind\":\"sleep\",\"duration_s\":0.001}\n"
+                 "{\"id\":\"r3\",\"kind\":\"sleep\",\"duration_s\":0.001}\n"
+                 "{\"id\":\"r4\",\"kind\":\"sleep\",\"duration_s\":0.001}\n"
+                 "{\"id\":\"r5\",\"kind\":\"sleep\",\"duration_s\":0.001}\n");
+    /* r0, r1, r2 on node 0; r3, r4 on node 1; r5 on node 2 (c on node 2: not a root). */
+    const char *ids[] = {"r0", "r1", "r2", "r3", "r4", "r5", "c"};
+    const uint32_t node_of[] = {0, 0, 0, 1, 1, 2, 2};
+    uint32_t holder[7];
+    for (uint32_t k = 0; k < 7; k++)
+        holder[workload_find(&r.wl, ids[k])] = node_of[k];
+    uint32_t n;
+    uint32_t *order = sim__roots_in_turn(&r.wl, 3, holder_in, holder, &n);
+    const char *want[] = {"r0", "r3", "r5", "r1", "r4", "r2"};
+    assert_int_equal(n, 6);
+    for (uint32_t k = 0; k < n; k++)
+        assert_int_equal(order[k], workload_find(&r.wl, want[k]));
+    free(order);
+    rig_free(&r);
+}
+
 static void test_host_rate_is_shared(void **state)
 {
     (void)state;
@@ -961,6 +1001,7 @@ int main(void)
         cmocka_unit_test(test_writer_egress_is_shared),
         cmocka_unit_test(test_idle_writer_not_held_by_a_busy_one),
         cmocka_unit_test(test_dispatch_as_the_daemons),
+        cmocka_unit_test(test_roots_taken_in_turn),
         cmocka_unit_test(test_host_rate_is_shared),
         cmocka_unit_test(test_host_rate_is_shared_max_min),
         cmocka_unit_test(test_mode_one_steals),
