@@ -89,6 +89,15 @@ extra_dir() {
     EXTRA_DIRS+=("$EXTRA_DIR")
 }
 
+# children_cpu : user + system CPU seconds of this shell's waited-for children so far
+# (the daemons of `jackdaw run` are its children, so they count once it has reaped them).
+children_cpu() {
+    times >"$B/times.out" # in this shell: a subshell has no children of its own yet
+    awk 'NR == 2 { s = 0
+        for (i = 1; i <= 2; i++) { split($i, p, "m"); sub(/s$/, "", p[2]); s += 60 * p[1] + p[2] }
+        printf "%.2f", s }' "$B/times.out"
+}
+
 say() { echo "$*"; }
 section() { echo "== $*"; }
 
