@@ -10,32 +10,32 @@ bool dispatch_fits(uint32_t slots, uint32_t held, uint32_t cores)
     return held == 0 || (held < slots && cores <= slots - held);
 }
 
-/* What a scan of the first DISPATCH_SCAN entries of a queue that need data found: the
- * first (in heap order) whose inputs are all here, and the one missing the fewest bytes
- * but some, the first in the queue's order among equals; SIZE_MAX when none.  Wide tasks
- * keep their place: a narrow one must not pass a wide one for ever. */
+/* What a scan of the first DISPATCH_SCAN entries of a queue that need data found (the
+ * top of its `data` heap, its highest priorities and oldest orders, roughly): the first
+ * whose inputs are all here, and the one missing the fewest bytes but some, the first in
+ * the queue's order among equals; SIZE_MAX when none.  Wide tasks keep their place: a
+ * narrow one must not pass a wide one for ever. */
 struct scan {
     size_t here, cheapest;
 };
 
-static struct scan scan_near_head(const struct dispatch_view *v, unsigned q, bool stop_at_here)
+static struct scan scan_near_head(const struct readyq *q, const struct dispatch_tasks *t,
+                                  bool stop_at_here)
 {
     struct scan f = {SIZE_MAX, SIZE_MAX};
     uint64_t best = UINT64_MAX;
-    size_t len = v->scan_len(v->ctx, q);
-    for (size_t i = 0, seen = 0; i < len && seen < DISPATCH_SCAN; i++) {
-        if (v->priority(v->ctx, q, i) == 0)
+    size_t len = readyq_data_len(q);
+    for (size_t i = 0; i < len && i < DISPATCH_SCAN; i++) {
+        const struct readyq_entry *e = readyq_entry_at(q, i);
+        if (t->cores(t->ctx, e) != 1)
             continue;
-        seen++;
-        if (v->cores(v->ctx, q, i) != 1)
-            continue;
-        uint64_t c = v->missing(v->ctx, q, i);
+        uint64_t c = t->missing(t->ctx, e);
         if (c == 0) {
             if (f.here == SIZE_MAX)
                 f.here = i;
             if (stop_at_here)
                 break;
-        } else if (c < best || (c == best && v->before(v->ctx, q, i, f.cheapest))) {
+        } else if (c < best || (c == best && readyq_before_at(q, i, f.cheapest))) {
             f.cheapest = i;
             best = c;
         }
@@ -43,9 +43,10 @@ static struct scan scan_near_head(const struct dispatch_view *v, unsigned q, boo
     return f;
 }
 
-static struct dispatch_pick pick(enum dispatch_kind kind, unsigned q, size_t i)
+static void *take(struct readyq *q, size_t i, enum dispatch_kind kind, enum dispatch_kind *out)
 {
-    return (struct dispatch_pick){.kind = kind, .q = q, .i = i};
+    *out = kind;
+    return readyq_take_at(q, i);
 }
 
 /*
@@ -70,9 +71,13 @@ static struct dispatch_pick pick(enum dispatch_kind kind, unsigned q, size_t i)
  * instead of the slot idling.  A task is taken only when its cores fit beside the slots
  * running or promised: a wide head waits, and keeps narrower ones behind it from passing.
  */
-struct dispatch_pick dispatch_next(const struct dispatch_slots *sl, const struct dispatch_view *v)
+void *dispatch_next(const struct dispatch_slots *sl, struct readyq *const *qs, unsigned nq,
+                    const struct dispatch_tasks *t, enum dispatch_kind *kind)
 {
-    const struct dispatch_pick none = pick(DISPATCH_NONE, 0, 0);
+    *kind = DISPATCH_NONE;
+    struct readyq *q = qs[0];
+    if (!readyq_len(q))
+        return NULL;
     uint32_t spoken = sl->busy + sl->staged;
     /* At most `window` fetching, and at most slots + window tasks out of the queues in
      * all: what sits in the queues stays stealable. */
@@ -82,36 +87,38 @@ struct dispatch_pick dispatch_next(const struct dispatch_slots *sl, const struct
     /* Spares a read of the head's record, a cache miss per pass over a busy node at
      * 10^5 simulated nodes. */
     if (!window_free && !dispatch_fits(sl->slots, spoken, 1))
-        return none;
-    bool head_inputs = v->inputs(v->ctx, 0, 0);
+        return NULL;
+    const struct readyq_entry *head = readyq_entry_at(q, 0);
+    bool head_inputs = t->inputs(t->ctx, head);
     if (!head_inputs && !dispatch_fits(sl->slots, spoken, 1))
-        return none;
-    uint32_t head_cores = v->cores(v->ctx, 0, 0);
+        return NULL;
+    uint32_t head_cores = t->cores(t->ctx, head);
     bool slot_free = dispatch_fits(sl->slots, spoken, head_cores);
     if (head_inputs && head_cores == 1 && (slot_free || window_free)) {
         /* A free slot takes the first task that is here, so the scan may stop there;
          * without one it has run to the end, and found the window's cheapest. */
-        struct scan f = scan_near_head(v, 0, slot_free);
+        struct scan f = scan_near_head(q, t, slot_free);
         if (slot_free) {
             if (f.here != SIZE_MAX)
-                return pick(DISPATCH_RUN, 0, f.here);
-            size_t i = v->nq > 1 ? scan_near_head(v, 1, true).here : SIZE_MAX;
+                return take(q, f.here, DISPATCH_RUN, kind);
+            size_t i = nq > 1 ? scan_near_head(qs[1], t, true).here : SIZE_MAX;
             if (i != SIZE_MAX)
-                return pick(DISPATCH_RUN, 1, i);
+                return take(qs[1], i, DISPATCH_RUN, kind);
         }
         if (window_free) {
             size_t i = f.cheapest != SIZE_MAX ? f.cheapest : f.here;
             if (i != SIZE_MAX)
-                return pick(DISPATCH_STAGE, 0, i);
+                return take(q, i, DISPATCH_STAGE, kind);
         }
     }
     if (head_inputs ? window_free : slot_free)
-        return pick(head_inputs ? DISPATCH_STAGE : DISPATCH_RUN, 0, 0);
+        return take(q, 0, head_inputs ? DISPATCH_STAGE : DISPATCH_RUN, kind);
     if (!slot_free)
-        return none;
+        return NULL;
     /* A slot is free, the fetch window is full and the head needs data. */
-    size_t low = v->low(v->ctx, 0);
-    if (v->inputs(v->ctx, 0, low) || !dispatch_fits(sl->slots, spoken, v->cores(v->ctx, 0, low)))
-        return none;
-    return pick(DISPATCH_RUN, 0, low);
+    size_t low = readyq_low_at(q);
+    const struct readyq_entry *e = readyq_entry_at(q, low);
+    if (t->inputs(t->ctx, e) || !dispatch_fits(sl->slots, spoken, t->cores(t->ctx, e)))
+        return NULL;
+    return take(q, low, DISPATCH_RUN, kind);
 }

@@ -5,11 +5,11 @@
  * overlaps the fetches with the runs (a window of tasks fetching beside the running
  * ones), and this is where the order of that overlap is decided.
  *
- * Owns nothing; no I/O, no clock, no globals, no allocation.  The queues are read through
- * dispatch_view and the caller removes the entry chosen, so the daemons' readyq
- * (core/runtime/node_task.c) and the simulator's heap of task indices (core/sim/sim.c,
- * sim_sg_task.c) take the same task in the same state from one copy of the rule.
- * Tested by tests/unit/test_dispatch.c, and through both callers.
+ * Owns nothing; no I/O, no clock, no globals.  It takes from the caller's readyqs and
+ * learns of their tasks through dispatch_tasks, so the daemons (core/runtime/node_task.c,
+ * items their tasks) and the simulator's engines (core/sim/sim_queue.c, items task
+ * indices) take the same task in the same state by one copy of the rule.  Tested by
+ * tests/unit/test_dispatch.c, and through both callers.
  */
 #ifndef JACKDAW_DISPATCH_H
 #define JACKDAW_DISPATCH_H
@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/policy/readyq.h"
 
 /* How far into a ready queue the dispatcher looks for the task of its inputs that is
  * cheapest to start: the heap's top levels, a few dozen checks of the store per start. */
@@ -32,29 +34,15 @@ struct dispatch_slots {
                              * it has a slot (MATRIX's executor) */
 };
 
-/*
- * The caller's ready queues.  Queue 0 is the one dispatched from: LReadyQ when it holds
- * a task, else SReadyQ; queue 1, present when nq is 2, is SReadyQ behind LReadyQ.  In a
- * queue, entry 0 is its head (what a pop takes) and the others follow in the caller's
- * heap order, which is what "near the head" means.  The scans pass over the entries of
- * priority 0 (no input bytes) and look at the first scan_len(q) entries at most: all of
- * them, or fewer when every later one is of priority 0.
- */
-struct dispatch_view {
+/* What the caller knows of a queued task, from its queue entry (readyq.h). */
+struct dispatch_tasks {
     void *ctx;
-    unsigned nq;
-    size_t (*scan_len)(void *ctx, unsigned q);
-    uint64_t (*priority)(void *ctx, unsigned q, size_t i);
-    /* The task has inputs to stage (it goes through the fetch window). */
-    bool (*inputs)(void *ctx, unsigned q, size_t i);
-    uint32_t (*cores)(void *ctx, unsigned q, size_t i);
+    /* It has inputs to stage (it goes through the fetch window). */
+    bool (*inputs)(void *ctx, const struct readyq_entry *e);
+    uint32_t (*cores)(void *ctx, const struct readyq_entry *e);
     /* Bytes that starting it here would fetch, those on their way counted: 0 when its
      * inputs are all here. */
-    uint64_t (*missing)(void *ctx, unsigned q, size_t i);
-    /* Entry i leaves the queue before entry j (ties among equal costs). */
-    bool (*before)(void *ctx, unsigned q, size_t i, size_t j);
-    /* The queue's oldest entry of priority 0, else one of its lowest. */
-    size_t (*low)(void *ctx, unsigned q);
+    uint64_t (*missing)(void *ctx, const struct readyq_entry *e);
 };
 
 enum dispatch_kind {
@@ -64,18 +52,15 @@ enum dispatch_kind {
                              * for a slot with its inputs here) */
 };
 
-struct dispatch_pick {
-    enum dispatch_kind kind;
-    unsigned q;             /* the queue and the entry to take out of it */
-    size_t i;
-};
-
 /*
- * The next task to take from the ready queues, queue 0 not empty, as dispatch.c's
- * comment says; the caller removes it and acts, then asks again until DISPATCH_NONE.
- * Staged tasks waiting for their slots go first and are the caller's.
+ * Takes the next task out of the node's ready queues, as dispatch.c's comment says, and
+ * returns its item with what to do with it in *kind; NULL (DISPATCH_NONE) when nothing
+ * can start or fetch now.  qs[0] is the queue dispatched from: LReadyQ when it holds a
+ * task, else SReadyQ; qs[1], when nq is 2, is SReadyQ behind LReadyQ.  The caller asks
+ * again until NULL.  Staged tasks waiting for their slots go first and are the caller's.
  */
-struct dispatch_pick dispatch_next(const struct dispatch_slots *sl, const struct dispatch_view *v);
+void *dispatch_next(const struct dispatch_slots *sl, struct readyq *const *qs, unsigned nq,
+                    const struct dispatch_tasks *t, enum dispatch_kind *kind);
 
 /* A task of `cores` fits beside `held` busy or promised slots of `slots`: a wide one
  * still runs on an idle node. */

@@ -724,56 +724,23 @@ static void stage(struct node *n, struct ntask *t)
     }
 }
 
-/* The node's ready queues as the dispatcher's policy reads them (dispatch.h). */
-struct queues_view {
-    struct node *n;
-    struct readyq *q[2];
-};
-
-static const struct ntask *entry_task(void *ctx, unsigned q, size_t i)
+/* The node's tasks as the dispatcher's policy sees them (dispatch.h). */
+static bool task_inputs(void *ctx, const struct readyq_entry *e)
 {
-    const struct queues_view *qv = ctx;
-    return readyq_at(qv->q[q], i);
+    (void)ctx;
+    return ((const struct ntask *)e->item)->spec.num_inputs > 0;
 }
 
-static size_t view_scan_len(void *ctx, unsigned q)
+static uint32_t task_cores_of(void *ctx, const struct readyq_entry *e)
 {
-    const struct queues_view *qv = ctx;
-    return readyq_data_len(qv->q[q]);
+    (void)ctx;
+    return task_cores(&((const struct ntask *)e->item)->spec);
 }
 
-static uint64_t view_priority(void *ctx, unsigned q, size_t i)
+static uint64_t task_missing(void *ctx, const struct readyq_entry *e)
 {
-    const struct queues_view *qv = ctx;
-    return readyq_entry_at(qv->q[q], i)->priority;
-}
-
-static bool view_inputs(void *ctx, unsigned q, size_t i)
-{
-    return entry_task(ctx, q, i)->spec.num_inputs > 0;
-}
-
-static uint32_t view_cores(void *ctx, unsigned q, size_t i)
-{
-    return task_cores(&entry_task(ctx, q, i)->spec);
-}
-
-static uint64_t view_missing(void *ctx, unsigned q, size_t i)
-{
-    const struct queues_view *qv = ctx;
-    return data_missing_bytes(qv->n->data, entry_task(ctx, q, i));
-}
-
-static bool view_before(void *ctx, unsigned q, size_t i, size_t j)
-{
-    const struct queues_view *qv = ctx;
-    return readyq_before_at(qv->q[q], i, j);
-}
-
-static size_t view_low(void *ctx, unsigned q)
-{
-    const struct queues_view *qv = ctx;
-    return readyq_low_at(qv->q[q]);
+    const struct node *n = ctx;
+    return data_missing_bytes(n->data, e->item);
 }
 
 /*
@@ -792,11 +759,8 @@ static size_t view_low(void *ctx, unsigned q)
 static bool dispatch(struct node *n)
 {
     uint32_t slots = n->cfg.slots;
-    struct queues_view qv = {.n = n};
-    struct dispatch_view view = {
-        .ctx = &qv, .scan_len = view_scan_len, .priority = view_priority,
-        .inputs = view_inputs, .cores = view_cores, .missing = view_missing,
-        .before = view_before, .low = view_low,
+    const struct dispatch_tasks tasks = {
+        .ctx = n, .inputs = task_inputs, .cores = task_cores_of, .missing = task_missing,
     };
     for (int step = 0; step < DISPATCH_BATCH; step++) {
         struct ntask *waiting = readyq_peek(&n->staged);
@@ -805,19 +769,16 @@ static bool dispatch(struct node *n)
             continue;
         }
         bool local = readyq_len(&n->lready) > 0;
-        qv.q[0] = local ? &n->lready : &n->sready;
-        qv.q[1] = &n->sready;
-        if (!readyq_len(qv.q[0]))
-            return false;
-        view.nq = local ? 2 : 1;
+        struct readyq *const qs[2] = {local ? &n->lready : &n->sready, &n->sready};
         struct dispatch_slots sl = {
             .slots = slots, .busy = n->busy, .staged = n->staged_slots, .staging = n->staging,
             .window = n->cfg.prefetch == NODE_PREFETCH_SLOTS ? slots : n->cfg.prefetch,
         };
-        struct dispatch_pick p = dispatch_next(&sl, &view);
-        if (p.kind == DISPATCH_NONE)
+        enum dispatch_kind kind;
+        struct ntask *t = dispatch_next(&sl, qs, local ? 2 : 1, &tasks, &kind);
+        if (!t)
             return false;
-        stage(n, readyq_take_at(qv.q[p.q], p.i));
+        stage(n, t);
     }
     return true;
 }

@@ -32,7 +32,7 @@
 #include "core/policy/a2ws.h"
 #include "core/policy/steal.h"
 #include "core/runtime/node.h"
-#include "core/runtime/readyq.h"
+#include "core/policy/readyq.h"
 
 struct node;
 struct kvs;

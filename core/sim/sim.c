@@ -79,7 +79,7 @@ static void sample(struct sim *s, uint32_t id)
     struct node *n = &s->nodes[id];
     struct trace_sample x = {
         .busy = (int32_t)n->busy, .slots = (int32_t)n->slots,
-        .lreadyq = (int32_t)n->lready.n, .sreadyq = (int32_t)n->sready.n,
+        .lreadyq = (int32_t)readyq_len(&n->lready), .sreadyq = (int32_t)readyq_len(&n->sready),
         .started = n->started, .ended = n->ended,
         .stolen_in = n->stolen_in, .stolen_out = n->stolen_out,
         .steal_requests = n->steal_requests, .steal_fails = n->steal_fails,
@@ -505,8 +505,8 @@ static void handle(struct sim *s, const struct event *e)
 static void sim_free(struct sim *s)
 {
     for (uint32_t i = 0; s->nodes && i < s->cfg->nodes; i++) {
-        sim__q_free(&s->nodes[i].lready);
-        sim__q_free(&s->nodes[i].sready);
+        readyq_fini(&s->nodes[i].lready);
+        readyq_fini(&s->nodes[i].sready);
         u64map_fini(&s->nodes[i].cache);
         free(s->nodes[i].staged);
     }
@@ -521,6 +521,8 @@ static void sim_free(struct sim *s)
     free(s->tasks);
     sim__events_fini(&s->events);
     free(s->objs);
+    sim__take_free(&s->take);
+    free(s->held);
     free(s->victims);
     free(s->loads);
     sim__ring_free(s);
@@ -609,6 +611,7 @@ int sim_run(const struct workload *wl, const struct sim_config *cfg, struct sim_
             __builtin_prefetch(line, 1);
             __builtin_prefetch(line + 64, 1);
             __builtin_prefetch(line + 128, 1);
+            __builtin_prefetch(line + 192, 1);
             __builtin_prefetch(&s.load[next], 1);
         }
         handle(&s, &e);

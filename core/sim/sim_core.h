@@ -72,13 +72,14 @@ enum thief_state { TH_IDLE, TH_QUERY, TH_REQUEST, TH_WAIT, TH_PARKED };
  * The loop asks for the next event's node's first lines ahead (sim_run).
  */
 struct node {
-    /* Line 0. */
-    struct queue lready, sready; /* DAWS: runs here / may be stolen (readyq.h's order) */
+    /* Lines 0 and 1: the daemons' own queues (40 bytes each), and the slots. */
+    struct readyq lready, sready; /* DAWS: runs here / may be stolen (readyq.h's order) */
     uint32_t free_slots;
     uint32_t slots;         /* its executor slots (sim_config's) */
     enum thief_state state;
     uint32_t attempt;
-    /* Line 1: the thief. */
+    uint8_t pad_lines01[32]; /* the thief's line starts a line */
+    /* Line 2: the thief. */
     struct steal_state st;
     uint32_t timer_gen;
     /* Its attempt in flight: nvictims victims, the draw of draw_key (steal_draw_make),
@@ -89,7 +90,7 @@ struct node {
     uint32_t chosen, chosen_load; /* the most loaded victim (UINT32_MAX: none) */
     uint32_t busy;          /* slots running a task */
     uint32_t running_successors; /* ready+successors: local successors of what runs here */
-    /* Line 2. */
+    /* Line 3. */
     size_t nstaged, staged_head;
     uint32_t staging;       /* tasks whose inputs are on their way here */
     bool parked_listed;
@@ -98,7 +99,7 @@ struct node {
     double ran_s;           /* run time of the tasks that ended here */
     /* Counters for the samples. */
     int64_t ended, steal_requests, steal_fails;
-    /* Line 3: FLDS's state, which a failed steal moves. */
+    /* Line 4: FLDS's state, which a failed steal moves. */
     struct flds_state flds;
     int64_t first_start;    /* when it started its first task; -1 before */
     int64_t started, stolen_in, stolen_out;
@@ -121,7 +122,7 @@ struct node {
     size_t staged_cap;
     uint8_t pad[8];
 };
-/* Whole lines, so that in xcalloc_huge's aligned arrays every node's line 0 is one line. */
+/* Whole lines, so that in xcalloc_huge's aligned arrays every node's lines are lines. */
 _Static_assert(sizeof(struct node) % 64 == 0, "struct node: pad it to whole cache lines");
 
 /*
@@ -247,6 +248,9 @@ struct sim {
     uint32_t victims_max;
     uint32_t *victims, *loads; /* victims_max each: one draw's, shared by the thieves */
     struct placement_object *objs; /* SIM_MAX_INPUTS, placement's scratch */
+    struct sim_take take;   /* a victim's or the FLDS monitor's take (sim_queue.h) */
+    uint32_t *held;         /* the FLDS monitor's pinned tasks, set aside */
+    size_t held_cap;
     struct sim_ring *ring;  /* the A2WS vectors (sim_ring.c); NULL when no part reads them */
     struct sim_token *token; /* the CTWS token (sim_token.c); NULL unless --victims token */
     struct sim_leader *leader; /* LW (sim_leader.c); NULL unless --victims leader */

@@ -104,8 +104,8 @@ static void answer(struct sim *s, const struct lw_request *q, uint32_t count)
     struct node *n = &s->nodes[LW_LEADER];
     uint32_t gi = sim__grant_new(s, count);
     struct grant *g = &s->grants[gi];
-    while (g->n < count && n->sready.n) {
-        uint32_t task = sim__q_pop(&n->sready).task;
+    while (g->n < count && readyq_len(&n->sready)) {
+        uint32_t task = sim__q_pop(&n->sready);
         g->tasks[g->n++] = task;
         s->tasks[task].holder = q->node;
         sim__trace(s, LW_LEADER, TRACE_TASK_STOLEN_OUT, task, (int32_t)q->node, 0, 0, 0, 0);
@@ -138,7 +138,7 @@ void sim__leader_step(struct sim *s, uint32_t id)
         worker_poll(s, id);
         return;
     }
-    size_t queued = s->nodes[id].sready.n;
+    size_t queued = readyq_len(&s->nodes[id].sready);
     if (!w->npending || !queued)
         return;
     uint32_t served = lw_serve(queued > UINT32_MAX ? UINT32_MAX : (uint32_t)queued, w->pending,

@@ -83,7 +83,7 @@ void sim__auto_observe(struct sim *s, uint32_t id)
         s->res->policy_switches++;
         if (sw.to == PLACEMENT_FLDS) {
             placement_flds_init(&n->flds, p);
-            if (n->lready.n)
+            if (readyq_len(&n->lready))
                 monitor_start(s, id);
         }
         sim__trace_policy(s, id, placement_policy_name(sw.to), (int32_t)sw.reason);
@@ -161,36 +161,42 @@ void sim__flds_monitor(struct sim *s, uint32_t id)
         placement_flds_pace(p, &n->flds, n->ended ? n->ran_s / (double)n->ended : 0);
         double elapsed = (double)(s->now - n->first_start) / NS_PER_S;
         double tps = elapsed > 0 ? (double)n->ended / elapsed : 0;
-        uint64_t move = placement_flds_monitor(p, auto_of(s, id), &n->flds, n->lready.n, tps,
+        uint64_t move = placement_flds_monitor(p, auto_of(s, id), &n->flds, readyq_len(&n->lready), tps,
                                                (double)s->now / NS_PER_S);
-        struct qent held[64];
-        size_t nheld = 0;
+        /* Rounds of the tail, as place.c's flds_spill: a pinned task met is held aside
+         * and queued again after, so the next round asks only for what is missing. */
         uint64_t moved = 0;
-        while (moved < move && n->lready.n) {
-            struct qent e = sim__q_take_tail(&n->lready);
-            if (!s->wl->tasks[e.task].stealable && nheld < 64) {
-                held[nheld++] = e;
-                continue;
+        size_t nheld = 0, taken;
+        while (moved < move &&
+               (taken = sim__q_take_tail(&n->lready, move - moved, &s->take)) > 0) {
+            for (size_t i = 0; i < taken; i++) {
+                uint32_t task = s->take.tasks[i];
+                if (!s->wl->tasks[task].stealable) {
+                    s->held = xgrow(s->held, &s->held_cap, nheld + 1, sizeof *s->held);
+                    s->held[nheld++] = task;
+                    continue;
+                }
+                /* Spilled tasks may move: under LW that means to the leader. */
+                if (!sim__leader_offer(s, id, task)) {
+                    uint64_t sum;
+                    sim__inputs_of(s, task, NULL, 0, &sum);
+                    sim__q_push(&n->sready, sum, task);
+                    sim__trace(s, id, TRACE_TASK_QUEUED_SHARED, task, -1, 0, 0, 0, 0);
+                }
+                moved++;
             }
-            if (!s->wl->tasks[e.task].stealable) {
-                sim__q_push(&n->lready, e.prio, e.task);
-                break;
-            }
-            /* Spilled tasks may move: under LW that means to the leader. */
-            if (!sim__leader_offer(s, id, e.task)) {
-                sim__q_push(&n->sready, e.prio, e.task);
-                sim__trace(s, id, TRACE_TASK_QUEUED_SHARED, e.task, -1, 0, 0, 0, 0);
-            }
-            moved++;
         }
-        for (size_t i = 0; i < nheld; i++)
-            sim__q_push(&n->lready, held[i].prio, held[i].task);
+        for (size_t i = 0; i < nheld; i++) {
+            uint64_t sum;
+            sim__inputs_of(s, s->held[i], NULL, 0, &sum);
+            sim__q_push(&n->lready, sum, s->held[i]);
+        }
         if (moved && s->nparked && sim__stealable(n) > 0)
             sim__wake_parked(s, id);
     }
     /* It looks again while tasks are queued here and FLDS decides; a task queued later
      * restarts it. */
-    n->monitor_on = s->left && n->lready.n && flds_in_force(s, id);
+    n->monitor_on = s->left && readyq_len(&n->lready) && flds_in_force(s, id);
     if (n->monitor_on)
         sim__push(s, s->now + (int64_t)(FLDS_MONITOR_MIN_S * NS_PER_S), EV_MONITOR, id, 0, 0,
                   0);

@@ -10,168 +10,93 @@
 
 #include "core/base/xalloc.h"
 
-static bool q_before(const struct qent *x, const struct qent *y)
+static void take_room(struct sim_take *t, size_t n)
 {
-    return x->prio != y->prio ? x->prio > y->prio : x->task < y->task;
+    if (n <= t->cap)
+        return;
+    size_t items = t->cap, tasks = t->cap;
+    t->items = xgrow(t->items, &items, n, sizeof *t->items);
+    t->tasks = xgrow(t->tasks, &tasks, n, sizeof *t->tasks);
+    t->cap = items < tasks ? items : tasks;
 }
 
-static void sift_up(struct queue *q, size_t i, struct qent e)
+size_t sim__q_take_tail(struct readyq *q, size_t n, struct sim_take *t)
 {
-    while (i > 0 && q_before(&e, &q->v[(i - 1) / 2])) {
-        q->v[i] = q->v[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    q->v[i] = e;
+    take_room(t, n);
+    size_t got = readyq_take_tail(q, n, t->items);
+    for (size_t i = 0; i < got; i++)
+        t->tasks[i] = sim__task_of(t->items[i]);
+    return got;
 }
 
-static void sift_down(struct queue *q, size_t i, struct qent e)
+size_t sim__q_take_for_thief(struct readyq *sready, uint32_t keep, uint32_t k,
+                             struct sim_take *t)
 {
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        const struct qent *best = &e;
-        if (l < q->n && q_before(&q->v[l], best)) {
-            m = l;
-            best = &q->v[l];
-        }
-        if (r < q->n && q_before(&q->v[r], best))
-            m = r;
-        if (m == i)
-            break;
-        q->v[i] = q->v[m];
-        i = m;
-    }
-    q->v[i] = e;
+    /* keep <= free slots <= slots: set aside, then queued again. */
+    uint32_t small[64], *kept = keep > 64 ? xmalloc(keep * sizeof *kept) : small, nkept = 0;
+    while (nkept < keep && readyq_len(sready))
+        kept[nkept++] = sim__task_of(readyq_take_low(sready));
+    size_t got = sim__q_take_tail(sready, k, t);
+    for (uint32_t i = 0; i < nkept; i++)
+        sim__q_push(sready, 0, kept[i]);
+    if (kept != small)
+        free(kept);
+    return got;
 }
 
-void sim__q_push(struct queue *q, uint64_t prio, uint32_t task)
+void sim__take_free(struct sim_take *t)
 {
-    size_t cap = q->cap;
-    q->v = xgrow(q->v, &cap, (size_t)q->n + 1, sizeof *q->v);
-    q->cap = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
-    q->nzero += prio == 0;
-    sift_up(q, q->n++, (struct qent){.prio = prio, .task = task});
+    free(t->items);
+    free(t->tasks);
+    *t = (struct sim_take){0};
 }
 
-/* Entry i, removed. */
-static struct qent take_at(struct queue *q, size_t i)
+/* The engine's view of a task, as dispatch.h asks for it: a task needs the window when
+ * its inputs sum to some bytes (one whose inputs are empty moves nothing here). */
+static bool task_inputs(void *ctx, const struct readyq_entry *e)
 {
-    struct qent e = q->v[i], last = q->v[--q->n];
-    q->nzero -= e.prio == 0;
-    if (i < q->n) {
-        if (i > 0 && q_before(&last, &q->v[(i - 1) / 2]))
-            sift_up(q, i, last);
-        else
-            sift_down(q, i, last);
-    }
-    return e;
+    (void)ctx;
+    return e->priority != 0;
 }
 
-struct qent sim__q_pop(struct queue *q)
+static uint32_t entry_cores(void *ctx, const struct readyq_entry *e)
 {
-    return take_at(q, 0);
+    const struct sim_task_view *v = ctx;
+    return v->cores(v->ctx, sim__task_of(e->item));
 }
 
-struct qent sim__q_take_tail(struct queue *q)
+static uint64_t task_missing(void *ctx, const struct readyq_entry *e)
 {
-    struct qent e = q->v[--q->n];
-    q->nzero -= e.prio == 0;
-    return e;
+    const struct sim_task_view *v = ctx;
+    return v->missing(v->ctx, sim__task_of(e->item));
 }
 
-void sim__q_free(struct queue *q)
-{
-    free(q->v);
-    *q = (struct queue){0};
-}
-
-/* The oldest entry of priority 0, else the heap's last (readyq_peek_low).  The scan for
- * the oldest runs only in a queue that holds some. */
-static size_t find_low(const struct queue *q)
-{
-    if (!q->nzero)
-        return q->n - 1;
-    size_t best = SIZE_MAX;
-    for (size_t i = 0; i < q->n; i++)
-        if (q->v[i].prio == 0 && (best == SIZE_MAX || q->v[i].task < q->v[best].task))
-            best = i;
-    return best;
-}
-
-/* The two queues and the engine's view of a task, as dispatch.h reads them. */
-struct queues_view {
-    struct queue *q[2];
-    const struct sim_task_view *task;
-};
-
-static size_t view_scan_len(void *ctx, unsigned q)
-{
-    const struct queues_view *qv = ctx;
-    return qv->q[q]->n;
-}
-
-static uint64_t view_priority(void *ctx, unsigned q, size_t i)
-{
-    const struct queues_view *qv = ctx;
-    return qv->q[q]->v[i].prio;
-}
-
-/* A task whose inputs sum to no bytes moves nothing in the simulation: it needs no
- * window. */
-static bool view_inputs(void *ctx, unsigned q, size_t i)
-{
-    return view_priority(ctx, q, i) != 0;
-}
-
-static uint32_t view_cores(void *ctx, unsigned q, size_t i)
-{
-    const struct queues_view *qv = ctx;
-    return qv->task->cores(qv->task->ctx, qv->q[q]->v[i].task);
-}
-
-static uint64_t view_missing(void *ctx, unsigned q, size_t i)
-{
-    const struct queues_view *qv = ctx;
-    return qv->task->missing(qv->task->ctx, qv->q[q]->v[i].task);
-}
-
-static bool view_before(void *ctx, unsigned q, size_t i, size_t j)
-{
-    const struct queues_view *qv = ctx;
-    return q_before(&qv->q[q]->v[i], &qv->q[q]->v[j]);
-}
-
-static size_t view_low(void *ctx, unsigned q)
-{
-    const struct queues_view *qv = ctx;
-    return find_low(qv->q[q]);
-}
-
-enum sim_step sim__q_next(struct queue *lready, struct queue *sready,
+enum sim_step sim__q_next(struct readyq *lready, struct readyq *sready,
                           const struct dispatch_slots *sl, bool metered,
                           const struct sim_task_view *task_view, uint32_t *task)
 {
-    struct queue *q = lready->n ? lready : sready;
-    if (!q->n)
+    struct readyq *q = readyq_len(lready) ? lready : sready;
+    if (!readyq_len(q))
         return SIM_STEP_NONE;
     if (!metered) {
         /* Every input is here at once: the head runs when its slots are free. */
-        uint32_t cores = task_view->cores(task_view->ctx, q->v[0].task);
+        uint32_t cores = task_view->cores(task_view->ctx, sim__task_of(readyq_peek(q)));
         if (!dispatch_fits(sl->slots, sl->busy + sl->staged, cores))
             return SIM_STEP_NONE;
-        *task = sim__q_pop(q).task;
+        *task = sim__q_pop(q);
         return SIM_STEP_RUN;
     }
-    struct queues_view qv = {{q, sready}, task_view};
-    const struct dispatch_view view = {
-        .ctx = &qv, .nq = q == lready ? 2 : 1, .scan_len = view_scan_len,
-        .priority = view_priority, .inputs = view_inputs, .cores = view_cores,
-        .missing = view_missing, .before = view_before, .low = view_low,
+    struct readyq *const qs[2] = {q, sready};
+    const struct dispatch_tasks tasks = {
+        .ctx = (void *)task_view, .inputs = task_inputs, .cores = entry_cores,
+        .missing = task_missing,
     };
-    struct dispatch_pick p = dispatch_next(sl, &view);
-    if (p.kind == DISPATCH_NONE)
+    enum dispatch_kind kind;
+    void *item = dispatch_next(sl, qs, q == lready ? 2 : 1, &tasks, &kind);
+    if (!item)
         return SIM_STEP_NONE;
-    *task = take_at(qv.q[p.q], p.i).task;
-    return p.kind == DISPATCH_RUN ? SIM_STEP_RUN : SIM_STEP_FETCH;
+    *task = sim__task_of(item);
+    return kind == DISPATCH_RUN ? SIM_STEP_RUN : SIM_STEP_FETCH;
 }
 
 void sim__fifo_push(uint32_t **v, size_t *head, size_t *n, size_t *cap, uint32_t task)

@@ -1,11 +1,10 @@
 /*
- * sim_queue — the simulator's ready queue: a binary heap of task indices, most input
- * bytes first, then the oldest task (core/runtime/readyq.h's order), so that both
- * engines take tasks in the order the daemons do; the node's next step from its queues,
- * by the daemons' rule (core/policy/dispatch.h) read through a view of them; and a
- * node's FIFO of staged tasks.
+ * sim_queue — the simulated nodes' ready queues, the daemons' own (core/policy/readyq.h)
+ * holding task indices, so that both engines order, dispatch (core/policy/dispatch.h)
+ * and give tasks to thieves as the daemons do; the order the roots reach their nodes;
+ * and a node's FIFO of staged tasks.
  *
- * Owns the heap's array of each queue (sim__q_free); no globals.  Called by both
+ * Owns nothing but what sim_take holds; no globals.  Called by both
  * engines: the discrete-event core (core/sim/sim*.c) and the SimGrid engine
  * (core/sim/sim_sg_task.c, sim_sg_thief.c).
  */
@@ -19,26 +18,56 @@
 #include "core/model/workload.h"
 #include "core/policy/dispatch.h"
 
-struct qent {
-    uint64_t prio;          /* the task's input bytes */
-    uint32_t task;
+/* A task index as a readyq item: an item is never NULL. */
+static inline void *sim__item(uint32_t task)
+{
+    return (void *)((uintptr_t)task + 1);
+}
+
+static inline uint32_t sim__task_of(const void *item)
+{
+    return (uint32_t)((uintptr_t)item - 1);
+}
+
+/* Queues `task` of `prio` input bytes; its index is its order, as a job's tasks are the
+ * daemons' (node_task.c's node_queue). */
+static inline void sim__q_push(struct readyq *q, uint64_t prio, uint32_t task)
+{
+    readyq_push_ordered(q, sim__item(task), prio, task);
+}
+
+/* The most urgent task, removed; the queue must not be empty. */
+static inline uint32_t sim__q_pop(struct readyq *q)
+{
+    return sim__task_of(readyq_pop(q));
+}
+
+/* Room for what one take of the queue's tail gives (both engines keep one). */
+struct sim_take {
+    void **items;
+    uint32_t *tasks;
+    size_t cap;
 };
 
-/* 24 bytes, as a queue of size_t counts was: two of them and four counters fill the
- * first cache line of a simulated node (sim_core.h). */
-struct queue {
-    struct qent *v;
-    uint32_t n, cap;
-    uint32_t nzero;         /* entries of priority 0 (they sort last) */
-};
+/* Up to n tasks as readyq_take_tail gives them to a daemon's thief or FLDS monitor (the
+ * least input first, the ones without any spread over their order), into t->tasks;
+ * returns how many. */
+size_t sim__q_take_tail(struct readyq *q, size_t n, struct sim_take *t);
+void sim__take_free(struct sim_take *t);
 
-void sim__q_push(struct queue *q, uint64_t prio, uint32_t task);
-/* The most urgent entry, removed; the queue must not be empty. */
-struct qent sim__q_pop(struct queue *q);
-/* The heap's last entry: a leaf, among the least urgent it holds (a grant's and the
- * FLDS monitor's end of the queue); the queue must not be empty. */
-struct qent sim__q_take_tail(struct queue *q);
-void sim__q_free(struct queue *q);
+/*
+ * A victim's grant of up to k tasks from SReadyQ, as victim.c's take_for_thief takes
+ * them: the `keep` oldest tasks without inputs set aside for its own free slots, then
+ * the tail; into t->tasks, returns how many.
+ */
+size_t sim__q_take_for_thief(struct readyq *sready, uint32_t keep, uint32_t k,
+                             struct sim_take *t);
+
+/* The tasks without inputs in a queue: the ones a free slot can start at once. */
+static inline uint32_t sim__q_startable(const struct readyq *q)
+{
+    return (uint32_t)q->zero.len;
+}
 
 /* What starting `task` at the node would fetch, in bytes (0: its inputs are all here
  * or cached), and the slots it takes. */
@@ -56,11 +85,11 @@ enum sim_step {
 
 /*
  * The node's next step from its ready queues (LReadyQ first, then SReadyQ), taken out
- * of its queue into *task: the daemons' choice, core/policy/dispatch.h's dispatch_next,
- * read through a view of these heaps.  Without `metered` links every input is here at
+ * of its queue into *task: the daemons' choice, core/policy/dispatch.h's dispatch_next.
+ * Without `metered` links every input is here at
  * once, and the head runs when its slots are free.
  */
-enum sim_step sim__q_next(struct queue *lready, struct queue *sready,
+enum sim_step sim__q_next(struct readyq *lready, struct readyq *sready,
                           const struct dispatch_slots *sl, bool metered,
                           const struct sim_task_view *task_view, uint32_t *task);
 

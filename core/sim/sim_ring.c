@@ -115,13 +115,13 @@ static void refresh(struct sim *s, uint32_t id)
 {
     struct ring_node *g = &s->ring->nodes[id];
     const struct node *n = &s->nodes[id];
-    uint64_t total = (uint64_t)n->lready.n + n->sready.n + n->nstaged + n->staging + n->busy +
+    uint64_t total = (uint64_t)readyq_len(&n->lready) + readyq_len(&n->sready) + n->nstaged + n->staging + n->busy +
                      (uint64_t)n->ended;
     uint32_t count = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
     if (count)
         saw_work(s, g);
     double t_run = n->ended ? n->ran_s / (double)n->ended : 0;
-    if (a2ws_set_self(&g->vec, t_run, count, (uint32_t)n->sready.n, n->slots))
+    if (a2ws_set_self(&g->vec, t_run, count, (uint32_t)readyq_len(&n->sready), n->slots))
         g->dirty = true;
 }
 

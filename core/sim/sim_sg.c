@@ -153,7 +153,7 @@ static void sample(uint32_t id)
     struct node *n = &the->nodes[id];
     struct trace_sample x = {
         .busy = (int32_t)n->busy, .slots = (int32_t)n->slots,
-        .lreadyq = (int32_t)n->lready.n, .sreadyq = (int32_t)n->sready.n,
+        .lreadyq = (int32_t)readyq_len(&n->lready), .sreadyq = (int32_t)readyq_len(&n->sready),
         .started = n->started, .ended = n->ended,
         .stolen_in = n->stolen_in, .stolen_out = n->stolen_out,
         .steal_requests = n->steal_requests, .steal_fails = n->steal_fails,

@@ -114,7 +114,7 @@ struct node {
     sg_sem_t query_sem;     /* the thief's answers are in: its queries' sender ends */
     double speed;
     uint32_t slots, free_slots, busy;
-    struct queue lready, sready;
+    struct readyq lready, sready;
     struct flds_state flds;
     double first_start;     /* -1 before its first task */
     double ran_s;
@@ -153,6 +153,9 @@ struct sgsim {
     size_t nparked, parked_cap;
     uint32_t victims_max;
     struct placement_object *objs;
+    struct sim_take take;   /* a victim's or the FLDS monitor's take (sim_queue.h) */
+    uint32_t *held;         /* the FLDS monitor's pinned tasks, set aside */
+    size_t held_cap;
     struct fx *fx;          /* the effects of the handler running now */
     size_t nfx, fx_cap;
     sg_sem_t done;

@@ -341,31 +341,36 @@ static void flds_monitor(uint32_t id)
         double elapsed = sim_sg__now() - n->first_start;
         double tps = elapsed > 0 ? (double)n->ended / elapsed : 0;
         uint64_t move =
-            placement_flds_monitor(p, NULL, &n->flds, n->lready.n, tps, sim_sg__now());
-        struct qent held[64];
-        size_t nheld = 0;
+            placement_flds_monitor(p, NULL, &n->flds, readyq_len(&n->lready), tps, sim_sg__now());
+        /* Rounds of the tail, pinned tasks held aside (sim_place.c's). */
         uint64_t moved = 0;
-        while (moved < move && n->lready.n) {
-            struct qent e = sim__q_take_tail(&n->lready);
-            if (!the->wl->tasks[e.task].stealable && nheld < 64) {
-                held[nheld++] = e;
-                continue;
+        size_t nheld = 0, taken;
+        while (moved < move &&
+               (taken = sim__q_take_tail(&n->lready, move - moved, &the->take)) > 0) {
+            for (size_t i = 0; i < taken; i++) {
+                uint32_t task = the->take.tasks[i];
+                uint64_t sum;
+                sim_sg__inputs_of(task, NULL, 0, &sum);
+                if (!the->wl->tasks[task].stealable) {
+                    the->held = xgrow(the->held, &the->held_cap, nheld + 1, sizeof *the->held);
+                    the->held[nheld++] = task;
+                    continue;
+                }
+                sim__q_push(&n->sready, sum, task);
+                sim_sg__trace(id, TRACE_TASK_QUEUED_SHARED, task, -1, 0, 0, 0, 0);
+                moved++;
             }
-            if (!the->wl->tasks[e.task].stealable) {
-                sim__q_push(&n->lready, e.prio, e.task);
-                break;
-            }
-            sim__q_push(&n->sready, e.prio, e.task);
-            sim_sg__trace(id, TRACE_TASK_QUEUED_SHARED, e.task, -1, 0, 0, 0, 0);
-            moved++;
         }
-        for (size_t i = 0; i < nheld; i++)
-            sim__q_push(&n->lready, held[i].prio, held[i].task);
+        for (size_t i = 0; i < nheld; i++) {
+            uint64_t sum;
+            sim_sg__inputs_of(the->held[i], NULL, 0, &sum);
+            sim__q_push(&n->lready, sum, the->held[i]);
+        }
         if (moved && the->nparked && sim_sg__stealable(n) > 0)
             sim_sg__wake_parked(id);
         sim_sg__wake_hungry(id);
     }
-    n->monitor_on = the->left && n->lready.n;
+    n->monitor_on = the->left && readyq_len(&n->lready);
 }
 
 void sim_sg__monitor_main(int argc, char **argv)

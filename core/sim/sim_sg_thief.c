@@ -29,8 +29,8 @@
 /* What a victim would give away now: its shared queue beyond what its free slots take. */
 uint32_t sim_sg__stealable(const struct node *n)
 {
-    uint32_t q = (uint32_t)n->sready.n;
-    return q - steal_keep(n->free_slots, (uint32_t)n->lready.n, q);
+    uint32_t q = (uint32_t)readyq_len(&n->sready);
+    return q - steal_keep(n->free_slots, sim__q_startable(&n->lready), sim__q_startable(&n->sready));
 }
 
 bool sim_sg__steals(void)
@@ -40,7 +40,7 @@ bool sim_sg__steals(void)
 
 static bool starving(const struct node *n)
 {
-    struct steal_self self = {.lready = (uint32_t)n->lready.n, .sready = (uint32_t)n->sready.n,
+    struct steal_self self = {.lready = (uint32_t)readyq_len(&n->lready), .sready = (uint32_t)readyq_len(&n->sready),
                               .free_slots = n->free_slots};
     return steal_starving(&the->cfg->steal, &self);
 }
@@ -120,8 +120,11 @@ void sim_sg__on_steal_req(uint32_t id, uint32_t thief)
     uint32_t k = steal_grant(&the->cfg->steal, sim_sg__stealable(n), 0);
     struct msg *g = sim_sg__msg_new(R_GRANT, id, 0, k);
     g->tasks = xcalloc(k ? k : 1, sizeof *g->tasks);
+    /* As victim.c's take_for_thief: the tail of SReadyQ past what the free slots keep. */
+    uint32_t keep = (uint32_t)readyq_len(&n->sready) - sim_sg__stealable(n);
+    k = (uint32_t)sim__q_take_for_thief(&n->sready, keep, k, &the->take);
     for (uint32_t i = 0; i < k; i++) {
-        uint32_t task = sim__q_take_tail(&n->sready).task;
+        uint32_t task = the->take.tasks[i];
         g->tasks[i] = task;
         the->tasks[task].holder = thief;
         sim_sg__trace(id, TRACE_TASK_STOLEN_OUT, task, (int32_t)thief, 0, 0, 0, 0);

@@ -29,8 +29,8 @@ bool sim__steals(const struct sim *s)
 /* What a victim would give away now: its queue beyond what its free slots take. */
 uint32_t sim__stealable(const struct node *n)
 {
-    uint32_t q = (uint32_t)n->sready.n;
-    return q - steal_keep(n->free_slots, (uint32_t)n->lready.n, q);
+    uint32_t q = (uint32_t)readyq_len(&n->sready);
+    return q - steal_keep(n->free_slots, sim__q_startable(&n->lready), sim__q_startable(&n->sready));
 }
 
 void sim__wake_parked(struct sim *s, uint32_t from)
@@ -271,7 +271,7 @@ void sim__on_new_ready(struct sim *s, uint32_t id)
 
 bool sim__starving(const struct sim *s, const struct node *n)
 {
-    struct steal_self self = {.lready = (uint32_t)n->lready.n, .sready = (uint32_t)n->sready.n,
+    struct steal_self self = {.lready = (uint32_t)readyq_len(&n->lready), .sready = (uint32_t)readyq_len(&n->sready),
                               .free_slots = n->free_slots,
                               .running_successors = n->running_successors};
     return steal_starving(&s->cfg->steal, &self);
@@ -667,25 +667,24 @@ void sim__on_steal_req(struct sim *s, uint32_t id, uint32_t thief, uint32_t atte
     uint32_t gi = sim__grant_new(s, k);
     struct grant *g = &s->grants[gi];
     struct parsec_guard before = {
-        .ready = (uint32_t)(n->lready.n + n->sready.n), .slots = n->slots,
+        .ready = (uint32_t)(readyq_len(&n->lready) + readyq_len(&n->sready)), .slots = n->slots,
         .avg_task_s = n->ended ? n->ran_s / (double)n->ended : 0,
     };
-    /* The heap's last entries: leaves, among the newest it holds.  The guard's refusals
-     * wait aside so that the next ones from the tail are looked at, then go back. */
-    for (uint32_t i = 0; i < k; i++) {
-        struct qent e = sim__q_take_tail(&n->sready);
-        if (!guard_allows(s, before, e.task)) {
-            g->tasks[k - 1 - (i - g->n)] = e.task;
+    /* As victim.c's take_for_thief: the tail of SReadyQ past the no-data tasks its free
+     * slots keep; the guard's refusals are queued again. */
+    uint32_t keep = (uint32_t)readyq_len(&n->sready) - sim__stealable(n);
+    size_t got = sim__q_take_for_thief(&n->sready, keep, k, &s->take);
+    for (size_t i = 0; i < got; i++) {
+        uint32_t task = s->take.tasks[i];
+        if (!guard_allows(s, before, task)) {
+            uint64_t sum;
+            sim__inputs_of(s, task, NULL, 0, &sum);
+            sim__q_push(&n->sready, sum, task);
             continue;
         }
-        g->tasks[g->n++] = e.task;
-        s->tasks[e.task].holder = thief;
-        sim__trace(s, id, TRACE_TASK_STOLEN_OUT, e.task, (int32_t)thief, 0, 0, 0, 0);
-    }
-    for (uint32_t i = g->n; i < k; i++) {
-        uint64_t sum;
-        sim__inputs_of(s, g->tasks[i], NULL, 0, &sum);
-        sim__q_push(&n->sready, sum, g->tasks[i]);
+        g->tasks[g->n++] = task;
+        s->tasks[task].holder = thief;
+        sim__trace(s, id, TRACE_TASK_STOLEN_OUT, task, (int32_t)thief, 0, 0, 0, 0);
     }
     n->stolen_out += g->n;
     if (!g->n && sim__stealable(n) < 2)

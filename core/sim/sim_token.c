@@ -102,7 +102,7 @@ void sim__token_idle(struct sim *s, uint32_t id)
     /* Every such peer answers at once; the first answer is the one that counts. */
     for (uint32_t i = 1; i < s->cfg->nodes; i++) {
         uint32_t j = (id + i) % s->cfg->nodes;
-        if (s->nodes[j].sready.n >= 2) {
+        if (readyq_len(&s->nodes[j].sready) >= 2) {
             sim__send(s, j, id, EV_WAKE, 0, 0, 0);
             return;
         }
@@ -115,7 +115,7 @@ static void visit(struct sim *s, uint32_t id, bool woken)
     struct sim_token *k = s->token;
     struct node *n = &s->nodes[id];
     struct ctws_self self = {
-        .self = id, .stealable = (uint32_t)n->sready.n, .starving = sim__starving(s, n),
+        .self = id, .stealable = (uint32_t)readyq_len(&n->sready), .starving = sim__starving(s, n),
         /* A steal whose grant has not come back yet is in flight. */
         .in_flight = n->state == TH_REQUEST, .woken = woken,
     };
@@ -183,7 +183,7 @@ void sim__token_step(struct sim *s, uint32_t id)
 {
     struct sim_token *k = s->token;
     if (k->holder == id && k->resting && !k->wake_due &&
-        s->nodes[id].sready.n != k->tok.e[id].count) {
+        readyq_len(&s->nodes[id].sready) != k->tok.e[id].count) {
         k->wake_due = true;
         sim__push(s, s->now, EV_WAKE, id, 0, 0, 0);
     }

@@ -46,7 +46,7 @@
 #include <time.h>
 
 #include "core/policy/steal.h"
-#include "core/runtime/readyq.h"
+#include "core/policy/readyq.h"
 
 #define MAXN 3
 #define MAXT 48

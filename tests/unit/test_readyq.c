@@ -1,5 +1,5 @@
 /*
- * test_readyq — unit tests for core/runtime/readyq.c: ordering, stealing from the
+ * test_readyq — unit tests for core/policy/readyq.c: ordering, stealing from the
  * tail, removal, the positions the dispatcher reads and takes from, and a long random
  * run checked against a plain-array model.  Run by `make unit`.
  */
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/runtime/readyq.h"
+#include "core/policy/readyq.h"
 
 #define RANDOM_OPS 100000
 

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/runtime/readyq.h"
+#include "core/policy/readyq.h"
 
 #define NODES 4
 #define TASKS 20000

@@ -6,11 +6,12 @@
  * `zero`, every other in `data`, so the queue's first entry is data's top when data is
  * not empty and zero's top otherwise.
  *
- * Owns the heap arrays only.  Called from the node's loop thread (core/runtime/node.c),
- * and from tests/unit/test_readyq.c, test_theft.c and test_progress.c (the stealing
- * protocol on a fake network).
+ * Owns the heap arrays only.  Called from the node's loop thread (core/runtime), from
+ * the simulator's engines (core/sim/sim_queue.h), from dispatch.c, and from
+ * tests/unit/test_readyq.c, test_dispatch.c, test_theft.c and test_progress.c (the
+ * stealing protocol on a fake network).
  */
-#include "core/runtime/readyq.h"
+#include "core/policy/readyq.h"
 
 #include <assert.h>
 #include <stdbool.h>
@@ -76,7 +77,9 @@ static void sift_down(struct readyq_entry *heap, size_t len, size_t i)
 
 static void heap_add(struct readyq_heap *h, struct readyq_entry e)
 {
-    h->e = xgrow(h->e, &h->cap, h->len + 1, sizeof h->e[0]);
+    size_t cap = h->cap;
+    h->e = xgrow(h->e, &cap, (size_t)h->len + 1, sizeof h->e[0]);
+    h->cap = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
     h->e[h->len++] = e;
     sift_up(h->e, h->len - 1);
 }

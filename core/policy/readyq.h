@@ -9,11 +9,14 @@
  * jump ahead of the node's own older work, and siblings of a fan-in finish close
  * together instead of one of them waiting behind a stolen batch.
  *
- * Owns its heap array, not the tasks (opaque `void *` items the node owns).  Called
- * only from the node's loop thread (core/runtime/node.c).  Stealing takes from the
- * low-priority end — the tasks that need the least data, spread over their order —
- * leaving the victim the tasks that need the most data, which the data-aware policies
- * want to keep where their data is.
+ * Owns its heap arrays, not the tasks (opaque `void *` items the caller owns).  The
+ * daemons' queues (core/runtime, on the node's loop thread: items their tasks) and the
+ * simulated nodes' (core/sim/sim_queue.h: items task indices) are this one structure,
+ * so that a simulated node orders its tasks, dispatches them (dispatch.h) and gives them
+ * to thieves exactly as a daemon does.  Stealing takes from the low-priority end — the
+ * tasks that need the least data, spread over their order — leaving the victim the
+ * tasks that need the most data, which the data-aware policies want to keep where their
+ * data is.
  */
 #ifndef JACKDAW_READYQ_H
 #define JACKDAW_READYQ_H
@@ -29,11 +32,13 @@ struct readyq_entry {
     void *item;             /* borrowed */
 };
 
-/* A binary heap of entries (see readyq.c). */
+/* A binary heap of entries (see readyq.c).  32-bit counts: a queue of a simulated node
+ * sits in the first lines of its record (core/sim/sim_core.h), and no queue holds 2^32
+ * tasks (a workload's are counted in 32 bits, core/model/workload.h). */
 struct readyq_heap {
     struct readyq_entry *e; /* owned */
-    size_t len;
-    size_t cap;
+    uint32_t len;
+    uint32_t cap;
 };
 
 /*
