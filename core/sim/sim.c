@@ -2,12 +2,11 @@
  * sim — the engine (sim.h says what it models and why its own event core).
  *
  * One queue of events (sim_events.c); each is a message arriving or a timer firing at a
- * node, handled by that node's state machine, which may schedule more.  A node's ready queue is a
- * min-heap on the task index (the daemons run the oldest task of a job first); a grant
- * takes the heap's last entries, leaves that are among its newest, as a victim gives away
- * the low end of its queue.  A waiting task never moves (only ready tasks are stolen),
- * so its holder is where its readiness goes, as the record's holder field says in the
- * daemons.
+ * node, handled by that node's state machine, which may schedule more.  A node's ready
+ * queues are the daemons' (core/policy/readyq.h, items task indices, each its order), so
+ * it dispatches and gives to thieves what a daemon would.  A waiting task never moves
+ * (only ready tasks are stolen), so its holder is where its readiness goes, as the
+ * record's holder field says in the daemons.
  */
 #include "core/sim/sim.h"
 

@@ -19,9 +19,9 @@
  * runs as an execution of duration x 1 Gflop on its node's host.  The decisions are
  * core/policy's, called as sim.c calls them: steal_starving, steal_pick_victims,
  * steal_choose_victim, steal_keep / steal_grant, steal_on_result,
- * steal_on_wake, placement_decide and the FLDS monitor; the queues follow sim.c's
- * (readyq.h's order: most input bytes, then the oldest), so that the engines differ in
- * their time model and not in their policy.
+ * steal_on_wake, placement_decide and the FLDS monitor, and the daemons' own queues and
+ * dispatcher (core/policy/readyq.h, dispatch.h), so that the engines differ in their
+ * time model and not in their policy.
  *
  * What it runs: independent tasks and DAGs with declared durations, node speeds and
  * slots, submission modes, the thief's sqrt and random:K victims with their load
