@@ -90,11 +90,6 @@ static void sample(struct sim *s, uint32_t id)
 
 /* ---- running tasks ------------------------------------------------------------- */
 
-uint32_t sim__cores_of(const struct workload_task *t)
-{
-    return t->cores > 1 ? t->cores : 1;
-}
-
 /* Where a workload object is: an initial one where workload_object_node put it, a
  * declared output on the node that ran its writer (UINT32_MAX before it ran). */
 static uint32_t object_node(const struct sim *s, uint32_t o)

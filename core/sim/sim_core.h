@@ -276,7 +276,6 @@ void sim__push(struct sim *s, int64_t t, uint8_t type, uint32_t node, uint32_t a
 void sim__send(struct sim *s, uint32_t from, uint32_t to, uint8_t type, uint32_t a, uint32_t b,
                uint32_t c);
 uint32_t sim__slots_of(const struct sim_config *cfg, uint32_t node);
-uint32_t sim__cores_of(const struct workload_task *t);
 /* One trace event of `node` at the current simulated time (no-op without its sink). */
 void sim__trace(struct sim *s, uint32_t node, enum trace_kind kind, uint32_t task, int32_t peer,
                 int32_t status, int64_t count, int64_t bytes, int64_t duration_ns);

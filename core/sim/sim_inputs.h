@@ -20,6 +20,12 @@
 #include "core/policy/placement.h"
 #include "core/sim/sim.h"
 
+/* The slots a task takes: its cores, at least one (both engines). */
+static inline uint32_t sim__cores_of(const struct workload_task *t)
+{
+    return t->cores > 1 ? t->cores : 1;
+}
+
 /* The node that ran `task`, UINT32_MAX before it ran, read from an engine's task state
  * (`tasks`, borrowed). */
 typedef uint32_t sim_runner_fn(const void *tasks, uint32_t task);

@@ -569,7 +569,7 @@ int sim_sg__simulate(const struct sim_sg_lib *lib, const struct workload *wl,
                                 cfg->start_wall_ns);
     }
     for (uint32_t i = 0; i < wl->count; i++) {
-        out->work_s += wl->tasks[i].duration_s * sim_sg__cores_of(&wl->tasks[i]);
+        out->work_s += wl->tasks[i].duration_s * sim__cores_of(&wl->tasks[i]);
         s.tasks[i].waiting = wl->tasks[i].num_parents;
         s.tasks[i].holder = sim__holder_at_submit(cfg, wl, i);
         s.tasks[i].runner = UINT32_MAX;

@@ -195,7 +195,6 @@ void sim_sg__receive_eagerly(char prefix, uint32_t id);
 
 /* ---- sim_sg_task.c: placement, dispatch, transfers, a task's life ---- */
 
-uint32_t sim_sg__cores_of(const struct workload_task *t);
 uint32_t sim_sg__inputs_of(uint32_t task, struct placement_object *out, uint32_t max,
                            uint64_t *sum);
 /* A ready task reaches `id` (pushed: by another's placement): queued or pushed on. */

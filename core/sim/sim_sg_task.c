@@ -24,11 +24,6 @@
 #include "core/model/task.h"
 #include "core/sim/sim_inputs.h"
 
-uint32_t sim_sg__cores_of(const struct workload_task *t)
-{
-    return t->cores > 1 ? t->cores : 1;
-}
-
 /* ---- placement and dispatch (sim.c's) ------------------------------------------------- */
 
 static uint32_t runner_of(const void *tasks, uint32_t task)
@@ -122,7 +117,7 @@ static uint64_t view_missing(void *ctx, uint32_t task)
 static uint32_t view_cores(void *ctx, uint32_t task)
 {
     (void)ctx;
-    return sim_sg__cores_of(&the->wl->tasks[task]);
+    return sim__cores_of(&the->wl->tasks[task]);
 }
 
 /* One input's transfer to `node`, unless it is there or cached; a copy on its way there
@@ -187,7 +182,7 @@ static void fetch_begin(uint32_t id, uint32_t task)
 static void start(uint32_t id, uint32_t task)
 {
     struct node *n = &the->nodes[id];
-    uint32_t cores = sim_sg__cores_of(&the->wl->tasks[task]);
+    uint32_t cores = sim__cores_of(&the->wl->tasks[task]);
     n->free_slots -= cores;
     n->busy += cores;
     the->tasks[task].t_start = sim_sg__now();
@@ -208,7 +203,7 @@ void sim_sg__dispatch(uint32_t id)
     const bool metered = the->cfg->bandwidth_Bps > 0;
     for (;;) {
         if (n->nstaged &&
-            sim_sg__cores_of(&the->wl->tasks[n->staged[n->staged_head]]) <= n->free_slots) {
+            sim__cores_of(&the->wl->tasks[n->staged[n->staged_head]]) <= n->free_slots) {
             uint32_t task = n->staged[n->staged_head++];
             if (!--n->nstaged)
                 n->staged_head = 0;
@@ -248,7 +243,7 @@ static void task_end(uint32_t id, uint32_t task)
 {
     struct node *n = &the->nodes[id];
     const struct workload_task *t = &the->wl->tasks[task];
-    uint32_t cores = sim_sg__cores_of(t);
+    uint32_t cores = sim__cores_of(t);
     double ran = sim_sg__now() - the->tasks[task].t_start;
     n->free_slots += cores;
     n->busy -= cores;
