@@ -782,6 +782,35 @@ uint32_t steal_keep(uint32_t free_slots, uint32_t lready_startable, uint32_t sre
     return want < sready_startable ? want : sready_startable;
 }
 
+uint32_t steal_load_free_slots(const struct steal_load *l)
+{
+    uint32_t held = l->busy + l->staged_slots + (l->window == 0 ? l->staging : 0);
+    return held < l->slots ? l->slots - held : 0;
+}
+
+struct steal_self steal_load_self(const struct steal_load *l)
+{
+    struct steal_self s = {
+        .lready = l->lready,
+        .sready = l->sready,
+        .free_slots = steal_load_free_slots(l),
+        .running_successors = l->running_successors,
+        .arriving = l->arriving,
+    };
+    uint32_t with_data = (l->lready - l->lready_zero) + (l->sready - l->sready_zero);
+    if (l->window && with_data <= l->window) {
+        s.lready = l->lready_zero;
+        s.sready = l->sready_zero;
+    }
+    return s;
+}
+
+uint32_t steal_load_giveable(const struct steal_load *l)
+{
+    uint32_t keep = steal_keep(steal_load_free_slots(l), l->lready_zero, l->sready_zero);
+    return l->sready > keep ? l->sready - keep : 0;
+}
+
 void steal_on_result(const struct steal_params *p, struct steal_state *s, bool success,
                      uint32_t nodes)
 {

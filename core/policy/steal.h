@@ -279,6 +279,43 @@ uint32_t steal_grant(const struct steal_params *p, uint32_t stealable, uint32_t 
 uint32_t steal_keep(uint32_t free_slots, uint32_t lready_startable, uint32_t sready_startable);
 
 /*
+ * A node's load as stealing reads it.  The daemons fill it from their node
+ * (core/runtime/load.c), the simulator's engines from their nodes, so that both count
+ * free slots, judge starvation and give tasks alike.
+ */
+struct steal_load {
+    uint32_t slots, busy;       /* executor slots, and those running a task */
+    uint32_t staging;           /* tasks whose inputs are being fetched */
+    uint32_t staged_slots;      /* slots promised to tasks whose inputs are here */
+    uint32_t lready, sready;    /* queue lengths */
+    uint32_t lready_zero, sready_zero; /* of those, tasks that need no data */
+    uint32_t running_successors;
+    uint32_t arriving;          /* tasks announced to the node, not there yet */
+    uint32_t window;            /* the fetch window; 0: a task fetches in its slot (MATRIX) */
+};
+
+/* Slots neither running nor promised to a staged task; under MATRIX's executors
+ * (window 0) a fetching task holds its slot too. */
+uint32_t steal_load_free_slots(const struct steal_load *l);
+
+/*
+ * What the starvation test sees.  Staged tasks fill slots at once; staging ones hold a
+ * slot only under MATRIX's executors, which fetch inside the slot: with a window a slot
+ * idles until the fetches end, which on a loaded link is many task lengths (the tail of
+ * a fan-in: every node fetching inputs of its last aggregations while another still
+ * holds a queue of leaves).  So with a window the slots the staging tasks will take are
+ * free now, and a short queue of tasks that wait for the window (no more than one
+ * window) is not ready work either: such a node steals work that runs meanwhile (the
+ * victim gives tasks that need no data first).  A longer backlog counts, so a node with
+ * data work of its own does not hoard more.
+ */
+struct steal_self steal_load_self(const struct steal_load *l);
+
+/* What a victim gives at most now: SReadyQ less the no-data tasks its free slots keep
+ * (steal_keep). */
+uint32_t steal_load_giveable(const struct steal_load *l);
+
+/*
  * Updates the back-off after an attempt: success resets the interval, the failure count
  * and the neighbour count; failure doubles the interval (capped by poll_max_ms; reaching
  * the cap parks the thief) and widens the neighbour set every widen_after failures.

@@ -17,6 +17,7 @@
 
 #include "core/model/workload.h"
 #include "core/policy/dispatch.h"
+#include "core/policy/steal.h"
 
 /* A task index as a readyq item: an item is never NULL. */
 static inline void *sim__item(uint32_t task)
@@ -63,10 +64,20 @@ void sim__take_free(struct sim_take *t);
 size_t sim__q_take_for_thief(struct readyq *sready, uint32_t keep, uint32_t k,
                              struct sim_take *t);
 
-/* The tasks without inputs in a queue: the ones a free slot can start at once. */
-static inline uint32_t sim__q_startable(const struct readyq *q)
+/* A simulated node's load as stealing reads it (steal.h's steal_load, the daemons'),
+ * its window the daemons' default: as many fetching as slots.  Staged tasks count by
+ * number, not cores. */
+static inline struct steal_load sim__steal_load(uint32_t slots, uint32_t busy, uint32_t staging,
+                                                size_t nstaged, const struct readyq *lready,
+                                                const struct readyq *sready,
+                                                uint32_t running_successors)
 {
-    return (uint32_t)q->zero.len;
+    return (struct steal_load){
+        .slots = slots, .busy = busy, .staging = staging, .staged_slots = (uint32_t)nstaged,
+        .lready = (uint32_t)readyq_len(lready), .sready = (uint32_t)readyq_len(sready),
+        .lready_zero = (uint32_t)lready->zero.len, .sready_zero = (uint32_t)sready->zero.len,
+        .running_successors = running_successors, .window = slots,
+    };
 }
 
 /* What starting `task` at the node would fetch, in bytes (0: its inputs are all here

@@ -26,11 +26,12 @@
 
 #include "core/base/xalloc.h"
 
-/* What a victim would give away now: its shared queue beyond what its free slots take. */
+/* What a victim would give away now (node_giveable's count). */
 uint32_t sim_sg__stealable(const struct node *n)
 {
-    uint32_t q = (uint32_t)readyq_len(&n->sready);
-    return q - steal_keep(n->free_slots, sim__q_startable(&n->lready), sim__q_startable(&n->sready));
+    struct steal_load l = sim__steal_load(n->slots, n->busy, n->staging, n->nstaged, &n->lready,
+                                          &n->sready, 0);
+    return steal_load_giveable(&l);
 }
 
 bool sim_sg__steals(void)
@@ -40,8 +41,9 @@ bool sim_sg__steals(void)
 
 static bool starving(const struct node *n)
 {
-    struct steal_self self = {.lready = (uint32_t)readyq_len(&n->lready), .sready = (uint32_t)readyq_len(&n->sready),
-                              .free_slots = n->free_slots};
+    struct steal_load l = sim__steal_load(n->slots, n->busy, n->staging, n->nstaged, &n->lready,
+                                          &n->sready, 0);
+    struct steal_self self = steal_load_self(&l);
     return steal_starving(&the->cfg->steal, &self);
 }
 

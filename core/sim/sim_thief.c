@@ -26,11 +26,12 @@ bool sim__steals(const struct sim *s)
     return s->cfg->steal.mode != STEAL_NONE && s->cfg->nodes > 1;
 }
 
-/* What a victim would give away now: its queue beyond what its free slots take. */
+/* What a victim would give away now (node_giveable's count). */
 uint32_t sim__stealable(const struct node *n)
 {
-    uint32_t q = (uint32_t)readyq_len(&n->sready);
-    return q - steal_keep(n->free_slots, sim__q_startable(&n->lready), sim__q_startable(&n->sready));
+    struct steal_load l = sim__steal_load(n->slots, n->busy, n->staging, n->nstaged, &n->lready,
+                                          &n->sready, n->running_successors);
+    return steal_load_giveable(&l);
 }
 
 void sim__wake_parked(struct sim *s, uint32_t from)
@@ -271,9 +272,9 @@ void sim__on_new_ready(struct sim *s, uint32_t id)
 
 bool sim__starving(const struct sim *s, const struct node *n)
 {
-    struct steal_self self = {.lready = (uint32_t)readyq_len(&n->lready), .sready = (uint32_t)readyq_len(&n->sready),
-                              .free_slots = n->free_slots,
-                              .running_successors = n->running_successors};
+    struct steal_load l = sim__steal_load(n->slots, n->busy, n->staging, n->nstaged, &n->lready,
+                                          &n->sready, n->running_successors);
+    struct steal_self self = steal_load_self(&l);
     return steal_starving(&s->cfg->steal, &self);
 }
 

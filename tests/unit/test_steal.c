@@ -745,6 +745,39 @@ static void test_grant_amounts(void **state)
     assert_int_equal(steal_grant(&p, 7, 0), 1);
 }
 
+/*
+ * The load both the daemons and the simulator read (steal_load_*): staged tasks hold
+ * slots, staging ones only without a window; a backlog of data tasks no longer than the
+ * window is not ready work to the starvation test, a longer one is; a victim keeps for
+ * its free slots no-data tasks only.
+ */
+static void test_load(void **state)
+{
+    (void)state;
+    struct steal_load l = {.slots = 4, .busy = 1, .staged_slots = 1, .staging = 2,
+                           .lready = 3, .sready = 5, .lready_zero = 0, .sready_zero = 4,
+                           .window = 4};
+    assert_int_equal(steal_load_free_slots(&l), 2);
+    l.window = 0;
+    assert_int_equal(steal_load_free_slots(&l), 0);
+    l.window = 4;
+    /* 3 + 1 tasks wait for the window: only the 4 without data count. */
+    struct steal_self s = steal_load_self(&l);
+    assert_int_equal(s.lready, 0);
+    assert_int_equal(s.sready, 4);
+    assert_int_equal(s.free_slots, 2);
+    l.lready = 6; /* 6 + 1 data tasks: more than a window, all count */
+    s = steal_load_self(&l);
+    assert_int_equal(s.lready, 6);
+    assert_int_equal(s.sready, 5);
+    /* Two free slots keep two of SReadyQ's no-data tasks. */
+    assert_int_equal(steal_load_giveable(&l), 3);
+    l.sready_zero = 1;
+    assert_int_equal(steal_load_giveable(&l), 4);
+    l.busy = 4;
+    assert_int_equal(steal_load_giveable(&l), 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -771,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_arriving_is_not_starving),
         cmocka_unit_test(test_single_node),
         cmocka_unit_test(test_keep_for_free_slots),
+        cmocka_unit_test(test_load),
         cmocka_unit_test(test_grant_amounts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
