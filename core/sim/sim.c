@@ -516,7 +516,6 @@ static void sim_free(struct sim *s)
     sim__events_fini(&s->events);
     free(s->objs);
     sim__take_free(&s->take);
-    free(s->held);
     free(s->victims);
     free(s->loads);
     sim__ring_free(s);

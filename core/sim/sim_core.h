@@ -249,8 +249,6 @@ struct sim {
     uint32_t *victims, *loads; /* victims_max each: one draw's, shared by the thieves */
     struct placement_object *objs; /* SIM_MAX_INPUTS, placement's scratch */
     struct sim_take take;   /* a victim's or the FLDS monitor's take (sim_queue.h) */
-    uint32_t *held;         /* the FLDS monitor's pinned tasks, set aside */
-    size_t held_cap;
     struct sim_ring *ring;  /* the A2WS vectors (sim_ring.c); NULL when no part reads them */
     struct sim_token *token; /* the CTWS token (sim_token.c); NULL unless --victims token */
     struct sim_leader *leader; /* LW (sim_leader.c); NULL unless --victims leader */

@@ -148,6 +148,36 @@ void sim__enqueue(struct sim *s, uint32_t id, uint32_t task, bool pushed)
     sim__on_new_ready(s, id);
 }
 
+/* The FLDS monitor's spill at node `id` (sim__q_spill). */
+struct spill_at {
+    struct sim *s;
+    uint32_t id;
+};
+
+static bool spill_stealable(void *ctx, uint32_t task)
+{
+    const struct spill_at *a = ctx;
+    return a->s->wl->tasks[task].stealable;
+}
+
+static uint64_t spill_priority(void *ctx, uint32_t task)
+{
+    const struct spill_at *a = ctx;
+    uint64_t sum;
+    sim__inputs_of(a->s, task, NULL, 0, &sum);
+    return sum;
+}
+
+/* Spilled tasks may move: under LW that means to the leader. */
+static void spill_one(void *ctx, uint32_t task)
+{
+    const struct spill_at *a = ctx;
+    if (sim__leader_offer(a->s, a->id, task))
+        return;
+    sim__q_push(&a->s->nodes[a->id].sready, spill_priority(ctx, task), task);
+    sim__trace(a->s, a->id, TRACE_TASK_QUEUED_SHARED, task, -1, 0, 0, 0, 0);
+}
+
 /*
  * FLDS: an LReadyQ that would take longer than tt at the node's pace spills its least
  * urgent tasks into SReadyQ, where thieves can take them (place.c's flds_spill, pinned
@@ -163,34 +193,9 @@ void sim__flds_monitor(struct sim *s, uint32_t id)
         double tps = elapsed > 0 ? (double)n->ended / elapsed : 0;
         uint64_t move = placement_flds_monitor(p, auto_of(s, id), &n->flds, readyq_len(&n->lready), tps,
                                                (double)s->now / NS_PER_S);
-        /* Rounds of the tail, as place.c's flds_spill: a pinned task met is held aside
-         * and queued again after, so the next round asks only for what is missing. */
-        uint64_t moved = 0;
-        size_t nheld = 0, taken;
-        while (moved < move &&
-               (taken = sim__q_take_tail(&n->lready, move - moved, &s->take)) > 0) {
-            for (size_t i = 0; i < taken; i++) {
-                uint32_t task = s->take.tasks[i];
-                if (!s->wl->tasks[task].stealable) {
-                    s->held = xgrow(s->held, &s->held_cap, nheld + 1, sizeof *s->held);
-                    s->held[nheld++] = task;
-                    continue;
-                }
-                /* Spilled tasks may move: under LW that means to the leader. */
-                if (!sim__leader_offer(s, id, task)) {
-                    uint64_t sum;
-                    sim__inputs_of(s, task, NULL, 0, &sum);
-                    sim__q_push(&n->sready, sum, task);
-                    sim__trace(s, id, TRACE_TASK_QUEUED_SHARED, task, -1, 0, 0, 0, 0);
-                }
-                moved++;
-            }
-        }
-        for (size_t i = 0; i < nheld; i++) {
-            uint64_t sum;
-            sim__inputs_of(s, s->held[i], NULL, 0, &sum);
-            sim__q_push(&n->lready, sum, s->held[i]);
-        }
+        struct spill_at at = {s, id};
+        const struct sim_spill sp = {spill_stealable, spill_priority, spill_one, &at};
+        uint64_t moved = sim__q_spill(&n->lready, move, &s->take, &sp);
         if (moved && s->nparked && sim__stealable(n) > 0)
             sim__wake_parked(s, id);
     }

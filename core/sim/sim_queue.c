@@ -48,7 +48,30 @@ void sim__take_free(struct sim_take *t)
 {
     free(t->items);
     free(t->tasks);
+    free(t->held);
     *t = (struct sim_take){0};
+}
+
+uint64_t sim__q_spill(struct readyq *lready, uint64_t move, struct sim_take *t,
+                      const struct sim_spill *sp)
+{
+    uint64_t moved = 0;
+    size_t nheld = 0, taken;
+    while (moved < move && (taken = sim__q_take_tail(lready, move - moved, t)) > 0) {
+        for (size_t i = 0; i < taken; i++) {
+            uint32_t task = t->tasks[i];
+            if (!sp->stealable(sp->ctx, task)) {
+                t->held = xgrow(t->held, &t->held_cap, nheld + 1, sizeof *t->held);
+                t->held[nheld++] = task;
+                continue;
+            }
+            sp->spill(sp->ctx, task);
+            moved++;
+        }
+    }
+    for (size_t i = 0; i < nheld; i++)
+        sim__q_push(lready, sp->priority(sp->ctx, t->held[i]), t->held[i]);
+    return moved;
 }
 
 /* The engine's view of a task, as dispatch.h asks for it: a task needs the window when

@@ -43,11 +43,14 @@ static inline uint32_t sim__q_pop(struct readyq *q)
     return sim__task_of(readyq_pop(q));
 }
 
-/* Room for what one take of the queue's tail gives (both engines keep one). */
+/* Room for what one take of the queue's tail gives, and for the pinned tasks the FLDS
+ * monitor sets aside (both engines keep one). */
 struct sim_take {
     void **items;
     uint32_t *tasks;
     size_t cap;
+    uint32_t *held;
+    size_t held_cap;
 };
 
 /* Up to n tasks as readyq_take_tail gives them to a daemon's thief or FLDS monitor (the
@@ -55,6 +58,22 @@ struct sim_take {
  * returns how many. */
 size_t sim__q_take_tail(struct readyq *q, size_t n, struct sim_take *t);
 void sim__take_free(struct sim_take *t);
+
+/* What the FLDS monitor asks of its engine about a task: whether it may leave the node,
+ * its priority (input bytes), and what spilling it does (to SReadyQ, or LW's leader). */
+struct sim_spill {
+    bool (*stealable)(void *ctx, uint32_t task);
+    uint64_t (*priority)(void *ctx, uint32_t task);
+    void (*spill)(void *ctx, uint32_t task);
+    void *ctx;
+};
+
+/* The FLDS monitor's spill, as place.c's flds_spill: up to `move` stealable tasks from
+ * LReadyQ's tail in rounds, each handed to sp->spill; a pinned task met is set aside
+ * and queued again after, so the next round asks only for what is missing.  Returns
+ * how many spilled. */
+uint64_t sim__q_spill(struct readyq *lready, uint64_t move, struct sim_take *t,
+                      const struct sim_spill *sp);
 
 /*
  * A victim's grant of up to k tasks from SReadyQ, as victim.c's take_for_thief takes

@@ -154,8 +154,6 @@ struct sgsim {
     uint32_t victims_max;
     struct placement_object *objs;
     struct sim_take take;   /* a victim's or the FLDS monitor's take (sim_queue.h) */
-    uint32_t *held;         /* the FLDS monitor's pinned tasks, set aside */
-    size_t held_cap;
     struct fx *fx;          /* the effects of the handler running now */
     size_t nfx, fx_cap;
     sg_sem_t done;

@@ -325,6 +325,28 @@ void sim_sg__xfer_main(int argc, char **argv)
     sim_sg__outbox_fini(&out);
 }
 
+/* The FLDS monitor's spill at node *(uint32_t *)ctx (sim__q_spill). */
+static bool spill_stealable(void *ctx, uint32_t task)
+{
+    (void)ctx;
+    return the->wl->tasks[task].stealable;
+}
+
+static uint64_t spill_priority(void *ctx, uint32_t task)
+{
+    (void)ctx;
+    uint64_t sum;
+    sim_sg__inputs_of(task, NULL, 0, &sum);
+    return sum;
+}
+
+static void spill_one(void *ctx, uint32_t task)
+{
+    uint32_t id = *(const uint32_t *)ctx;
+    sim__q_push(&the->nodes[id].sready, spill_priority(ctx, task), task);
+    sim_sg__trace(id, TRACE_TASK_QUEUED_SHARED, task, -1, 0, 0, 0, 0);
+}
+
 /* sim.c's flds_monitor: an LReadyQ longer than tt at the node's pace spills its least
  * urgent stealable tasks into SReadyQ. */
 static void flds_monitor(uint32_t id)
@@ -337,30 +359,8 @@ static void flds_monitor(uint32_t id)
         double tps = elapsed > 0 ? (double)n->ended / elapsed : 0;
         uint64_t move =
             placement_flds_monitor(p, NULL, &n->flds, readyq_len(&n->lready), tps, sim_sg__now());
-        /* Rounds of the tail, pinned tasks held aside (sim_place.c's). */
-        uint64_t moved = 0;
-        size_t nheld = 0, taken;
-        while (moved < move &&
-               (taken = sim__q_take_tail(&n->lready, move - moved, &the->take)) > 0) {
-            for (size_t i = 0; i < taken; i++) {
-                uint32_t task = the->take.tasks[i];
-                uint64_t sum;
-                sim_sg__inputs_of(task, NULL, 0, &sum);
-                if (!the->wl->tasks[task].stealable) {
-                    the->held = xgrow(the->held, &the->held_cap, nheld + 1, sizeof *the->held);
-                    the->held[nheld++] = task;
-                    continue;
-                }
-                sim__q_push(&n->sready, sum, task);
-                sim_sg__trace(id, TRACE_TASK_QUEUED_SHARED, task, -1, 0, 0, 0, 0);
-                moved++;
-            }
-        }
-        for (size_t i = 0; i < nheld; i++) {
-            uint64_t sum;
-            sim_sg__inputs_of(the->held[i], NULL, 0, &sum);
-            sim__q_push(&n->lready, sum, the->held[i]);
-        }
+        const struct sim_spill sp = {spill_stealable, spill_priority, spill_one, &id};
+        uint64_t moved = sim__q_spill(&n->lready, move, &the->take, &sp);
         if (moved && the->nparked && sim_sg__stealable(n) > 0)
             sim_sg__wake_parked(id);
         sim_sg__wake_hungry(id);
